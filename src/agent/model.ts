@@ -1,0 +1,187 @@
+/**
+ * The agent's one door to Claude. It wraps the SDK so that retries are ours: the SDK is built with
+ * `maxRetries: 0`, and this module decides what to retry, how long to wait (logged, bounded, and
+ * testable through an injected `sleep`), and turns every final failure into one error type,
+ * `ModelUnavailableError`, that the caller can answer with a polite apology.
+ */
+import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+
+export interface ModelClient {
+  create(
+    params: Anthropic.MessageCreateParamsNonStreaming,
+    opts?: { signal?: AbortSignal },
+  ): Promise<Anthropic.Message>;
+}
+
+export interface ModelClientConfig {
+  apiKey: string;
+  baseURL?: string;
+  /** Per attempt, not overall: a hung attempt is abandoned and (being a timeout) retried. */
+  timeoutMs?: number;
+  /** Total tries including the first. */
+  maxAttempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  logger?: { warn(obj: object, msg: string): void };
+  sleep?: (ms: number) => Promise<void>;
+  /** Jitter source in [0, 1); injectable so backoff is deterministic in tests. */
+  random?: () => number;
+}
+
+export const MODEL_DEFAULTS = {
+  maxAttempts: 4,
+  baseDelayMs: 500,
+  maxDelayMs: 8000,
+  timeoutMs: 60_000,
+} as const;
+
+export type ModelUnavailableReason = "exhausted" | "not_retryable";
+
+/** The model could not be reached (or refused the request); `cause` holds the last SDK error. */
+export class ModelUnavailableError extends Error {
+  override readonly name = "ModelUnavailableError";
+  readonly attempts: number;
+  readonly lastStatus?: number;
+  /** `exhausted`: a transient failure persisted; `not_retryable`: retrying could not help (auth, bad request). */
+  readonly reason: ModelUnavailableReason;
+  override readonly cause: unknown;
+
+  constructor(args: { attempts: number; lastStatus?: number; reason: ModelUnavailableReason; cause: unknown }) {
+    const status = args.lastStatus !== undefined ? ` (last status ${args.lastStatus})` : "";
+    super(
+      args.reason === "exhausted"
+        ? `model unavailable after ${args.attempts} attempt(s)${status}`
+        : `model request failed and is not retryable${status}`,
+      { cause: args.cause },
+    );
+    this.attempts = args.attempts;
+    if (args.lastStatus !== undefined) this.lastStatus = args.lastStatus;
+    this.reason = args.reason;
+    this.cause = args.cause;
+  }
+}
+
+/** Error-body types that mean "try again later" even when no HTTP status is attached (mid-stream errors). */
+const TRANSIENT_ERROR_TYPES = new Set(["overloaded_error", "rate_limit_error", "api_error", "timeout_error"]);
+
+/**
+ * Whether another attempt could succeed. 4xx other than 408/409/429 are the request's own fault
+ * (bad key, bad body, too large), so repeating them only burns quota and delays the apology.
+ */
+export function isRetryable(err: unknown): boolean {
+  // The caller cancelled; retrying would override their decision.
+  if (err instanceof APIUserAbortError) return false;
+  // Includes APIConnectionTimeoutError: the request may never have reached the API.
+  if (err instanceof APIConnectionError) return true;
+  if (err instanceof APIError) {
+    const status = err.status;
+    if (status === undefined) return err.type !== null && TRANSIENT_ERROR_TYPES.has(err.type);
+    return status === 408 || status === 409 || status === 429 || status >= 500;
+  }
+  return false;
+}
+
+/**
+ * The server's requested wait in ms, from `retry-after-ms` (preferred: finer-grained) or
+ * `retry-after` (seconds or an HTTP date); undefined when absent or unusable.
+ */
+export function retryAfterMs(err: unknown, now: number = Date.now()): number | undefined {
+  if (!(err instanceof APIError) || !(err.headers instanceof Headers)) return undefined;
+  const ms = err.headers.get("retry-after-ms");
+  if (ms !== null) {
+    const n = Number.parseFloat(ms);
+    if (Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = err.headers.get("retry-after");
+  if (ra !== null) {
+    const secs = Number.parseFloat(ra);
+    if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
+    const date = Date.parse(ra);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  return undefined;
+}
+
+/** Full-jitter exponential backoff: uniform in [0, min(max, base * 2^(attempt-1))). */
+export function backoffDelayMs(attempt: number, baseDelayMs: number, maxDelayMs: number, random: () => number): number {
+  const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
+  return Math.floor(random() * ceiling);
+}
+
+function statusOf(err: unknown): number | undefined {
+  return err instanceof APIError && typeof err.status === "number" ? err.status : undefined;
+}
+
+function defaultSleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Sleep, but wake early with an abort error if the caller cancels while we back off. */
+async function sleepUnlessAborted(sleep: (ms: number) => Promise<void>, ms: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return sleep(ms);
+  if (signal.aborted) throw new APIUserAbortError();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new APIUserAbortError());
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    await Promise.race([sleep(ms), aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener("abort", onAbort);
+  }
+}
+
+export function createModelClient(cfg: ModelClientConfig): ModelClient {
+  const maxAttempts = Math.max(1, Math.floor(cfg.maxAttempts ?? MODEL_DEFAULTS.maxAttempts));
+  const baseDelayMs = Math.max(0, cfg.baseDelayMs ?? MODEL_DEFAULTS.baseDelayMs);
+  const maxDelayMs = Math.max(0, cfg.maxDelayMs ?? MODEL_DEFAULTS.maxDelayMs);
+  const timeoutMs = cfg.timeoutMs ?? MODEL_DEFAULTS.timeoutMs;
+  const sleep = cfg.sleep ?? defaultSleep;
+  const random = cfg.random ?? Math.random;
+
+  const sdk = new Anthropic({
+    apiKey: cfg.apiKey,
+    ...(cfg.baseURL !== undefined ? { baseURL: cfg.baseURL } : {}),
+    // Zero: the SDK's own retries would be invisible to our logs and multiply with ours.
+    maxRetries: 0,
+    timeout: timeoutMs,
+  });
+
+  return {
+    async create(params, opts = {}) {
+      const { signal } = opts;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await sdk.messages.create(params, signal ? { signal } : {});
+        } catch (err) {
+          // A cancellation is the caller's own doing, not an outage: let it through unchanged.
+          if (err instanceof APIUserAbortError) throw err;
+          const status = statusOf(err);
+          const requestId = err instanceof APIError ? err.requestID : undefined;
+          if (!isRetryable(err)) {
+            throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "not_retryable", cause: err });
+          }
+          if (attempt >= maxAttempts) {
+            cfg.logger?.warn({ attempt, maxAttempts, status, requestId, err: describe(err) }, "model call failed; giving up");
+            throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "exhausted", cause: err });
+          }
+          const hinted = retryAfterMs(err);
+          const delayMs =
+            hinted !== undefined ? Math.min(hinted, maxDelayMs) : backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
+          cfg.logger?.warn(
+            { attempt, maxAttempts, status, requestId, delayMs, retryAfter: hinted !== undefined, err: describe(err) },
+            "model call failed; retrying",
+          );
+          await sleepUnlessAborted(sleep, delayMs, signal);
+        }
+      }
+    },
+  };
+}
+
+/** A short, log-safe description: the SDK error objects carry headers we do not want in logs. */
+function describe(err: unknown): string {
+  if (err instanceof Error) return `${err.constructor.name}: ${err.message}`;
+  return String(err);
+}

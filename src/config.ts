@@ -1,0 +1,83 @@
+/**
+ * One zod schema for the whole environment. Every setting is documented in .env.example; a wrong
+ * value fails start-up with the variable's name and what was expected.
+ */
+import { z } from "zod";
+
+const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+const optionalString = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v === "" ? undefined : v));
+const csv = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+
+const databaseUrl = z
+  .string()
+  .default("file:./data/cairn.db")
+  .refine((v) => v.startsWith("file:") || /^postgres(ql)?:\/\//.test(v), {
+    message: "expected file:PATH (SQLite) or postgresql://USER@HOST:PORT/DB",
+  });
+
+export const configSchema = z.object({
+  DATABASE_URL: databaseUrl,
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: optionalString.pipe(z.url({ message: "expected a URL like https://api.anthropic.com" }).optional()),
+  CAIRN_MODEL: z.string().min(1).default("claude-sonnet-5-5"),
+  CAIRN_REVIEW_MODEL: z.string().min(1).default("claude-haiku-5-5"),
+  CAIRN_MAX_TOKENS: int(4096, 256, 64_000),
+  CAIRN_MODEL_TIMEOUT_MS: int(120_000, 1_000, 600_000),
+  CAIRN_MODEL_MAX_ATTEMPTS: int(4, 1, 10),
+  CAIRN_MEMORY_USER_CHARS: int(1375, 200, 20_000),
+  CAIRN_MEMORY_CHANNEL_CHARS: int(1500, 200, 20_000),
+  CAIRN_MEMORY_TEAM_CHARS: int(2200, 200, 40_000),
+  CAIRN_SESSION_IDLE_MINUTES: int(120, 1, 7 * 24 * 60),
+  CAIRN_TOOL_ITERATIONS: int(20, 1, 100),
+  CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
+  CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
+  CAIRN_MAX_CONCURRENCY: int(8, 1, 256),
+  CAIRN_CONSOLE_USER: optionalString,
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Platform settings: read by the adapters that later issues add.
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_APP_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_API_URL: optionalString,
+  PORT: int(3000, 1, 65_535),
+  DISCORD_TOKEN: optionalString,
+  DISCORD_APPLICATION_ID: optionalString,
+  DISCORD_API_URL: optionalString,
+  DISCORD_GUILD_ID: optionalString,
+  CAIRN_REPORT_CHANNEL: optionalString,
+  CAIRN_ADMINS: csv,
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`cairn cannot start: invalid settings\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const name = issue.path.join(".") || "(environment)";
+    return `${name}: ${issue.message} (got ${JSON.stringify(env[String(issue.path[0])] ?? null)})`;
+  });
+  throw new ConfigError(problems);
+}
+
+/** The message shown when no model access is configured: the one thing a newcomer must set. */
+export const MISSING_API_KEY_MESSAGE = [
+  "cairn needs a Claude API key to answer. Set ANTHROPIC_API_KEY (in the environment or in .env).",
+  "ANTHROPIC_BASE_URL may point at any Anthropic-compatible endpoint (a proxy or gateway).",
+  "Optional: CAIRN_MODEL, CAIRN_REVIEW_MODEL, DATABASE_URL; Slack: SLACK_BOT_TOKEN with SLACK_APP_TOKEN",
+  "or SLACK_SIGNING_SECRET; Discord: DISCORD_TOKEN, DISCORD_APPLICATION_ID. See .env.example.",
+].join("\n");

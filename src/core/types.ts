@@ -1,0 +1,56 @@
+/**
+ * The core's boundary types. Every platform adapter turns its events into one `Inbound` and renders
+ * one `Outbound`; nothing past the adapter knows which platform a message came from except through
+ * these fields. Keep this file small: every later feature builds on it.
+ */
+
+export type Platform = "slack" | "discord" | "console";
+
+/** One message from a person, already parsed by an adapter. */
+export interface Inbound {
+  platform: Platform;
+  /** Slack team id, Discord guild id (or "@dm" for Discord DMs outside a guild), "local" for the console. */
+  workspace: { externalId: string; name?: string };
+  author: { externalId: string; displayName?: string; isBot?: boolean };
+  /** The channel the message was posted in; `isDm` marks a direct conversation with the bot. */
+  channel: { externalId: string; isDm: boolean; name?: string };
+  /** The platform's thread id (Slack thread_ts, Discord thread channel id); null outside a thread. */
+  threadId: string | null;
+  /** The platform's id for this message: the dedupe key within a conversation. */
+  messageId: string;
+  text: string;
+  sentAt: Date;
+}
+
+/** The reply the core hands back to the adapter that asked. */
+export interface Outbound {
+  /** `failed` = the model could not be reached; `text` then holds a polite apology. */
+  status: "ok" | "failed";
+  text: string;
+  conversationId: string;
+  /** The stored id of the assistant message (adapters attach the platform id with `recordDelivery`). */
+  replyMessageId: number;
+}
+
+/** Why the gateway dropped an inbound message instead of answering it. */
+export type DropReason = "duplicate" | "bot" | "empty";
+
+export type HandleResult = { kind: "reply"; reply: Outbound } | { kind: "dropped"; reason: DropReason };
+
+/**
+ * Who is asking, where. Built once per inbound message from stored ids and passed to every read of
+ * memory, skills and history: the queries enforce it, never the prompt.
+ */
+export interface Scope {
+  workspaceId: string;
+  personId: string;
+  conversationId: string;
+  /** Platform channel id; channel-scoped memory is keyed by it. */
+  channelKey: string;
+  isDm: boolean;
+}
+
+export type MemoryTarget = "user" | "channel" | "team";
+export type EntryStatus = "active" | "pending" | "archived";
+/** How a memory entry or skill came to be. */
+export type ProvenanceSource = "tool" | "review" | "reaction" | "learn" | "import";

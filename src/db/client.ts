@@ -1,0 +1,80 @@
+/**
+ * Opens the database named by DATABASE_URL: a SQLite file (better-sqlite3 driver adapter) or
+ * PostgreSQL (pg driver adapter), applies migrations, and returns one Prisma client type for both.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import pg from "pg";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
+import { PrismaClient as PostgresClient } from "./generated/postgresql/client.ts";
+import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } from "./migrate.ts";
+
+/**
+ * Both generated clients come from one logical model (prisma/models.prisma), so their model APIs
+ * are the same; the SQLite client's type stands for both. Provider-specific SQL lives in raw
+ * queries that check `Database.provider`.
+ */
+export type Db = SqliteClient;
+
+export interface Database {
+  prisma: Db;
+  provider: Provider;
+  migrations: MigrateResult;
+  close(): Promise<void>;
+}
+
+export function providerOf(url: string): Provider {
+  if (url.startsWith("file:")) return "sqlite";
+  if (/^postgres(ql)?:\/\//.test(url)) return "postgresql";
+  throw new Error(`DATABASE_URL must start with file: or postgresql://, got ${url}`);
+}
+
+/** `file:./data/cairn.db` is relative to the working directory; `file::memory:` stays in memory. */
+export function sqlitePath(url: string): string {
+  const path = url.slice("file:".length);
+  return path === ":memory:" ? path : resolve(path);
+}
+
+export async function openDatabase(url: string): Promise<Database> {
+  const provider = providerOf(url);
+  if (provider === "sqlite") {
+    const path = sqlitePath(url);
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    // Migrate with a short-lived direct connection, then hand the file to Prisma's adapter.
+    const raw = new BetterSqlite3(path);
+    let migrations: MigrateResult;
+    try {
+      raw.pragma("journal_mode = WAL");
+      migrations = migrateSqlite(raw);
+    } finally {
+      raw.close();
+    }
+    const adapter = new PrismaBetterSqlite3({ url: path, timeout: 10_000 });
+    const prisma = new SqliteClient({ adapter });
+    await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    return { prisma, provider, migrations, close: () => prisma.$disconnect() };
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let migrations: MigrateResult;
+  try {
+    migrations = await migratePostgres(client);
+  } finally {
+    await client.end();
+  }
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const prisma = new PostgresClient({ adapter: new PrismaPg(pool) }) as unknown as Db;
+  return {
+    prisma,
+    provider,
+    migrations,
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}

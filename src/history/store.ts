@@ -1,0 +1,141 @@
+/**
+ * Workspaces, people, conversations and every message. A message is stored before any work is done
+ * on it, so a crash mid-turn loses nothing; the (conversation, platform id) unique key makes a
+ * platform's retries and double deliveries (Slack's message + app_mention) land once.
+ */
+import type { Db } from "../db/client.ts";
+import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
+import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
+import type { Inbound, Scope } from "../core/types.ts";
+
+export type HistoryMessage = Message & { author: Person | null };
+
+export interface Place {
+  workspace: Workspace;
+  person: Person;
+  conversation: Conversation;
+}
+
+/** Stable conversation key: one per DM person, one per channel thread (or channel main line). */
+export function conversationKey(inbound: Inbound): string {
+  const ws = `${inbound.platform}:${inbound.workspace.externalId}`;
+  if (inbound.channel.isDm) return `${ws}:dm:${inbound.author.externalId}`;
+  return `${ws}:${inbound.channel.externalId}:${inbound.threadId ?? "main"}`;
+}
+
+export function scopeOf(place: Place): Scope {
+  return {
+    workspaceId: place.workspace.id,
+    personId: place.person.id,
+    conversationId: place.conversation.id,
+    channelKey: place.conversation.channelId,
+    isDm: place.conversation.isDm,
+  };
+}
+
+export class HistoryStore {
+  constructor(private readonly db: Db) {}
+
+  async resolve(inbound: Inbound): Promise<Place> {
+    const { platform } = inbound;
+    const wsExt = inbound.workspace.externalId;
+    const workspace = await findOrCreate(
+      () => this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId: wsExt } } }),
+      () => this.db.workspace.create({ data: { platform, externalId: wsExt, name: inbound.workspace.name ?? null } }),
+    );
+    let person = await findOrCreate(
+      () => this.db.person.findUnique({ where: { workspaceId_externalId: { workspaceId: workspace.id, externalId: inbound.author.externalId } } }),
+      () =>
+        this.db.person.create({
+          data: {
+            workspaceId: workspace.id,
+            externalId: inbound.author.externalId,
+            displayName: inbound.author.displayName ?? null,
+            isBot: inbound.author.isBot ?? false,
+          },
+        }),
+    );
+    const name = inbound.author.displayName;
+    if (name && name !== person.displayName) {
+      person = await this.db.person.update({ where: { id: person.id }, data: { displayName: name } });
+    }
+    const key = conversationKey(inbound);
+    const conversation = await findOrCreate(
+      () => this.db.conversation.findUnique({ where: { key } }),
+      () =>
+        this.db.conversation.create({
+          data: {
+            workspaceId: workspace.id,
+            key,
+            channelId: inbound.channel.externalId,
+            threadId: inbound.channel.isDm ? null : inbound.threadId,
+            isDm: inbound.channel.isDm,
+            ownerId: inbound.channel.isDm ? person.id : null,
+          },
+        }),
+    );
+    return { workspace, person, conversation };
+  }
+
+  /** Stores a person's message; null when this platform message was stored already (a retry). */
+  async recordInbound(place: Place, inbound: Inbound): Promise<Message | null> {
+    try {
+      const msg = await this.db.message.create({
+        data: {
+          workspaceId: place.workspace.id,
+          conversationId: place.conversation.id,
+          authorId: place.person.id,
+          role: "user",
+          text: inbound.text,
+          platformId: inbound.messageId,
+          status: "received",
+          createdAt: inbound.sentAt,
+        },
+      });
+      await this.db.conversation.update({ where: { id: place.conversation.id }, data: { lastMessageAt: inbound.sentAt } });
+      return msg;
+    } catch (err) {
+      if (isUniqueViolation(err)) return null;
+      throw err;
+    }
+  }
+
+  async recordReply(place: Place, sessionId: string, text: string, status: "sent" | "failed"): Promise<Message> {
+    return this.db.message.create({
+      data: {
+        workspaceId: place.workspace.id,
+        conversationId: place.conversation.id,
+        sessionId,
+        role: "assistant",
+        text,
+        status,
+      },
+    });
+  }
+
+  async markInbound(messageId: number, sessionId: string, status: "received" | "answered" | "failed"): Promise<void> {
+    await this.db.message.update({ where: { id: messageId }, data: { sessionId, status } });
+  }
+
+  /** Adapters call this once a reply is posted, so reactions on it can be traced back. */
+  async recordDelivery(replyMessageId: number, platformId: string): Promise<void> {
+    await this.db.message.update({ where: { id: replyMessageId }, data: { platformId } });
+  }
+
+  /** A session's messages in order, up to and including `throughId`. Failed apologies are left out. */
+  async sessionMessages(sessionId: string, afterId: number | null, throughId: number): Promise<HistoryMessage[]> {
+    return this.db.message.findMany({
+      where: {
+        sessionId,
+        id: { gt: afterId ?? 0, lte: throughId },
+        NOT: { role: "assistant", status: "failed" },
+      },
+      orderBy: { id: "asc" },
+      include: { author: true },
+    });
+  }
+
+  async countByAuthor(personId: string): Promise<number> {
+    return this.db.message.count({ where: { authorId: personId } });
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Profiles (target `user`), channel memory and team memory.
+ *
+ * Invariants kept here:
+ * - Every read takes a Scope; the WHERE clause built from it is the only way entries are found, so a
+ *   person's `user` entries reach only that person, `channel` entries only that channel, and nothing
+ *   crosses workspaces.
+ * - A batch of operations is applied all-or-nothing, inside one transaction, with a revision per change.
+ * - Errors are written for the model: they say exactly what to do next.
+ */
+import type { Db } from "../db/client.ts";
+import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
+import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import type { MemoryTarget, Scope } from "../core/types.ts";
+
+export type MemoryOp =
+  | { action: "add"; target: MemoryTarget; content: string }
+  | { action: "replace"; target: MemoryTarget; old_text: string; content: string }
+  | { action: "remove"; target: MemoryTarget; old_text: string };
+
+export type MemoryBudgets = Record<MemoryTarget, number>;
+
+export interface MemoryBlock {
+  target: MemoryTarget;
+  entries: MemoryEntry[];
+  used: number;
+  limit: number;
+}
+
+export class MemoryError extends Error {
+  override name = "MemoryError";
+}
+
+export const TARGETS: readonly MemoryTarget[] = ["team", "channel", "user"];
+
+/** The rows a scope may see for one target. Channel memory does not exist in a DM. */
+export function targetWhere(scope: Scope, target: MemoryTarget) {
+  const base = { workspaceId: scope.workspaceId, status: "active" } as const;
+  switch (target) {
+    case "user":
+      return { ...base, scope: "user", ownerId: scope.personId };
+    case "channel":
+      return { ...base, scope: "channel", channelKey: scope.isDm ? "\u0000no-channel-in-dm" : scope.channelKey };
+    case "team":
+      return { ...base, scope: "team" };
+  }
+}
+
+export function usedChars(texts: readonly string[]): number {
+  return texts.reduce((n, t) => n + t.length, 0);
+}
+
+const normalize = (s: string) => s.toLowerCase().replace(/\s+/g, " ").replace(/[.!\s]+$/, "").trim();
+
+function listEntries(texts: readonly string[]): string {
+  return texts.length === 0 ? "  (none)" : texts.map((t) => `  - ${t}`).join("\n");
+}
+
+interface Working {
+  id: string | null;
+  text: string;
+  original: string | null;
+  removed: boolean;
+}
+
+export interface ApplyOutcome {
+  /** One line per operation, in order: what happened. */
+  lines: string[];
+  usage: { target: MemoryTarget; used: number; limit: number; count: number }[];
+  changed: number;
+}
+
+export class MemoryStore {
+  constructor(
+    private readonly db: Db,
+    private readonly budgets: MemoryBudgets,
+  ) {}
+
+  limit(target: MemoryTarget): number {
+    return this.budgets[target];
+  }
+
+  async entries(scope: Scope, target: MemoryTarget, tx: Tx = this.db): Promise<MemoryEntry[]> {
+    return tx.memoryEntry.findMany({ where: targetWhere(scope, target), orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  }
+
+  /** The blocks a prompt shows for this scope: team, then channel (not in DMs), then the person's profile. */
+  async blocks(scope: Scope): Promise<MemoryBlock[]> {
+    const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
+    return Promise.all(
+      targets.map(async (target) => {
+        const entries = await this.entries(scope, target);
+        return { target, entries, used: usedChars(entries.map((e) => e.text)), limit: this.budgets[target] };
+      }),
+    );
+  }
+
+  /** Applies a batch: every operation succeeds or none is written. Throws MemoryError for the model. */
+  async apply(scope: Scope, ops: readonly MemoryOp[], prov: Provenance): Promise<ApplyOutcome> {
+    if (ops.length === 0) throw new MemoryError("No operations given: pass at least one {action, target, ...}.");
+    if (scope.isDm && ops.some((op) => op.target === "channel")) {
+      throw new MemoryError(
+        "This is a direct message, which has no channel memory. Nothing was saved. Use target 'user' for this person's own profile, or 'team' for something the whole workspace should know.",
+      );
+    }
+    return this.db.$transaction(async (tx) => {
+      const work = new Map<MemoryTarget, Working[]>();
+      const load = async (target: MemoryTarget) => {
+        let w = work.get(target);
+        if (!w) {
+          const rows = await this.entries(scope, target, tx);
+          w = rows.map((r) => ({ id: r.id, text: r.text, original: r.text, removed: false }));
+          work.set(target, w);
+        }
+        return w;
+      };
+      const lines: string[] = [];
+      for (const [i, op] of ops.entries()) {
+        const w = await load(op.target);
+        const live = w.filter((e) => !e.removed);
+        const where = ops.length > 1 ? `Operation ${i + 1} (${op.action} ${op.target}): ` : "";
+        if (op.action === "add") {
+          const text = op.content.trim();
+          if (!text) throw new MemoryError(`${where}content is empty. Nothing was saved.`);
+          if (live.some((e) => normalize(e.text) === normalize(text))) {
+            lines.push(`skipped duplicate in ${op.target}: "${text}" is already stored`);
+            continue;
+          }
+          w.push({ id: null, text, original: null, removed: false });
+          lines.push(`added to ${op.target}: "${text}"`);
+          continue;
+        }
+        const needle = op.old_text.trim();
+        if (!needle) throw new MemoryError(`${where}old_text is empty: give a substring of the entry to ${op.action}. Nothing was saved.`);
+        const hits = live.filter((e) => e.text.toLowerCase().includes(needle.toLowerCase()));
+        if (hits.length === 0) {
+          throw new MemoryError(
+            `${where}no ${op.target} entry contains "${needle}". Nothing was saved. Current ${op.target} entries:\n${listEntries(live.map((e) => e.text))}\nRetry with old_text copied from one of these.`,
+          );
+        }
+        if (hits.length > 1) {
+          throw new MemoryError(
+            `${where}old_text "${needle}" matched ${hits.length} ${op.target} entries:\n${listEntries(hits.map((e) => e.text))}\nNothing was saved. Retry with a longer old_text that appears in only one entry.`,
+          );
+        }
+        const hit = hits[0]!;
+        if (op.action === "remove") {
+          hit.removed = true;
+          lines.push(`removed from ${op.target}: "${hit.text}"`);
+        } else {
+          const text = op.content.trim();
+          if (!text) throw new MemoryError(`${where}content is empty; to delete the entry use action 'remove'. Nothing was saved.`);
+          lines.push(`replaced in ${op.target}: "${hit.text}" -> "${text}"`);
+          hit.text = text;
+        }
+      }
+
+      const usage: ApplyOutcome["usage"] = [];
+      for (const [target, w] of work) {
+        const live = w.filter((e) => !e.removed).map((e) => e.text);
+        const used = usedChars(live);
+        const limit = this.budgets[target];
+        if (used > limit) {
+          throw new MemoryError(
+            `${target} memory would hold ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, over its budget by ${(used - limit).toLocaleString("en-US")}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${listEntries(w.filter((e) => e.original !== null).map((e) => e.original as string))}`,
+          );
+        }
+        usage.push({ target, used, limit, count: live.length });
+      }
+
+      let changed = 0;
+      for (const [target, w] of work) {
+        for (const e of w) {
+          if (e.id === null) {
+            if (e.removed) continue;
+            const row = await tx.memoryEntry.create({
+              data: {
+                workspaceId: scope.workspaceId,
+                scope: target,
+                ownerId: target === "user" ? scope.personId : null,
+                channelKey: target === "channel" ? scope.channelKey : null,
+                text: e.text,
+                source: prov.source,
+                createdById: prov.actorId,
+                sourceMessageId: prov.sourceMessageId,
+              },
+            });
+            await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: "add", oldText: null, newText: e.text }, prov);
+            changed++;
+          } else if (e.removed) {
+            await tx.memoryEntry.update({ where: { id: e.id }, data: { status: "archived" } });
+            await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "remove", oldText: e.original, newText: null }, prov);
+            changed++;
+          } else if (e.text !== e.original) {
+            await tx.memoryEntry.update({ where: { id: e.id }, data: { text: e.text } });
+            await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "replace", oldText: e.original, newText: e.text }, prov);
+            changed++;
+          }
+        }
+      }
+      return { lines, usage, changed };
+    });
+  }
+}
+
+/** `[67% - 1,474/2,200 chars]`: the budget header the prompt and tool results show. */
+export function budgetHeader(used: number, limit: number): string {
+  const pct = limit === 0 ? 100 : Math.round((used / limit) * 100);
+  return `[${pct}% - ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars]`;
+}

@@ -1,0 +1,295 @@
+/**
+ * The skill library: SKILL.md procedures with support files, per workspace, plus the bundled ones
+ * every workspace sees.
+ *
+ * Invariants kept here:
+ * - Reads take a Scope; visibility (bundled, team, this channel, this person) is in the WHERE clause.
+ * - Nothing is hard-deleted: archive is the strongest action.
+ * - Bundled skills are read-only to the agent; they change only through `importBundled`.
+ * - Every change writes a revision (old text, new text, who, why, from which message).
+ */
+import type { Db } from "../db/client.ts";
+import type { Skill, SkillFile } from "../db/generated/sqlite/client.ts";
+import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import type { MemoryTarget, Scope } from "../core/types.ts";
+import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
+import type { BundledSkill } from "./bundled.ts";
+
+export type SkillWithFiles = Skill & { files: SkillFile[] };
+
+export class SkillError extends Error {
+  override name = "SkillError";
+}
+
+export const SKILL_MD_MAX_CHARS = 64 * 1024;
+export const SUPPORT_FILE_MAX_CHARS = 256 * 1024;
+
+/** Which skills a scope may see: bundled ones, and this workspace's team, channel and own skills. */
+export function visibleWhere(scope: Scope) {
+  const mine: object[] = [{ scope: "team" }, { scope: "user", ownerId: scope.personId }];
+  if (!scope.isDm) mine.push({ scope: "channel", channelKey: scope.channelKey });
+  return { OR: [{ bundled: true }, { workspaceId: scope.workspaceId, OR: mine }] };
+}
+
+function hashOf(content: string, files: readonly { path: string; content: string }[]): string {
+  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return contentHash([content, ...sorted.flatMap((f) => [f.path, f.content])]);
+}
+
+function parseOrThrow(content: string): ParsedSkill {
+  if (content.length > SKILL_MD_MAX_CHARS) {
+    throw new SkillError(`SKILL.md is ${content.length} chars; the limit is ${SKILL_MD_MAX_CHARS}. Move detail into references/ files (write_file) and keep SKILL.md to the procedure.`);
+  }
+  const parsed = parseSkillMd(content);
+  if (!parsed.ok) throw new SkillError(`${parsed.error}\nNothing was saved.`);
+  return parsed.skill;
+}
+
+/** Counts non-overlapping occurrences. */
+function occurrences(haystack: string, needle: string): number {
+  let n = 0;
+  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+export interface PatchInput {
+  old_string: string;
+  new_string: string;
+  replace_all?: boolean;
+  file_path?: string;
+}
+
+export class SkillStore {
+  constructor(private readonly db: Db) {}
+
+  async list(scope: Scope): Promise<Skill[]> {
+    return this.db.skill.findMany({
+      where: { status: "active", ...visibleWhere(scope) },
+      orderBy: [{ name: "asc" }],
+    });
+  }
+
+  async find(scope: Scope, name: string, tx: Tx = this.db): Promise<SkillWithFiles | null> {
+    const rows = await tx.skill.findMany({
+      where: { name, status: "active", ...visibleWhere(scope) },
+      include: { files: { orderBy: { path: "asc" } } },
+    });
+    // A workspace skill shadows a bundled one of the same name (possible only if bundled later).
+    return rows.find((r) => !r.bundled) ?? rows[0] ?? null;
+  }
+
+  async markUsed(id: string): Promise<void> {
+    await this.db.skill.update({ where: { id }, data: { lastUsedAt: new Date(), useCount: { increment: 1 } } });
+  }
+
+  private async notFound(scope: Scope, name: string): Promise<SkillError> {
+    const names = (await this.list(scope)).map((s) => s.name);
+    return new SkillError(
+      `No active skill named '${name}'. Available: ${names.length ? names.join(", ") : "(none)"}. Check the name with skills_list, or create it with action 'create'.`,
+    );
+  }
+
+  /** The skill this scope may change: visible, active, and not bundled. */
+  private async mutable(scope: Scope, name: string, tx: Tx): Promise<SkillWithFiles> {
+    const skill = await this.find(scope, name, tx);
+    if (!skill) throw await this.notFound(scope, name);
+    if (skill.bundled) {
+      throw new SkillError(
+        `'${name}' is a bundled skill that ships with cairn and is read-only. To adapt it, create a new skill with another name (for example '${name}-team') and copy what you need.`,
+      );
+    }
+    return skill;
+  }
+
+  async create(scope: Scope, content: string, target: MemoryTarget, prov: Provenance): Promise<Skill> {
+    const parsed = parseOrThrow(content);
+    const nameProblem = validateSkillName(parsed.name);
+    if (nameProblem) throw new SkillError(`${nameProblem}\nNothing was saved.`);
+    if (target === "channel" && scope.isDm) {
+      throw new SkillError("This is a direct message, which has no channel: use scope 'team' or 'user'. Nothing was saved.");
+    }
+    return this.db.$transaction(async (tx) => {
+      const clash = await tx.skill.findFirst({
+        where: { name: parsed.name, OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
+      });
+      if (clash) {
+        const why = clash.bundled
+          ? "a bundled skill has that name"
+          : clash.status === "archived"
+            ? "an archived skill has that name (archived skills keep their names and history)"
+            : "a skill with that name exists; change it with 'patch' or 'edit' instead";
+        throw new SkillError(`Cannot create '${parsed.name}': ${why}. Nothing was saved.`);
+      }
+      const skill = await tx.skill.create({
+        data: {
+          workspaceId: scope.workspaceId,
+          scope: target,
+          ownerId: target === "user" ? scope.personId : null,
+          channelKey: target === "channel" ? scope.channelKey : null,
+          name: parsed.name,
+          description: parsed.description,
+          content,
+          contentHash: hashOf(content, []),
+          source: prov.source,
+          createdById: prov.actorId,
+          sourceMessageId: prov.sourceMessageId,
+        },
+      });
+      await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "skill", entityId: skill.id, action: "create", oldText: null, newText: content }, prov);
+      return skill;
+    });
+  }
+
+  async edit(scope: Scope, name: string, content: string, prov: Provenance): Promise<Skill> {
+    return this.db.$transaction(async (tx) => {
+      const skill = await this.mutable(scope, name, tx);
+      return this.saveContent(tx, skill, content, "edit", prov);
+    });
+  }
+
+  async patch(scope: Scope, name: string, input: PatchInput, prov: Provenance): Promise<Skill> {
+    if (input.old_string === "") throw new SkillError("old_string is empty: give the exact text to replace. Nothing was saved.");
+    return this.db.$transaction(async (tx) => {
+      const skill = await this.mutable(scope, name, tx);
+      const path = input.file_path ? this.checkPath(input.file_path) : null;
+      const file = path ? skill.files.find((f) => f.path === path) : null;
+      if (path && !file) {
+        throw new SkillError(`'${name}' has no file '${path}'. Its files: ${skill.files.map((f) => f.path).join(", ") || "(none)"}. Nothing was saved.`);
+      }
+      const before = file ? file.content : skill.content;
+      const count = occurrences(before, input.old_string);
+      const where = path ?? "SKILL.md";
+      if (count === 0) {
+        throw new SkillError(`old_string was not found in ${where} of '${name}'. Nothing was saved. View the current text with skill_view and copy old_string from it exactly (whitespace included).`);
+      }
+      if (count > 1 && !input.replace_all) {
+        throw new SkillError(`old_string occurs ${count} times in ${where} of '${name}'. Nothing was saved. Include more surrounding text so it matches once, or set replace_all: true to change every occurrence.`);
+      }
+      const after = input.replace_all ? before.split(input.old_string).join(input.new_string) : before.replace(input.old_string, () => input.new_string);
+      if (file) return this.saveFile(tx, skill, file.path, after, "patch", prov);
+      return this.saveContent(tx, skill, after, "patch", prov);
+    });
+  }
+
+  async writeFile(scope: Scope, name: string, filePath: string, content: string, prov: Provenance): Promise<Skill> {
+    const path = this.checkPath(filePath);
+    if (content.length > SUPPORT_FILE_MAX_CHARS) {
+      throw new SkillError(`'${path}' is ${content.length} chars; the limit is ${SUPPORT_FILE_MAX_CHARS}. Split it into several files. Nothing was saved.`);
+    }
+    return this.db.$transaction(async (tx) => {
+      const skill = await this.mutable(scope, name, tx);
+      return this.saveFile(tx, skill, path, content, "write_file", prov);
+    });
+  }
+
+  async removeFile(scope: Scope, name: string, filePath: string, prov: Provenance): Promise<Skill> {
+    const path = this.checkPath(filePath);
+    return this.db.$transaction(async (tx) => {
+      const skill = await this.mutable(scope, name, tx);
+      const file = skill.files.find((f) => f.path === path);
+      if (!file) throw new SkillError(`'${name}' has no file '${path}'. Its files: ${skill.files.map((f) => f.path).join(", ") || "(none)"}.`);
+      // The file row goes, but its full text stays in the revision, so nothing is lost.
+      await tx.skillFile.delete({ where: { id: file.id } });
+      const files = skill.files.filter((f) => f.id !== file.id);
+      await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: "remove_file", path, oldText: file.content, newText: null }, prov);
+      return tx.skill.update({ where: { id: skill.id }, data: { contentHash: hashOf(skill.content, files) } });
+    });
+  }
+
+  async archive(scope: Scope, name: string, prov: Provenance): Promise<Skill> {
+    return this.db.$transaction(async (tx) => {
+      const skill = await this.mutable(scope, name, tx);
+      if (skill.pinned) throw new SkillError(`'${name}' is pinned by an admin and cannot be archived.`);
+      await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: "archive", oldText: skill.content, newText: null }, prov);
+      return tx.skill.update({ where: { id: skill.id }, data: { status: "archived" } });
+    });
+  }
+
+  private checkPath(filePath: string): string {
+    const res = validateSupportPath(filePath);
+    if (!res.ok) throw new SkillError(`${res.error}\nNothing was saved.`);
+    return res.path;
+  }
+
+  private async saveContent(tx: Tx, skill: SkillWithFiles, content: string, action: string, prov: Provenance): Promise<Skill> {
+    const parsed = parseOrThrow(content);
+    if (parsed.name !== skill.name) {
+      throw new SkillError(`The frontmatter name must stay '${skill.name}' (renaming is not supported); got '${parsed.name}'. Nothing was saved.`);
+    }
+    if (content === skill.content) return skill;
+    await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action, oldText: skill.content, newText: content }, prov);
+    return tx.skill.update({
+      where: { id: skill.id },
+      data: { content, description: parsed.description, contentHash: hashOf(content, skill.files) },
+    });
+  }
+
+  private async saveFile(tx: Tx, skill: SkillWithFiles, path: string, content: string, action: string, prov: Provenance): Promise<Skill> {
+    const existing = skill.files.find((f) => f.path === path);
+    if (existing?.content === content) return skill;
+    if (existing) await tx.skillFile.update({ where: { id: existing.id }, data: { content } });
+    else await tx.skillFile.create({ data: { skillId: skill.id, path, content } });
+    const files = [...skill.files.filter((f) => f.path !== path), { path, content }];
+    await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action, path, oldText: existing?.content ?? null, newText: content }, prov);
+    return tx.skill.update({ where: { id: skill.id }, data: { contentHash: hashOf(skill.content, files) } });
+  }
+
+  /**
+   * Brings the bundled skills in line with the shipped `skills/` folder: idempotent by content hash,
+   * so start-ups with an unchanged folder write nothing. A bundled skill no longer shipped is archived.
+   */
+  async importBundled(bundled: readonly BundledSkill[]): Promise<{ created: number; updated: number; unchanged: number; archived: number }> {
+    const prov: Provenance = { source: "import", actorId: null, sourceMessageId: null, reason: "bundled skills shipped with cairn" };
+    const counts = { created: 0, updated: 0, unchanged: 0, archived: 0 };
+    await this.db.$transaction(async (tx) => {
+      const existing = await tx.skill.findMany({ where: { bundled: true }, include: { files: true } });
+      const byName = new Map(existing.map((s) => [s.name, s]));
+      for (const b of bundled) {
+        const cur = byName.get(b.name);
+        byName.delete(b.name);
+        if (cur && cur.contentHash === b.hash && cur.status === "active") {
+          counts.unchanged++;
+          continue;
+        }
+        if (!cur) {
+          const skill = await tx.skill.create({
+            data: {
+              workspaceId: null,
+              scope: "team",
+              name: b.name,
+              description: b.description,
+              content: b.content,
+              bundled: true,
+              contentHash: b.hash,
+              source: "import",
+              files: { create: b.files.map((f) => ({ path: f.path, content: f.content })) },
+            },
+          });
+          await writeRevision(tx, { workspaceId: null, entityType: "skill", entityId: skill.id, action: "import", oldText: null, newText: b.content }, prov);
+          counts.created++;
+          continue;
+        }
+        await tx.skillFile.deleteMany({ where: { skillId: cur.id } });
+        await tx.skill.update({
+          where: { id: cur.id },
+          data: {
+            description: b.description,
+            content: b.content,
+            contentHash: b.hash,
+            status: "active",
+            files: { create: b.files.map((f) => ({ path: f.path, content: f.content })) },
+          },
+        });
+        await writeRevision(tx, { workspaceId: null, entityType: "skill", entityId: cur.id, action: "import", oldText: cur.content, newText: b.content }, prov);
+        counts.updated++;
+      }
+      for (const gone of byName.values()) {
+        if (gone.status === "archived") continue;
+        await tx.skill.update({ where: { id: gone.id }, data: { status: "archived" } });
+        await writeRevision(tx, { workspaceId: null, entityType: "skill", entityId: gone.id, action: "archive", oldText: gone.content, newText: null }, { ...prov, reason: "no longer shipped with cairn" });
+        counts.archived++;
+      }
+    });
+    return counts;
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Database suites create their own databases; run files in parallel but keep it modest on 2 cores.
+    maxWorkers: 2,
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+  },
+});
