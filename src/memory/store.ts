@@ -40,7 +40,9 @@ export function targetWhere(scope: Scope, target: MemoryTarget) {
     case "user":
       return { ...base, scope: "user", ownerId: scope.personId };
     case "channel":
-      return { ...base, scope: "channel", channelKey: scope.isDm ? "\u0000no-channel-in-dm" : scope.channelKey };
+      // No channel memory in a DM: an empty id list matches nothing (PostgreSQL text cannot hold a NUL sentinel).
+      if (scope.isDm) return { ...base, scope: "channel", id: { in: [] as string[] } };
+      return { ...base, scope: "channel", channelKey: scope.channelKey };
     case "team":
       return { ...base, scope: "team" };
   }

@@ -1,0 +1,213 @@
+/**
+ * The agent core: one Inbound in, one Outbound out, whatever the platform.
+ *
+ * Invariants kept here:
+ * - The person's message is stored before anything else happens; a failure later loses nothing.
+ * - Messages of one conversation are handled strictly in order; conversations run concurrently,
+ *   bounded by `maxConcurrency`.
+ * - The scope of every read is built once, from the stored place of the inbound message.
+ * - A model failure never surfaces as an exception to the adapter: the person gets a polite reply.
+ */
+import type { Database } from "../db/client.ts";
+import type { Logger } from "../log.ts";
+import type { HandleResult, Inbound, Outbound, Scope } from "../core/types.ts";
+import { HistoryStore, scopeOf, type HistoryMessage, type Place } from "../history/store.ts";
+import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
+import { SkillStore } from "../skills/store.ts";
+import { loadBundledSkills } from "../skills/bundled.ts";
+import { KeyedQueue } from "../gateway/queue.ts";
+import { ToolRegistry, type Tool } from "../tools/registry.ts";
+import { memoryTool } from "../tools/memory.ts";
+import { skillTools } from "../tools/skills.ts";
+import { sessionSearchTool } from "../tools/search.ts";
+import { ModelUnavailableError, type ModelClient } from "./model.ts";
+import { SessionManager, readSnapshot, type Snapshot } from "./sessions.ts";
+import { buildRequest, historyToMessages, renderProfile, renderShared } from "./prompt.ts";
+import { runToolLoop } from "./loop.ts";
+import { droppedNote, summarize } from "./compress.ts";
+import { runCommand, type CommandName, type CommandReply } from "./commands.ts";
+
+export interface AgentSettings {
+  model: string;
+  reviewModel: string;
+  maxTokens: number;
+  budgets: MemoryBudgets;
+  sessionIdleMs: number;
+  toolIterations: number;
+  historyCharLimit: number;
+  historyKeepMessages: number;
+  maxConcurrency: number;
+  /** Where bundled skills are read from; null skips the import (tests that want an empty library). */
+  bundledSkillsDir: string | null;
+}
+
+export interface CoreDeps {
+  database: Database;
+  model: ModelClient;
+  settings: AgentSettings;
+  log: Logger;
+  now?: () => Date;
+}
+
+export const MODEL_UNAVAILABLE_REPLY =
+  "Sorry, I can't reach my language model right now, so I couldn't answer. Your message is saved; please try again in a few minutes.";
+const INTERNAL_ERROR_REPLY = "Sorry, something went wrong on my side while answering. Your message is saved; please try again.";
+
+export class Core {
+  readonly history: HistoryStore;
+  readonly memory: MemoryStore;
+  readonly skills: SkillStore;
+  readonly sessions: SessionManager;
+  readonly tools: ToolRegistry;
+  private readonly queue: KeyedQueue;
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: CoreDeps) {
+    const db = deps.database.prisma;
+    const s = deps.settings;
+    this.history = new HistoryStore(db);
+    this.memory = new MemoryStore(db, s.budgets);
+    this.skills = new SkillStore(db);
+    this.sessions = new SessionManager(db, s.sessionIdleMs);
+    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database) as Tool];
+    this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"));
+    this.queue = new KeyedQueue(s.maxConcurrency);
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */
+  async start(): Promise<void> {
+    const dir = this.deps.settings.bundledSkillsDir;
+    if (!dir) return;
+    const counts = await this.skills.importBundled(await loadBundledSkills(dir));
+    this.deps.log.info(counts, "bundled skills imported");
+  }
+
+  async handle(inbound: Inbound): Promise<HandleResult> {
+    if (inbound.author.isBot) return { kind: "dropped", reason: "bot" };
+    if (!inbound.text.trim()) return { kind: "dropped", reason: "empty" };
+    const place = await this.history.resolve(inbound);
+    const stored = await this.history.recordInbound(place, inbound);
+    if (!stored) return { kind: "dropped", reason: "duplicate" };
+    const reply = await this.queue.run(place.conversation.id, () => this.turn(place, stored.id));
+    return { kind: "reply", reply };
+  }
+
+  command(inbound: Inbound, name: CommandName): Promise<CommandReply> {
+    return runCommand(this, inbound, name);
+  }
+
+  private async turn(place: Place, messageId: number): Promise<Outbound> {
+    const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
+    const s = this.deps.settings;
+    const scope = scopeOf(place);
+    const { session } = await this.sessions.current(place.conversation.id, this.now());
+    await this.history.markInbound(messageId, session.id, "received");
+
+    let text: string;
+    let status: Outbound["status"] = "ok";
+    try {
+      const snapshot = await this.ensureSnapshot(session.id, readSnapshot(session), scope, place);
+      let summary = session.summary;
+      let messages = await this.history.sessionMessages(session.id, session.summaryThroughId, messageId);
+      const compressed = await this.compressIfNeeded(session.id, summary, messages, scope, place);
+      if (compressed) ({ summary, messages } = compressed);
+      const request = buildRequest({
+        model: s.model,
+        maxTokens: s.maxTokens,
+        snapshot: compressed?.snapshot ?? snapshot,
+        speakerId: place.person.id,
+        summary,
+        history: historyToMessages(messages, !place.conversation.isDm),
+        tools: this.tools.definitions(),
+      });
+      const result = await runToolLoop({
+        model: this.deps.model,
+        request,
+        tools: this.tools,
+        ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: this.speakerName(place) },
+        maxIterations: s.toolIterations,
+      });
+      log.info({ iterations: result.iterations, tools: result.toolCalls, stop: result.stopReason }, "turn answered");
+      text = result.text || "(I have nothing to add.)";
+    } catch (err) {
+      status = "failed";
+      if (err instanceof ModelUnavailableError) {
+        log.warn({ err: err.message, attempts: err.attempts, status: err.lastStatus }, "model unavailable");
+        text = MODEL_UNAVAILABLE_REPLY;
+      } else {
+        log.error({ err }, "turn failed");
+        text = INTERNAL_ERROR_REPLY;
+      }
+    }
+    const reply = await this.history.recordReply(place, session.id, text, status === "ok" ? "sent" : "failed");
+    await this.history.markInbound(messageId, session.id, status === "ok" ? "answered" : "failed");
+    return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
+  private speakerName(place: Place): string {
+    return place.person.displayName ?? place.person.externalId;
+  }
+
+  private placeLabel(place: Place): string {
+    const c = place.conversation;
+    const platform = place.workspace.platform;
+    if (c.isDm) return `direct messages with ${this.speakerName(place)} (${platform})`;
+    return `channel ${c.channelId}${c.threadId ? `, thread ${c.threadId}` : ""} (${platform}; several people may take part)`;
+  }
+
+  private async renderSnapshotShared(scope: Scope, place: Place): Promise<string> {
+    const [blocks, skills] = await Promise.all([this.memory.blocks(scope), this.skills.list(scope)]);
+    return renderShared({ now: this.now(), place: this.placeLabel(place), blocks, skills });
+  }
+
+  private async renderSpeakerProfile(scope: Scope, place: Place): Promise<string> {
+    const entries = await this.memory.entries(scope, "user");
+    const used = entries.reduce((n, e) => n + e.text.length, 0);
+    return renderProfile(this.speakerName(place), { target: "user", entries, used, limit: this.memory.limit("user") });
+  }
+
+  /** The session's frozen snapshot, taking it now if this is the session's (or this speaker's) first turn. */
+  private async ensureSnapshot(sessionId: string, current: Snapshot | null, scope: Scope, place: Place): Promise<Snapshot> {
+    let snapshot = current;
+    let changed = false;
+    if (!snapshot) {
+      snapshot = { shared: await this.renderSnapshotShared(scope, place), profiles: {} };
+      changed = true;
+    }
+    if (snapshot.profiles[place.person.id] === undefined) {
+      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: await this.renderSpeakerProfile(scope, place) } };
+      changed = true;
+    }
+    if (changed) await this.sessions.saveSnapshot(sessionId, snapshot);
+    return snapshot;
+  }
+
+  private async compressIfNeeded(
+    sessionId: string,
+    summary: string | null,
+    messages: HistoryMessage[],
+    scope: Scope,
+    place: Place,
+  ): Promise<{ summary: string; messages: HistoryMessage[]; snapshot: Snapshot } | null> {
+    const s = this.deps.settings;
+    const size = (summary?.length ?? 0) + messages.reduce((n, m) => n + m.text.length, 0);
+    if (size <= s.historyCharLimit || messages.length <= s.historyKeepMessages) return null;
+    const older = messages.slice(0, messages.length - s.historyKeepMessages);
+    const kept = messages.slice(messages.length - s.historyKeepMessages);
+    let next: string;
+    try {
+      next = await summarize(this.deps.model, s.reviewModel, summary, older);
+    } catch (err) {
+      this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "compression summary failed; dropping older turns");
+      next = droppedNote(summary, older.length);
+    }
+    // Compression is also when new memory reaches a running session: the snapshot is retaken.
+    const snapshot: Snapshot = {
+      shared: await this.renderSnapshotShared(scope, place),
+      profiles: { [place.person.id]: await this.renderSpeakerProfile(scope, place) },
+    };
+    await this.sessions.saveSummary(sessionId, next, older.at(-1)!.id, snapshot);
+    return { summary: next, messages: kept, snapshot };
+  }
+}

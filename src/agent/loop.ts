@@ -1,0 +1,105 @@
+/**
+ * The tool loop of one turn: call the model, run the tools it asks for, feed the results back, until
+ * it answers in text or the iteration budget is spent. Guards: a tool call that already failed with
+ * the same arguments is not run again, and a model stuck repeating failures is made to answer.
+ */
+import type Anthropic from "@anthropic-ai/sdk";
+import type { ModelClient } from "./model.ts";
+import type { ToolContext, ToolRegistry } from "../tools/registry.ts";
+
+export interface LoopResult {
+  text: string;
+  iterations: number;
+  toolCalls: { name: string; isError: boolean }[];
+  stopReason: "answered" | "budget" | "repeated_failures";
+}
+
+export interface LoopInput {
+  model: ModelClient;
+  request: Anthropic.MessageCreateParamsNonStreaming;
+  tools: ToolRegistry;
+  ctx: ToolContext;
+  maxIterations: number;
+}
+
+/** Same call twice = same name and same arguments, whatever the key order. */
+function callKey(name: string, input: unknown): string {
+  const stable = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(stable);
+    if (v && typeof v === "object") {
+      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, stable(x)]));
+    }
+    return v;
+  };
+  return `${name}:${JSON.stringify(stable(input))}`;
+}
+
+const textOf = (msg: Anthropic.Message) =>
+  msg.content
+    .filter((b): b is Anthropic.TextBlock => b.type === "text")
+    .map((b) => b.text)
+    .join("")
+    .trim();
+
+/** How many times the model may repeat an already-failed call before it is made to answer. */
+const MAX_REPEATS = 2;
+
+export async function runToolLoop({ model, request, tools, ctx, maxIterations }: LoopInput): Promise<LoopResult> {
+  const messages: Anthropic.MessageParam[] = [...request.messages];
+  const failed = new Map<string, string>();
+  const toolCalls: LoopResult["toolCalls"] = [];
+  let repeats = 0;
+
+  for (let iteration = 1; iteration <= maxIterations; iteration++) {
+    const reply = await model.create({ ...request, messages });
+    const uses = reply.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
+    if (reply.stop_reason !== "tool_use" || uses.length === 0) {
+      return { text: textOf(reply), iterations: iteration, toolCalls, stopReason: "answered" };
+    }
+    messages.push({ role: "assistant", content: reply.content as Anthropic.ContentBlockParam[] });
+    const results: Anthropic.ToolResultBlockParam[] = [];
+    for (const use of uses) {
+      const key = callKey(use.name, use.input);
+      const earlier = failed.get(key);
+      if (earlier !== undefined) {
+        repeats++;
+        toolCalls.push({ name: use.name, isError: true });
+        results.push({
+          type: "tool_result",
+          tool_use_id: use.id,
+          is_error: true,
+          content: `Not run: this exact ${use.name} call already failed in this turn with:\n${earlier}\nRepeating it cannot succeed. Change the arguments, try another approach, or answer the user.`,
+        });
+        continue;
+      }
+      const outcome = await tools.execute(use.name, use.input, ctx);
+      toolCalls.push({ name: use.name, isError: outcome.isError });
+      if (outcome.isError) failed.set(key, outcome.content);
+      results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
+    }
+    messages.push({ role: "user", content: results });
+    if (repeats >= MAX_REPEATS) return finalAnswer(model, request, messages, iteration, toolCalls, "repeated_failures");
+  }
+  return finalAnswer(model, request, messages, maxIterations, toolCalls, "budget");
+}
+
+/** Out of budget (or stuck): one last call with tools disabled, so the person still gets an answer. */
+async function finalAnswer(
+  model: ModelClient,
+  request: Anthropic.MessageCreateParamsNonStreaming,
+  messages: Anthropic.MessageParam[],
+  iterations: number,
+  toolCalls: LoopResult["toolCalls"],
+  stopReason: LoopResult["stopReason"],
+): Promise<LoopResult> {
+  const note =
+    stopReason === "budget"
+      ? "You have used this turn's tool budget. Answer the user now with what you have, and say what is unfinished."
+      : "Your tool calls keep failing the same way. Stop calling tools and answer the user now, saying what did not work.";
+  const last = messages.at(-1);
+  if (last && last.role === "user" && Array.isArray(last.content)) {
+    messages[messages.length - 1] = { role: "user", content: [...last.content, { type: "text", text: note }] };
+  }
+  const reply = await model.create({ ...request, messages, tool_choice: { type: "none" } });
+  return { text: textOf(reply), iterations: iterations + 1, toolCalls, stopReason };
+}

@@ -1,0 +1,66 @@
+/**
+ * Conversation sessions. A session ends after an idle gap or on request; the next message starts a
+ * new one with a fresh snapshot. The snapshot is frozen for the session's life so the system prompt
+ * stays byte-identical turn to turn (prompt caching): memory writes reach the prompt at the next
+ * session, or when compression refreshes it.
+ */
+import { z } from "zod";
+import type { Db } from "../db/client.ts";
+import type { ChatSession } from "../db/generated/sqlite/client.ts";
+
+/**
+ * The frozen part of the system prompt. `shared` (team/channel memory, skills index) is the same
+ * for everyone in the conversation; `profiles` holds each speaker's own profile block, frozen the
+ * first time they speak in the session, so one person's profile never enters another's prompt.
+ */
+export const snapshotSchema = z.object({
+  shared: z.string(),
+  profiles: z.record(z.string(), z.string()),
+});
+export type Snapshot = z.infer<typeof snapshotSchema>;
+
+export function readSnapshot(session: ChatSession): Snapshot | null {
+  if (!session.snapshot) return null;
+  const parsed = snapshotSchema.safeParse(JSON.parse(session.snapshot));
+  return parsed.success ? parsed.data : null;
+}
+
+export class SessionManager {
+  constructor(
+    private readonly db: Db,
+    private readonly idleMs: number,
+  ) {}
+
+  async open(conversationId: string): Promise<ChatSession | null> {
+    return this.db.chatSession.findFirst({ where: { conversationId, endedAt: null }, orderBy: { startedAt: "desc" } });
+  }
+
+  /** The session this message belongs to: the open one if it has not gone idle, else a new one. */
+  async current(conversationId: string, now: Date): Promise<{ session: ChatSession; isNew: boolean }> {
+    const open = await this.open(conversationId);
+    if (open && now.getTime() - open.lastActivityAt.getTime() <= this.idleMs) {
+      const session = await this.db.chatSession.update({ where: { id: open.id }, data: { lastActivityAt: now } });
+      return { session, isNew: false };
+    }
+    if (open) await this.db.chatSession.update({ where: { id: open.id }, data: { endedAt: now, endReason: "idle" } });
+    const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
+    return { session, isNew: true };
+  }
+
+  /** Ends the open session (`/new`, console start-up); the next message starts a fresh one. */
+  async end(conversationId: string, reason: "request" | "restart", now = new Date()): Promise<boolean> {
+    const res = await this.db.chatSession.updateMany({ where: { conversationId, endedAt: null }, data: { endedAt: now, endReason: reason } });
+    return res.count > 0;
+  }
+
+  async saveSnapshot(sessionId: string, snapshot: Snapshot): Promise<void> {
+    await this.db.chatSession.update({ where: { id: sessionId }, data: { snapshot: JSON.stringify(snapshot) } });
+  }
+
+  async saveSummary(sessionId: string, summary: string, throughId: number, snapshot: Snapshot): Promise<void> {
+    await this.db.chatSession.update({
+      where: { id: sessionId },
+      data: { summary, summaryThroughId: throughId, snapshot: JSON.stringify(snapshot) },
+    });
+  }
+}

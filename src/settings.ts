@@ -1,0 +1,21 @@
+/** Maps the validated environment to the agent's settings. */
+import { fileURLToPath } from "node:url";
+import type { Config } from "./config.ts";
+import type { AgentSettings } from "./agent/core.ts";
+
+export const BUNDLED_SKILLS_DIR = fileURLToPath(new URL("../skills/", import.meta.url));
+
+export function agentSettings(cfg: Config): AgentSettings {
+  return {
+    model: cfg.CAIRN_MODEL,
+    reviewModel: cfg.CAIRN_REVIEW_MODEL,
+    maxTokens: cfg.CAIRN_MAX_TOKENS,
+    budgets: { user: cfg.CAIRN_MEMORY_USER_CHARS, channel: cfg.CAIRN_MEMORY_CHANNEL_CHARS, team: cfg.CAIRN_MEMORY_TEAM_CHARS },
+    sessionIdleMs: cfg.CAIRN_SESSION_IDLE_MINUTES * 60_000,
+    toolIterations: cfg.CAIRN_TOOL_ITERATIONS,
+    historyCharLimit: cfg.CAIRN_HISTORY_CHAR_LIMIT,
+    historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
+    maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,
+    bundledSkillsDir: BUNDLED_SKILLS_DIR,
+  };
+}

@@ -1,0 +1,56 @@
+/** The `memory` tool: add / replace / remove entries of the speaker's profile, this channel, or the team. */
+import { z } from "zod";
+import { defineTool } from "./registry.ts";
+import { budgetHeader, type MemoryOp, type MemoryStore } from "../memory/store.ts";
+
+const operation = z
+  .object({
+    action: z.enum(["add", "replace", "remove"]).describe("add a new entry, replace one entry, or remove one entry"),
+    target: z
+      .enum(["user", "channel", "team"])
+      .describe("user = the speaker's own private profile; channel = this channel only; team = everyone in this workspace"),
+    content: z.string().max(1000).optional().describe("the entry text, for add and replace: one short declarative fact"),
+    old_text: z.string().max(1000).optional().describe("for replace and remove: a substring that appears in exactly one current entry"),
+  })
+  .superRefine((op, ctx) => {
+    if ((op.action === "add" || op.action === "replace") && op.content === undefined) {
+      ctx.addIssue({ code: "custom", path: ["content"], message: `'content' is required for action '${op.action}'` });
+    }
+    if ((op.action === "replace" || op.action === "remove") && op.old_text === undefined) {
+      ctx.addIssue({ code: "custom", path: ["old_text"], message: `'old_text' is required for action '${op.action}'` });
+    }
+  });
+
+const input = z.object({
+  operations: z.array(operation).min(1).max(20).describe("applied in order, all or nothing"),
+});
+
+function toOp(o: z.infer<typeof operation>): MemoryOp {
+  if (o.action === "add") return { action: "add", target: o.target, content: o.content ?? "" };
+  if (o.action === "replace") return { action: "replace", target: o.target, old_text: o.old_text ?? "", content: o.content ?? "" };
+  return { action: "remove", target: o.target, old_text: o.old_text ?? "" };
+}
+
+export function memoryTool(store: MemoryStore) {
+  return defineTool({
+    name: "memory",
+    description: [
+      "Save durable facts so they are remembered in future conversations: the speaker's preferences and",
+      "background (target user, private to them), conventions of this channel (channel), or facts and",
+      "decisions for the whole workspace (team). Save only what will still matter next week; never secrets.",
+      "Each target has a character budget shown in your system prompt; when near full, consolidate with",
+      "replace/remove in the same batch. Operations in one call are applied all-or-nothing.",
+      "Saved entries appear in the prompt from the next session on.",
+    ].join(" "),
+    input,
+    async run(args, ctx) {
+      const outcome = await store.apply(ctx.scope, args.operations.map(toOp), {
+        source: "tool",
+        actorId: ctx.scope.personId,
+        sourceMessageId: ctx.sourceMessageId,
+      });
+      const usage = outcome.usage.map((u) => `${u.target} memory: ${u.count} entries ${budgetHeader(u.used, u.limit)}`);
+      return [outcome.changed > 0 ? "Saved." : "Nothing changed.", ...outcome.lines, ...usage].join("\n");
+    },
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * Tools the model may call. Each is a zod schema (the JSON schema the model sees is derived from
+ * it, so the two cannot drift) and a handler. Every failure becomes a tool_result the model can act
+ * on: unknown tool, invalid arguments, or a refusal from the store; the turn goes on.
+ */
+import { z } from "zod";
+import type Anthropic from "@anthropic-ai/sdk";
+import type { Scope } from "../core/types.ts";
+
+export interface ToolContext {
+  scope: Scope;
+  /** The stored id of the user message that started this turn: the provenance of every write. */
+  sourceMessageId: number;
+  sessionId: string;
+  speakerName: string;
+}
+
+/** A refusal the model should read: its message says what to do next. */
+export class ToolError extends Error {
+  override name = "ToolError";
+}
+
+export interface Tool<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: S;
+  run(input: z.infer<S>, ctx: ToolContext): Promise<string>;
+}
+
+export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
+  return tool;
+}
+
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const at = issue.path.length ? `'${issue.path.join(".")}'` : "the input";
+      return `- ${at}: ${issue.message}`;
+    })
+    .join("\n");
+}
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  constructor(
+    tools: readonly Tool[],
+    private readonly onUnexpected: (err: unknown, tool: string) => void = () => {},
+  ) {
+    for (const t of tools) this.tools.set(t.name, t);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
+  /** The tool definitions sent to the model, in a stable order (they sit in the cached prefix). */
+  definitions(): Anthropic.Tool[] {
+    return [...this.tools.values()].map((t) => {
+      const schema = z.toJSONSchema(t.input, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>;
+      delete schema.$schema;
+      return { name: t.name, description: t.description, input_schema: schema as Anthropic.Tool.InputSchema };
+    });
+  }
+
+  async execute(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+    const tool = this.tools.get(name);
+    if (!tool) {
+      return { isError: true, content: `Unknown tool '${name}'. Available tools: ${this.names().join(", ")}.` };
+    }
+    const parsed = tool.input.safeParse(input);
+    if (!parsed.success) {
+      return {
+        isError: true,
+        content: `Invalid arguments for ${name}; nothing was done. Fix these and call again:\n${formatIssues(parsed.error)}`,
+      };
+    }
+    try {
+      return { isError: false, content: await tool.run(parsed.data, ctx) };
+    } catch (err) {
+      if (err instanceof ToolError || (err instanceof Error && /^(Memory|Skill)Error$/.test(err.name))) {
+        return { isError: true, content: err.message };
+      }
+      this.onUnexpected(err, name);
+      return { isError: true, content: `${name} failed because of an internal error; nothing was changed. Tell the user it did not work, or try something else.` };
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/** The skill library tools: skills_list, skill_view (progressive disclosure) and skill_manage. */
+import { z } from "zod";
+import { defineTool, ToolError, type Tool } from "./registry.ts";
+import type { SkillStore } from "../skills/store.ts";
+import type { Provenance } from "../db/revisions.ts";
+import type { ToolContext } from "./registry.ts";
+
+const provenance = (ctx: ToolContext, reason?: string): Provenance => ({
+  source: "tool",
+  actorId: ctx.scope.personId,
+  sourceMessageId: ctx.sourceMessageId,
+  reason: reason ?? null,
+});
+
+export function skillsListTool(store: SkillStore) {
+  return defineTool({
+    name: "skills_list",
+    description: "List the skills (saved procedures) available here, with one-line descriptions.",
+    input: z.object({}),
+    async run(_args, ctx) {
+      const skills = await store.list(ctx.scope);
+      if (skills.length === 0) return "No skills yet. Create one with skill_manage when you work out a reusable procedure.";
+      return skills
+        .map((s) => `- ${s.name}${s.bundled ? " (bundled, read-only)" : s.scope !== "team" ? ` (${s.scope})` : ""}: ${s.description}`)
+        .join("\n");
+    },
+  });
+}
+
+export function skillViewTool(store: SkillStore) {
+  return defineTool({
+    name: "skill_view",
+    description:
+      "Read a skill's SKILL.md (and the list of its support files), or one support file with `file`. Read a skill before following it.",
+    input: z.object({
+      name: z.string().min(1).max(64),
+      file: z.string().max(200).optional().describe("a support file path such as references/api.md"),
+    }),
+    async run(args, ctx) {
+      const skill = await store.find(ctx.scope, args.name);
+      if (!skill) {
+        const names = (await store.list(ctx.scope)).map((s) => s.name);
+        throw new ToolError(`No skill named '${args.name}'. Available: ${names.join(", ") || "(none)"}.`);
+      }
+      if (args.file !== undefined) {
+        const file = skill.files.find((f) => f.path === args.file);
+        if (!file) {
+          throw new ToolError(`'${args.name}' has no file '${args.file}'. Its files: ${skill.files.map((f) => f.path).join(", ") || "(none)"}.`);
+        }
+        return file.content;
+      }
+      await store.markUsed(skill.id);
+      const files = skill.files.length ? `\n\n---\nSupport files (read with file=...): ${skill.files.map((f) => f.path).join(", ")}` : "";
+      return skill.content + files;
+    },
+  });
+}
+
+const manageInput = z
+  .object({
+    action: z.enum(["create", "patch", "edit", "write_file", "remove_file", "archive"]),
+    name: z.string().min(1).max(64).describe("the skill's name (lowercase, digits, '.', '_' or '-')"),
+    content: z
+      .string()
+      .optional()
+      .describe("create/edit: the whole SKILL.md, YAML frontmatter (name, description) then a markdown body; write_file: the file's text"),
+    old_string: z.string().optional().describe("patch: exact text to replace"),
+    new_string: z.string().optional().describe("patch: replacement text"),
+    replace_all: z.boolean().optional().describe("patch: replace every occurrence instead of requiring a unique match"),
+    file_path: z
+      .string()
+      .optional()
+      .describe("write_file/remove_file (and patch of a support file): a path under references/, templates/, scripts/ or assets/"),
+    scope: z.enum(["team", "channel", "user"]).optional().describe("create: who sees the skill; default team (the whole workspace)"),
+    reason: z.string().max(500).optional().describe("why this change: kept in the skill's revision history"),
+  })
+  .superRefine((a, ctx) => {
+    const need = (field: keyof typeof a, why: string) => {
+      if (a[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `'${field}' is required for action '${a.action}' (${why})` });
+    };
+    if (a.action === "create" || a.action === "edit") need("content", "the whole SKILL.md");
+    if (a.action === "patch") {
+      need("old_string", "the exact text to replace");
+      need("new_string", "the replacement");
+    }
+    if (a.action === "write_file") {
+      need("file_path", "where the file goes");
+      need("content", "the file's text");
+    }
+    if (a.action === "remove_file") need("file_path", "which file to remove");
+  });
+
+export function skillManageTool(store: SkillStore) {
+  return defineTool({
+    name: "skill_manage",
+    description: [
+      "Create and maintain skills: reusable procedures for a class of task (not records of one incident) that",
+      "the whole team benefits from. create/edit take a full SKILL.md; patch replaces exact text; write_file /",
+      "remove_file manage support files; archive retires a skill (nothing is ever deleted). Bundled skills are read-only.",
+    ].join(" "),
+    input: manageInput,
+    async run(a, ctx) {
+      const prov = provenance(ctx, a.reason);
+      switch (a.action) {
+        case "create": {
+          const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
+          if (s.name !== a.name) {
+            return `Created skill '${s.name}' (the name in its frontmatter; you passed '${a.name}'). It appears in the skills index from the next session.`;
+          }
+          return `Created skill '${s.name}' (${s.scope}). It appears in the skills index from the next session.`;
+        }
+        case "edit":
+          await store.edit(ctx.scope, a.name, a.content ?? "", prov);
+          return `Rewrote SKILL.md of '${a.name}'. The previous text is kept in its revision history.`;
+        case "patch":
+          await store.patch(
+            ctx.scope,
+            a.name,
+            { old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) },
+            prov,
+          );
+          return `Patched ${a.file_path ?? "SKILL.md"} of '${a.name}'.`;
+        case "write_file":
+          await store.writeFile(ctx.scope, a.name, a.file_path ?? "", a.content ?? "", prov);
+          return `Wrote ${a.file_path} in '${a.name}'.`;
+        case "remove_file":
+          await store.removeFile(ctx.scope, a.name, a.file_path ?? "", prov);
+          return `Removed ${a.file_path} from '${a.name}' (its text stays in the revision history).`;
+        case "archive":
+          await store.archive(ctx.scope, a.name, prov);
+          return `Archived '${a.name}': it no longer appears in the index; its history is kept.`;
+      }
+    },
+  });
+}
+
+export function skillTools(store: SkillStore): Tool[] {
+  return [skillsListTool(store), skillViewTool(store), skillManageTool(store)] as Tool[];
+}
