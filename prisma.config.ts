@@ -14,5 +14,10 @@ export default defineConfig({
   datasource: { url },
   experimental: { externalTables: true },
   // The SQLite full-text index is made by hand in a migration; listed here so `migrate dev` keeps it.
-  tables: { external: provider === "sqlite" ? ["message_fts"] : [] },
+  tables: {
+    external:
+      provider === "sqlite"
+        ? ["message_fts", "message_fts_data", "message_fts_idx", "message_fts_docsize", "message_fts_config"]
+        : [],
+  },
 });

@@ -1,11 +1,14 @@
 // Writes the per-provider Prisma schemas from prisma/models.prisma (one logical model, two
 // providers: Prisma's datasource takes one provider per schema). Run after editing the models.
-import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const models = readFileSync(join(root, "prisma/models.prisma"), "utf8");
+// --check: fail when the committed schemas differ from what this script would write (CI).
+const check = process.argv.includes("--check");
+const stale = [];
 
 for (const provider of ["sqlite", "postgresql"]) {
   const body = models
@@ -30,7 +33,21 @@ datasource db {
   provider = "${provider}"
 }
 `;
+  const target = join(root, "prisma", provider, "schema.prisma");
+  const text = header + "\n" + body;
+  if (check) {
+    if (!existsSync(target) || readFileSync(target, "utf8") !== text) stale.push(target);
+    continue;
+  }
   mkdirSync(join(root, "prisma", provider), { recursive: true });
-  writeFileSync(join(root, "prisma", provider, "schema.prisma"), header + "\n" + body);
+  writeFileSync(target, text);
 }
-console.log("wrote prisma/sqlite/schema.prisma and prisma/postgresql/schema.prisma");
+if (check) {
+  if (stale.length) {
+    console.error(`out of date with prisma/models.prisma: ${stale.join(", ")}\nrun: npm run db:schemas, then regenerate the client and add a migration (README "Changing the data model")`);
+    process.exit(1);
+  }
+  console.log("prisma schemas match prisma/models.prisma");
+} else {
+  console.log("wrote prisma/sqlite/schema.prisma and prisma/postgresql/schema.prisma");
+}

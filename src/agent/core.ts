@@ -11,7 +11,7 @@
 import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { HandleResult, Inbound, Outbound, Scope } from "../core/types.ts";
-import { HistoryStore, scopeOf, type HistoryMessage, type Place } from "../history/store.ts";
+import { HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
 import { SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
@@ -60,6 +60,7 @@ export class Core {
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   private readonly queue: KeyedQueue;
+  private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly now: () => Date;
 
   constructor(private readonly deps: CoreDeps) {
@@ -87,10 +88,15 @@ export class Core {
     if (inbound.author.isBot) return { kind: "dropped", reason: "bot" };
     if (!inbound.text.trim()) return { kind: "dropped", reason: "empty" };
     const place = await this.history.resolve(inbound);
-    const stored = await this.history.recordInbound(place, inbound);
-    if (!stored) return { kind: "dropped", reason: "duplicate" };
-    const reply = await this.queue.run(place.conversation.id, () => this.turn(place, stored.id));
-    return { kind: "reply", reply };
+    const key = place.conversation.id;
+    // Stores are serialized per conversation and each turn is queued the moment its message is
+    // stored, so turn order equals id order: history is read by id range.
+    const accepted = await this.intake.run(key, async () => {
+      const stored = await this.history.recordInbound(place, inbound);
+      return stored ? { turn: this.queue.run(key, () => this.turn(place, stored.id)) } : null;
+    });
+    if (!accepted) return { kind: "dropped", reason: "duplicate" };
+    return { kind: "reply", reply: await accepted.turn };
   }
 
   command(inbound: Inbound, name: CommandName): Promise<CommandReply> {
@@ -140,7 +146,7 @@ export class Core {
         text = INTERNAL_ERROR_REPLY;
       }
     }
-    const reply = await this.history.recordReply(place, session.id, text, status === "ok" ? "sent" : "failed");
+    const reply = await this.history.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed");
     await this.history.markInbound(messageId, session.id, status === "ok" ? "answered" : "failed");
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
@@ -193,8 +199,12 @@ export class Core {
     const s = this.deps.settings;
     const size = (summary?.length ?? 0) + messages.reduce((n, m) => n + m.text.length, 0);
     if (size <= s.historyCharLimit || messages.length <= s.historyKeepMessages) return null;
-    const older = messages.slice(0, messages.length - s.historyKeepMessages);
-    const kept = messages.slice(messages.length - s.historyKeepMessages);
+    // Cut at a turn boundary, so a person's message and cairn's reply to it stay on the same side.
+    let cut = messages.length - s.historyKeepMessages;
+    while (cut > 0 && messages[cut]?.role === "assistant") cut--;
+    if (cut === 0) return null;
+    const older = messages.slice(0, cut);
+    const kept = messages.slice(cut);
     let next: string;
     try {
       next = await summarize(this.deps.model, s.reviewModel, summary, older);
@@ -207,7 +217,7 @@ export class Core {
       shared: await this.renderSnapshotShared(scope, place),
       profiles: { [place.person.id]: await this.renderSpeakerProfile(scope, place) },
     };
-    await this.sessions.saveSummary(sessionId, next, older.at(-1)!.id, snapshot);
+    await this.sessions.saveSummary(sessionId, next, turnOf(older.at(-1)!), snapshot);
     return { summary: next, messages: kept, snapshot };
   }
 }

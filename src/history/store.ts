@@ -100,12 +100,13 @@ export class HistoryStore {
     }
   }
 
-  async recordReply(place: Place, sessionId: string, text: string, status: "sent" | "failed"): Promise<Message> {
+  async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed"): Promise<Message> {
     return this.db.message.create({
       data: {
         workspaceId: place.workspace.id,
         conversationId: place.conversation.id,
         sessionId,
+        replyToId,
         role: "assistant",
         text,
         status,
@@ -122,20 +123,38 @@ export class HistoryStore {
     await this.db.message.update({ where: { id: replyMessageId }, data: { platformId } });
   }
 
-  /** A session's messages in order, up to and including `throughId`. Failed apologies are left out. */
-  async sessionMessages(sessionId: string, afterId: number | null, throughId: number): Promise<HistoryMessage[]> {
-    return this.db.message.findMany({
+  /**
+   * A session's messages in turn order: person messages with ids in (afterUserId, throughUserId], each
+   * followed by cairn's reply to it. Ordering by turn, not by id, matters because messages queued in
+   * a busy conversation are stored before the replies to the ones ahead of them. Failed apologies
+   * are left out: they carry nothing the model needs.
+   */
+  async sessionMessages(sessionId: string, afterUserId: number | null, throughUserId: number): Promise<HistoryMessage[]> {
+    const range = { gt: afterUserId ?? 0, lte: throughUserId };
+    const rows = await this.db.message.findMany({
       where: {
         sessionId,
-        id: { gt: afterId ?? 0, lte: throughId },
-        NOT: { role: "assistant", status: "failed" },
+        OR: [
+          { role: "user", id: range },
+          { role: "assistant", status: { not: "failed" }, replyToId: range },
+        ],
       },
       orderBy: { id: "asc" },
       include: { author: true },
     });
+    return sortByTurn(rows);
   }
 
   async countByAuthor(personId: string): Promise<number> {
     return this.db.message.count({ where: { authorId: personId } });
   }
+}
+
+/** The id of the person message a history entry belongs to (itself, or the one a reply answers). */
+export function turnOf(m: Message): number {
+  return m.role === "assistant" && m.replyToId !== null ? m.replyToId : m.id;
+}
+
+export function sortByTurn<T extends Message>(rows: T[]): T[] {
+  return [...rows].sort((a, b) => turnOf(a) - turnOf(b) || (a.role === b.role ? a.id - b.id : a.role === "user" ? -1 : 1));
 }

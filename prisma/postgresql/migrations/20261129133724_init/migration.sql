@@ -63,6 +63,7 @@ CREATE TABLE "Message" (
     "text" TEXT NOT NULL,
     "platformId" TEXT,
     "status" TEXT NOT NULL DEFAULT 'received',
+    "replyToId" INTEGER,
     "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     -- Hand-edited: a generated column, so edits to text re-index (a DEFAULT would not).
     "search" tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, COALESCE(text, ''::text))) STORED,

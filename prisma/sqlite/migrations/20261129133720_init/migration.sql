@@ -58,6 +58,7 @@ CREATE TABLE "Message" (
     "text" TEXT NOT NULL,
     "platformId" TEXT,
     "status" TEXT NOT NULL DEFAULT 'received',
+    "replyToId" INTEGER,
     "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "Message_conversationId_fkey" FOREIGN KEY ("conversationId") REFERENCES "Conversation" ("id") ON DELETE CASCADE ON UPDATE CASCADE,
     CONSTRAINT "Message_sessionId_fkey" FOREIGN KEY ("sessionId") REFERENCES "ChatSession" ("id") ON DELETE SET NULL ON UPDATE CASCADE,

@@ -1269,6 +1269,7 @@ export const MessageScalarFieldEnum = {
   text: 'text',
   platformId: 'platformId',
   status: 'status',
+  replyToId: 'replyToId',
   createdAt: 'createdAt'
 } as const
 

@@ -143,6 +143,7 @@ export const MessageScalarFieldEnum = {
   text: 'text',
   platformId: 'platformId',
   status: 'status',
+  replyToId: 'replyToId',
   createdAt: 'createdAt'
 } as const
 

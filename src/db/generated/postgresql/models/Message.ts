@@ -28,10 +28,12 @@ export type AggregateMessage = {
 
 export type MessageAvgAggregateOutputType = {
   id: number | null
+  replyToId: number | null
 }
 
 export type MessageSumAggregateOutputType = {
   id: number | null
+  replyToId: number | null
 }
 
 export type MessageMinAggregateOutputType = {
@@ -44,6 +46,7 @@ export type MessageMinAggregateOutputType = {
   text: string | null
   platformId: string | null
   status: string | null
+  replyToId: number | null
   createdAt: Date | null
 }
 
@@ -57,6 +60,7 @@ export type MessageMaxAggregateOutputType = {
   text: string | null
   platformId: string | null
   status: string | null
+  replyToId: number | null
   createdAt: Date | null
 }
 
@@ -70,6 +74,7 @@ export type MessageCountAggregateOutputType = {
   text: number
   platformId: number
   status: number
+  replyToId: number
   createdAt: number
   _all: number
 }
@@ -77,10 +82,12 @@ export type MessageCountAggregateOutputType = {
 
 export type MessageAvgAggregateInputType = {
   id?: true
+  replyToId?: true
 }
 
 export type MessageSumAggregateInputType = {
   id?: true
+  replyToId?: true
 }
 
 export type MessageMinAggregateInputType = {
@@ -93,6 +100,7 @@ export type MessageMinAggregateInputType = {
   text?: true
   platformId?: true
   status?: true
+  replyToId?: true
   createdAt?: true
 }
 
@@ -106,6 +114,7 @@ export type MessageMaxAggregateInputType = {
   text?: true
   platformId?: true
   status?: true
+  replyToId?: true
   createdAt?: true
 }
 
@@ -119,6 +128,7 @@ export type MessageCountAggregateInputType = {
   text?: true
   platformId?: true
   status?: true
+  replyToId?: true
   createdAt?: true
   _all?: true
 }
@@ -219,6 +229,7 @@ export type MessageGroupByOutputType = {
   text: string
   platformId: string | null
   status: string
+  replyToId: number | null
   createdAt: Date
   _count: MessageCountAggregateOutputType | null
   _avg: MessageAvgAggregateOutputType | null
@@ -255,6 +266,7 @@ export type MessageWhereInput = {
   text?: Prisma.StringFilter<"Message"> | string
   platformId?: Prisma.StringNullableFilter<"Message"> | string | null
   status?: Prisma.StringFilter<"Message"> | string
+  replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
@@ -271,6 +283,7 @@ export type MessageOrderByWithRelationInput = {
   text?: Prisma.SortOrder
   platformId?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   conversation?: Prisma.ConversationOrderByWithRelationInput
   session?: Prisma.ChatSessionOrderByWithRelationInput
@@ -291,6 +304,7 @@ export type MessageWhereUniqueInput = Prisma.AtLeast<{
   text?: Prisma.StringFilter<"Message"> | string
   platformId?: Prisma.StringNullableFilter<"Message"> | string | null
   status?: Prisma.StringFilter<"Message"> | string
+  replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
@@ -307,6 +321,7 @@ export type MessageOrderByWithAggregationInput = {
   text?: Prisma.SortOrder
   platformId?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.MessageCountOrderByAggregateInput
   _avg?: Prisma.MessageAvgOrderByAggregateInput
@@ -328,6 +343,7 @@ export type MessageScalarWhereWithAggregatesInput = {
   text?: Prisma.StringWithAggregatesFilter<"Message"> | string
   platformId?: Prisma.StringNullableWithAggregatesFilter<"Message"> | string | null
   status?: Prisma.StringWithAggregatesFilter<"Message"> | string
+  replyToId?: Prisma.IntNullableWithAggregatesFilter<"Message"> | number | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Message"> | Date | string
 }
 
@@ -337,6 +353,7 @@ export type MessageCreateInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -353,6 +370,7 @@ export type MessageUncheckedCreateInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -362,6 +380,7 @@ export type MessageUpdateInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -378,6 +397,7 @@ export type MessageUncheckedUpdateInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -391,6 +411,7 @@ export type MessageCreateManyInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -400,6 +421,7 @@ export type MessageUpdateManyMutationInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -413,6 +435,7 @@ export type MessageUncheckedUpdateManyInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -441,11 +464,13 @@ export type MessageCountOrderByAggregateInput = {
   text?: Prisma.SortOrder
   platformId?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
 export type MessageAvgOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrder
 }
 
 export type MessageMaxOrderByAggregateInput = {
@@ -458,6 +483,7 @@ export type MessageMaxOrderByAggregateInput = {
   text?: Prisma.SortOrder
   platformId?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -471,11 +497,13 @@ export type MessageMinOrderByAggregateInput = {
   text?: Prisma.SortOrder
   platformId?: Prisma.SortOrder
   status?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
 export type MessageSumOrderByAggregateInput = {
   id?: Prisma.SortOrder
+  replyToId?: Prisma.SortOrder
 }
 
 export type MessageCreateNestedManyWithoutAuthorInput = {
@@ -618,6 +646,7 @@ export type MessageCreateWithoutAuthorInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -632,6 +661,7 @@ export type MessageUncheckedCreateWithoutAuthorInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -674,6 +704,7 @@ export type MessageScalarWhereInput = {
   text?: Prisma.StringFilter<"Message"> | string
   platformId?: Prisma.StringNullableFilter<"Message"> | string | null
   status?: Prisma.StringFilter<"Message"> | string
+  replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
 }
 
@@ -683,6 +714,7 @@ export type MessageCreateWithoutConversationInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
@@ -697,6 +729,7 @@ export type MessageUncheckedCreateWithoutConversationInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -732,6 +765,7 @@ export type MessageCreateWithoutSessionInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
@@ -746,6 +780,7 @@ export type MessageUncheckedCreateWithoutSessionInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -784,6 +819,7 @@ export type MessageCreateManyAuthorInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -793,6 +829,7 @@ export type MessageUpdateWithoutAuthorInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -807,6 +844,7 @@ export type MessageUncheckedUpdateWithoutAuthorInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -819,6 +857,7 @@ export type MessageUncheckedUpdateManyWithoutAuthorInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -831,6 +870,7 @@ export type MessageCreateManyConversationInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -840,6 +880,7 @@ export type MessageUpdateWithoutConversationInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
@@ -854,6 +895,7 @@ export type MessageUncheckedUpdateWithoutConversationInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -866,6 +908,7 @@ export type MessageUncheckedUpdateManyWithoutConversationInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -878,6 +921,7 @@ export type MessageCreateManySessionInput = {
   text: string
   platformId?: string | null
   status?: string
+  replyToId?: number | null
   createdAt?: Date | string
 }
 
@@ -887,6 +931,7 @@ export type MessageUpdateWithoutSessionInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
@@ -901,6 +946,7 @@ export type MessageUncheckedUpdateWithoutSessionInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -913,6 +959,7 @@ export type MessageUncheckedUpdateManyWithoutSessionInput = {
   text?: Prisma.StringFieldUpdateOperationsInput | string
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -928,6 +975,7 @@ export type MessageSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   text?: boolean
   platformId?: boolean
   status?: boolean
+  replyToId?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -944,6 +992,7 @@ export type MessageSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   text?: boolean
   platformId?: boolean
   status?: boolean
+  replyToId?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -960,6 +1009,7 @@ export type MessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   text?: boolean
   platformId?: boolean
   status?: boolean
+  replyToId?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -976,10 +1026,11 @@ export type MessageSelectScalar = {
   text?: boolean
   platformId?: boolean
   status?: boolean
+  replyToId?: boolean
   createdAt?: boolean
 }
 
-export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "createdAt", ExtArgs["result"]["message"]>
+export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "createdAt", ExtArgs["result"]["message"]>
 export type MessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1022,6 +1073,10 @@ export type $MessagePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * user messages: received | answered | failed; assistant messages: sent | failed
      */
     status: string
+    /**
+     * For cairn's replies: the user message answered. Orders history by turn, not by insert time.
+     */
+    replyToId: number | null
     createdAt: Date
   }, ExtArgs["result"]["message"]>
   composites: {}
@@ -1458,6 +1513,7 @@ export interface MessageFieldRefs {
   readonly text: Prisma.FieldRef<"Message", 'String'>
   readonly platformId: Prisma.FieldRef<"Message", 'String'>
   readonly status: Prisma.FieldRef<"Message", 'String'>
+  readonly replyToId: Prisma.FieldRef<"Message", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Message", 'DateTime'>
 }
     

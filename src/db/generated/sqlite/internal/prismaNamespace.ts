@@ -1266,6 +1266,7 @@ export const MessageScalarFieldEnum = {
   text: 'text',
   platformId: 'platformId',
   status: 'status',
+  replyToId: 'replyToId',
   createdAt: 'createdAt'
 } as const
 

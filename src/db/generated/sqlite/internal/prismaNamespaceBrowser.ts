@@ -140,6 +140,7 @@ export const MessageScalarFieldEnum = {
   text: 'text',
   platformId: 'platformId',
   status: 'status',
+  replyToId: 'replyToId',
   createdAt: 'createdAt'
 } as const
 

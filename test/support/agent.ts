@@ -1,0 +1,42 @@
+/** Builds a real Core against a test database and the fake Anthropic server. */
+import { Core, type AgentSettings } from "../../src/agent/core.ts";
+import { createModelClient } from "../../src/agent/model.ts";
+import { silentLogger } from "../../src/log.ts";
+import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
+import type { Database } from "../../src/db/client.ts";
+import type { FakeAnthropic, RecordedRequest } from "../fakes/anthropic.ts";
+
+export const TEST_SETTINGS: AgentSettings = {
+  model: "claude-sonnet-5-5",
+  reviewModel: "claude-haiku-5-5",
+  maxTokens: 1024,
+  budgets: { user: 1375, channel: 1500, team: 2200 },
+  sessionIdleMs: 2 * 60 * 60 * 1000,
+  toolIterations: 20,
+  historyCharLimit: 48_000,
+  historyKeepMessages: 10,
+  maxConcurrency: 8,
+  bundledSkillsDir: BUNDLED_SKILLS_DIR,
+};
+
+export function makeCore(db: Database, fake: FakeAnthropic, overrides: Partial<AgentSettings> = {}, now?: () => Date): Core {
+  const model = createModelClient({ apiKey: fake.apiKey, baseURL: fake.url, maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 10_000 });
+  return new Core({ database: db, model, settings: { ...TEST_SETTINGS, ...overrides }, log: silentLogger, ...(now ? { now } : {}) });
+}
+
+export interface ToolResultBlock {
+  tool_use_id: string;
+  content: string;
+  is_error: boolean;
+}
+
+/** The tool_result blocks a request carries in its last user message. */
+export function toolResults(req: RecordedRequest): ToolResultBlock[] {
+  const last = req.body.messages.at(-1);
+  if (!last || typeof last.content === "string") return [];
+  return last.content.flatMap((b) => {
+    if (b.type !== "tool_result") return [];
+    const r = b as { tool_use_id?: unknown; content?: unknown; is_error?: unknown };
+    return [{ tool_use_id: String(r.tool_use_id), content: typeof r.content === "string" ? r.content : JSON.stringify(r.content), is_error: r.is_error === true }];
+  });
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { ConfigError, configSchema, loadConfig } from "../../src/config.ts";
+
+describe("config", () => {
+  it("applies defaults to an empty environment", () => {
+    const cfg = loadConfig({});
+    expect(cfg.DATABASE_URL).toBe("file:./data/cairn.db");
+    expect(cfg.CAIRN_MODEL).toMatch(/^claude-sonnet-/);
+    expect(cfg.CAIRN_REVIEW_MODEL).toMatch(/^claude-haiku-/);
+    expect(cfg.CAIRN_SESSION_IDLE_MINUTES).toBe(120);
+    expect(cfg.CAIRN_TOOL_ITERATIONS).toBe(20);
+    expect(cfg.ANTHROPIC_API_KEY).toBeUndefined();
+    expect(cfg.CAIRN_ADMINS).toEqual([]);
+  });
+
+  it("coerces numbers and splits lists", () => {
+    const cfg = loadConfig({ CAIRN_MEMORY_TEAM_CHARS: "3000", CAIRN_ADMINS: "slack:U1, discord:42 ,", ANTHROPIC_API_KEY: " k " });
+    expect(cfg.CAIRN_MEMORY_TEAM_CHARS).toBe(3000);
+    expect(cfg.CAIRN_ADMINS).toEqual(["slack:U1", "discord:42"]);
+    expect(cfg.ANTHROPIC_API_KEY).toBe("k");
+  });
+
+  it("names every wrong variable and what it expects", () => {
+    let caught: unknown;
+    try {
+      loadConfig({ DATABASE_URL: "mysql://x", CAIRN_TOOL_ITERATIONS: "lots", ANTHROPIC_BASE_URL: "not a url" });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const msg = (caught as ConfigError).message;
+    expect(msg).toContain("DATABASE_URL");
+    expect(msg).toContain("postgresql://");
+    expect(msg).toContain("CAIRN_TOOL_ITERATIONS");
+    expect(msg).toContain('"lots"');
+    expect(msg).toContain("ANTHROPIC_BASE_URL");
+    expect((caught as ConfigError).problems).toHaveLength(3);
+  });
+
+  it("documents every variable of the schema in .env.example", () => {
+    const example = readFileSync(new URL("../../.env.example", import.meta.url), "utf8");
+    for (const key of Object.keys(configSchema.shape)) expect(example, key).toMatch(new RegExp(`^#? ?${key}=`, "m"));
+  });
+});
