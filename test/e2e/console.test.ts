@@ -1,0 +1,118 @@
+/**
+ * cairn as a newcomer runs it: the real entry point in a child process, talking on stdin/stdout,
+ * against the fake Anthropic server and a fresh SQLite file.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeAnthropic, systemText, type FakeAnthropic } from "../fakes/anthropic.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const tsx = join(root, "node_modules/.bin/tsx");
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `src/main.ts` with only the given environment (plus PATH), feeding `lines` one at a time. */
+function runCairn(env: Record<string, string>, lines: string[], waitFor?: (stdout: string, sent: number) => boolean): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(tsx, ["src/main.ts"], { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env } });
+    let stdout = "";
+    let stderr = "";
+    let sent = 0;
+    const pump = () => {
+      // Send the next line once the previous answer has appeared, as a person typing would.
+      while (sent < lines.length && (!waitFor || waitFor(stdout, sent))) child.stdin.write(`${lines[sent++]}\n`);
+      if (sent === lines.length) child.stdin.end();
+    };
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      pump();
+    });
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.on("error", () => {});
+    pump();
+  });
+}
+
+describe("npm start: the console chat", () => {
+  let fake: FakeAnthropic;
+  let dir: string;
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+    dir = mkdtempSync(join(tmpdir(), "cairn-console-"));
+  });
+  afterAll(async () => {
+    await fake.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("without ANTHROPIC_API_KEY exits with one clear message naming what to set", async () => {
+    const run = await runCairn({ DATABASE_URL: `file:${join(dir, "none.db")}` }, []);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("ANTHROPIC_API_KEY");
+    expect(run.stderr).toContain("ANTHROPIC_BASE_URL");
+    expect(run.stdout).toBe("");
+    expect(existsSync(join(dir, "none.db"))).toBe(false);
+  });
+
+  it("with a wrong setting exits naming the variable", async () => {
+    const run = await runCairn({ ANTHROPIC_API_KEY: "k", CAIRN_SESSION_IDLE_MINUTES: "soon" }, []);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("CAIRN_SESSION_IDLE_MINUTES");
+  });
+
+  it("chats, learns, remembers across restarts, and creates its database with migrations", async () => {
+    const dbPath = join(dir, "nested", "cairn.db");
+    const env = {
+      ANTHROPIC_API_KEY: fake.apiKey,
+      ANTHROPIC_BASE_URL: fake.url,
+      DATABASE_URL: `file:${dbPath}`,
+      CAIRN_CONSOLE_USER: "dana",
+      LOG_LEVEL: "silent",
+    };
+    fake.enqueue(
+      { text: "Hello Dana." },
+      { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: "Dana is on the payments team" }] } }] },
+      { text: "Noted." },
+    );
+    const answered = (out: string, sent: number) => (out.match(/^(cairn> |\*What|Started a new|\*Skills)/gm)?.length ?? 0) >= sent;
+    const first = await runCairn(env, ["hello", "I work on the payments team", "/me", "/skills"], answered);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain("talking as dana");
+    expect(first.stdout).toContain("cairn> Hello Dana.");
+    expect(first.stdout).toContain("cairn> Noted.");
+    expect(first.stdout).toMatch(/What cairn knows about you\* \[\d+% - 28\/1,375 chars\]\n- Dana is on the payments team/);
+    expect(first.stdout).toContain("`cairn-guide` (bundled)");
+    expect(existsSync(dbPath)).toBe(true);
+
+    // A restart starts a new session whose snapshot holds what was learned.
+    fake.enqueue({ text: "You are on payments." });
+    const second = await runCairn(env, ["what team am I on?"], answered);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain("cairn> You are on payments.");
+    const last = fake.lastRequest()!;
+    expect(systemText(last)).toContain("Dana is on the payments team");
+    expect(last.body.messages).toHaveLength(1);
+
+    const raw = new BetterSqlite3(dbPath, { readonly: true });
+    try {
+      const migrations = raw.prepare(`SELECT migration_name, finished_at FROM "_prisma_migrations"`).all() as { migration_name: string; finished_at: string | null }[];
+      expect(migrations).toHaveLength(1);
+      expect(migrations[0]!.finished_at).not.toBeNull();
+      const sessions = raw.prepare(`SELECT endReason FROM "ChatSession" ORDER BY startedAt`).all() as { endReason: string | null }[];
+      expect(sessions.map((s) => s.endReason)).toEqual(["restart", null]);
+    } finally {
+      raw.close();
+    }
+  });
+});
