@@ -26,7 +26,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = createLogger(cfg.LOG_LEVEL);
-  const database = await openDatabase(cfg.DATABASE_URL);
+  const database = await openDatabase(cfg.DATABASE_URL, {
+    onConnectionError: (err) => log.warn({ err: err.message }, "database connection lost; the pool reconnects"),
+  });
   if (database.migrations.applied.length) log.info({ applied: database.migrations.applied }, "migrations applied");
   const model = createModelClient({
     apiKey: cfg.ANTHROPIC_API_KEY,

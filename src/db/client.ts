@@ -38,7 +38,15 @@ export function sqlitePath(url: string): string {
   return path === ":memory:" ? path : resolve(path);
 }
 
-export async function openDatabase(url: string): Promise<Database> {
+export interface OpenOptions {
+  /**
+   * Errors of idle PostgreSQL connections (server restart, failover, a dropped database). pg emits
+   * them on the pool; unhandled they would crash the process, handled the pool just reconnects.
+   */
+  onConnectionError?: (err: Error) => void;
+}
+
+export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Database> {
   const provider = providerOf(url);
   if (provider === "sqlite") {
     const path = sqlitePath(url);
@@ -67,6 +75,7 @@ export async function openDatabase(url: string): Promise<Database> {
     await client.end();
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on("error", opts.onConnectionError ?? (() => {}));
   const prisma = new PostgresClient({ adapter: new PrismaPg(pool) }) as unknown as Db;
   return {
     prisma,
