@@ -10,7 +10,8 @@
  */
 import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
-import type { HandleResult, Inbound, Outbound, Scope } from "../core/types.ts";
+import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../core/types.ts";
+import { JobQueue } from "../jobs/queue.ts";
 import { HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
 import { SkillStore } from "../skills/store.ts";
@@ -59,6 +60,7 @@ export class Core {
   readonly skills: SkillStore;
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
+  readonly jobs: JobQueue;
   private readonly queue: KeyedQueue;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly now: () => Date;
@@ -74,6 +76,7 @@ export class Core {
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"));
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
+    this.jobs = new JobQueue(db, this.now);
   }
 
   /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */
@@ -84,7 +87,7 @@ export class Core {
     this.deps.log.info(counts, "bundled skills imported");
   }
 
-  async handle(inbound: Inbound): Promise<HandleResult> {
+  async handle(inbound: Inbound, hooks: TurnHooks = {}): Promise<HandleResult> {
     if (inbound.author.isBot) return { kind: "dropped", reason: "bot" };
     if (!inbound.text.trim()) return { kind: "dropped", reason: "empty" };
     const place = await this.history.resolve(inbound);
@@ -93,17 +96,50 @@ export class Core {
     // stored, so turn order equals id order: history is read by id range.
     const accepted = await this.intake.run(key, async () => {
       const stored = await this.history.recordInbound(place, inbound);
-      return stored ? { turn: this.queue.run(key, () => this.turn(place, stored.id)) } : null;
+      return stored ? { turn: this.queue.run(key, () => this.turn(place, stored.id, hooks)) } : null;
     });
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
     return { kind: "reply", reply: await accepted.turn };
+  }
+
+  /** Adapters call this once a reply is posted: one platform id per part of a split reply. */
+  async recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void> {
+    const message = await this.history.findMessage(reply.replyMessageId);
+    if (!message) throw new Error(`no stored reply ${reply.replyMessageId}`);
+    await this.history.recordDeliveries(message, channelId, platformIds);
+  }
+
+  /**
+   * A reaction on a message cairn posted. Only reactions on cairn's own replies count; they are
+   * queued durably (job kind "feedback") for the learning loop, once per distinct event.
+   */
+  async feedback(event: FeedbackEvent): Promise<FeedbackResult> {
+    if (event.reactor.isBot) return { kind: "ignored", reason: "bot" };
+    const workspace = await this.history.findWorkspace(event.platform, event.workspace.externalId);
+    const delivery = workspace && (await this.history.findDelivery(workspace.id, event.channel.externalId, event.targetMessageId));
+    if (!workspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
+    const reactor = await this.history.person(workspace.id, event.reactor);
+    const payload = {
+      replyMessageId: delivery.messageId,
+      conversationId: delivery.conversationId,
+      workspaceId: workspace.id,
+      reactorId: reactor.id,
+      emoji: event.emoji,
+      action: event.action,
+      at: event.at.toISOString(),
+    };
+    const uniqueKey = `feedback:${delivery.id}:${reactor.id}:${event.emoji}:${event.action}:${payload.at}`;
+    const { job, created } = await this.jobs.enqueue("feedback", payload, { uniqueKey });
+    if (!created) return { kind: "ignored", reason: "duplicate" };
+    this.deps.log.info({ reply: delivery.messageId, emoji: event.emoji, action: event.action }, "feedback recorded");
+    return { kind: "recorded", replyMessageId: delivery.messageId, jobId: job.id };
   }
 
   command(inbound: Inbound, name: CommandName): Promise<CommandReply> {
     return runCommand(this, inbound, name);
   }
 
-  private async turn(place: Place, messageId: number): Promise<Outbound> {
+  private async turn(place: Place, messageId: number, hooks: TurnHooks): Promise<Outbound> {
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const s = this.deps.settings;
     const scope = scopeOf(place);
@@ -133,6 +169,7 @@ export class Core {
         tools: this.tools,
         ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: this.speakerName(place) },
         maxIterations: s.toolIterations,
+        ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
       });
       log.info({ iterations: result.iterations, tools: result.toolCalls, stop: result.stopReason }, "turn answered");
       text = result.text || "(I have nothing to add.)";

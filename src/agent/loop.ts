@@ -20,6 +20,8 @@ export interface LoopInput {
   tools: ToolRegistry;
   ctx: ToolContext;
   maxIterations: number;
+  /** Told what the agent is doing while tools run (adapters show typing or a status line). */
+  onProgress?: (status: string) => void;
 }
 
 /** Same call twice = same name and same arguments, whatever the key order. */
@@ -44,7 +46,7 @@ const textOf = (msg: Anthropic.Message) =>
 /** How many times the model may repeat an already-failed call before it is made to answer. */
 const MAX_REPEATS = 2;
 
-export async function runToolLoop({ model, request, tools, ctx, maxIterations }: LoopInput): Promise<LoopResult> {
+export async function runToolLoop({ model, request, tools, ctx, maxIterations, onProgress }: LoopInput): Promise<LoopResult> {
   const messages: Anthropic.MessageParam[] = [...request.messages];
   const failed = new Map<string, string>();
   const toolCalls: LoopResult["toolCalls"] = [];
@@ -72,6 +74,7 @@ export async function runToolLoop({ model, request, tools, ctx, maxIterations }:
         });
         continue;
       }
+      onProgress?.(tools.progressLabel(use.name));
       const outcome = await tools.execute(use.name, use.input, ctx);
       toolCalls.push({ name: use.name, isError: outcome.isError });
       if (outcome.isError) failed.set(key, outcome.content);

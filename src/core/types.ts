@@ -54,3 +54,32 @@ export type MemoryTarget = "user" | "channel" | "team";
 export type EntryStatus = "active" | "pending" | "archived";
 /** How a memory entry or skill came to be. */
 export type ProvenanceSource = "tool" | "review" | "reaction" | "learn" | "import";
+
+/**
+ * A reaction on one of cairn's replies: correction feedback for the learning loop. Adapters deliver
+ * every reaction they see on a message the bot posted; the core decides whether it is one of its
+ * replies (through the deliveries it recorded) and queues it durably.
+ */
+export interface FeedbackEvent {
+  platform: Platform;
+  workspace: { externalId: string };
+  reactor: { externalId: string; displayName?: string; isBot?: boolean };
+  /** The channel the reacted-to message is in (for Slack the channel id, for Discord the channel or thread id). */
+  channel: { externalId: string; isDm: boolean };
+  /** The platform id of the reacted-to message: one of the parts of a bot reply. */
+  targetMessageId: string;
+  /** The emoji's name without colons ("thumbsup", "white_check_mark") or the unicode character. */
+  emoji: string;
+  action: "added" | "removed";
+  at: Date;
+}
+
+export type FeedbackResult =
+  | { kind: "recorded"; replyMessageId: number; jobId: string }
+  | { kind: "ignored"; reason: "not_a_reply" | "bot" | "duplicate" };
+
+/** Optional hooks an adapter passes to a turn, for the capabilities its platform has. */
+export interface TurnHooks {
+  /** A short status while cairn works ("searching history"), for typing indicators or status lines. */
+  onProgress?: (status: string) => void;
+}

@@ -43,18 +43,7 @@ export class HistoryStore {
       () => this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId: wsExt } } }),
       () => this.db.workspace.create({ data: { platform, externalId: wsExt, name: inbound.workspace.name ?? null } }),
     );
-    let person = await findOrCreate(
-      () => this.db.person.findUnique({ where: { workspaceId_externalId: { workspaceId: workspace.id, externalId: inbound.author.externalId } } }),
-      () =>
-        this.db.person.create({
-          data: {
-            workspaceId: workspace.id,
-            externalId: inbound.author.externalId,
-            displayName: inbound.author.displayName ?? null,
-            isBot: inbound.author.isBot ?? false,
-          },
-        }),
-    );
+    let person = await this.person(workspace.id, inbound.author);
     const name = inbound.author.displayName;
     if (name && name !== person.displayName) {
       person = await this.db.person.update({ where: { id: person.id }, data: { displayName: name } });
@@ -118,11 +107,6 @@ export class HistoryStore {
     await this.db.message.update({ where: { id: messageId }, data: { sessionId, status } });
   }
 
-  /** Adapters call this once a reply is posted, so reactions on it can be traced back. */
-  async recordDelivery(replyMessageId: number, platformId: string): Promise<void> {
-    await this.db.message.update({ where: { id: replyMessageId }, data: { platformId } });
-  }
-
   /**
    * A session's messages in turn order: person messages with ids in (afterUserId, throughUserId], each
    * followed by cairn's reply to it. Ordering by turn, not by id, matters because messages queued in
@@ -143,6 +127,44 @@ export class HistoryStore {
       include: { author: true },
     });
     return sortByTurn(rows);
+  }
+
+  /** Records where a reply was posted (each part of a split reply), so reactions can find it. */
+  async recordDeliveries(reply: Message, channelId: string, platformIds: readonly string[]): Promise<void> {
+    if (platformIds.length === 0) return;
+    await this.db.delivery.createMany({
+      data: platformIds.map((platformId) => ({
+        workspaceId: reply.workspaceId,
+        conversationId: reply.conversationId,
+        messageId: reply.id,
+        channelId,
+        platformId,
+      })),
+    });
+    // The first part doubles as the reply's own platform id.
+    await this.db.message.update({ where: { id: reply.id }, data: { platformId: platformIds[0] ?? null } });
+  }
+
+  async findDelivery(workspaceId: string, channelId: string, platformId: string) {
+    return this.db.delivery.findUnique({ where: { workspaceId_channelId_platformId: { workspaceId, channelId, platformId } } });
+  }
+
+  async findWorkspace(platform: string, externalId: string): Promise<Workspace | null> {
+    return this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId } } });
+  }
+
+  async findMessage(id: number): Promise<Message | null> {
+    return this.db.message.findUnique({ where: { id } });
+  }
+
+  async person(workspaceId: string, author: Inbound["author"]): Promise<Person> {
+    return findOrCreate(
+      () => this.db.person.findUnique({ where: { workspaceId_externalId: { workspaceId, externalId: author.externalId } } }),
+      () =>
+        this.db.person.create({
+          data: { workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false },
+        }),
+    );
   }
 
   async countByAuthor(personId: string): Promise<number> {

@@ -42,6 +42,7 @@ export function memoryTool(store: MemoryStore) {
       "replace/remove in the same batch. Operations in one call are applied all-or-nothing.",
       "Saved entries appear in the prompt from the next session on.",
     ].join(" "),
+    progress: "saving to memory",
     input,
     async run(args, ctx) {
       const outcome = await store.apply(ctx.scope, args.operations.map(toOp), {

@@ -23,6 +23,8 @@ export class ToolError extends Error {
 export interface Tool<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
+  /** What a person sees while it runs ("searching history"). */
+  progress?: string;
   input: S;
   run(input: z.infer<S>, ctx: ToolContext): Promise<string>;
 }
@@ -53,6 +55,10 @@ export class ToolRegistry {
     private readonly onUnexpected: (err: unknown, tool: string) => void = () => {},
   ) {
     for (const t of tools) this.tools.set(t.name, t);
+  }
+
+  progressLabel(name: string): string {
+    return this.tools.get(name)?.progress ?? "working";
   }
 
   names(): string[] {

@@ -33,6 +33,7 @@ export function sessionSearchTool(db: Database) {
     name: "session_search",
     description:
       "Search earlier conversations (the speaker's own DMs with cairn and this workspace's channels) for messages containing the given words. Use it when someone refers to something discussed before, or asks what was decided or said.",
+    progress: "searching history",
     input,
     async run(args, ctx) {
       const hits = await searchMessages(db, ctx.scope, args.query, { limit: args.limit, excludeSessionId: ctx.sessionId });

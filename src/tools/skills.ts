@@ -15,6 +15,7 @@ const provenance = (ctx: ToolContext, reason?: string): Provenance => ({
 export function skillsListTool(store: SkillStore) {
   return defineTool({
     name: "skills_list",
+    progress: "looking at skills",
     description: "List the skills (saved procedures) available here, with one-line descriptions.",
     input: z.object({}),
     async run(_args, ctx) {
@@ -30,6 +31,7 @@ export function skillsListTool(store: SkillStore) {
 export function skillViewTool(store: SkillStore) {
   return defineTool({
     name: "skill_view",
+    progress: "reading a skill",
     description:
       "Read a skill's SKILL.md (and the list of its support files), or one support file with `file`. Read a skill before following it.",
     input: z.object({
@@ -93,6 +95,7 @@ const manageInput = z
 export function skillManageTool(store: SkillStore) {
   return defineTool({
     name: "skill_manage",
+    progress: "updating the skill library",
     description: [
       "Create and maintain skills: reusable procedures for a class of task (not records of one incident) that",
       "the whole team benefits from. create/edit take a full SKILL.md; patch replaces exact text; write_file /",

@@ -241,3 +241,23 @@ ALTER TABLE "Message" ADD CONSTRAINT "Message_authorId_fkey" FOREIGN KEY ("autho
 
 -- AddForeignKey
 ALTER TABLE "SkillFile" ADD CONSTRAINT "SkillFile_skillId_fkey" FOREIGN KEY ("skillId") REFERENCES "Skill"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- CreateTable
+CREATE TABLE "Delivery" (
+    "id" TEXT NOT NULL,
+    "workspaceId" TEXT NOT NULL,
+    "conversationId" TEXT NOT NULL,
+    "messageId" INTEGER NOT NULL,
+    "channelId" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "Delivery_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateIndex
+CREATE INDEX "Delivery_messageId_idx" ON "Delivery"("messageId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Delivery_workspaceId_channelId_platformId_key" ON "Delivery"("workspaceId", "channelId", "platformId");
+

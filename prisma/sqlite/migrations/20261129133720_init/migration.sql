@@ -224,3 +224,21 @@ CREATE TRIGGER "message_fts_au" AFTER UPDATE OF "text" ON "Message" BEGIN
     INSERT INTO "message_fts"("message_fts", rowid, text) VALUES ('delete', old."id", old."text");
     INSERT INTO "message_fts"(rowid, text) VALUES (new."id", new."text");
 END;
+
+-- CreateTable
+CREATE TABLE "Delivery" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspaceId" TEXT NOT NULL,
+    "conversationId" TEXT NOT NULL,
+    "messageId" INTEGER NOT NULL,
+    "channelId" TEXT NOT NULL,
+    "platformId" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+
+-- CreateIndex
+CREATE INDEX "Delivery_messageId_idx" ON "Delivery"("messageId");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Delivery_workspaceId_channelId_platformId_key" ON "Delivery"("workspaceId", "channelId", "platformId");
+

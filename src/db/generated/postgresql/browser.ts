@@ -43,6 +43,12 @@ export type ChatSession = Prisma.ChatSessionModel
  */
 export type Message = Prisma.MessageModel
 /**
+ * Model Delivery
+ * Where a reply of cairn's was posted: one row per platform message (a long reply may be split into
+ * several). Reactions on any of them are traced back to the reply through this table.
+ */
+export type Delivery = Prisma.DeliveryModel
+/**
  * Model MemoryEntry
  * A fact in a profile (scope user), a channel's memory or the team's memory.
  */

@@ -56,6 +56,7 @@ export const ModelName = {
   Conversation: 'Conversation',
   ChatSession: 'ChatSession',
   Message: 'Message',
+  Delivery: 'Delivery',
   MemoryEntry: 'MemoryEntry',
   Skill: 'Skill',
   SkillFile: 'SkillFile',
@@ -148,6 +149,19 @@ export const MessageScalarFieldEnum = {
 } as const
 
 export type MessageScalarFieldEnum = (typeof MessageScalarFieldEnum)[keyof typeof MessageScalarFieldEnum]
+
+
+export const DeliveryScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  conversationId: 'conversationId',
+  messageId: 'messageId',
+  channelId: 'channelId',
+  platformId: 'platformId',
+  createdAt: 'createdAt'
+} as const
+
+export type DeliveryScalarFieldEnum = (typeof DeliveryScalarFieldEnum)[keyof typeof DeliveryScalarFieldEnum]
 
 
 export const MemoryEntryScalarFieldEnum = {

@@ -1,0 +1,93 @@
+/**
+ * The durable job table: background work (reviews of turns, reaction feedback, curator runs,
+ * reports) that must survive a crash. A job is claimed with a lease; a worker that dies leaves it
+ * to be claimed again once the lease runs out. `uniqueKey` makes an enqueue idempotent (a platform
+ * retry, or one cron slot seen by several replicas, adds one job).
+ */
+import { randomUUID } from "node:crypto";
+import type { Db } from "../db/client.ts";
+import type { Job } from "../db/generated/sqlite/client.ts";
+import { isUniqueViolation } from "../db/errors.ts";
+
+export interface EnqueueOptions {
+  uniqueKey?: string;
+  runAt?: Date;
+  maxAttempts?: number;
+}
+
+export class JobQueue {
+  readonly workerId = `worker-${randomUUID()}`;
+
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Adds a job; with a uniqueKey already used, returns the existing job instead (idempotent). */
+  async enqueue(kind: string, payload: unknown, opts: EnqueueOptions = {}): Promise<{ job: Job; created: boolean }> {
+    try {
+      const job = await this.db.job.create({
+        data: {
+          kind,
+          payload: JSON.stringify(payload),
+          runAt: opts.runAt ?? this.now(),
+          maxAttempts: opts.maxAttempts ?? 5,
+          uniqueKey: opts.uniqueKey ?? null,
+        },
+      });
+      return { job, created: true };
+    } catch (err) {
+      if (!opts.uniqueKey || !isUniqueViolation(err)) throw err;
+      return { job: await this.db.job.findUniqueOrThrow({ where: { uniqueKey: opts.uniqueKey } }), created: false };
+    }
+  }
+
+  /**
+   * Claims the oldest due job of these kinds: queued, or running with an expired lease. The claim is
+   * a conditional update, so two workers racing for one job cannot both win.
+   */
+  async claim(kinds: readonly string[], leaseMs = 5 * 60_000): Promise<Job | null> {
+    const now = this.now();
+    for (let tries = 0; tries < 5; tries++) {
+      const candidate = await this.db.job.findFirst({
+        where: {
+          kind: { in: [...kinds] },
+          runAt: { lte: now },
+          OR: [{ status: "queued" }, { status: "running", lockedUntil: { lt: now } }],
+        },
+        orderBy: [{ runAt: "asc" }, { createdAt: "asc" }],
+      });
+      if (!candidate) return null;
+      const won = await this.db.job.updateMany({
+        where: { id: candidate.id, status: candidate.status, attempts: candidate.attempts },
+        data: { status: "running", lockedBy: this.workerId, lockedUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 } },
+      });
+      if (won.count === 1) return this.db.job.findUniqueOrThrow({ where: { id: candidate.id } });
+    }
+    return null;
+  }
+
+  async complete(id: string): Promise<void> {
+    await this.db.job.update({ where: { id }, data: { status: "done", lockedBy: null, lockedUntil: null, lastError: null } });
+  }
+
+  /** Records a failure: retried later with backoff, or marked failed after maxAttempts. */
+  async fail(id: string, error: string, backoffMs = 30_000): Promise<void> {
+    const job = await this.db.job.findUniqueOrThrow({ where: { id } });
+    const final = job.attempts >= job.maxAttempts;
+    await this.db.job.update({
+      where: { id },
+      data: {
+        status: final ? "failed" : "queued",
+        lastError: error.slice(0, 2000),
+        lockedBy: null,
+        lockedUntil: null,
+        runAt: final ? job.runAt : new Date(this.now().getTime() + backoffMs * 2 ** (job.attempts - 1)),
+      },
+    });
+  }
+
+  async list(kind: string, status?: string): Promise<Job[]> {
+    return this.db.job.findMany({ where: { kind, ...(status ? { status } : {}) }, orderBy: { createdAt: "asc" } });
+  }
+}
