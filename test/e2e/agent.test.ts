@@ -258,6 +258,60 @@ forEachDatabase("agent core end to end", (getDb) => {
     expect(toolResults(fake.lastRequest()!)[0]!.content).toContain("«zebrafish»");
   });
 
+  it("starts a new session after the idle gap, with a fresh snapshot", async () => {
+    let now = new Date("2026-03-01T09:00:00Z");
+    const clocked = makeCore(getDb(), fake, { sessionIdleMs: 60 * 60 * 1000 }, () => now);
+    const opts = dm("UJUN", "Jun");
+    fake.enqueue(
+      { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Deploys happen on Tuesdays" }] } }] },
+      { text: "saved" },
+      { text: "still same session" },
+      { text: "new session" },
+    );
+    replyOf(await clocked.handle(inboundFor(opts, "we deploy on Tuesdays", undefined, now)));
+    now = new Date("2026-03-01T09:59:00Z");
+    replyOf(await clocked.handle(inboundFor(opts, "ok?", undefined, now)));
+    expect(systemText(fake.lastRequest()!)).not.toContain("Deploys happen on Tuesdays");
+    expect(fake.lastRequest()!.body.messages).toHaveLength(3);
+    now = new Date("2026-03-01T11:00:00Z");
+    replyOf(await clocked.handle(inboundFor(opts, "back again", undefined, now)));
+    const fresh = fake.lastRequest()!;
+    expect(systemText(fresh)).toContain("Deploys happen on Tuesdays");
+    expect(systemText(fresh)).toContain("Session started 2026-03-01 11:00 UTC");
+    expect(fresh.body.messages).toHaveLength(1);
+    const sessions = await getDb().prisma.chatSession.findMany({ where: { conversation: { key: { contains: ws } } }, orderBy: { startedAt: "asc" } });
+    expect(sessions.map((x) => x.endReason)).toEqual(["idle", null]);
+  });
+
+  it("reports progress while tools run, and turns reactions on its replies into durable feedback", async () => {
+    const opts = dm("UKIM", "Kim");
+    fake.enqueue({ toolUse: [{ name: "session_search", input: { query: "release" } }] }, { text: "Nothing about releases yet." });
+    const progress: string[] = [];
+    const reply = replyOf(await core.handle(inboundFor(opts, "what did we say about releases?"), { onProgress: (s) => progress.push(s) }));
+    expect(progress).toEqual(["searching history"]);
+    await core.recordDelivery(reply, "D-UKIM", ["1700000001.000100", "1700000001.000200"]);
+
+    const base = {
+      platform: "slack" as const,
+      workspace: { externalId: ws },
+      reactor: { externalId: "UKIM" },
+      channel: { externalId: "D-UKIM", isDm: true },
+      emoji: "thumbsdown",
+      action: "added" as const,
+      at: new Date("2026-03-02T10:00:00Z"),
+    };
+    const recorded = await core.feedback({ ...base, targetMessageId: "1700000001.000200" });
+    expect(recorded).toMatchObject({ kind: "recorded", replyMessageId: reply.replyMessageId });
+    expect(await core.feedback({ ...base, targetMessageId: "1700000001.000200" })).toEqual({ kind: "ignored", reason: "duplicate" });
+    expect(await core.feedback({ ...base, targetMessageId: "1699999999.000001" })).toEqual({ kind: "ignored", reason: "not_a_reply" });
+    expect(await core.feedback({ ...base, targetMessageId: "1700000001.000100", reactor: { externalId: "B1", isBot: true } })).toEqual({ kind: "ignored", reason: "bot" });
+    expect(await core.feedback({ ...base, workspace: { externalId: uniqueId("T") }, targetMessageId: "1700000001.000100" })).toEqual({ kind: "ignored", reason: "not_a_reply" });
+
+    const jobs = (await core.jobs.list("feedback")).filter((j) => j.id === (recorded.kind === "recorded" ? recorded.jobId : ""));
+    expect(jobs).toHaveLength(1);
+    expect(JSON.parse(jobs[0]!.payload)).toMatchObject({ replyMessageId: reply.replyMessageId, emoji: "thumbsdown", action: "added" });
+  });
+
   it("compresses long history with the review model and refreshes the snapshot", async () => {
     const small = makeCore(getDb(), fake, { historyCharLimit: 600, historyKeepMessages: 4 });
     const opts = dm("UIVY", "Ivy");
