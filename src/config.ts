@@ -53,6 +53,12 @@ export const configSchema = z.object({
   DISCORD_GUILD_ID: optionalString,
   CAIRN_REPORT_CHANNEL: optionalString,
   CAIRN_ADMINS: csv,
+  // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone
+  // in a workspace the bot is installed in.
+  CAIRN_ALLOWED_USERS: csv,
+  CAIRN_ALLOWED_CHANNELS: csv,
+  CAIRN_ALLOWED_ROLES: csv,
+  CAIRN_RATE_LIMIT_PER_HOUR: int(120, 0, 100_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

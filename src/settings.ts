@@ -2,6 +2,7 @@
 import { fileURLToPath } from "node:url";
 import type { Config } from "./config.ts";
 import type { AgentSettings } from "./agent/core.ts";
+import { accessPolicy } from "./gateway/access.ts";
 
 export const BUNDLED_SKILLS_DIR = fileURLToPath(new URL("../skills/", import.meta.url));
 
@@ -16,6 +17,8 @@ export function agentSettings(cfg: Config): AgentSettings {
     historyCharLimit: cfg.CAIRN_HISTORY_CHAR_LIMIT,
     historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,
+    access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
+    rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
   };
 }

@@ -1,13 +1,16 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|new`, console `/help` ...). Adapters map
- * their syntax to these names; the answers are composed here so every platform says the same.
+ * The commands every platform offers (`/cairn help|me|skills|new|forget|confirm|pin|unpin`, console
+ * `/help` ...). Adapters map their syntax to a name and arguments; the answers and the rules (who
+ * may do what) live here, so every platform behaves the same.
  */
 import type { Core } from "./core.ts";
 import type { Inbound } from "../core/types.ts";
-import { scopeOf } from "../history/store.ts";
+import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader } from "../memory/store.ts";
+import { erasePerson, forgetEntry } from "../memory/erase.ts";
+import { isAdmin } from "../gateway/access.ts";
 
-export const COMMANDS = ["help", "me", "skills", "new"] as const;
+export const COMMANDS = ["help", "me", "skills", "new", "forget", "confirm", "pin", "unpin"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -21,40 +24,112 @@ export function parseCommand(word: string): CommandName | null {
   return (COMMANDS as readonly string[]).includes(w) ? (w as CommandName) : null;
 }
 
+/** "forget me confirm" -> { name: "forget", args: ["me", "confirm"] }; null for an unknown command. */
+export function parseCommandLine(text: string): { name: CommandName; args: string[] } | null {
+  const [first = "", ...args] = text.trim().split(/\s+/);
+  const name = parseCommand(first || "help");
+  return name ? { name, args } : null;
+}
+
 const HELP = `*cairn* remembers what your team teaches it.
 - Talk to it in a DM, or mention it in a channel; it follows the thread after that.
 - Tell it your preferences ("I prefer bullet points"), team conventions and decisions: it saves them.
 - It keeps a shared library of skills (procedures) the whole team can use and improve.
-Commands: \`help\` this text · \`me\` what cairn knows about you · \`skills\` the skill library · \`new\` start a fresh session (earlier ones stay searchable).`;
+- What you tell it in a DM stays yours; it shares with the team only what you confirm.
+Commands:
+\`help\` this text · \`me\` what cairn knows about you · \`skills\` the skill library · \`new\` start a fresh session
+\`forget <id>\` delete one of your entries · \`forget me\` erase everything cairn holds about you
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)`;
 
-export async function runCommand(core: Core, inbound: Inbound, name: CommandName): Promise<CommandReply> {
+/** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
+const CONFIRM_WINDOW_MS = 10 * 60 * 1000;
+const pendingErasures = new Map<string, number>();
+
+export async function runCommand(core: Core, inbound: Inbound, name: CommandName, args: readonly string[]): Promise<CommandReply> {
+  const place = (): Promise<Place> => core.history.resolve(inbound);
   switch (name) {
     case "help":
       return { text: HELP, ephemeral: true };
     case "new": {
-      const place = await core.history.resolve(inbound);
-      await core.sessions.end(place.conversation.id, "request");
+      const p = await place();
+      await core.sessions.end(p.conversation.id, "request");
       return { text: "Started a new session: I'll take a fresh look at memory and skills from your next message. Earlier conversations stay searchable.", ephemeral: false };
     }
-    case "me": {
-      const place = await core.history.resolve(inbound);
-      const scope = scopeOf(place);
-      const entries = await core.memory.entries(scope, "user");
-      const used = entries.reduce((n, e) => n + e.text.length, 0);
-      const messages = await core.history.countByAuthor(place.person.id);
-      const lines = entries.length
-        ? entries.map((e) => `- ${e.text}  _(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})_`)
-        : ["- (nothing yet)"];
-      return {
-        text: [`*What cairn knows about you* ${budgetHeader(used, core.memory.limit("user"))}`, ...lines, `Stored messages from you: ${messages}.`].join("\n"),
-        ephemeral: true,
-      };
-    }
+    case "me":
+      return { text: await describePerson(core, await place()), ephemeral: true };
     case "skills": {
-      const place = await core.history.resolve(inbound);
-      const skills = await core.skills.list(scopeOf(place));
-      const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}: ${s.description}`) : ["- (none yet)"];
+      const skills = await core.skills.list(scopeOf(await place()));
+      const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}: ${s.description}`) : ["- (none yet)"];
       return { text: [`*Skills* (${skills.length})`, ...lines].join("\n"), ephemeral: true };
     }
+    case "forget":
+      return forget(core, await place(), args);
+    case "confirm": {
+      const p = await place();
+      const ids = args.length ? args : (await core.memory.pendingBy(p.workspace.id, p.person.id)).map((e) => e.id);
+      if (ids.length === 0) return { text: "You have nothing waiting to be shared with the team.", ephemeral: true };
+      const shared = await core.memory.confirm(p.workspace.id, p.person.id, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
+      if (shared.length === 0) return { text: `No pending entry of yours has the id ${ids.join(", ")}. \`me\` lists them.`, ephemeral: true };
+      return { text: `Shared with the team:\n${shared.map((e) => `- ${e.text}`).join("\n")}`, ephemeral: true };
+    }
+    case "pin":
+    case "unpin": {
+      if (!isAdmin(core.settings.access, inbound.platform, inbound.author.externalId)) {
+        core.log.info({ user: inbound.author.externalId, command: name }, "admin command refused");
+        return { text: `Only cairn admins can ${name} skills.`, ephemeral: true };
+      }
+      const skillName = args[0];
+      if (!skillName) return { text: `Usage: ${name} <skill-name>`, ephemeral: true };
+      const p = await place();
+      const done = await core.skills.setPinned(scopeOf(p), skillName, name === "pin", { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: `${name} by an admin` });
+      return { text: done ? `${name === "pin" ? "Pinned" : "Unpinned"} \`${skillName}\`.` : `No skill of this workspace is named \`${skillName}\`.`, ephemeral: true };
+    }
   }
+}
+
+async function describePerson(core: Core, p: Place): Promise<string> {
+  const scope = scopeOf(p);
+  const entries = await core.memory.entries(scope, "user");
+  const pending = await core.memory.pendingBy(p.workspace.id, p.person.id);
+  const skills = (await core.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
+  const used = entries.reduce((n, e) => n + e.text.length, 0);
+  const messages = await core.history.countByAuthor(p.person.id);
+  const line = (e: { id: string; text: string; source: string; createdAt: Date }) => `- ${e.text}  _(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})_`;
+  return [
+    `*Your profile* ${budgetHeader(used, core.memory.limit("user"))}`,
+    ...(entries.length ? entries.map(line) : ["- (nothing yet)"]),
+    ...(pending.length ? ["*Waiting for your confirmation to share with the team* (`confirm <id>`)", ...pending.map(line)] : []),
+    ...(skills.length ? ["*Your private skills*", ...skills.map((s) => `- \`${s.name}\` (id ${s.id})`)] : []),
+    `Stored messages from you: ${messages}.`,
+    "`forget <id>` deletes one entry; `forget me` erases everything cairn holds about you.",
+  ].join("\n");
+}
+
+async function forget(core: Core, p: Place, args: readonly string[]): Promise<CommandReply> {
+  const [what, ...rest] = args;
+  if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me`) or `forget me`.", ephemeral: true };
+  if (what.toLowerCase() !== "me") {
+    const ok = await forgetEntry(core.history.db, p.person.id, what);
+    core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
+    return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` lists them.`, ephemeral: true };
+  }
+  const now = Date.now();
+  const confirm = rest.some((a) => a.toLowerCase() === "confirm");
+  const requested = pendingErasures.get(p.person.id);
+  if (!confirm || requested === undefined || now - requested > CONFIRM_WINDOW_MS) {
+    pendingErasures.set(p.person.id, now);
+    return {
+      text: "This erases your profile, your private skills and entries you proposed, and replaces the text of every message you sent (and of cairn's replies in your DMs) with a tombstone. Team entries you contributed stay. To go ahead, send `forget me confirm` within 10 minutes; `forget me confirm anonymous` also removes your name from the team entries you contributed.",
+      ephemeral: true,
+    };
+  }
+  pendingErasures.delete(p.person.id);
+  const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
+  const counts = await erasePerson(core.history.db, p.person.id, { anonymize });
+  // Logged without content: counts only.
+  core.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
+  return {
+    text: `Done. Erased ${counts.profileEntries} profile entries, ${counts.pendingEntries} pending entries, ${counts.privateSkills} private skills and the text of ${counts.messages} messages${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
+    ephemeral: true,
+  };
 }

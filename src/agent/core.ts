@@ -17,6 +17,8 @@ import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
 import { SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../gateway/queue.ts";
+import { checkAccess, type AccessPolicy } from "../gateway/access.ts";
+import { limitText, RateLimiter } from "../gateway/rate-limit.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
@@ -38,6 +40,10 @@ export interface AgentSettings {
   historyCharLimit: number;
   historyKeepMessages: number;
   maxConcurrency: number;
+  /** Who may talk to cairn, where, and who is an admin. */
+  access: AccessPolicy;
+  /** Messages per person per hour; 0 = unlimited. */
+  rateLimitPerHour: number;
   /** Where bundled skills are read from; null skips the import (tests that want an empty library). */
   bundledSkillsDir: string | null;
 }
@@ -49,6 +55,9 @@ export interface CoreDeps {
   log: Logger;
   now?: () => Date;
 }
+
+/** Reactions that mean "yes, share it": Slack names and Discord's unicode characters. */
+const CONFIRM_EMOJI = new Set(["white_check_mark", "heavy_check_mark", "✅", "✔️"]);
 
 export const MODEL_UNAVAILABLE_REPLY =
   "Sorry, I can't reach my language model right now, so I couldn't answer. Your message is saved; please try again in a few minutes.";
@@ -63,6 +72,7 @@ export class Core {
   readonly jobs: JobQueue;
   private readonly queue: KeyedQueue;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
+  private readonly limiter: RateLimiter;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CoreDeps) {
@@ -77,6 +87,7 @@ export class Core {
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
+    this.limiter = new RateLimiter(s.rateLimitPerHour);
   }
 
   /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */
@@ -90,20 +101,40 @@ export class Core {
   async handle(inbound: Inbound, hooks: TurnHooks = {}): Promise<HandleResult> {
     if (inbound.author.isBot) return { kind: "dropped", reason: "bot" };
     if (!inbound.text.trim()) return { kind: "dropped", reason: "empty" };
+    const access = checkAccess(this.deps.settings.access, inbound);
+    if (!access.ok) {
+      // Refused people's messages are not stored: cairn keeps nothing of someone it may not serve.
+      this.deps.log.info({ platform: inbound.platform, user: inbound.author.externalId, channel: inbound.channel.externalId, reason: access.reason }, "access refused");
+      return { kind: "reply", reply: { status: "refused", text: access.text, conversationId: null, replyMessageId: null } };
+    }
     const place = await this.history.resolve(inbound);
     const key = place.conversation.id;
     // Stores are serialized per conversation and each turn is queued the moment its message is
     // stored, so turn order equals id order: history is read by id range.
     const accepted = await this.intake.run(key, async () => {
       const stored = await this.history.recordInbound(place, inbound);
-      return stored ? { turn: this.queue.run(key, () => this.turn(place, stored.id, hooks)) } : null;
+      if (!stored) return null;
+      const rate = this.limiter.take(place.person.id, this.now().getTime());
+      if (!rate.ok) return { turn: this.limited(place, stored.id, rate.retryAfterMs) };
+      return { turn: this.queue.run(key, () => this.turn(place, stored.id, hooks)) };
     });
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
     return { kind: "reply", reply: await accepted.turn };
   }
 
+  /** Over the rate limit: the message stays stored (and in history); the reply says when to return. */
+  private async limited(place: Place, messageId: number, retryAfterMs: number): Promise<Outbound> {
+    const { session } = await this.sessions.current(place.conversation.id, this.now());
+    const text = limitText(this.deps.settings.rateLimitPerHour, retryAfterMs);
+    const reply = await this.history.recordReply(place, session.id, messageId, text, "failed");
+    await this.history.markInbound(messageId, session.id, "failed");
+    this.deps.log.info({ person: place.person.id }, "rate limited");
+    return { status: "limited", text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
   /** Adapters call this once a reply is posted: one platform id per part of a split reply. */
   async recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void> {
+    if (reply.replyMessageId === null) return;
     const message = await this.history.findMessage(reply.replyMessageId);
     if (!message) throw new Error(`no stored reply ${reply.replyMessageId}`);
     await this.history.recordDeliveries(message, channelId, platformIds);
@@ -132,11 +163,36 @@ export class Core {
     const { job, created } = await this.jobs.enqueue("feedback", payload, { uniqueKey });
     if (!created) return { kind: "ignored", reason: "duplicate" };
     this.deps.log.info({ reply: delivery.messageId, emoji: event.emoji, action: event.action }, "feedback recorded");
+    if (event.action === "added" && CONFIRM_EMOJI.has(event.emoji)) await this.confirmByReaction(workspace.id, reactor.id, delivery.messageId);
     return { kind: "recorded", replyMessageId: delivery.messageId, jobId: job.id };
   }
 
-  command(inbound: Inbound, name: CommandName): Promise<CommandReply> {
-    return runCommand(this, inbound, name);
+  /** ✅ on a reply confirms the team entries that the reactor proposed in the message it answers. */
+  private async confirmByReaction(workspaceId: string, personId: string, replyMessageId: number): Promise<void> {
+    const reply = await this.history.findMessage(replyMessageId);
+    if (!reply?.replyToId) return;
+    const pending = await this.memory.pendingBy(workspaceId, personId, reply.replyToId);
+    if (pending.length === 0) return;
+    try {
+      await this.memory.confirm(workspaceId, personId, pending.map((e) => e.id), { source: "reaction", actorId: personId, sourceMessageId: reply.replyToId, reason: "confirmed with a reaction" });
+    } catch (err) {
+      this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "confirmation by reaction refused");
+    }
+  }
+
+  /** `/cairn <name> <args>` on every platform; access rules apply as for messages. */
+  async command(inbound: Inbound, name: CommandName, args: readonly string[] = []): Promise<CommandReply> {
+    const access = checkAccess(this.deps.settings.access, inbound);
+    if (!access.ok && name !== "help") return { text: access.text, ephemeral: true };
+    return runCommand(this, inbound, name, args);
+  }
+
+  get settings(): AgentSettings {
+    return this.deps.settings;
+  }
+
+  get log(): Logger {
+    return this.deps.log;
   }
 
   private async turn(place: Place, messageId: number, hooks: TurnHooks): Promise<Outbound> {

@@ -11,7 +11,8 @@ export interface Inbound {
   platform: Platform;
   /** Slack team id, Discord guild id (or "@dm" for Discord DMs outside a guild), "local" for the console. */
   workspace: { externalId: string; name?: string };
-  author: { externalId: string; displayName?: string; isBot?: boolean };
+  /** `roles`: the author's role ids where the platform has them (Discord), for access rules. */
+  author: { externalId: string; displayName?: string; isBot?: boolean; roles?: string[] };
   /** The channel the message was posted in; `isDm` marks a direct conversation with the bot. */
   channel: { externalId: string; isDm: boolean; name?: string };
   /** The platform's thread id (Slack thread_ts, Discord thread channel id); null outside a thread. */
@@ -24,12 +25,16 @@ export interface Inbound {
 
 /** The reply the core hands back to the adapter that asked. */
 export interface Outbound {
-  /** `failed` = the model could not be reached; `text` then holds a polite apology. */
-  status: "ok" | "failed";
+  /**
+   * `ok` an answer; `failed` the model could not be reached (`text` is a polite apology); `refused`
+   * the person or channel is not allowed (`text` says so; nothing was stored); `limited` the
+   * person's rate limit is spent (`text` says when to come back). Adapters post `text` in every case.
+   */
+  status: "ok" | "failed" | "refused" | "limited";
   text: string;
-  conversationId: string;
-  /** The stored id of the assistant message (adapters attach the platform id with `recordDelivery`). */
-  replyMessageId: number;
+  conversationId: string | null;
+  /** The stored id of the reply (adapters pass it back through `recordDelivery`); null if nothing was stored. */
+  replyMessageId: number | null;
 }
 
 /** Why the gateway dropped an inbound message instead of answering it. */

@@ -34,7 +34,7 @@ export function scopeOf(place: Place): Scope {
 }
 
 export class HistoryStore {
-  constructor(private readonly db: Db) {}
+  constructor(readonly db: Db) {}
 
   async resolve(inbound: Inbound): Promise<Place> {
     const { platform } = inbound;

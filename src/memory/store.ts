@@ -59,6 +59,7 @@ function listEntries(texts: readonly string[]): string {
 }
 
 interface Working {
+  pending?: boolean;
   id: string | null;
   text: string;
   original: string | null;
@@ -97,6 +98,32 @@ export class MemoryStore {
     );
   }
 
+  /** Entries this person proposed for the team from a DM, waiting for their confirmation. */
+  async pendingBy(workspaceId: string, personId: string, sourceMessageId?: number): Promise<MemoryEntry[]> {
+    return this.db.memoryEntry.findMany({
+      where: { workspaceId, status: "pending", createdById: personId, ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
+      orderBy: { createdAt: "asc" },
+    });
+  }
+
+  /** The person confirms sharing pending entries with the team. Throws MemoryError if the team budget would overflow. */
+  async confirm(workspaceId: string, personId: string, ids: readonly string[], prov: Provenance): Promise<MemoryEntry[]> {
+    return this.db.$transaction(async (tx) => {
+      const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, workspaceId, status: "pending", createdById: personId } });
+      if (rows.length === 0) return [];
+      const team = await tx.memoryEntry.findMany({ where: { workspaceId, scope: "team", status: "active" } });
+      const used = usedChars([...team, ...rows].map((e) => e.text));
+      if (used > this.budgets.team) {
+        throw new MemoryError(`Sharing would put team memory at ${used}/${this.budgets.team} chars. Ask cairn to consolidate team memory first.`);
+      }
+      for (const row of rows) {
+        await tx.memoryEntry.update({ where: { id: row.id }, data: { status: "active" } });
+        await writeRevision(tx, { workspaceId, entityType: "memory", entityId: row.id, action: "confirm", oldText: row.text, newText: row.text }, prov);
+      }
+      return rows;
+    });
+  }
+
   /** Applies a batch: every operation succeeds or none is written. Throws MemoryError for the model. */
   async apply(scope: Scope, ops: readonly MemoryOp[], prov: Provenance): Promise<ApplyOutcome> {
     if (ops.length === 0) throw new MemoryError("No operations given: pass at least one {action, target, ...}.");
@@ -128,7 +155,7 @@ export class MemoryStore {
             lines.push(`skipped duplicate in ${op.target}: "${text}" is already stored`);
             continue;
           }
-          w.push({ id: null, text, original: null, removed: false });
+          w.push({ id: null, text, original: null, removed: false, pending: op.target === "team" && scope.isDm });
           lines.push(`added to ${op.target}: "${text}"`);
           continue;
         }
@@ -159,7 +186,7 @@ export class MemoryStore {
 
       const usage: ApplyOutcome["usage"] = [];
       for (const [target, w] of work) {
-        const live = w.filter((e) => !e.removed).map((e) => e.text);
+        const live = w.filter((e) => !e.removed && !e.pending).map((e) => e.text);
         const used = usedChars(live);
         const limit = this.budgets[target];
         if (used > limit) {
@@ -175,6 +202,8 @@ export class MemoryStore {
         for (const e of w) {
           if (e.id === null) {
             if (e.removed) continue;
+            // Said in a DM, meant for the team: held as pending until the person confirms, never shared silently.
+            const pending = target === "team" && scope.isDm;
             const row = await tx.memoryEntry.create({
               data: {
                 workspaceId: scope.workspaceId,
@@ -182,12 +211,18 @@ export class MemoryStore {
                 ownerId: target === "user" ? scope.personId : null,
                 channelKey: target === "channel" ? scope.channelKey : null,
                 text: e.text,
+                status: pending ? "pending" : "active",
                 source: prov.source,
                 createdById: prov.actorId,
                 sourceMessageId: prov.sourceMessageId,
               },
             });
             await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: "add", oldText: null, newText: e.text }, prov);
+            if (pending) {
+              lines.push(
+                `"${e.text}" is held as PENDING (id ${row.id}): this is a private DM, so it reaches the team only after the person confirms, by reacting ✅ to your reply or with /cairn confirm ${row.id}. Tell them so.`,
+              );
+            }
             changed++;
           } else if (e.removed) {
             await tx.memoryEntry.update({ where: { id: e.id }, data: { status: "archived" } });

@@ -205,6 +205,19 @@ export class SkillStore {
     });
   }
 
+  /** Admin action: pinned skills are exempt from archiving (by the agent now, by the curator later). */
+  async setPinned(scope: Scope, name: string, pinned: boolean, prov: Provenance): Promise<boolean> {
+    return this.db.$transaction(async (tx) => {
+      const skill = await tx.skill.findFirst({ where: { workspaceId: scope.workspaceId, name, bundled: false } });
+      if (!skill) return false;
+      if (skill.pinned !== pinned) {
+        await tx.skill.update({ where: { id: skill.id }, data: { pinned } });
+        await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: pinned ? "pin" : "unpin", oldText: null, newText: null }, prov);
+      }
+      return true;
+    });
+  }
+
   private checkPath(filePath: string): string {
     const res = validateSupportPath(filePath);
     if (!res.ok) throw new SkillError(`${res.error}\nNothing was saved.`);

@@ -263,7 +263,7 @@ forEachDatabase("agent core end to end", (getDb) => {
     const clocked = makeCore(getDb(), fake, { sessionIdleMs: 60 * 60 * 1000 }, () => now);
     const opts = dm("UJUN", "Jun");
     fake.enqueue(
-      { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Deploys happen on Tuesdays" }] } }] },
+      { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: "Deploys happen on Tuesdays" }] } }] },
       { text: "saved" },
       { text: "still same session" },
       { text: "new session" },

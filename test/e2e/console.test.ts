@@ -85,13 +85,13 @@ describe("npm start: the console chat", () => {
       { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: "Dana is on the payments team" }] } }] },
       { text: "Noted." },
     );
-    const answered = (out: string, sent: number) => (out.match(/^(cairn> |\*What|Started a new|\*Skills)/gm)?.length ?? 0) >= sent;
+    const answered = (out: string, sent: number) => (out.match(/^(cairn> |\*Your profile|Started a new|\*Skills)/gm)?.length ?? 0) >= sent;
     const first = await runCairn(env, ["hello", "I work on the payments team", "/me", "/skills"], answered);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain("talking as dana");
     expect(first.stdout).toContain("cairn> Hello Dana.");
     expect(first.stdout).toContain("cairn> Noted.");
-    expect(first.stdout).toMatch(/What cairn knows about you\* \[\d+% - 28\/1,375 chars\]\n- Dana is on the payments team/);
+    expect(first.stdout).toMatch(/Your profile\* \[\d+% - 28\/1,375 chars\]\n- Dana is on the payments team/);
     expect(first.stdout).toContain("`cairn-guide` (bundled)");
     expect(existsSync(dbPath)).toBe(true);
 

@@ -3,6 +3,7 @@ import { Core, type AgentSettings } from "../../src/agent/core.ts";
 import { createModelClient } from "../../src/agent/model.ts";
 import { silentLogger } from "../../src/log.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
+import { OPEN_POLICY } from "../../src/gateway/access.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { FakeAnthropic, RecordedRequest } from "../fakes/anthropic.ts";
 
@@ -16,6 +17,8 @@ export const TEST_SETTINGS: AgentSettings = {
   historyCharLimit: 48_000,
   historyKeepMessages: 10,
   maxConcurrency: 8,
+  access: OPEN_POLICY,
+  rateLimitPerHour: 0,
   bundledSkillsDir: BUNDLED_SKILLS_DIR,
 };
 

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import type { Core } from "../../agent/core.ts";
-import { parseCommand } from "../../agent/commands.ts";
+import { parseCommandLine } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
 
 export interface ConsoleOptions {
@@ -57,9 +57,9 @@ export class ConsoleAdapter {
       const line = raw.trim();
       if (line === "/quit" || line === "/exit") break;
       if (line.startsWith("/")) {
-        const name = parseCommand(line.slice(1).split(/\s+/)[0] ?? "");
-        if (name) this.write((await this.core.command(this.inbound(line), name)).text);
-        else this.write(`Unknown command ${line}. Try /help, /me, /skills, /new or /quit.`);
+        const cmd = parseCommandLine(line.slice(1));
+        if (cmd) this.write((await this.core.command(this.inbound(line), cmd.name, cmd.args)).text);
+        else this.write(`Unknown command ${line}. Try /help, /me, /skills, /new, /forget or /quit.`);
       } else if (line) {
         const result = await this.core.handle(this.inbound(line));
         if (result.kind === "reply") this.write(`cairn> ${result.reply.text}`);

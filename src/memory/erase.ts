@@ -1,0 +1,78 @@
+/**
+ * A person's right to be forgotten. This is a real deletion, not an archive: profile entries and
+ * private skills go with every revision that held their text; the person's stored messages (and
+ * cairn's replies in their DMs) are replaced by a tombstone so conversations stay consistent; the
+ * frozen prompt snapshots and summaries that held their words are cleared. Team and channel entries
+ * they contributed stay (they belong to the team), optionally without their name.
+ */
+import type { Db } from "../db/client.ts";
+
+export const TOMBSTONE = "[erased at the author's request]";
+
+export interface ErasureCounts {
+  profileEntries: number;
+  pendingEntries: number;
+  privateSkills: number;
+  messages: number;
+  sessionsCleared: number;
+  anonymized: number;
+}
+
+export async function erasePerson(db: Db, personId: string, opts: { anonymize: boolean }): Promise<ErasureCounts> {
+  return db.$transaction(async (tx) => {
+    const entries = await tx.memoryEntry.findMany({
+      where: { OR: [{ scope: "user", ownerId: personId }, { status: "pending", createdById: personId }] },
+      select: { id: true, status: true },
+    });
+    const entryIds = entries.map((e) => e.id);
+    await tx.revision.deleteMany({ where: { entityType: "memory", entityId: { in: entryIds } } });
+    await tx.memoryEntry.deleteMany({ where: { id: { in: entryIds } } });
+
+    const skills = await tx.skill.findMany({ where: { scope: "user", ownerId: personId, bundled: false }, select: { id: true } });
+    const skillIds = skills.map((s) => s.id);
+    await tx.revision.deleteMany({ where: { entityType: "skill", entityId: { in: skillIds } } });
+    await tx.skill.deleteMany({ where: { id: { in: skillIds } } });
+
+    const dms = await tx.conversation.findMany({ where: { isDm: true, ownerId: personId }, select: { id: true } });
+    const dmIds = dms.map((c) => c.id);
+    const authored = await tx.message.updateMany({ where: { authorId: personId }, data: { text: TOMBSTONE } });
+    const replies = await tx.message.updateMany({ where: { conversationId: { in: dmIds }, role: "assistant" }, data: { text: TOMBSTONE } });
+
+    // Snapshots freeze the person's profile; summaries may quote them. Clear both wherever they spoke.
+    const spokeIn = await tx.message.findMany({ where: { authorId: personId, sessionId: { not: null } }, select: { sessionId: true }, distinct: ["sessionId"] });
+    const sessionIds = [...new Set(spokeIn.map((m) => m.sessionId).filter((id): id is string => id !== null))];
+    const cleared = await tx.chatSession.updateMany({
+      where: { OR: [{ id: { in: sessionIds } }, { conversationId: { in: dmIds } }] },
+      data: { snapshot: null, summary: null },
+    });
+
+    let anonymized = 0;
+    if (opts.anonymize) {
+      anonymized += (await tx.memoryEntry.updateMany({ where: { createdById: personId }, data: { createdById: null } })).count;
+      anonymized += (await tx.skill.updateMany({ where: { createdById: personId }, data: { createdById: null } })).count;
+      await tx.revision.updateMany({ where: { actorId: personId }, data: { actorId: null } });
+    }
+    await tx.person.update({ where: { id: personId }, data: { displayName: null } });
+    return {
+      profileEntries: entries.filter((e) => e.status !== "pending").length,
+      pendingEntries: entries.filter((e) => e.status === "pending").length,
+      privateSkills: skillIds.length,
+      messages: authored.count + replies.count,
+      sessionsCleared: cleared.count,
+      anonymized,
+    };
+  });
+}
+
+/** Deletes one of the person's own profile entries (or a pending entry they proposed), with its revisions. */
+export async function forgetEntry(db: Db, personId: string, entryId: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const entry = await tx.memoryEntry.findFirst({
+      where: { id: entryId, OR: [{ scope: "user", ownerId: personId }, { status: "pending", createdById: personId }] },
+    });
+    if (!entry) return false;
+    await tx.revision.deleteMany({ where: { entityType: "memory", entityId: entry.id } });
+    await tx.memoryEntry.delete({ where: { id: entry.id } });
+    return true;
+  });
+}
