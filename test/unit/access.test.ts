@@ -1,0 +1,55 @@
+import { describe, expect, it } from "vitest";
+import { accessPolicy, checkAccess, isAdmin, OPEN_POLICY } from "../../src/gateway/access.ts";
+import { limitText, RateLimiter } from "../../src/gateway/rate-limit.ts";
+import type { Inbound } from "../../src/core/types.ts";
+
+const msg = (user: string, channel: string, isDm = false, roles?: string[]): Pick<Inbound, "platform" | "author" | "channel"> => ({
+  platform: "discord",
+  author: { externalId: user, ...(roles ? { roles } : {}) },
+  channel: { externalId: channel, isDm },
+});
+
+describe("access rules", () => {
+  it("lets everyone in when nothing is configured", () => {
+    expect(checkAccess(OPEN_POLICY, msg("1", "C1"))).toEqual({ ok: true });
+  });
+
+  it("allows listed users or holders of a listed role, refusing others with an explanation", () => {
+    const policy = accessPolicy({ admins: [], users: ["discord:1"], channels: [], roles: ["discord:R9"] });
+    expect(checkAccess(policy, msg("1", "C1")).ok).toBe(true);
+    expect(checkAccess(policy, msg("2", "C1", false, ["R9"])).ok).toBe(true);
+    const refused = checkAccess(policy, msg("2", "C1", false, ["R1"]));
+    expect(refused).toMatchObject({ ok: false, reason: "user" });
+    if (!refused.ok) expect(refused.text).toMatch(/isn't enabled for you/);
+    // Ids are platform-prefixed: the same raw id on Slack is someone else.
+    expect(checkAccess(policy, { ...msg("1", "C1"), platform: "slack" }).ok).toBe(false);
+  });
+
+  it("limits channels but not DMs, and always lets admins through", () => {
+    const policy = accessPolicy({ admins: ["discord:9"], users: [], channels: ["discord:C1"], roles: [] });
+    expect(checkAccess(policy, msg("2", "C1")).ok).toBe(true);
+    expect(checkAccess(policy, msg("2", "C2"))).toMatchObject({ ok: false, reason: "channel" });
+    expect(checkAccess(policy, msg("2", "D7", true)).ok).toBe(true);
+    expect(checkAccess(policy, msg("9", "C2")).ok).toBe(true);
+    expect(isAdmin(policy, "discord", "9")).toBe(true);
+    expect(isAdmin(policy, "slack", "9")).toBe(false);
+  });
+});
+
+describe("rate limiter", () => {
+  it("allows N per sliding hour per person and says when to return", () => {
+    const rl = new RateLimiter(3);
+    const t0 = 1_000_000;
+    expect([0, 1, 2].map((i) => rl.take("p", t0 + i).ok)).toEqual([true, true, true]);
+    const limited = rl.take("p", t0 + 10);
+    expect(limited).toEqual({ ok: false, retryAfterMs: 3_600_000 - 10 });
+    expect(rl.take("other", t0 + 10).ok).toBe(true);
+    expect(rl.take("p", t0 + 3_600_000).ok).toBe(true);
+    expect(limitText(3, 90_000)).toBe("You've reached the limit of 3 messages per hour. Please try again in about 2 minutes.");
+  });
+
+  it("is off at 0", () => {
+    const rl = new RateLimiter(0);
+    expect(Array.from({ length: 1000 }, () => rl.take("p", 1).ok).every(Boolean)).toBe(true);
+  });
+});
