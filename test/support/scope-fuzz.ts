@@ -1,0 +1,170 @@
+/**
+ * A seeded, reproducible scope fuzzer: several workspaces (Slack teams and Discord guilds), people,
+ * DMs and channel threads. Everyone plants unique markers (DM messages, profile entries, channel
+ * messages, channel and team memory); then random people talk in random places while the fake
+ * model randomly searches for markers. Every prompt the model receives is checked: a marker may
+ * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
+ */
+import type { Core } from "../../src/agent/core.ts";
+import type { Platform } from "../../src/core/types.ts";
+import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
+import { systemText } from "../fakes/anthropic.ts";
+import { inboundFor, type PlaceOptions } from "./db.ts";
+
+export interface FuzzOptions {
+  seed: number;
+  workspaces: number;
+  people: number;
+  channels: number;
+  turns: number;
+  /** Prefix for workspace ids, so several runs can share one database. */
+  runId: string;
+}
+
+export interface FuzzReport {
+  promptsChecked: number;
+  searches: number;
+  markers: number;
+  violations: string[];
+}
+
+type MarkerKind = "dm" | "profile" | "channelMsg" | "channelMem" | "team";
+interface Marker {
+  token: string;
+  kind: MarkerKind;
+  ws: string;
+  person: string;
+  channel: string;
+}
+interface Where {
+  ws: string;
+  person: string;
+  isDm: boolean;
+  channel: string;
+}
+
+/** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function allowed(m: Marker, w: Where): boolean {
+  if (m.ws !== w.ws) return false;
+  switch (m.kind) {
+    case "dm":
+    case "profile":
+      return m.person === w.person;
+    case "channelMsg":
+    case "team":
+      return true;
+    case "channelMem":
+      return !w.isDm && m.channel === w.channel;
+  }
+}
+
+/** The text of a request that could carry data: system, message texts and tool results (queries removed). */
+function visibleText(req: RecordedRequest, queries: readonly string[]): string {
+  const parts = [systemText(req)];
+  for (const m of req.body.messages) {
+    if (typeof m.content === "string") {
+      parts.push(m.content);
+      continue;
+    }
+    for (const b of m.content) {
+      const block = b as { type: string; text?: unknown; content?: unknown };
+      if (block.type === "text" && typeof block.text === "string") parts.push(block.text);
+      if (block.type === "tool_result") {
+        let text = typeof block.content === "string" ? block.content : JSON.stringify(block.content);
+        // The result echoes the query; the query is the fuzzer's own probe, not leaked data.
+        for (const q of queries) text = text.split(`"${q}"`).join('"<query>"');
+        parts.push(text);
+      }
+    }
+  }
+  return parts.join("\n");
+}
+
+export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOptions): Promise<FuzzReport> {
+  const rand = prng(opts.seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const hex = () => Math.floor(rand() * 0xffffffff).toString(16).padStart(8, "0");
+  const wss = Array.from({ length: opts.workspaces }, (_, i) => ({ id: `${opts.runId}-w${i}`, platform: (i % 2 === 0 ? "slack" : "discord") as Platform }));
+  const markers: Marker[] = [];
+  const queries: string[] = [];
+  const violations: string[] = [];
+  let promptsChecked = 0;
+  let searches = 0;
+
+  const place = (ws: (typeof wss)[number], person: string, channel: string | null): PlaceOptions =>
+    channel === null
+      ? { platform: ws.platform, workspace: ws.id, user: person, channel: `D-${person}`, isDm: true, name: person }
+      : { platform: ws.platform, workspace: ws.id, user: person, channel, isDm: false, thread: `${channel}-thread`, name: person };
+
+  async function turn(opts: PlaceOptions, text: string, where: Where): Promise<void> {
+    const before = fake.requests.length;
+    const result = await core.handle(inboundFor(opts, text));
+    if (result.kind !== "reply") throw new Error(`fuzz turn dropped: ${result.reason}`);
+    for (const req of fake.requests.slice(before)) {
+      promptsChecked++;
+      const seen = visibleText(req, queries);
+      for (const m of markers) {
+        if (seen.includes(m.token) && !allowed(m, where)) {
+          violations.push(`${m.kind} marker of ${m.person}@${m.ws}/${m.channel} reached ${where.person}@${where.ws} ${where.isDm ? "DM" : where.channel}`);
+        }
+      }
+    }
+  }
+
+  // Plant: every person says private and shared things, and cairn saves memory at every scope.
+  for (const ws of wss) {
+    for (let p = 0; p < opts.people; p++) {
+      const person = `${ws.id}-p${p}`;
+      const channel = `${ws.id}-c${Math.floor(rand() * opts.channels)}`;
+      const mk = (kind: MarkerKind, ch = ""): Marker => {
+        const m = { token: `zq${kind.toLowerCase()}${hex()}`, kind, ws: ws.id, person, channel: ch };
+        markers.push(m);
+        return m;
+      };
+      const dmMsg = mk("dm");
+      const profile = mk("profile");
+      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: `private note ${profile.token}` }] } }] }, { text: "noted" });
+      await turn(place(ws, person, null), `my secret is ${dmMsg.token}`, { ws: ws.id, person, isDm: true, channel: `D-${person}` });
+      const chMsg = mk("channelMsg", channel);
+      const chMem = mk("channelMem", channel);
+      const team = mk("team", channel);
+      fake.enqueue(
+        { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "channel", content: `channel rule ${chMem.token}` }, { action: "add", target: "team", content: `team fact ${team.token}` }] } }] },
+        { text: "saved" },
+      );
+      await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
+    }
+  }
+
+  // Talk: random people, random places; the model searches for random markers and starts new sessions.
+  fake.setDefault((req) => {
+    const last = req.body.messages.at(-1);
+    const isToolResult = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
+    if (isToolResult || rand() < 0.5) return { text: "ok" } satisfies Step;
+    const q = pick(markers).token;
+    queries.push(q);
+    searches++;
+    return { toolUse: [{ name: "session_search", input: { query: q, limit: 20 } }] };
+  });
+  for (let t = 0; t < opts.turns; t++) {
+    const ws = pick(wss);
+    const person = `${ws.id}-p${Math.floor(rand() * opts.people)}`;
+    const channel = rand() < 0.4 ? null : `${ws.id}-c${Math.floor(rand() * opts.channels)}`;
+    const opts2 = place(ws, person, channel);
+    if (rand() < 0.15) await core.command(inboundFor(opts2), "new");
+    await turn(opts2, `question ${t}`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
+  }
+  fake.setDefault(null);
+  return { promptsChecked, searches, markers: markers.length, violations };
+}
