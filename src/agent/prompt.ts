@@ -6,7 +6,8 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Skill } from "../db/generated/sqlite/client.ts";
 import type { HistoryMessage } from "../history/store.ts";
-import { budgetHeader, type MemoryBlock } from "../memory/store.ts";
+import { budgetHeader, displayEntry, type MemoryBlock } from "../memory/store.ts";
+import { scanStored } from "../memory/scanner.ts";
 import { wrapRecalled } from "../tools/search.ts";
 import type { Snapshot } from "./sessions.ts";
 
@@ -30,7 +31,7 @@ const TITLES: Record<MemoryBlock["target"], string> = {
 
 export function renderMemoryBlock(block: MemoryBlock, title = TITLES[block.target]): string {
   const header = `══ ${title} ${budgetHeader(block.used, block.limit)} ══`;
-  const body = block.entries.length ? block.entries.map((e) => `§ ${e.text}`).join("\n") : "(empty)";
+  const body = block.entries.length ? block.entries.map((e) => `§ ${displayEntry(e)}`).join("\n") : "(empty)";
   return `${header}\n${body}`;
 }
 
@@ -41,11 +42,16 @@ export interface SharedSnapshotInput {
   skills: Skill[];
 }
 
+function shownDescription(description: string): string {
+  const verdict = scanStored(description);
+  return verdict.ok ? description.replace(/\s+/g, " ") : `[BLOCKED: ${verdict.reason}]`;
+}
+
 /** Team and channel memory and the skills index: frozen once per session. */
 export function renderShared({ now, place, blocks, skills }: SharedSnapshotInput): string {
   const memory = blocks.filter((b) => b.target !== "user").map((b) => renderMemoryBlock(b));
   const index = skills.length
-    ? skills.map((s) => `- ${s.name}: ${s.description.replace(/\s+/g, " ")}`).join("\n")
+    ? skills.map((s) => `- ${s.name}: ${shownDescription(s.description)}`).join("\n")
     : "(no skills yet)";
   return [
     `Session started ${now.toISOString().slice(0, 16).replace("T", " ")} UTC. Place: ${place}.`,

@@ -12,6 +12,7 @@ import type { Db } from "../db/client.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
+import { scanForWrite, scanStored } from "./scanner.ts";
 
 export type MemoryOp =
   | { action: "add"; target: MemoryTarget; content: string }
@@ -54,8 +55,26 @@ export function usedChars(texts: readonly string[]): number {
 
 const normalize = (s: string) => s.toLowerCase().replace(/\s+/g, " ").replace(/[.!\s]+$/, "").trim();
 
-function listEntries(texts: readonly string[]): string {
-  return texts.length === 0 ? "  (none)" : texts.map((t) => `  - ${t}`).join("\n");
+/**
+ * How an entry is shown to the model. One stored before a scanning rule existed, and matching it
+ * now, is shown as `[BLOCKED: reason]` (never its text), with the id that still lets it be removed.
+ */
+export function displayEntry(entry: { id: string | null; text: string }): string {
+  const verdict = scanStored(entry.text);
+  if (verdict.ok) return entry.text;
+  return `[BLOCKED: ${verdict.reason}]${entry.id ? ` (remove it with old_text "id:${entry.id}")` : ""}`;
+}
+
+function listEntries(entries: readonly { id: string | null; text: string }[]): string {
+  return entries.length === 0 ? "  (none)" : entries.map((e) => `  - ${displayEntry(e)}`).join("\n");
+}
+
+/** Scans text before it is written: blocks threats, redacts secrets. Throws MemoryError for the model. */
+function cleanForWrite(text: string, where: string): { text: string; note: string | null } {
+  const verdict = scanForWrite(text);
+  if (!verdict.ok) throw new MemoryError(`${where}${verdict.message}`);
+  const note = verdict.redactions.length ? `secrets were redacted before saving (${verdict.redactions.map((r) => r.kind).join(", ")}); never store credentials` : null;
+  return { text: verdict.text, note };
 }
 
 interface Working {
@@ -149,8 +168,10 @@ export class MemoryStore {
         const live = w.filter((e) => !e.removed);
         const where = ops.length > 1 ? `Operation ${i + 1} (${op.action} ${op.target}): ` : "";
         if (op.action === "add") {
-          const text = op.content.trim();
-          if (!text) throw new MemoryError(`${where}content is empty. Nothing was saved.`);
+          if (!op.content.trim()) throw new MemoryError(`${where}content is empty. Nothing was saved.`);
+          const clean = cleanForWrite(op.content.trim(), where);
+          const text = clean.text;
+          if (clean.note) lines.push(clean.note);
           if (live.some((e) => normalize(e.text) === normalize(text))) {
             lines.push(`skipped duplicate in ${op.target}: "${text}" is already stored`);
             continue;
@@ -161,25 +182,29 @@ export class MemoryStore {
         }
         const needle = op.old_text.trim();
         if (!needle) throw new MemoryError(`${where}old_text is empty: give a substring of the entry to ${op.action}. Nothing was saved.`);
-        const hits = live.filter((e) => e.text.toLowerCase().includes(needle.toLowerCase()));
+        // "id:<id>" selects an entry by id: the way to remove one shown as [BLOCKED] (its text is withheld).
+        const byId = needle.startsWith("id:") ? needle.slice(3).trim() : null;
+        const hits = byId ? live.filter((e) => e.id === byId) : live.filter((e) => e.text.toLowerCase().includes(needle.toLowerCase()));
         if (hits.length === 0) {
           throw new MemoryError(
-            `${where}no ${op.target} entry contains "${needle}". Nothing was saved. Current ${op.target} entries:\n${listEntries(live.map((e) => e.text))}\nRetry with old_text copied from one of these.`,
+            `${where}no ${op.target} entry contains "${needle}". Nothing was saved. Current ${op.target} entries:\n${listEntries(live)}\nRetry with old_text copied from one of these.`,
           );
         }
         if (hits.length > 1) {
           throw new MemoryError(
-            `${where}old_text "${needle}" matched ${hits.length} ${op.target} entries:\n${listEntries(hits.map((e) => e.text))}\nNothing was saved. Retry with a longer old_text that appears in only one entry.`,
+            `${where}old_text "${needle}" matched ${hits.length} ${op.target} entries:\n${listEntries(hits)}\nNothing was saved. Retry with a longer old_text that appears in only one entry.`,
           );
         }
         const hit = hits[0]!;
         if (op.action === "remove") {
           hit.removed = true;
-          lines.push(`removed from ${op.target}: "${hit.text}"`);
+          lines.push(`removed from ${op.target}: "${displayEntry(hit)}"`);
         } else {
-          const text = op.content.trim();
-          if (!text) throw new MemoryError(`${where}content is empty; to delete the entry use action 'remove'. Nothing was saved.`);
-          lines.push(`replaced in ${op.target}: "${hit.text}" -> "${text}"`);
+          if (!op.content.trim()) throw new MemoryError(`${where}content is empty; to delete the entry use action 'remove'. Nothing was saved.`);
+          const clean = cleanForWrite(op.content.trim(), where);
+          const text = clean.text;
+          if (clean.note) lines.push(clean.note);
+          lines.push(`replaced in ${op.target}: "${displayEntry(hit)}" -> "${text}"`);
           hit.text = text;
         }
       }
@@ -191,7 +216,7 @@ export class MemoryStore {
         const limit = this.budgets[target];
         if (used > limit) {
           throw new MemoryError(
-            `${target} memory would hold ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, over its budget by ${(used - limit).toLocaleString("en-US")}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${listEntries(w.filter((e) => e.original !== null).map((e) => e.original as string))}`,
+            `${target} memory would hold ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, over its budget by ${(used - limit).toLocaleString("en-US")}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${listEntries(w.filter((e) => e.original !== null).map((e) => ({ id: e.id, text: e.original as string })))}`,
           );
         }
         usage.push({ target, used, limit, count: live.length });

@@ -14,6 +14,14 @@ import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
 import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
+import { scanForWrite } from "../memory/scanner.ts";
+
+/** Every write from the agent is scanned first: threats are refused, secrets redacted. */
+function cleanOrThrow(text: string, what: string): string {
+  const verdict = scanForWrite(text);
+  if (!verdict.ok) throw new SkillError(`${what}: ${verdict.message}`);
+  return verdict.text;
+}
 
 export type SkillWithFiles = Skill & { files: SkillFile[] };
 
@@ -101,7 +109,8 @@ export class SkillStore {
     return skill;
   }
 
-  async create(scope: Scope, content: string, target: MemoryTarget, prov: Provenance): Promise<Skill> {
+  async create(scope: Scope, raw: string, target: MemoryTarget, prov: Provenance): Promise<Skill> {
+    const content = cleanOrThrow(raw, "SKILL.md");
     const parsed = parseOrThrow(content);
     const nameProblem = validateSkillName(parsed.name);
     if (nameProblem) throw new SkillError(`${nameProblem}\nNothing was saved.`);
@@ -166,13 +175,14 @@ export class SkillStore {
         throw new SkillError(`old_string occurs ${count} times in ${where} of '${name}'. Nothing was saved. Include more surrounding text so it matches once, or set replace_all: true to change every occurrence.`);
       }
       const after = input.replace_all ? before.split(input.old_string).join(input.new_string) : before.replace(input.old_string, () => input.new_string);
-      if (file) return this.saveFile(tx, skill, file.path, after, "patch", prov);
+      if (file) return this.saveFile(tx, skill, file.path, cleanOrThrow(after, file.path), "patch", prov);
       return this.saveContent(tx, skill, after, "patch", prov);
     });
   }
 
-  async writeFile(scope: Scope, name: string, filePath: string, content: string, prov: Provenance): Promise<Skill> {
+  async writeFile(scope: Scope, name: string, filePath: string, raw: string, prov: Provenance): Promise<Skill> {
     const path = this.checkPath(filePath);
+    const content = cleanOrThrow(raw, path);
     if (content.length > SUPPORT_FILE_MAX_CHARS) {
       throw new SkillError(`'${path}' is ${content.length} chars; the limit is ${SUPPORT_FILE_MAX_CHARS}. Split it into several files. Nothing was saved.`);
     }
@@ -224,7 +234,8 @@ export class SkillStore {
     return res.path;
   }
 
-  private async saveContent(tx: Tx, skill: SkillWithFiles, content: string, action: string, prov: Provenance): Promise<Skill> {
+  private async saveContent(tx: Tx, skill: SkillWithFiles, raw: string, action: string, prov: Provenance): Promise<Skill> {
+    const content = cleanOrThrow(raw, "SKILL.md");
     const parsed = parseOrThrow(content);
     if (parsed.name !== skill.name) {
       throw new SkillError(`The frontmatter name must stay '${skill.name}' (renaming is not supported); got '${parsed.name}'. Nothing was saved.`);

@@ -4,6 +4,13 @@ import { defineTool, ToolError, type Tool } from "./registry.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Provenance } from "../db/revisions.ts";
 import type { ToolContext } from "./registry.ts";
+import { scanStored } from "../memory/scanner.ts";
+
+/** A stored text that matches a scanning rule written after it was saved is withheld from the model. */
+function shown(text: string, what: string): string {
+  const verdict = scanStored(text);
+  return verdict.ok ? text : `[BLOCKED: ${verdict.reason}] The ${what} is withheld; it can be replaced or archived with skill_manage.`;
+}
 
 const provenance = (ctx: ToolContext, reason?: string): Provenance => ({
   source: "tool",
@@ -49,11 +56,11 @@ export function skillViewTool(store: SkillStore) {
         if (!file) {
           throw new ToolError(`'${args.name}' has no file '${args.file}'. Its files: ${skill.files.map((f) => f.path).join(", ") || "(none)"}.`);
         }
-        return file.content;
+        return shown(file.content, `file ${file.path}`);
       }
       await store.markUsed(skill.id);
       const files = skill.files.length ? `\n\n---\nSupport files (read with file=...): ${skill.files.map((f) => f.path).join(", ")}` : "";
-      return skill.content + files;
+      return shown(skill.content, "SKILL.md") + files;
     },
   });
 }
