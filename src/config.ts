@@ -63,6 +63,21 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+/** Settings that are valid one by one but not together. */
+function crossCheck(cfg: Config): string[] {
+  const problems: string[] = [];
+  if (cfg.SLACK_BOT_TOKEN && !cfg.SLACK_APP_TOKEN && !cfg.SLACK_SIGNING_SECRET) {
+    problems.push("SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode) is: set one of them");
+  }
+  if ((cfg.SLACK_APP_TOKEN || cfg.SLACK_SIGNING_SECRET) && !cfg.SLACK_BOT_TOKEN) {
+    problems.push("SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set without SLACK_BOT_TOKEN: set the bot token (xoxb-...) too");
+  }
+  if (cfg.DISCORD_TOKEN && !cfg.DISCORD_APPLICATION_ID) {
+    problems.push("DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal");
+  }
+  return problems;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`cairn cannot start: invalid settings\n${problems.map((p) => `  - ${p}`).join("\n")}`);
@@ -72,7 +87,11 @@ export class ConfigError extends Error {
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = configSchema.safeParse(env);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const problems = crossCheck(parsed.data);
+    if (problems.length) throw new ConfigError(problems);
+    return parsed.data;
+  }
   const problems = parsed.error.issues.map((issue) => {
     const name = issue.path.join(".") || "(environment)";
     return `${name}: ${issue.message} (got ${JSON.stringify(env[String(issue.path[0])] ?? null)})`;

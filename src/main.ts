@@ -8,6 +8,16 @@ import { createModelClient } from "./agent/model.ts";
 import { Core } from "./agent/core.ts";
 import { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./settings.ts";
+import { startSlack } from "./platforms/slack/adapter.ts";
+import { slackSettings } from "./platforms/slack/settings.ts";
+
+/** Resolves on SIGINT or SIGTERM: platform adapters run until the process is asked to stop. */
+function untilStopped(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+}
 
 async function main(): Promise<number> {
   dotenv.config({ quiet: true });
@@ -40,15 +50,28 @@ async function main(): Promise<number> {
   const core = new Core({ database, model, settings: agentSettings(cfg), log });
   await core.start();
 
-  const platforms = [cfg.SLACK_BOT_TOKEN && "Slack", cfg.DISCORD_TOKEN && "Discord"].filter(Boolean);
-  if (platforms.length) log.warn({ platforms }, "platform tokens are set, but this build has only the console adapter");
-  const console = new ConsoleAdapter(core, {
-    input: process.stdin,
-    output: process.stdout,
-    user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,
-    prompt: process.stdin.isTTY === true,
-  });
-  await console.run();
+  const stops: (() => Promise<void>)[] = [];
+  const slack = slackSettings(cfg);
+  if (slack) {
+    const handle = await startSlack(core, slack, log);
+    stops.push(() => handle.stop());
+    log.info({ mode: handle.mode }, "slack adapter started");
+  }
+  if (stops.length === 0) {
+    // No platform configured: the console chat, until the input ends or /quit.
+    const chat = new ConsoleAdapter(core, {
+      input: process.stdin,
+      output: process.stdout,
+      user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,
+      prompt: process.stdin.isTTY === true,
+    });
+    await chat.run();
+  } else {
+    const signal = await untilStopped();
+    log.info({ signal }, "stopping");
+    // Stop receiving first, let answers in flight finish, then close the database.
+    await Promise.allSettled(stops.map((stop) => stop()));
+  }
   await database.close();
   return 0;
 }

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, systemText, type FakeAnthropic } from "../fakes/anthropic.ts";
+import { loadMigrations } from "../../src/db/migrate.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const tsx = join(root, "node_modules/.bin/tsx");
@@ -107,8 +108,8 @@ describe("npm start: the console chat", () => {
     const raw = new BetterSqlite3(dbPath, { readonly: true });
     try {
       const migrations = raw.prepare(`SELECT migration_name, finished_at FROM "_prisma_migrations"`).all() as { migration_name: string; finished_at: string | null }[];
-      expect(migrations).toHaveLength(1);
-      expect(migrations[0]!.finished_at).not.toBeNull();
+      expect(migrations.map((m) => m.migration_name)).toEqual(loadMigrations("sqlite").map((m) => m.name));
+      expect(migrations.every((m) => m.finished_at !== null)).toBe(true);
       const sessions = raw.prepare(`SELECT endReason FROM "ChatSession" ORDER BY startedAt`).all() as { endReason: string | null }[];
       expect(sessions.map((s) => s.endReason)).toEqual(["restart", null]);
     } finally {

@@ -38,6 +38,13 @@ describe("config", () => {
     expect((caught as ConfigError).problems).toHaveLength(3);
   });
 
+  it("refuses platform settings that do not work together", () => {
+    expect(() => loadConfig({ SLACK_BOT_TOKEN: "xoxb-1" })).toThrow(/neither SLACK_APP_TOKEN \(Socket Mode\) nor SLACK_SIGNING_SECRET/);
+    expect(() => loadConfig({ SLACK_APP_TOKEN: "xapp-1" })).toThrow(/without SLACK_BOT_TOKEN/);
+    expect(() => loadConfig({ DISCORD_TOKEN: "t" })).toThrow(/DISCORD_APPLICATION_ID/);
+    expect(loadConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s" }).SLACK_BOT_TOKEN).toBe("xoxb-1");
+  });
+
   it("documents every variable of the schema in .env.example", () => {
     const example = readFileSync(new URL("../../.env.example", import.meta.url), "utf8");
     for (const key of Object.keys(configSchema.shape)) expect(example, key).toMatch(new RegExp(`^#? ?${key}=`, "m"));

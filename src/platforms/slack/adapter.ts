@@ -1,0 +1,210 @@
+/**
+ * cairn on Slack through @slack/bolt: Socket Mode when an app token is set (no public URL needed),
+ * else HTTP mode on `port` (Bolt's `/slack/events`, requests verified with the signing secret).
+ *
+ * Every event is acknowledged at once (Bolt acks Events API requests before listeners run) and
+ * handled after: listeners only start the work and return, so a 30-second answer never makes Slack
+ * retry. `stop()` stops receiving, then waits (bounded) for answers already in flight.
+ */
+import http from "node:http";
+import { App, HTTPReceiver, SocketModeReceiver, webApi, type Receiver } from "@slack/bolt";
+import { z } from "zod";
+import type { Core } from "../../agent/core.ts";
+import type { Logger } from "../../log.ts";
+import type { SlackClient } from "./client.ts";
+import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
+import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from "./context.ts";
+import { isPlatformError, slackErrorCode } from "./errors.ts";
+import type { BotIdentity } from "./events.ts";
+import { boltLogger } from "./logger.ts";
+import { NameCache } from "./names.ts";
+import { onReactionEvent } from "./reactions.ts";
+import { RecentSet } from "./recent.ts";
+import { ThreadTracker, type ConversationLookup } from "./threads.ts";
+import { onMessageEvent, type TurnDeps } from "./turn.ts";
+
+export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
+
+export interface SlackSettings {
+  botToken: string;
+  /** `xapp-...`: Socket Mode. Wins over `signingSecret` when both are set. */
+  appToken?: string;
+  /** HTTP mode: verifies the `v0` signature of every request. */
+  signingSecret?: string;
+  /** Web API base (default https://slack.com/api/), for tests and proxies. */
+  apiUrl?: string;
+  /** HTTP mode's listening port (0 picks a free one). */
+  port: number;
+  host?: string;
+  /** Web API attempts after the first (429s wait Retry-After first). */
+  retries?: number;
+  /** Least backoff between Web API retries. */
+  retryMinMs?: number;
+  /** Least time between two edits of the working status message. */
+  progressIntervalMs?: number;
+  /** How long `stop()` waits for answers in flight. */
+  drainMs?: number;
+  contextLimits?: ContextLimits;
+}
+
+export interface SlackHandle {
+  readonly mode: "socket" | "http";
+  /** HTTP mode's bound port; null in Socket Mode. */
+  readonly port: number | null;
+  readonly bot: BotIdentity;
+  stop(): Promise<void>;
+}
+
+const AuthTestSchema = z.looseObject({
+  user_id: z.string().min(1),
+  bot_id: z.string().min(1, "SLACK_BOT_TOKEN must be a bot token (xoxb-...)"),
+  team_id: z.string().min(1),
+  user: z.string().optional(),
+  team: z.string().optional(),
+});
+
+const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
+
+const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed"]);
+
+export async function startSlack(core: Core, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
+  const mode = cfg.appToken ? "socket" : cfg.signingSecret ? "http" : null;
+  if (!mode) {
+    throw new Error("Slack needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode) next to SLACK_BOT_TOKEN");
+  }
+  const slog = log.child({ platform: "slack", mode });
+  const sdkLogger = boltLogger(slog);
+  const slackApiUrl = cfg.apiUrl ?? DEFAULT_SLACK_API_URL;
+  const clientOptions = {
+    slackApiUrl,
+    logger: sdkLogger,
+    // A hung request must not hold a turn forever; a timed-out call is retried like a network error.
+    timeout: 30_000,
+    retryConfig: { retries: cfg.retries ?? 5, factor: 2, minTimeout: cfg.retryMinMs ?? 1_000, maxTimeout: 30_000, randomize: true },
+  };
+
+  const bot = await identify(new webApi.WebClient(cfg.botToken, clientOptions));
+  slog.info({ bot: bot.userId, team: bot.teamId }, "slack identity checked");
+
+  const receiver: Receiver =
+    mode === "socket"
+      ? new SocketModeReceiver({
+          appToken: cfg.appToken ?? "",
+          logger: sdkLogger,
+          // The Socket Mode client makes its own apps.connections.open call; point it at the same API.
+          installerOptions: { clientOptions: { slackApiUrl } },
+        })
+      : new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: ["/slack/events"] });
+
+  // botId and botUserId are passed so Bolt does not call auth.test again; its ignoreSelf middleware
+  // uses them to drop the bot's own messages and reactions (the 👀 it adds).
+  const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
+  const client: SlackClient = app.client;
+  const names = new NameCache(client, slog);
+  const turnDeps: TurnDeps = {
+    core,
+    client,
+    bot,
+    names,
+    threads: new ThreadTracker(storedConversation(core)),
+    // Slack retries for about five minutes; ten cover a slow acknowledgement with room to spare.
+    seen: new RecentSet(10 * 60_000, 20_000),
+    log: slog,
+    minUpdateMs: cfg.progressIntervalMs ?? 1_500,
+    contextLimits: cfg.contextLimits ?? DEFAULT_CONTEXT_LIMITS,
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+  const track = (what: string, work: () => Promise<void>): void => {
+    if (stopping) {
+      slog.warn({ what }, "event arrived while stopping; not handled");
+      return;
+    }
+    const task: Promise<void> = work()
+      .catch((err: unknown) => slog.error({ err, what }, "slack event handling failed"))
+      .finally(() => inFlight.delete(task));
+    inFlight.add(task);
+  };
+  const eventId = (body: unknown): string | undefined => {
+    const parsed = EnvelopeMetaSchema.safeParse(body);
+    return parsed.success ? parsed.data.event_id : undefined;
+  };
+
+  for (const type of ["message", "app_mention"] as const) {
+    app.event(type, async ({ event, body, context }) => {
+      track(type, () => onMessageEvent(turnDeps, event, body, { eventType: type, eventId: eventId(body), retryNum: context.retryNum }));
+    });
+  }
+  for (const type of ["reaction_added", "reaction_removed"] as const) {
+    app.event(type, async ({ event, body }) => {
+      track(type, () => onReactionEvent({ core, names, bot, log: slog }, event, body, { eventType: type, eventId: eventId(body) }));
+    });
+  }
+  app.event(/.*/, async ({ event, body }) => {
+    if (!HANDLED_EVENTS.has(event.type)) slog.info({ eventType: event.type, eventId: eventId(body) }, "unhandled event type acknowledged");
+  });
+  app.command(SLASH_COMMAND, async ({ command, ack, respond }) => {
+    // Acknowledge first: Slack shows the person an error after 3 s without it.
+    await ack();
+    track("command", () => runSlashCommand({ core, client, names, bot, log: slog }, command, respond));
+  });
+  app.error(async (error) => {
+    slog.error({ err: error }, "bolt reported an error");
+  });
+
+  let server: http.Server | null = null;
+  if (mode === "http") {
+    const started: unknown = await app.start({ port: cfg.port, ...(cfg.host ? { host: cfg.host } : {}) });
+    if (started instanceof http.Server) server = started;
+  } else {
+    await app.start();
+  }
+  const address = server?.address();
+  const port = address && typeof address === "object" ? address.port : null;
+  slog.info({ port, bot: bot.userId }, mode === "socket" ? "slack connected (Socket Mode)" : "slack listening (HTTP mode, /slack/events)");
+
+  let stopped: Promise<void> | null = null;
+  return {
+    mode,
+    port,
+    bot,
+    stop: () => {
+      stopped ??= (async () => {
+        stopping = true;
+        const closing = app.stop();
+        // Slack keeps connections alive; without this, close() would wait for them to time out.
+        server?.closeAllConnections();
+        await closing.catch((err: unknown) => slog.warn({ error: slackErrorCode(err) }, "slack receiver did not stop cleanly"));
+        let timer: NodeJS.Timeout | undefined;
+        const drained = await Promise.race([
+          Promise.allSettled([...inFlight]).then(() => true),
+          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), cfg.drainMs ?? 30_000))),
+        ]);
+        clearTimeout(timer);
+        if (!drained) slog.warn({ pending: inFlight.size }, "stopped with answers still in flight");
+        slog.info("slack stopped");
+      })();
+      return stopped;
+    },
+  };
+}
+
+async function identify(client: SlackClient): Promise<BotIdentity> {
+  let answer: unknown;
+  try {
+    answer = await client.auth.test();
+  } catch (err) {
+    const why = `auth.test: ${slackErrorCode(err)}`;
+    throw new Error(isPlatformError(err) ? `Slack rejected SLACK_BOT_TOKEN (${why})` : `could not reach Slack at ${client.slackApiUrl} to check SLACK_BOT_TOKEN (${why})`);
+  }
+  const parsed = AuthTestSchema.safeParse(answer);
+  if (!parsed.success) throw new Error(`unexpected auth.test answer: ${z.prettifyError(parsed.error)}`);
+  const a = parsed.data;
+  return { userId: a.user_id, botId: a.bot_id, teamId: a.team_id, name: a.user ?? "cairn", ...(a.team ? { teamName: a.team } : {}) };
+}
+
+/** A conversation stored under this key means cairn answered there: how a restart still follows its threads. */
+function storedConversation(core: Core): ConversationLookup {
+  return async (key) => (await core.history.db.conversation.findUnique({ where: { key }, select: { id: true } })) !== null;
+}

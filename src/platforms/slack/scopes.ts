@@ -1,0 +1,34 @@
+/**
+ * The Slack permissions this adapter needs, in one place: `slack/manifest.yml` must declare exactly
+ * these (a unit test holds them together), and docs/slack.md explains each.
+ */
+
+/** Bot token scopes, with what needs them. */
+export const BOT_SCOPES = {
+  "app_mentions:read": "receive app_mention events in channels",
+  "channels:history": "message.channels events (replies in followed threads) and conversations.replies in public channels",
+  "groups:history": "message.groups events and conversations.replies in private channels",
+  "im:history": "message.im events: direct messages to cairn",
+  "mpim:history": "conversations.replies in group DMs cairn is mentioned in",
+  "chat:write": "chat.postMessage, chat.update (answers, status line) and chat.postEphemeral",
+  "reactions:read": "reaction_added / reaction_removed events: feedback on replies",
+  "reactions:write": "reactions.add / reactions.remove: the 👀 while working",
+  "users:read": "users.info: display names",
+  commands: "the /cairn slash command",
+} as const;
+
+/** Bot events the adapter subscribes to. */
+export const BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups", "reaction_added", "reaction_removed"] as const;
+
+/** Web API methods the adapter calls, and the bot scope each needs (null: none, or the app-level token). */
+export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] | null> = {
+  "auth.test": null,
+  "apps.connections.open": null,
+  "chat.postMessage": ["chat:write"],
+  "chat.update": ["chat:write"],
+  "chat.postEphemeral": ["chat:write"],
+  "reactions.add": ["reactions:write"],
+  "reactions.remove": ["reactions:write"],
+  "conversations.replies": ["channels:history", "groups:history", "im:history", "mpim:history"],
+  "users.info": ["users:read"],
+};

@@ -1,0 +1,470 @@
+/**
+ * The Slack adapter end to end: real Bolt (HTTPReceiver with v0 signatures, SocketModeReceiver over
+ * a real WebSocket), the real WebClient against the fake Slack Web API, the real Core on the test
+ * databases, and the real Anthropic SDK against the fake model server. Nothing in Bolt is mocked.
+ */
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { forEachDatabase, uniqueId } from "../support/db.ts";
+import { makeCore } from "../support/agent.ts";
+import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from "../fakes/anthropic.ts";
+import {
+  APP_TOKEN,
+  BOT_TOKEN,
+  SIGNING_SECRET,
+  captureLogger,
+  eventCallback,
+  postSigned,
+  startFakeSlack,
+  waitUntil,
+  type FakeSlack,
+  type SlackCall,
+} from "../fakes/slack.ts";
+import { MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/agent/core.ts";
+import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { CONTEXT_HEADER } from "../../src/platforms/slack/context.ts";
+import { APOLOGY } from "../../src/platforms/slack/reply.ts";
+import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
+
+/** Everything the model was sent in the last user turn, as text. */
+function lastUserText(req: RecordedRequest | undefined): string {
+  const last = req?.body.messages.at(-1);
+  if (!last) return "";
+  return typeof last.content === "string" ? last.content : last.content.map((b) => (b as { text?: string }).text ?? "").join("\n");
+}
+
+const fenceCount = (text: string) => text.split("```").length - 1;
+
+forEachDatabase("slack adapter end to end", (getDb) => {
+  let anthropic: FakeAnthropic;
+  let slack: FakeSlack;
+  let core: Core;
+  let httpMode: SlackHandle;
+  let socketMode: SlackHandle;
+  let eventsUrl: string;
+  let logs: ReturnType<typeof captureLogger>;
+  let team: string;
+  const methodsSeen = new Set<string>();
+
+  const settings = (extra: Partial<SlackSettings>): SlackSettings => ({
+    botToken: BOT_TOKEN,
+    apiUrl: slack.apiUrl,
+    port: 0,
+    host: "127.0.0.1",
+    retries: 2,
+    retryMinMs: 10,
+    progressIntervalMs: 50,
+    drainMs: 5_000,
+    ...extra,
+  });
+
+  const send = (event: Record<string, unknown>, opts: Parameters<typeof postSigned>[2] = {}, url = eventsUrl) => postSigned(url, eventCallback(team, event), opts);
+  const dm = (user: string, text: string, extra: Record<string, unknown> = {}) => {
+    const ts = slack.nextTs();
+    // DM channel ids are unique per test: the fake's message store outlives a test.
+    return { type: "message", channel: `D${user}${team.slice(2)}`, channel_type: "im", user, text, ts, event_ts: ts, ...extra };
+  };
+  const posts = (channel: string): SlackCall[] => slack.callsTo("chat.postMessage").filter((c) => c.args.channel === channel);
+  // Generous bounds: the conditions are exact, and only a failing test waits them out (the full
+  // suite on two workers slows first turns to seconds).
+  const waitForPosts = (channel: string, n: number, timeoutMs = 15_000) => waitUntil(`${n} posts in ${channel}`, () => posts(channel).length >= n && posts(channel), timeoutMs);
+  const workspaceId = async () => (await getDb().prisma.workspace.findFirst({ where: { platform: "slack", externalId: team } }))?.id ?? "none";
+  const storedMessages = async () => getDb().prisma.message.count({ where: { workspaceId: await workspaceId() } });
+  const logged = (msg: string, pred: (l: Record<string, unknown>) => boolean) => waitUntil(`log "${msg}"`, () => logs.find(msg, pred).length > 0, 15_000);
+
+  beforeAll(async () => {
+    anthropic = await startFakeAnthropic();
+    slack = await startFakeSlack();
+    logs = captureLogger("debug");
+    core = makeCore(getDb(), anthropic);
+    await core.start();
+    httpMode = await startSlack(core, settings({ signingSecret: SIGNING_SECRET }), logs.log);
+    socketMode = await startSlack(core, settings({ appToken: APP_TOKEN }), logs.log);
+    eventsUrl = `http://127.0.0.1:${httpMode.port}/slack/events`;
+    await slack.waitForSocket();
+  });
+  afterAll(async () => {
+    await httpMode?.stop();
+    await socketMode?.stop();
+    await slack?.close();
+    await anthropic?.close();
+  });
+  beforeEach(() => {
+    for (const c of slack.calls) methodsSeen.add(c.method);
+    anthropic.reset();
+    slack.reset();
+    team = uniqueId("T");
+    slack.addUser({ id: "UALICE", displayName: "Alice" });
+    slack.addUser({ id: "UBOB", displayName: "Bob" });
+  });
+
+  it("answers a DM end to end in HTTP mode, with 👀 while working, and records the delivery", async () => {
+    anthropic.enqueue({ text: "Hello **Alice**, see [the guide](https://example.com/?a=1&b=2)." });
+    const event = dm("UALICE", "hi there &amp; hello");
+    const res = await send(event);
+    expect(res.status).toBe(200);
+    const [reply] = await waitForPosts(event.channel, 1);
+    expect(reply!.args.text).toBe("Hello *Alice*, see <https://example.com/?a=1&amp;b=2|the guide>.");
+    expect(reply!.args.thread_ts).toBeUndefined();
+    expect(lastUserText(anthropic.lastRequest())).toContain("hi there & hello");
+    expect(anthropic.systemText(anthropic.lastRequest()!)).toContain("PROFILE OF ALICE");
+
+    // 👀 on the person's message before the answer, removed after it.
+    await slack.waitFor("👀 removed", () => slack.callsTo("reactions.remove").length === 1);
+    const add = slack.callsTo("reactions.add")[0]!;
+    const remove = slack.callsTo("reactions.remove")[0]!;
+    expect(add.args).toMatchObject({ channel: event.channel, timestamp: event.ts, name: "eyes" });
+    expect(remove.args).toMatchObject({ channel: event.channel, timestamp: event.ts, name: "eyes" });
+    expect(add.seq).toBeLessThan(reply!.seq);
+    expect(remove.seq).toBeGreaterThan(reply!.seq);
+    expect(slack.reactionsOn(event.channel, event.ts)).toEqual([]);
+
+    const db = getDb().prisma;
+    const replyTs = slack.messages(event.channel).find((m) => m.user === slack.bot.userId)!.ts;
+    await logged("reply posted", (l) => l.ts === event.ts);
+    const stored = await db.message.findMany({ where: { workspaceId: await workspaceId() }, orderBy: { id: "asc" } });
+    expect(stored.map((m) => [m.role, m.platformId, m.status])).toEqual([
+      ["user", event.ts, "answered"],
+      ["assistant", replyTs, "sent"],
+    ]);
+    const person = await db.person.findFirstOrThrow({ where: { externalId: "UALICE", workspace: { externalId: team } } });
+    expect(person.displayName).toBe("Alice");
+  });
+
+  it("answers a channel mention in its thread, follows the thread without a new mention, and ignores unaddressed posts", async () => {
+    const channel = uniqueId("C");
+    const ts = slack.nextTs();
+    anthropic.enqueue({ text: "Deploys go out on Tuesdays." });
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> when do we deploy?`, ts, event_ts: ts });
+    const [first] = await waitForPosts(channel, 1);
+    expect(first!.args).toMatchObject({ thread_ts: ts, text: "Deploys go out on Tuesdays." });
+    expect(lastUserText(anthropic.lastRequest())).toBe("[Alice] when do we deploy?");
+    // A top-level post: no reply, no thread to read.
+    expect(slack.callsTo("conversations.replies")).toHaveLength(0);
+
+    anthropic.enqueue({ text: "Yes, Thursdays too." });
+    const followUp = slack.nextTs();
+    await send({ type: "message", channel, channel_type: "channel", user: "UBOB", text: "and on Thursdays?", ts: followUp, thread_ts: ts, event_ts: followUp });
+    const [, second] = await waitForPosts(channel, 2);
+    expect(second!.args).toMatchObject({ thread_ts: ts, text: "Yes, Thursdays too." });
+    expect(JSON.stringify(anthropic.lastRequest()!.body.messages)).toContain("[Bob] and on Thursdays?");
+
+    // A post in the channel that does not mention cairn, and a reply in a thread it is not in.
+    const loose = slack.nextTs();
+    const other = slack.nextTs();
+    await send({ type: "message", channel, channel_type: "channel", user: "UBOB", text: "lunch?", ts: loose, event_ts: loose });
+    await send({ type: "message", channel, channel_type: "channel", user: "UBOB", text: "reply elsewhere", ts: other, thread_ts: loose, event_ts: other });
+    await logged("message dropped", (l) => l.ts === other && l.reason === "not_addressed");
+    expect(logs.find("message dropped", (l) => l.reason === "not_addressed" && l.eventType === "message").length).toBeGreaterThanOrEqual(2);
+    expect(posts(channel)).toHaveLength(2);
+    expect(anthropic.requests).toHaveLength(2);
+  });
+
+  it("answers the message + app_mention pair and three retries exactly once, also after a restart", async () => {
+    const channel = uniqueId("C");
+    const ts = slack.nextTs();
+    const text = `<@${slack.bot.userId}> summarize the incident`;
+    const message = { type: "message", channel, channel_type: "channel", user: "UALICE", text, ts, event_ts: ts };
+    const mention = { type: "app_mention", channel, user: "UALICE", text, ts, event_ts: ts };
+    anthropic.setDefault({ delayMs: 100, then: { text: "Summary: all good." } });
+    const mentionBody = eventCallback(team, mention, { eventId: "EvMENTION1" });
+    const results = await Promise.all([
+      postSigned(eventsUrl, eventCallback(team, message, { eventId: "EvMESSAGE1" })),
+      postSigned(eventsUrl, mentionBody),
+      postSigned(eventsUrl, mentionBody, { retryNum: 1 }),
+      postSigned(eventsUrl, mentionBody, { retryNum: 2 }),
+      postSigned(eventsUrl, mentionBody, { retryNum: 3, retryReason: "timeout" }),
+    ]);
+    const acknowledgedAt = Date.now();
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const [reply] = await waitForPosts(channel, 1);
+    // Acknowledged at once, answered after: every HTTP response came before the (slow) answer.
+    expect(reply!.at).toBeGreaterThanOrEqual(acknowledgedAt);
+    await waitUntil("4 duplicates dropped", () => logs.find("duplicate delivery dropped", (l) => l.ts === ts).length === 4);
+    await slack.waitFor("👀 removed", () => slack.callsTo("reactions.remove").length === 1);
+    expect(posts(channel)).toHaveLength(1);
+    expect(anthropic.requests).toHaveLength(1);
+    expect(await storedMessages()).toBe(2);
+
+    // A restarted cairn has forgotten the event in memory; the stored message still makes it once,
+    // and the thread it answered in is still followed (derived from the database).
+    const restarted = await startSlack(core, settings({ signingSecret: SIGNING_SECRET }), logs.log);
+    try {
+      const url = `http://127.0.0.1:${restarted.port}/slack/events`;
+      expect((await postSigned(url, mentionBody, { retryNum: 3 })).status).toBe(200);
+      await logged("the core dropped the message", (l) => l.ts === ts && l.reason === "duplicate");
+      expect(posts(channel)).toHaveLength(1);
+
+      anthropic.setDefault({ text: "Follow-up answered." });
+      const followUp = slack.nextTs();
+      await send({ type: "message", channel, channel_type: "channel", user: "UBOB", text: "anything else?", ts: followUp, thread_ts: ts, event_ts: followUp }, {}, url);
+      const [, answer] = await waitForPosts(channel, 2);
+      expect(answer!.args).toMatchObject({ thread_ts: ts, text: "Follow-up answered." });
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it("reads a thread's earlier messages when first mentioned inside it, and only then", async () => {
+    const channel = uniqueId("C");
+    const parent = slack.seedMessage({ channel, user: "UALICE", text: "The build on main is red since this morning" });
+    slack.seedMessage({ channel, user: "UBOB", text: "I think it's the <https://ci.example.com/42|flaky test>", thread_ts: parent });
+    slack.seedMessage({ channel, bot_id: "BCI", text: "CI: job 42 failed", thread_ts: parent, subtype: "bot_message" });
+    const ts = slack.seedMessage({ channel, user: "UALICE", text: `<@${slack.bot.userId}> what do you think?`, thread_ts: parent });
+    anthropic.enqueue({ text: "Looks like the flaky test." });
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> what do you think?`, ts, thread_ts: parent, event_ts: ts });
+    await waitForPosts(channel, 1);
+    const replies = slack.callsTo("conversations.replies");
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.args).toMatchObject({ channel, ts: parent, limit: "50", latest: ts });
+    const seen = lastUserText(anthropic.lastRequest());
+    expect(seen).toContain(CONTEXT_HEADER);
+    expect(seen).toContain("Alice: The build on main is red since this morning");
+    expect(seen).toContain("Bob: I think it's the flaky test (https://ci.example.com/42)");
+    expect(seen).toContain("CI: job 42 failed");
+    expect(seen.trim().endsWith("what do you think?")).toBe(true);
+    expect(posts(channel)[0]!.args.thread_ts).toBe(parent);
+
+    anthropic.enqueue({ text: "Retry it." });
+    const again = slack.nextTs();
+    await send({ type: "app_mention", channel, user: "UBOB", text: `<@${slack.bot.userId}> should I retry?`, ts: again, thread_ts: parent, event_ts: again });
+    await waitForPosts(channel, 2);
+    expect(slack.callsTo("conversations.replies")).toHaveLength(1);
+    expect(lastUserText(anthropic.lastRequest())).not.toContain(CONTEXT_HEADER);
+  });
+
+  it("answers a DM in Socket Mode: the envelope is acked and the answer posted", async () => {
+    anthropic.enqueue({ text: "Hi from the socket." });
+    const event = dm("UBOB", "hello over the socket");
+    const id = slack.pushEnvelope("events_api", eventCallback(team, event));
+    const ack = await slack.waitForAck(id);
+    expect(ack.payload).toEqual({});
+    const [reply] = await waitForPosts(event.channel, 1);
+    expect(reply!.args.text).toBe("Hi from the socket.");
+    expect(ack.at).toBeLessThanOrEqual(reply!.at);
+    expect(lastUserText(anthropic.lastRequest())).toBe("hello over the socket");
+  });
+
+  it("delivers a reaction on a bot reply to the core as feedback, and ignores reactions on other messages", async () => {
+    anthropic.enqueue({ text: "Use the blue button." });
+    const event = dm("UALICE", "how do I deploy?");
+    await send(event);
+    const [reply] = await waitForPosts(event.channel, 1);
+    const replyTs = (await slack.waitFor("reply ts", () => slack.messages(event.channel).find((m) => m.user === slack.bot.userId)))!.ts;
+    const db = getDb().prisma;
+    const stored = await waitUntil("delivery recorded", async () => db.delivery.findFirst({ where: { platformId: replyTs, workspaceId: await workspaceId() } }));
+    expect(reply!.args.text).toBe("Use the blue button.");
+
+    const reaction = (over: Record<string, unknown>) => {
+      const ts = slack.nextTs();
+      return { type: "reaction_added", user: "UALICE", reaction: "+1::skin-tone-2", item_user: slack.bot.userId, item: { type: "message", channel: event.channel, ts: replyTs }, event_ts: ts, ...over };
+    };
+    // On the person's own message, and on a bot message that is not a reply: neither is feedback.
+    await send(reaction({ item_user: "UALICE", item: { type: "message", channel: event.channel, ts: event.ts } }));
+    const notReply = slack.seedMessage({ channel: event.channel, user: slack.bot.userId, bot_id: slack.bot.botId, text: "not a reply" });
+    await send(reaction({ item: { type: "message", channel: event.channel, ts: notReply } }));
+    await logged("reaction ignored", (l) => l.target === event.ts && l.reason === "not_on_bot_message");
+    await logged("reaction ignored", (l) => l.target === notReply && l.reason === "not_a_reply");
+
+    // Through the socket, the way most installs receive it.
+    const id = slack.pushEnvelope("events_api", eventCallback(team, reaction({})));
+    await slack.waitForAck(id);
+    const job = await waitUntil("a feedback job", async () => {
+      const jobs = await core.jobs.list("feedback");
+      return jobs.find((j) => (JSON.parse(j.payload) as { replyMessageId: number }).replyMessageId === stored.messageId);
+    });
+    expect(JSON.parse(job.payload)).toMatchObject({ replyMessageId: stored.messageId, emoji: "+1", action: "added" });
+    const reactor = await db.person.findFirstOrThrow({ where: { externalId: "UALICE", workspace: { externalId: team } } });
+    expect(JSON.parse(job.payload)).toMatchObject({ reactorId: reactor.id });
+
+    const removed = reaction({ type: "reaction_removed", reaction: "tada" });
+    await send(removed);
+    await logged("reaction recorded as feedback", (l) => l.target === replyTs && l.action === "removed");
+    const mine = (await core.jobs.list("feedback")).filter((j) => (JSON.parse(j.payload) as { replyMessageId: number }).replyMessageId === stored.messageId);
+    expect(mine.map((j) => (JSON.parse(j.payload) as { emoji: string; action: string }).action)).toEqual(["added", "removed"]);
+  });
+
+  it("refuses a forged or stale signature with 401 and stores nothing", async () => {
+    const event = dm("UALICE", "forged hello");
+    const forged = await send(event, { secret: "not-the-secret" });
+    const garbage = await send(event, { signature: "v0=deadbeef" });
+    const stale = await send(event, { timestamp: Math.floor(Date.now() / 1000) - 10 * 60 });
+    expect([forged.status, garbage.status, stale.status]).toEqual([401, 401, 401]);
+    // The same event, correctly signed, is then answered: proof the refusals were the signature's.
+    anthropic.enqueue({ text: "genuine" });
+    expect(await storedMessages()).toBe(0);
+    await send(event);
+    await waitForPosts(event.channel, 1);
+    expect(await storedMessages()).toBe(2);
+  });
+
+  it("retries a 429 from chat.postMessage after Retry-After and delivers once", async () => {
+    slack.rateLimit("chat.postMessage", 1, 1);
+    anthropic.enqueue({ text: "Worth the wait." });
+    const event = dm("UBOB", "rate limit me");
+    await send(event);
+    await waitForPosts(event.channel, 1);
+    const attempts = slack.calls.filter((c) => c.method === "chat.postMessage" && c.args.channel === event.channel);
+    expect(attempts.map((c) => c.status)).toEqual([429, 200]);
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(950);
+    expect(posts(event.channel).map((c) => c.args.text)).toEqual(["Worth the wait."]);
+    await logged("reply posted", (l) => l.ts === event.ts && l.parts === 1);
+  });
+
+  it("streams a long Markdown answer: a status while a tool runs, then well-formed mrkdwn chunks in the thread", async () => {
+    const channel = uniqueId("C");
+    const code = Array.from({ length: 140 }, (_, i) => `  step_${i} = run("deploy <${i}>") && check()`).join("\n");
+    const para = (i: number) => `Paragraph ${i}: **note** that deploys & rollbacks ${"take care and patience ".repeat(12)}`;
+    const long = ["# Deploy guide", ...Array.from({ length: 8 }, (_, i) => para(i)), "```python", code, "```", ...Array.from({ length: 8 }, (_, i) => para(i + 8)), "- last **point**"].join("\n\n");
+    anthropic.enqueue({ toolUse: [{ name: "skills_list", input: {} }] }, { delayMs: 150, then: { text: long } });
+    const ts = slack.nextTs();
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> write the deploy guide`, ts, event_ts: ts });
+    await logged("reply posted", (l) => l.ts === ts);
+
+    const placeholder = posts(channel)[0]!;
+    expect(placeholder.args.text).toMatch(/^:hourglass_flowing_sand: _.+…_$/);
+    const updates = slack.callsTo("chat.update").filter((c) => c.args.channel === channel);
+    const final = updates.at(-1)!;
+    expect(final.args.ts).toBe(slack.messages(channel)[0]!.ts);
+    const parts = [String(final.args.text), ...posts(channel).slice(1).map((c) => String(c.args.text))];
+    expect(parts.length).toBeGreaterThanOrEqual(4);
+    for (const part of parts) {
+      expect(part.length).toBeLessThanOrEqual(SLACK_CHUNK_LIMIT);
+      expect(fenceCount(part) % 2).toBe(0);
+    }
+    expect(parts[0]!.startsWith("*Deploy guide*")).toBe(true);
+    const joined = parts.join("\n");
+    expect(joined).toContain("*note* that deploys &amp; rollbacks");
+    expect(joined).toContain('step_139 = run("deploy &lt;139&gt;") &amp;&amp; check()');
+    expect(joined).not.toContain("**");
+    expect(joined).toContain("• last *point*");
+    // The code block was split across messages: closed at the end of one, reopened at the next.
+    expect(parts.some((p, i) => i > 0 && p.startsWith("```") && parts[i - 1]!.endsWith("```"))).toBe(true);
+    expect(posts(channel).every((c) => c.args.thread_ts === ts)).toBe(true);
+
+    const reply = await getDb().prisma.message.findFirstOrThrow({ where: { role: "assistant", workspaceId: await workspaceId() } });
+    const deliveries = await getDb().prisma.delivery.findMany({ where: { messageId: reply.id }, orderBy: { id: "asc" } });
+    expect(deliveries.map((d) => d.platformId)).toEqual(slack.messages(channel).map((m) => m.ts));
+  });
+
+  it("never starts a turn for bot messages, its own messages, edits, deletions or other subtypes", async () => {
+    slack.addUser({ id: "UBOTUSER", displayName: "Zapier", isBot: true });
+    const channel = `DUALICE${team.slice(2)}`;
+    const events = [
+      dm("UALICE", "from another bot", { bot_id: "BOTHER", subtype: "bot_message" }),
+      dm("UALICE", "bot with a user", { bot_id: "BOTHER" }),
+      dm(slack.bot.userId, "my own answer"),
+      dm("UBOTUSER", "an app posting as a user"),
+      dm("UALICE", "", { subtype: "message_changed", message: { text: "edited" } }),
+      dm("UALICE", "", { subtype: "message_deleted", deleted_ts: "1.2" }),
+      dm("UALICE", "joined", { subtype: "channel_join" }),
+    ];
+    for (const e of events) expect((await send({ ...e, channel })).status).toBe(200);
+    // Every one is dropped and says why; the bot's own message is dropped by Bolt's ignoreSelf first.
+    const reasonOf = (ts: string) => logs.find("message dropped", (l) => l.ts === ts)[0]?.reason;
+    const expected = ["bot", "bot", undefined, "bot", "edit", "subtype", "subtype"];
+    await waitUntil("drops logged", () => events.every((e, i) => expected[i] === undefined || reasonOf(e.ts) === expected[i]));
+
+    // A real message after them is answered: everything before it was handled and nothing answered.
+    anthropic.enqueue({ text: "only this one" });
+    const real = dm("UALICE", "a person, finally");
+    await send({ ...real, channel });
+    await waitForPosts(channel, 1);
+    expect(posts(channel).map((c) => c.args.text)).toEqual(["only this one"]);
+    expect(anthropic.requests).toHaveLength(1);
+    expect(await storedMessages()).toBe(2);
+  });
+
+  it("answers /cairn me ephemerally (Socket Mode) and /cairn help (HTTP), acknowledged first", async () => {
+    anthropic.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: "Prefers short answers" }] } }] }, { text: "Noted." });
+    const event = dm("UALICE", "I prefer short answers");
+    await send(event);
+    // Not the first post: the memory tool's status line comes before the answer.
+    await logged("reply posted", (l) => l.ts === event.ts);
+
+    const responseUrl = slack.responseUrl();
+    const id = slack.pushEnvelope("slash_commands", {
+      token: "unused",
+      team_id: team,
+      channel_id: event.channel,
+      channel_name: "directmessage",
+      user_id: "UALICE",
+      user_name: "alice",
+      command: "/cairn",
+      text: "me",
+      response_url: responseUrl,
+      trigger_id: "trig-1",
+      api_app_id: "AFAKEAPP",
+    });
+    const ack = await slack.waitForAck(id);
+    const answer = await slack.waitFor("the response_url post", () => slack.responses.find((r) => responseUrl.endsWith(r.id)));
+    expect(ack.at).toBeLessThanOrEqual(answer.at);
+    expect(answer.body.response_type).toBe("ephemeral");
+    expect(String(answer.body.text)).toContain("*Your profile*");
+    expect(String(answer.body.text)).toContain("Prefers short answers");
+    expect(slack.callsTo("chat.postMessage").filter((c) => String(c.args.text).includes("Your profile"))).toHaveLength(0);
+
+    const helpUrl = slack.responseUrl();
+    const res = await postSigned(
+      eventsUrl,
+      { command: "/cairn", text: "", team_id: team, channel_id: "CGENERAL", user_id: "UBOB", response_url: helpUrl, trigger_id: "trig-2" },
+      { contentType: "application/x-www-form-urlencoded" },
+    );
+    expect(res.status).toBe(200);
+    const help = await slack.waitFor("help answer", () => slack.responses.find((r) => helpUrl.endsWith(r.id)));
+    expect(help.body).toMatchObject({ response_type: "ephemeral" });
+    expect(String(help.body.text)).toContain("remembers what your team teaches it");
+  });
+
+  it("posts the polite apology when the model is unreachable, and apologises when Slack refuses the answer", async () => {
+    anthropic.failForever(529);
+    const event = dm("UBOB", "are you there?");
+    await send(event);
+    const [reply] = await waitForPosts(event.channel, 1);
+    expect(reply!.args.text).toBe(MODEL_UNAVAILABLE_REPLY);
+    anthropic.clearFailure();
+
+    slack.failNext("chat.postMessage", "msg_too_long");
+    anthropic.enqueue({ text: "an answer Slack refuses" });
+    const second = dm("UBOB", "try again");
+    await send(second);
+    await waitForPosts(event.channel, 2);
+    expect(posts(event.channel)[1]!.args.text).toBe(APOLOGY);
+    const error = logs.find("could not post the reply", (l) => l.ts === second.ts)[0];
+    expect(error).toMatchObject({ channel: event.channel, error: "msg_too_long", method: "chat.postMessage", team });
+  });
+
+  it("logs and acknowledges malformed and unknown events", async () => {
+    const bad = await send({ type: "message", channel: "DUALICE", channel_type: "im", user: "UALICE", text: "no ts" });
+    const unknown = await send({ type: "pin_added", user: "UALICE", channel_id: "C1", event_ts: slack.nextTs() });
+    const badReaction = await send({ type: "reaction_added", user: "UALICE", item: { type: "message" }, event_ts: "x" });
+    expect([bad.status, unknown.status, badReaction.status]).toEqual([200, 200, 200]);
+    await logged("malformed message event ignored", (l) => typeof l.detail === "string" && String(l.detail).includes("ts"));
+    await logged("unhandled event type acknowledged", (l) => l.eventType === "pin_added");
+    await logged("malformed reaction event ignored", () => true);
+    expect(await storedMessages()).toBe(0);
+  });
+
+  it("calls only Web API methods whose scopes the manifest declares", () => {
+    for (const c of slack.calls) methodsSeen.add(c.method);
+    expect([...methodsSeen].sort()).toEqual(expect.arrayContaining(["auth.test", "chat.postMessage", "chat.update", "reactions.add", "users.info"]));
+    for (const method of methodsSeen) expect(Object.keys(METHOD_SCOPES), method).toContain(method);
+  });
+});
+
+it("refuses to start without an app token or a signing secret, and with a bad bot token", async () => {
+  const slack = await startFakeSlack();
+  try {
+    const { log } = captureLogger();
+    const core = {} as Core;
+    await expect(startSlack(core, { botToken: BOT_TOKEN, apiUrl: slack.apiUrl, port: 0 }, log)).rejects.toThrow(/SLACK_APP_TOKEN.*SLACK_SIGNING_SECRET/);
+    await expect(startSlack(core, { botToken: "xoxb-wrong", signingSecret: "s", apiUrl: slack.apiUrl, port: 0, retries: 0 }, log)).rejects.toThrow(
+      /Slack rejected SLACK_BOT_TOKEN \(auth.test: invalid_auth\)/,
+    );
+    await expect(startSlack(core, { botToken: BOT_TOKEN, appToken: APP_TOKEN, apiUrl: "http://127.0.0.1:1/api/", port: 0, retries: 0 }, log)).rejects.toThrow(
+      /could not reach Slack at http:\/\/127.0.0.1:1\/api\/ to check SLACK_BOT_TOKEN/,
+    );
+  } finally {
+    await slack.close();
+  }
+});

@@ -1,0 +1,502 @@
+/**
+ * A fake Slack: the Web API over node:http, the Socket Mode WebSocket, response_url endpoints, and a
+ * client that posts signed Events API requests, all on 127.0.0.1.
+ *
+ * Why a server and not a mocked Bolt: what breaks in production lives on the wire (form-encoded
+ * bodies, Bearer tokens, 429 + Retry-After, the envelope/ack protocol, v0 signatures), and the real
+ * Bolt, WebClient and SocketModeClient must cross it. The fake keeps a small message store so that
+ * `conversations.replies` sees what was seeded and what the bot posted, and records every call.
+ */
+import http from "node:http";
+import { createHmac, randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import { pino, type Logger } from "pino";
+import { WebSocketServer, type WebSocket } from "ws";
+import { z } from "zod";
+
+export const BOT_TOKEN = "xoxb-fake-bot-token";
+export const APP_TOKEN = "xapp-fake-app-token";
+export const SIGNING_SECRET = "fake-signing-secret";
+
+export interface FakeBot {
+  userId: string;
+  botId: string;
+  name: string;
+  /** The workspace the bot token belongs to (auth.test's team_id). */
+  teamId: string;
+}
+
+export interface SlackCall {
+  /** 1-based arrival order. */
+  seq: number;
+  method: string;
+  /** Form fields as strings (the WebClient's form encoding) or the JSON body's values. */
+  args: Record<string, unknown>;
+  token: string | null;
+  contentType: string;
+  /** Milliseconds since the epoch at arrival. */
+  at: number;
+  /** The HTTP status the fake answered with (429 when rate-limited). */
+  status: number;
+  /** Slack's `ok` flag of the answer (false for platform errors and 429s). */
+  ok: boolean;
+}
+
+export interface StoredMessage {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user?: string;
+  bot_id?: string;
+  text: string;
+  subtype?: string;
+}
+
+export interface FakeUser {
+  id: string;
+  name: string;
+  displayName: string;
+  realName: string;
+  isBot: boolean;
+}
+
+export interface SocketAck {
+  envelope_id: string;
+  payload: unknown;
+  at: number;
+}
+
+export interface ResponseUrlPost {
+  id: string;
+  body: Record<string, unknown>;
+  at: number;
+}
+
+export interface SignedPostOptions {
+  secret?: string;
+  /** Seconds since the epoch; defaults to now (a stale one tests replay protection). */
+  timestamp?: number;
+  /** Replaces the computed signature (a forged request). */
+  signature?: string;
+  retryNum?: number;
+  retryReason?: string;
+  contentType?: "application/json" | "application/x-www-form-urlencoded";
+}
+
+export interface FakeSlack {
+  /** Web API base with trailing slash: pass as `slackApiUrl`. */
+  readonly apiUrl: string;
+  readonly origin: string;
+  readonly bot: FakeBot;
+  readonly calls: SlackCall[];
+  readonly acks: SocketAck[];
+  readonly responses: ResponseUrlPost[];
+  /** Successful calls of one method. */
+  callsTo(method: string): SlackCall[];
+  /** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSec`. */
+  rateLimit(method: string, times: number, retryAfterSec: number): void;
+  /** The next `times` calls of `method` get `{ok:false, error}`. */
+  failNext(method: string, error: string, times?: number): void;
+  addUser(user: Partial<FakeUser> & { id: string }): void;
+  /** Adds a message to the store (as if posted by a person); returns its ts. */
+  seedMessage(msg: Omit<StoredMessage, "ts"> & { ts?: string }): string;
+  messages(channel: string): StoredMessage[];
+  /** A fresh, increasing message timestamp ("1700000123.000100"). */
+  nextTs(): string;
+  /** Reactions currently on a message, by name. */
+  reactionsOn(channel: string, ts: string): string[];
+  /** A response_url served by this fake. */
+  responseUrl(): string;
+  /** Open Socket Mode connections. */
+  socketCount(): number;
+  /** Sends an envelope to every open socket; returns its envelope_id. */
+  pushEnvelope(type: "events_api" | "slash_commands" | "interactive", payload: unknown, opts?: { retryAttempt?: number; retryReason?: string }): string;
+  waitForAck(envelopeId: string, timeoutMs?: number): Promise<SocketAck>;
+  waitForSocket(timeoutMs?: number): Promise<void>;
+  /** Resolves once `pred()` holds, polling; rejects with `what` after `timeoutMs`. */
+  waitFor<T>(what: string, pred: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** An event_callback body, as Slack wraps every Events API event. */
+export function eventCallback(teamId: string, event: Record<string, unknown>, opts: { eventId?: string; apiAppId?: string } = {}): Record<string, unknown> {
+  return {
+    token: "verification-token-unused",
+    team_id: teamId,
+    api_app_id: opts.apiAppId ?? "AFAKEAPP",
+    event,
+    type: "event_callback",
+    event_id: opts.eventId ?? `Ev${randomUUID().replace(/-/g, "").slice(0, 12).toUpperCase()}`,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ enterprise_id: null, team_id: teamId, user_id: "UFAKEBOT", is_bot: true, is_enterprise_install: false }],
+    is_ext_shared_channel: false,
+  };
+}
+
+/** The v0 signature Slack puts in `X-Slack-Signature`. */
+export function slackSignature(secret: string, timestamp: number, rawBody: string): string {
+  return `v0=${createHmac("sha256", secret).update(`v0:${timestamp}:${rawBody}`).digest("hex")}`;
+}
+
+/**
+ * POSTs a signed request to a Bolt HTTP receiver, as Slack would. `body` is sent as JSON (Events
+ * API) or, given a record of strings and the form content type, form-encoded (slash commands).
+ * A fresh connection per request (no keep-alive) so stopping the receiver never waits on it.
+ */
+export function postSigned(url: string, body: Record<string, unknown>, opts: SignedPostOptions = {}): Promise<{ status: number; body: string }> {
+  const contentType = opts.contentType ?? "application/json";
+  const raw =
+    contentType === "application/json"
+      ? JSON.stringify(body)
+      : new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
+  const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
+  const headers: Record<string, string> = {
+    "content-type": contentType,
+    "content-length": String(Buffer.byteLength(raw)),
+    "x-slack-request-timestamp": String(timestamp),
+    "x-slack-signature": opts.signature ?? slackSignature(opts.secret ?? SIGNING_SECRET, timestamp, raw),
+  };
+  if (opts.retryNum !== undefined) {
+    headers["x-slack-retry-num"] = String(opts.retryNum);
+    headers["x-slack-retry-reason"] = opts.retryReason ?? "http_timeout";
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: "POST", headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(raw);
+  });
+}
+
+/** Polls `pred` until it returns something truthy. Tests use it instead of fixed sleeps. */
+export async function waitUntil<T>(what: string, pred: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await pred();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+/** A real pino logger writing into memory, so tests can wait for what the adapter logged. */
+export function captureLogger(level = "debug"): { log: Logger; lines: LogLine[]; find(msg: string, pred?: (l: LogLine) => boolean): LogLine[] } {
+  const lines: LogLine[] = [];
+  const LineSchema = z.looseObject({ level: z.number(), msg: z.string().default("") });
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const text of chunk.toString("utf8").split("\n")) {
+        if (!text.trim()) continue;
+        const parsed = LineSchema.safeParse(JSON.parse(text));
+        if (parsed.success) lines.push(parsed.data as LogLine);
+      }
+      done();
+    },
+  });
+  const log = pino({ level }, sink);
+  return { log, lines, find: (msg, pred) => lines.filter((l) => l.msg === msg && (!pred || pred(l))) };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const METHOD_PATH = /^\/api\/([a-zA-Z.]+)$/;
+
+export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Promise<FakeSlack> {
+  const bot: FakeBot = { userId: "UFAKEBOT", botId: "BFAKEBOT", name: "cairn", teamId: "TFAKE", ...opts.bot };
+  const calls: SlackCall[] = [];
+  const acks: SocketAck[] = [];
+  const responses: ResponseUrlPost[] = [];
+  const rateLimits = new Map<string, { times: number; retryAfter: number }>();
+  const failures = new Map<string, { times: number; error: string }>();
+  const users = new Map<string, FakeUser>();
+  const store = new Map<string, StoredMessage[]>();
+  const reactions = new Map<string, Set<string>>();
+  const sockets = new Set<WebSocket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let seq = 0;
+  let tsCounter = 0;
+  let envelopeCounter = 0;
+
+  const nextTs = (): string => {
+    tsCounter += 1;
+    return `${1_700_000_000 + tsCounter}.000100`;
+  };
+
+  const addMessage = (m: StoredMessage): void => {
+    const list = store.get(m.channel) ?? [];
+    list.push(m);
+    list.sort((a, b) => Number(a.ts) - Number(b.ts));
+    store.set(m.channel, list);
+  };
+
+  const userOf = (id: string): FakeUser =>
+    users.get(id) ?? { id, name: id.toLowerCase(), displayName: "", realName: `User ${id}`, isBot: false };
+
+  const server = http.createServer((req, res) => {
+    void route(req, res).catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, { ok: false, error: `fake_crashed: ${String(err)}` });
+      else res.destroy();
+    });
+  });
+  const wss = new WebSocketServer({ noServer: true });
+
+  server.on("upgrade", (req, socket, head) => {
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    if (path !== "/socket") {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      ws.on("close", () => sockets.delete(ws));
+      ws.on("message", (data: Buffer) => {
+        const parsed = z.looseObject({ envelope_id: z.string(), payload: z.unknown() }).safeParse(JSON.parse(data.toString("utf8")));
+        if (parsed.success) acks.push({ envelope_id: parsed.data.envelope_id, payload: parsed.data.payload, at: Date.now() });
+      });
+      // The SocketModeClient treats a silent server as a dead connection after 30 s; ping like Slack does.
+      const ping = setInterval(() => ws.ping(), 5_000);
+      timers.add(ping);
+      ws.on("close", () => {
+        clearInterval(ping);
+        timers.delete(ping);
+      });
+      ws.send(JSON.stringify({ type: "hello", num_connections: sockets.size, debug_info: { host: "fake-slack", approximate_connection_time: 3600 }, connection_info: { app_id: "AFAKEAPP" } }));
+    });
+  });
+
+  async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const raw = await readBody(req);
+    const contentType = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
+    if (req.method === "POST" && url.pathname.startsWith("/respond/")) {
+      const body = z.record(z.string(), z.unknown()).parse(JSON.parse(raw));
+      responses.push({ id: url.pathname.slice("/respond/".length), body, at: Date.now() });
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok");
+      return;
+    }
+    const m = METHOD_PATH.exec(url.pathname);
+    if (req.method !== "POST" || !m) {
+      send(res, 404, { ok: false, error: "unknown_method" });
+      return;
+    }
+    const method = m[1]!;
+    const args = parseArgs(contentType, raw);
+    const auth = req.headers.authorization;
+    const token = auth?.startsWith("Bearer ") ? auth.slice(7) : typeof args.token === "string" ? args.token : null;
+    const call: SlackCall = { seq: ++seq, method, args, token, contentType, at: Date.now(), status: 200, ok: true };
+    calls.push(call);
+
+    const limit = rateLimits.get(method);
+    if (limit && limit.times > 0) {
+      limit.times -= 1;
+      call.status = 429;
+      call.ok = false;
+      send(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(limit.retryAfter) });
+      return;
+    }
+    const expected = method === "apps.connections.open" ? APP_TOKEN : BOT_TOKEN;
+    if (token !== expected) {
+      call.ok = false;
+      send(res, 200, { ok: false, error: token ? "invalid_auth" : "not_authed" });
+      return;
+    }
+    const failure = failures.get(method);
+    if (failure && failure.times > 0) {
+      failure.times -= 1;
+      call.ok = false;
+      send(res, 200, { ok: false, error: failure.error });
+      return;
+    }
+    const result = answer(method, args);
+    call.ok = result.ok === true;
+    send(res, 200, result);
+  }
+
+  function answer(method: string, a: Record<string, unknown>): Record<string, unknown> {
+    const str = (k: string): string | undefined => (typeof a[k] === "string" ? (a[k] as string) : a[k] === undefined ? undefined : String(a[k]));
+    switch (method) {
+      case "auth.test":
+        return { ok: true, url: "https://fake.slack.com/", team: "Fake Team", user: bot.name, team_id: bot.teamId, user_id: bot.userId, bot_id: bot.botId, is_enterprise_install: false };
+      case "chat.postMessage": {
+        const channel = str("channel");
+        const text = str("text");
+        if (!channel) return { ok: false, error: "channel_not_found" };
+        if (!text && !a.blocks) return { ok: false, error: "no_text" };
+        const ts = nextTs();
+        const threadTs = str("thread_ts");
+        const msg: StoredMessage = { channel, ts, text: text ?? "", user: bot.userId, bot_id: bot.botId, ...(threadTs ? { thread_ts: threadTs } : {}) };
+        addMessage(msg);
+        return { ok: true, channel, ts, message: { type: "message", ...msg } };
+      }
+      case "chat.update": {
+        const channel = str("channel");
+        const ts = str("ts");
+        const msg = store.get(channel ?? "")?.find((x) => x.ts === ts);
+        if (!msg) return { ok: false, error: "message_not_found" };
+        if (msg.user !== bot.userId) return { ok: false, error: "cant_update_message" };
+        msg.text = str("text") ?? msg.text;
+        return { ok: true, channel, ts, text: msg.text };
+      }
+      case "chat.postEphemeral":
+        if (!str("channel") || !str("user")) return { ok: false, error: "channel_not_found" };
+        return { ok: true, message_ts: nextTs() };
+      case "reactions.add":
+      case "reactions.remove": {
+        const key = `${str("channel")}:${str("timestamp")}`;
+        const name = str("name") ?? "";
+        const set = reactions.get(key) ?? new Set<string>();
+        reactions.set(key, set);
+        if (method === "reactions.add") {
+          if (set.has(name)) return { ok: false, error: "already_reacted" };
+          set.add(name);
+        } else {
+          if (!set.delete(name)) return { ok: false, error: "no_reaction" };
+        }
+        return { ok: true };
+      }
+      case "conversations.replies": {
+        const channel = str("channel") ?? "";
+        const ts = str("ts") ?? "";
+        const thread = (store.get(channel) ?? []).filter((x) => x.ts === ts || x.thread_ts === ts);
+        if (!thread.some((x) => x.ts === ts)) return { ok: false, error: "thread_not_found" };
+        const latest = str("latest");
+        const inclusive = str("inclusive") === "true" || str("inclusive") === "1";
+        const inRange = thread.filter((x) => !latest || Number(x.ts) < Number(latest) || (inclusive && x.ts === latest) || x.ts === ts);
+        const limit = Number(str("limit") ?? "1000");
+        const page = inRange.slice(0, limit);
+        return {
+          ok: true,
+          messages: page.map((x) => ({ type: "message", ...x, ...(x.ts === ts ? { thread_ts: ts, reply_count: thread.length - 1 } : {}) })),
+          has_more: inRange.length > page.length,
+          response_metadata: { next_cursor: "" },
+        };
+      }
+      case "users.info": {
+        const id = str("user") ?? "";
+        if (!/^[UW]/.test(id)) return { ok: false, error: "user_not_found" };
+        const u = userOf(id);
+        return {
+          ok: true,
+          user: { id: u.id, name: u.name, real_name: u.realName, is_bot: u.isBot, deleted: false, profile: { display_name: u.displayName, real_name: u.realName } },
+        };
+      }
+      case "apps.connections.open":
+        return { ok: true, url: `ws://127.0.0.1:${port}/socket?ticket=${randomUUID()}` };
+      case "assistant.threads.setStatus":
+        return { ok: true };
+      default:
+        return { ok: false, error: "unknown_method" };
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${port}`;
+
+  const waitFor = <T>(what: string, pred: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> => waitUntil(what, pred, timeoutMs);
+
+  return {
+    apiUrl: `${origin}/api/`,
+    origin,
+    bot,
+    calls,
+    acks,
+    responses,
+    callsTo: (method) => calls.filter((c) => c.method === method && c.ok),
+    rateLimit: (method, times, retryAfter) => {
+      rateLimits.set(method, { times, retryAfter });
+    },
+    failNext: (method, error, times = 1) => {
+      failures.set(method, { times, error });
+    },
+    addUser: (u) => {
+      users.set(u.id, { ...userOf(u.id), ...u });
+    },
+    seedMessage: (m) => {
+      const ts = m.ts ?? nextTs();
+      addMessage({ ...m, ts });
+      return ts;
+    },
+    messages: (channel) => [...(store.get(channel) ?? [])],
+    nextTs,
+    reactionsOn: (channel, ts) => [...(reactions.get(`${channel}:${ts}`) ?? [])],
+    responseUrl: () => `${origin}/respond/${randomUUID()}`,
+    socketCount: () => sockets.size,
+    pushEnvelope: (type, payload, o = {}) => {
+      const envelopeId = `env-${++envelopeCounter}-${randomUUID().slice(0, 8)}`;
+      const envelope = {
+        envelope_id: envelopeId,
+        type,
+        accepts_response_payload: type !== "events_api",
+        ...(type === "events_api" ? { retry_attempt: o.retryAttempt ?? 0, retry_reason: o.retryReason ?? "" } : {}),
+        payload,
+      };
+      for (const ws of sockets) ws.send(JSON.stringify(envelope));
+      return envelopeId;
+    },
+    waitForAck: (envelopeId, timeoutMs = 10_000) => waitFor(`ack of ${envelopeId}`, () => acks.find((x) => x.envelope_id === envelopeId), timeoutMs),
+    waitForSocket: async (timeoutMs = 10_000) => {
+      await waitFor("a Socket Mode connection", () => sockets.size > 0, timeoutMs);
+    },
+    waitFor,
+    reset: () => {
+      calls.length = 0;
+      acks.length = 0;
+      responses.length = 0;
+      rateLimits.clear();
+      failures.clear();
+    },
+    close: async () => {
+      for (const t of timers) clearInterval(t);
+      timers.clear();
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** The WebClient sends form fields (nested values JSON-encoded) or, for some methods, JSON. */
+function parseArgs(contentType: string, raw: string): Record<string, unknown> {
+  if (!raw) return {};
+  if (contentType === "application/json") {
+    const parsed = z.record(z.string(), z.unknown()).safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : {};
+  }
+  return Object.fromEntries(new URLSearchParams(raw));
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function send(res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
+}

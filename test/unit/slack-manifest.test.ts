@@ -1,0 +1,52 @@
+/** slack/manifest.yml declares exactly the scopes and events the adapter uses, and is a valid manifest. */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import { BOT_EVENTS, BOT_SCOPES, METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
+import { SLASH_COMMAND } from "../../src/platforms/slack/commands.ts";
+
+const ManifestSchema = z.object({
+  _metadata: z.object({ major_version: z.number(), minor_version: z.number() }).optional(),
+  display_information: z.object({ name: z.string().min(1).max(35), description: z.string().max(140).optional(), long_description: z.string().min(175).max(4000).optional() }),
+  features: z.object({
+    app_home: z.object({ messages_tab_enabled: z.boolean(), messages_tab_read_only_enabled: z.boolean() }).loose(),
+    bot_user: z.object({ display_name: z.string().min(1).max(80), always_online: z.boolean().optional() }),
+    slash_commands: z.array(z.object({ command: z.string().startsWith("/"), description: z.string().min(1).max(2000), usage_hint: z.string().optional(), url: z.string().optional(), should_escape: z.boolean().optional() })),
+  }),
+  oauth_config: z.object({ scopes: z.object({ bot: z.array(z.string()) }) }),
+  settings: z.object({
+    event_subscriptions: z.object({ bot_events: z.array(z.string()), request_url: z.string().optional() }),
+    interactivity: z.object({ is_enabled: z.boolean() }).loose(),
+    socket_mode_enabled: z.boolean(),
+    org_deploy_enabled: z.boolean().optional(),
+    token_rotation_enabled: z.boolean().optional(),
+  }),
+});
+
+const manifest = ManifestSchema.parse(parse(readFileSync(fileURLToPath(new URL("../../slack/manifest.yml", import.meta.url)), "utf8")));
+
+describe("slack/manifest.yml", () => {
+  it("declares exactly the bot scopes the code uses", () => {
+    expect([...manifest.oauth_config.scopes.bot].sort()).toEqual(Object.keys(BOT_SCOPES).sort());
+    for (const scopes of Object.values(METHOD_SCOPES)) for (const s of scopes ?? []) expect(manifest.oauth_config.scopes.bot).toContain(s);
+  });
+
+  it("subscribes to exactly the events the adapter handles", () => {
+    expect([...manifest.settings.event_subscriptions.bot_events].sort()).toEqual([...BOT_EVENTS].sort());
+  });
+
+  it("has the /cairn command, Socket Mode, a bot user and a DM-able messages tab", () => {
+    expect(manifest.features.slash_commands.map((c) => c.command)).toEqual([SLASH_COMMAND]);
+    expect(manifest.settings.socket_mode_enabled).toBe(true);
+    expect(manifest.settings.interactivity.is_enabled).toBe(true);
+    expect(manifest.features.app_home).toMatchObject({ messages_tab_enabled: true, messages_tab_read_only_enabled: false });
+    expect(manifest.features.bot_user.display_name).toBe("cairn");
+  });
+
+  it("needs no request URLs in Socket Mode", () => {
+    expect(manifest.settings.event_subscriptions.request_url).toBeUndefined();
+    expect(manifest.features.slash_commands.every((c) => c.url === undefined)).toBe(true);
+  });
+});
