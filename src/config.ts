@@ -15,6 +15,8 @@ const csv = z
   .optional()
   .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
 
+const discordId = z.string().regex(/^\d{17,20}$/, { message: "expected a Discord id (17 to 20 digits)" });
+
 const databaseUrl = z
   .string()
   .default("file:./data/cairn.db")
@@ -48,9 +50,9 @@ export const configSchema = z.object({
   SLACK_API_URL: optionalString,
   PORT: int(3000, 1, 65_535),
   DISCORD_TOKEN: optionalString,
-  DISCORD_APPLICATION_ID: optionalString,
-  DISCORD_API_URL: optionalString,
-  DISCORD_GUILD_ID: optionalString,
+  DISCORD_APPLICATION_ID: optionalString.pipe(discordId.optional()),
+  DISCORD_API_URL: optionalString.pipe(z.url({ message: "expected a URL like https://discord.com/api" }).optional()),
+  DISCORD_GUILD_ID: optionalString.pipe(discordId.optional()),
   CAIRN_REPORT_CHANNEL: optionalString,
   CAIRN_ADMINS: csv,
   // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone

@@ -10,6 +10,7 @@ import { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./settings.ts";
 import { startSlack } from "./platforms/slack/adapter.ts";
 import { slackSettings } from "./platforms/slack/settings.ts";
+import { startDiscord } from "./platforms/discord/adapter.ts";
 
 /** Resolves on SIGINT or SIGTERM: platform adapters run until the process is asked to stop. */
 function untilStopped(): Promise<string> {
@@ -56,6 +57,15 @@ async function main(): Promise<number> {
     const handle = await startSlack(core, slack, log);
     stops.push(() => handle.stop());
     log.info({ mode: handle.mode }, "slack adapter started");
+  }
+  if (cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
+    const discord = await startDiscord(
+      core,
+      { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) },
+      log,
+    );
+    stops.push(() => discord.stop());
+    log.info("discord adapter started");
   }
   if (stops.length === 0) {
     // No platform configured: the console chat, until the input ends or /quit.

@@ -76,7 +76,12 @@ export function historyToMessages(history: readonly HistoryMessage[], multiParty
   for (const m of history) {
     const role = m.role === "assistant" ? "assistant" : "user";
     const name = m.author?.displayName ?? m.author?.externalId ?? "someone";
-    const text = role === "user" && multiParty ? `[${name}] ${m.text}` : m.text;
+    const text =
+      m.role === "context"
+        ? wrapRecalled("Earlier messages of this thread, as the platform showed them before you were addressed.", m.text, `context:${m.id}`)
+        : role === "user" && multiParty
+          ? `[${name}] ${m.text}`
+          : m.text;
     const last = out.at(-1);
     if (last && last.role === role) last.parts.push(text);
     else out.push({ role, parts: [text] });
@@ -104,7 +109,7 @@ export function buildRequest(input: RequestInput): Anthropic.MessageCreateParams
   const profile = input.snapshot.profiles[input.speakerId];
   if (profile) system.push({ type: "text", text: profile, cache_control: { type: "ephemeral" } });
   if (input.summary) {
-    system.push({ type: "text", text: wrapRecalled("Summary of earlier turns of this session.", input.summary) });
+    system.push({ type: "text", text: wrapRecalled("Summary of earlier turns of this session.", input.summary, `summary:${input.summary.length}`) });
   }
   const messages: Anthropic.MessageParam[] = input.history.map((m, i) => {
     if (i !== input.history.length - 1) return m;

@@ -9,7 +9,7 @@ export type Platform = "slack" | "discord" | "console";
 /** One message from a person, already parsed by an adapter. */
 export interface Inbound {
   platform: Platform;
-  /** Slack team id, Discord guild id (or "@dm" for Discord DMs outside a guild), "local" for the console. */
+  /** Slack team id, Discord guild id (or "@dm:<user id>" for a person's Discord DMs), "local" for the console. */
   workspace: { externalId: string; name?: string };
   /** `roles`: the author's role ids where the platform has them (Discord), for access rules. */
   author: { externalId: string; displayName?: string; isBot?: boolean; roles?: string[] };
@@ -21,6 +21,12 @@ export interface Inbound {
   messageId: string;
   text: string;
   sentAt: Date;
+  /**
+   * Earlier messages the platform showed before cairn was addressed (a thread's history, read when
+   * cairn is first mentioned in it). Stored beside the message and shown to the model as recalled
+   * data, never as the person's own words.
+   */
+  context?: string;
 }
 
 /** The reply the core hands back to the adapter that asked. */

@@ -81,6 +81,12 @@ export class HistoryStore {
           createdAt: inbound.sentAt,
         },
       });
+      if (inbound.context?.trim()) {
+        // Kept as its own row, tied to the message it preceded, so history shows it as recalled data.
+        await this.db.message.create({
+          data: { workspaceId: place.workspace.id, conversationId: place.conversation.id, role: "context", text: inbound.context, replyToId: msg.id, createdAt: inbound.sentAt },
+        });
+      }
       await this.db.conversation.update({ where: { id: place.conversation.id }, data: { lastMessageAt: inbound.sentAt } });
       return msg;
     } catch (err) {
@@ -105,6 +111,7 @@ export class HistoryStore {
 
   async markInbound(messageId: number, sessionId: string, status: "received" | "answered" | "failed"): Promise<void> {
     await this.db.message.update({ where: { id: messageId }, data: { sessionId, status } });
+    await this.db.message.updateMany({ where: { role: "context", replyToId: messageId }, data: { sessionId } });
   }
 
   /**
@@ -121,6 +128,7 @@ export class HistoryStore {
         OR: [
           { role: "user", id: range },
           { role: "assistant", status: { not: "failed" }, replyToId: range },
+          { role: "context", replyToId: range },
         ],
       },
       orderBy: { id: "asc" },
@@ -172,11 +180,14 @@ export class HistoryStore {
   }
 }
 
-/** The id of the person message a history entry belongs to (itself, or the one a reply answers). */
+/** The id of the person message a history entry belongs to (itself, the one a reply answers, or the one a context block preceded). */
 export function turnOf(m: Message): number {
-  return m.role === "assistant" && m.replyToId !== null ? m.replyToId : m.id;
+  return m.role !== "user" && m.replyToId !== null ? m.replyToId : m.id;
 }
 
+/** Within a turn: the context block, then the person's message, then cairn's reply. */
+const ROLE_ORDER: Record<string, number> = { context: 0, user: 1, assistant: 2 };
+
 export function sortByTurn<T extends Message>(rows: T[]): T[] {
-  return [...rows].sort((a, b) => turnOf(a) - turnOf(b) || (a.role === b.role ? a.id - b.id : a.role === "user" ? -1 : 1));
+  return [...rows].sort((a, b) => turnOf(a) - turnOf(b) || (ROLE_ORDER[a.role] ?? 1) - (ROLE_ORDER[b.role] ?? 1) || a.id - b.id);
 }

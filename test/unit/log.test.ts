@@ -21,7 +21,7 @@ function capture(): { log: ReturnType<typeof createLogger>; text: () => string }
 describe("logs never carry tokens", () => {
   it("redacts configured secrets by path and token shapes anywhere in a line", async () => {
     const { log, text } = capture();
-    const cfg = loadConfig({ ANTHROPIC_API_KEY: TOKENS.anthropic, SLACK_BOT_TOKEN: TOKENS.slackBot, SLACK_APP_TOKEN: TOKENS.slackApp, SLACK_SIGNING_SECRET: TOKENS.signing, DISCORD_TOKEN: TOKENS.discord, DISCORD_APPLICATION_ID: "123" });
+    const cfg = loadConfig({ ANTHROPIC_API_KEY: TOKENS.anthropic, SLACK_BOT_TOKEN: TOKENS.slackBot, SLACK_APP_TOKEN: TOKENS.slackApp, SLACK_SIGNING_SECRET: TOKENS.signing, DISCORD_TOKEN: TOKENS.discord, DISCORD_APPLICATION_ID: "123456789012345678" });
     log.info({ cfg }, "config loaded");
     log.info(cfg, "config at top level");
     log.warn({ req: { headers: { authorization: `Bearer ${TOKENS.anthropic}`, "x-api-key": TOKENS.anthropic } } }, "request");

@@ -86,7 +86,7 @@ async function answer(deps: TurnDeps, m: SlackMessage, opts: AnswerOptions): Pro
   const eyes = react(deps, m, "add", log);
   try {
     const context = opts.readThread ? await threadContext(deps.client, deps.names, deps.bot, m, log, deps.contextLimits) : "";
-    const inbound = toInbound(m, person, deps.bot, context ? `${context}\n\n${m.text}` : m.text);
+    const inbound = { ...toInbound(m, person, deps.bot), ...(context ? { context } : {}) };
     const writer = new ReplyWriter(deps.client, { channel: m.channel, threadTs: m.replyThreadTs }, log, {
       minUpdateMs: deps.minUpdateMs,
       ...(deps.chunkLimit ? { chunkLimit: deps.chunkLimit } : {}),

@@ -1,0 +1,203 @@
+/**
+ * The Discord adapter: a discord.js client wired to the core.
+ *
+ * - Intents: Guilds (channels, threads, roles), GuildMessages and DirectMessages (messages),
+ *   MessageContent (privileged: the text of guild messages; switch it on in the developer portal),
+ *   GuildMessageReactions and DirectMessageReactions (feedback).
+ * - Partials: Channel (DM channels are never cached up front; without it DM messages are dropped),
+ *   Message and Reaction (reactions on messages from before the start), User (reactors seen only by id).
+ * - Gateway drops are discord.js's job: it resumes the session (Discord replays what was missed)
+ *   or identifies again; the core's dedupe answers a replayed message once.
+ * - `stop()` stops taking new work, waits (bounded) for turns in flight to post their answers, then
+ *   closes the gateway.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  Client,
+  DiscordjsErrorCodes,
+  Events,
+  GatewayCloseCodes,
+  GatewayIntentBits,
+  Partials,
+  RESTEvents,
+  type Message,
+  type MessageReaction,
+  type PartialMessage,
+  type PartialMessageReaction,
+  type PartialUser,
+  type User,
+} from "discord.js";
+import type { Core } from "../../agent/core.ts";
+import type { FeedbackEvent } from "../../core/types.ts";
+import type { Logger } from "../../log.ts";
+import { handleInteraction } from "./commands.ts";
+import { ThreadFollower } from "./follow.ts";
+import { errText, MessageHandler } from "./messages.ts";
+import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
+import { TYPING_INTERVAL_MS } from "./typing.ts";
+
+export interface DiscordSettings {
+  token: string;
+  applicationId: string;
+  /** REST base (discord.js `rest.api`, e.g. http://127.0.0.1:8080/api); the gateway URL then comes from its GET /gateway/bot. */
+  apiUrl?: string;
+}
+
+/** Timings tests shorten; production uses the defaults. */
+export interface DiscordTuning {
+  typingIntervalMs?: number;
+  /** A slash command answer slower than this is deferred (Discord allows 3 s for the first answer). */
+  interactionDeferMs?: number;
+  /** How long stop() waits for turns in flight. */
+  shutdownGraceMs?: number;
+  /** How long start-up waits for the gateway to become ready. */
+  readyTimeoutMs?: number;
+}
+
+export const DISCORD_INTENTS = [
+  GatewayIntentBits.Guilds,
+  GatewayIntentBits.GuildMessages,
+  GatewayIntentBits.MessageContent,
+  GatewayIntentBits.DirectMessages,
+  GatewayIntentBits.GuildMessageReactions,
+  GatewayIntentBits.DirectMessageReactions,
+] as const;
+
+export const DISCORD_PARTIALS = [Partials.Channel, Partials.Message, Partials.Reaction, Partials.User] as const;
+
+export interface DiscordAdapter {
+  stop(): Promise<void>;
+  client: Client;
+  /** Resolves once every event handler started so far has finished (tests; orderly hand-offs). */
+  idle(): Promise<void>;
+}
+
+export async function startDiscord(core: Core, cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): Promise<DiscordAdapter> {
+  const log = baseLog.child({ platform: "discord" });
+  const client = new Client({
+    intents: [...DISCORD_INTENTS],
+    partials: [...DISCORD_PARTIALS],
+    ...(cfg.apiUrl ? { rest: { api: cfg.apiUrl } } : {}),
+    // Defaults for every message the client sends: model text never pings anyone by accident,
+    // and a reply to a message deleted meanwhile is still posted.
+    allowedMentions: { parse: [], repliedUser: true },
+    failIfNotExists: false,
+  });
+  const botId = (): string => {
+    if (!client.user) throw new Error("the Discord client is not ready");
+    return client.user.id;
+  };
+  const follower = new ThreadFollower(botId, log);
+  const messages = new MessageHandler({ core, log, follower, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
+
+  let stopping = false;
+  const inflight = new Set<Promise<void>>();
+  const track = (what: string, work: () => Promise<void>): void => {
+    if (stopping) return;
+    const p = work().catch((err: unknown) => log.error({ err, what }, "discord event handler failed"));
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p));
+  };
+
+  const feedback = async (event: FeedbackEvent | null): Promise<void> => {
+    if (!event) return;
+    const result = await core.feedback(event);
+    log.debug({ message: event.targetMessageId, emoji: event.emoji, action: event.action, result: result.kind }, "reaction delivered");
+  };
+  const onReaction = (action: ReactionAction) => (reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser) =>
+    track("reaction", async () => feedback(await feedbackFromReaction(reaction, user, action, botId())));
+
+  client.on(Events.MessageCreate, (message: Message) => track("message", () => messages.handle(message)));
+  client.on(Events.MessageReactionAdd, onReaction("added"));
+  client.on(Events.MessageReactionRemove, onReaction("removed"));
+  client.on("raw", (packet: unknown) => {
+    // Before discord.js handles the packet: a DM reaction it is about to drop (see reactions.ts).
+    if (!client.user) return;
+    const event = rawDmReaction(packet, client.user.id, (id) => client.channels.cache.get(id)?.isTextBased() === true);
+    if (event) track("dm reaction", () => feedback(event));
+  });
+  client.on(Events.InteractionCreate, (interaction) =>
+    track("interaction", () => handleInteraction(interaction, { core, log, deferAfterMs: tuning.interactionDeferMs ?? 2_000 })),
+  );
+  client.on(Events.MessageUpdate, (_old, updated: Message | PartialMessage) => {
+    // Edits are not turns: cairn answered the original text; a note in the log helps support.
+    log.trace({ message: updated.id }, "message edit ignored");
+  });
+  client.on(Events.Error, (err) => log.error({ err }, "discord client error"));
+  client.on(Events.Warn, (message) => log.warn({ message }, "discord client warning"));
+  client.on(Events.ShardError, (err) => log.warn({ err: errText(err) }, "discord gateway connection error"));
+  client.on(Events.ShardReconnecting, () => {
+    // discord.js reports its own shutdown as a disconnect too.
+    if (!stopping) log.warn("discord gateway disconnected; reconnecting");
+  });
+  client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, closeExplanation(event.code)));
+  client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, "discord gateway resumed"));
+  client.on(Events.Debug, (message) => log.trace({ message }, "discord.js"));
+  client.rest.on(RESTEvents.RateLimited, (info) => log.warn({ route: info.route, retryAfterMs: info.retryAfter, global: info.global }, "discord rate limit; waiting"));
+
+  const readyTimeoutMs = tuning.readyTimeoutMs ?? 60_000;
+  const abort = new AbortController();
+  const ready = new Promise<void>((resolve, reject) => {
+    client.once(Events.ClientReady, () => resolve());
+    client.on(Events.ShardDisconnect, (event) => reject(new Error(closeExplanation(event.code))));
+    sleep(readyTimeoutMs, undefined, { signal: abort.signal }).then(
+      () => reject(new Error(`Discord did not become ready within ${readyTimeoutMs / 1000}s (gateway from ${cfg.apiUrl ?? "discord.com"})`)),
+      () => {},
+    );
+  });
+  try {
+    // login() resolves when the gateway session is up; `ready` when the guilds have arrived. A
+    // refused IDENTIFY (bad intents) never resolves login(), so the race also watches `ready`.
+    await Promise.race([Promise.all([client.login(cfg.token), ready]), ready]);
+    await ready;
+  } catch (err) {
+    await client.destroy().catch(() => {});
+    throw startError(err);
+  } finally {
+    abort.abort();
+  }
+  const user = client.user;
+  if (user && client.application && client.application.id !== cfg.applicationId) {
+    log.warn(
+      { configured: cfg.applicationId, actual: client.application.id },
+      "DISCORD_APPLICATION_ID is not the application of DISCORD_TOKEN: slash commands registered for it will not reach this bot",
+    );
+  }
+  log.info({ user: user?.tag, guilds: client.guilds.cache.size }, "discord connected");
+
+  return {
+    client,
+    async idle() {
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    },
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      const grace = new AbortController();
+      await Promise.race([Promise.allSettled([...inflight]), sleep(tuning.shutdownGraceMs ?? 10_000, undefined, { signal: grace.signal }).catch(() => {})]);
+      grace.abort();
+      await client.destroy();
+      log.info("discord disconnected");
+    },
+  };
+}
+
+function closeExplanation(code: number): string {
+  switch (code) {
+    case GatewayCloseCodes.DisallowedIntents:
+      return "Discord refused the gateway intents (close 4014): switch on MESSAGE CONTENT INTENT for this bot in the developer portal (Bot → Privileged Gateway Intents).";
+    case GatewayCloseCodes.AuthenticationFailed:
+      return "Discord rejected DISCORD_TOKEN on the gateway (close 4004): reset the bot token in the developer portal and set it again.";
+    case GatewayCloseCodes.InvalidIntents:
+      return "Discord says the requested intents are invalid (close 4013).";
+    default:
+      return `Discord closed the gateway and will not reconnect (close ${code}).`;
+  }
+}
+
+function startError(err: unknown): Error {
+  if (err instanceof Error && "code" in err && err.code === DiscordjsErrorCodes.TokenInvalid) {
+    return new Error("Discord rejected DISCORD_TOKEN (401): copy the bot token from the developer portal (Bot → Reset Token).", { cause: err });
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,180 @@
+/**
+ * The `/cairn` slash command: its registration JSON and the interaction handler.
+ *
+ * One command with a subcommand per core command (help, me, skills, new, and whatever
+ * `COMMANDS` gains later: the description map makes a new one a compile error until it is
+ * described here). Answers come from `core.command`, so every platform says the same; private
+ * ones (help, me, skills) are ephemeral (flag 64), seen only by the person who asked.
+ *
+ * Discord wants an answer within 3 seconds. A core answer that takes longer than
+ * `deferAfterMs` is deferred (ephemerally, since the kind of answer is not known yet: private is
+ * the safe side) and then edited in. Answers over 2,000 characters continue as follow-ups.
+ *
+ * Unknown interactions (another command name, an unknown subcommand, a button or modal cairn did
+ * not create) get a short ephemeral answer instead of Discord's "This interaction failed".
+ */
+import {
+  ApplicationIntegrationType,
+  InteractionContextType,
+  MessageFlags,
+  SlashCommandBuilder,
+  type ChatInputCommandInteraction,
+  type Interaction,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+} from "discord.js";
+import type { Core } from "../../agent/core.ts";
+import { COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
+import type { Inbound } from "../../core/types.ts";
+import type { Logger } from "../../log.ts";
+import { chunkMessage } from "./chunk.ts";
+import { dmWorkspace } from "./events.ts";
+import { errText } from "./messages.ts";
+
+export const SLASH_COMMAND = "cairn";
+
+interface SubcommandSpec {
+  description: string;
+  /** One free-text option, split on whitespace into the core command's arguments. */
+  option?: { name: string; description: string; required: boolean };
+}
+
+const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
+  help: { description: "What cairn can do and how to talk to it" },
+  me: { description: "Everything cairn holds about you (only you see the answer)" },
+  skills: { description: "The team's skill library" },
+  new: { description: "Start a fresh session in this conversation (earlier ones stay searchable)" },
+  forget: {
+    description: "Delete one of your entries, or everything cairn holds about you",
+    option: { name: "what", description: "An entry id from /cairn me, or: me (then: me confirm)", required: true },
+  },
+  confirm: {
+    description: "Share entries you proposed from a DM with the team",
+    option: { name: "ids", description: "Entry ids, separated by spaces (default: all waiting)", required: false },
+  },
+  pin: { description: "Pin a skill so the curator keeps it (admins)", option: { name: "skill", description: "The skill's name", required: true } },
+  unpin: { description: "Unpin a skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },
+};
+
+export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";
+const COMMAND_FAILED_REPLY = "Sorry, something went wrong on my side while answering that command. Please try again.";
+
+/** The JSON `PUT /applications/{app}/commands` takes (global or per guild). */
+export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody[] {
+  const builder = new SlashCommandBuilder()
+    .setName(SLASH_COMMAND)
+    .setDescription("cairn, the team bot that remembers")
+    // In guilds and in DMs with the bot; not as a user-installed app in other people's servers,
+    // where cairn has no workspace to answer from.
+    .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall);
+  for (const name of COMMANDS) {
+    const spec = SUBCOMMANDS[name];
+    builder.addSubcommand((sub) => {
+      sub.setName(name).setDescription(spec.description);
+      const option = spec.option;
+      if (option) sub.addStringOption((o) => o.setName(option.name).setDescription(option.description).setRequired(option.required).setMaxLength(200));
+      return sub;
+    });
+  }
+  return [builder.toJSON()];
+}
+
+export interface InteractionDeps {
+  core: Core;
+  log: Logger;
+  deferAfterMs: number;
+}
+
+export async function handleInteraction(interaction: Interaction, deps: InteractionDeps): Promise<void> {
+  if (interaction.isAutocomplete()) {
+    // cairn's options have no autocompletion; an empty list closes the picker cleanly.
+    await interaction.respond([]);
+    return;
+  }
+  if (!interaction.isRepliable()) return;
+  const name =
+    interaction.isChatInputCommand() && interaction.commandName === SLASH_COMMAND ? parseCommand(interaction.options.getSubcommand(false) ?? "") : null;
+  if (!interaction.isChatInputCommand() || !name) {
+    deps.log.info({ type: interaction.type, id: interaction.id }, "unknown interaction answered");
+    await interaction.reply({ content: UNKNOWN_INTERACTION_REPLY, flags: MessageFlags.Ephemeral });
+    return;
+  }
+  await runSlashCommand(interaction, name, deps);
+}
+
+async function runSlashCommand(interaction: ChatInputCommandInteraction, name: CommandName, deps: InteractionDeps): Promise<void> {
+  const optionName = SUBCOMMANDS[name].option?.name;
+  const args = (optionName ? (interaction.options.getString(optionName) ?? "") : "").split(/\s+/).filter(Boolean);
+  const work = deps.core.command(interactionInbound(interaction, name, args), name, args).then(
+    (reply): { reply: CommandReply } => ({ reply }),
+    (err: unknown): { reply: CommandReply } => {
+      deps.log.error({ err, command: name }, "command failed");
+      return { reply: { text: COMMAND_FAILED_REPLY, ephemeral: true } };
+    },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), deps.deferAfterMs);
+  });
+  const fast = await Promise.race([work, slow]);
+  clearTimeout(timer);
+
+  if (fast) {
+    const parts = partsOf(fast.reply.text);
+    const flags = fast.reply.ephemeral ? MessageFlags.Ephemeral : undefined;
+    await interaction.reply({ content: parts[0]!, ...(flags ? { flags } : {}), allowedMentions: { parse: [] } });
+    await followUps(interaction, parts.slice(1), flags, deps.log);
+    return;
+  }
+  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  const { reply } = await work;
+  const parts = partsOf(reply.text);
+  await interaction.editReply({ content: parts[0]!, allowedMentions: { parse: [] } });
+  await followUps(interaction, parts.slice(1), MessageFlags.Ephemeral, deps.log);
+}
+
+function partsOf(text: string): string[] {
+  const parts = chunkMessage(text);
+  return parts.length ? parts : ["(nothing to show)"];
+}
+
+async function followUps(interaction: ChatInputCommandInteraction, parts: string[], flags: MessageFlags.Ephemeral | undefined, log: Logger): Promise<void> {
+  for (const content of parts) {
+    try {
+      await interaction.followUp({ content, ...(flags ? { flags } : {}), allowedMentions: { parse: [] } });
+    } catch (err) {
+      log.warn({ err: errText(err), interaction: interaction.id }, "command answer follow-up failed");
+      return;
+    }
+  }
+}
+
+/** The Inbound a command runs as: the same place a message in that channel would resolve to. */
+export function interactionInbound(interaction: ChatInputCommandInteraction, name: CommandName, args: readonly string[] = []): Inbound {
+  const user = interaction.user;
+  const guildId = interaction.guildId;
+  const channelId = interaction.channelId;
+  return {
+    platform: "discord",
+    workspace: guildId ? { externalId: guildId, ...(interaction.guild ? { name: interaction.guild.name } : {}) } : { externalId: dmWorkspace(user.id) },
+    author: {
+      externalId: user.id,
+      displayName: (interaction.inCachedGuild() ? interaction.member.displayName : null) ?? user.globalName ?? user.username,
+      isBot: user.bot,
+      roles: memberRoles(interaction),
+    },
+    channel: { externalId: channelId, isDm: !guildId },
+    threadId: guildId && interaction.channel?.isThread() ? channelId : null,
+    // Interactions are not messages; this id keeps them apart from message ids where they are stored.
+    messageId: `interaction:${interaction.id}`,
+    text: [`/${SLASH_COMMAND}`, name, ...args].join(" "),
+    sentAt: interaction.createdAt,
+  };
+}
+
+/** The member's role ids (for the core's role-based access rules); the member may be raw API data. */
+function memberRoles(interaction: ChatInputCommandInteraction): string[] {
+  const member = interaction.member;
+  if (!member) return [];
+  return Array.isArray(member.roles) ? [...member.roles] : [...member.roles.cache.keys()].filter((id) => id !== interaction.guildId);
+}

@@ -1,0 +1,932 @@
+/**
+ * A fake Discord: the gateway (WebSocket, JSON encoding, no compression) and the REST API (v10) on
+ * one 127.0.0.1 port, for the real discord.js client to talk to.
+ *
+ * Why real protocols and not a mocked client: what breaks in production lives on the wire — the
+ * HELLO/IDENTIFY/READY handshake, sequence numbers and RESUME replay after a drop, DM payloads
+ * that need `channel_type`, partial structures for uncached messages, 429 handling with
+ * `retry-after`, the 2,000-character limit (a too-long message gets the real 50035 error here).
+ *
+ * What it models: one session at a time (IDENTIFY starts one, RESUME continues it and replays the
+ * dispatches the client missed, then RESUMED); guilds with text channels, threads, members and the
+ * bot's managed role; DM channels (created on first DM); messages, reactions and slash-command
+ * interactions dispatched by tests; the bot's own messages echoed back over the gateway as Discord
+ * does. Every REST call is recorded; the next N calls of a route can be answered with 429 or any
+ * error. What it does not model: sharding, compression, permissions, presence, voice.
+ */
+import http from "node:http";
+import { randomBytes } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { WebSocketServer, WebSocket } from "ws";
+import { z } from "zod";
+
+// ---------------------------------------------------------------------------------------------
+// Ids and wire shapes
+// ---------------------------------------------------------------------------------------------
+
+const DISCORD_EPOCH = 1420070400000n;
+let snowflakeIncrement = 0n;
+
+/** A valid Discord snowflake (timestamp-based, unique within this process). */
+export function snowflake(at: number = Date.now()): string {
+  snowflakeIncrement = (snowflakeIncrement + 1n) & 0xfffn;
+  return (((BigInt(at) - DISCORD_EPOCH) << 22n) | (BigInt(process.pid & 0x1f) << 12n) | snowflakeIncrement).toString();
+}
+
+export interface FakeUser {
+  id: string;
+  username: string;
+  globalName?: string | null;
+  bot?: boolean;
+}
+
+export interface FakeGuild {
+  id: string;
+  name: string;
+  channels: { id: string; name: string }[];
+  threads?: { id: string; name: string; parentId: string }[];
+  /** People in the guild (the bot is added automatically). */
+  members: FakeUser[];
+}
+
+export interface ApiUser {
+  id: string;
+  username: string;
+  discriminator: string;
+  global_name: string | null;
+  avatar: null;
+  bot?: boolean;
+}
+
+interface ApiMember {
+  user?: ApiUser;
+  roles: string[];
+  joined_at: string;
+  deaf: boolean;
+  mute: boolean;
+  flags: number;
+  nick: null;
+  avatar: null;
+  premium_since: null;
+  pending: boolean;
+  communication_disabled_until: null;
+  permissions?: string;
+}
+
+export interface ApiAttachment {
+  id: string;
+  filename: string;
+  size: number;
+  url: string;
+  proxy_url: string;
+  content_type?: string;
+}
+
+export interface ApiMessage {
+  id: string;
+  channel_id: string;
+  guild_id?: string;
+  author: ApiUser;
+  member?: ApiMember;
+  content: string;
+  timestamp: string;
+  edited_timestamp: null;
+  tts: boolean;
+  mention_everyone: boolean;
+  mentions: (ApiUser & { member?: ApiMember })[];
+  mention_roles: string[];
+  attachments: ApiAttachment[];
+  embeds: unknown[];
+  pinned: boolean;
+  type: number;
+  flags: number;
+  components: unknown[];
+  message_reference?: { type: number; message_id: string; channel_id: string; guild_id?: string };
+  referenced_message?: ApiMessage | null;
+  channel_type?: number;
+  webhook_id?: string;
+  application_id?: string;
+}
+
+interface ChannelRecord {
+  id: string;
+  /** 0 text, 1 DM, 11 public thread. */
+  type: 0 | 1 | 11;
+  name?: string;
+  guildId?: string;
+  parentId?: string;
+  recipient?: FakeUser;
+}
+
+/** A message the bot posted (through REST), as the tests see it. */
+export interface PostedMessage {
+  id: string;
+  channelId: string;
+  content: string;
+  /** The message it replies to (message_reference), if any. */
+  replyTo: string | null;
+  flags: number;
+  allowedMentions: unknown;
+  via: "channel" | "interaction" | "followup" | "edit";
+  interactionId?: string;
+}
+
+export interface RestCall {
+  seq: number;
+  method: string;
+  /** The path after `/api/v10`. */
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body: unknown;
+  status: number;
+}
+
+export interface GatewayConnection {
+  path: string;
+  query: Record<string, string>;
+}
+
+interface Dispatch {
+  s: number;
+  t: string;
+  d: unknown;
+}
+
+export interface RouteMatch {
+  method: string;
+  /** Matched against the path after `/api/v10`, e.g. /^\/channels\/\d+\/messages$/. */
+  path: RegExp;
+}
+
+const GatewayFrame = z.looseObject({ op: z.number().int(), d: z.unknown() });
+const IdentifyData = z.looseObject({
+  token: z.string(),
+  intents: z.number().int(),
+  properties: z.looseObject({ os: z.string(), browser: z.string(), device: z.string() }),
+  shard: z.tuple([z.number(), z.number()]).optional(),
+  compress: z.boolean().optional(),
+});
+const ResumeData = z.looseObject({ token: z.string(), session_id: z.string(), seq: z.number().int().nullable() });
+
+const CreateMessageBody = z.looseObject({
+  content: z.string().optional(),
+  flags: z.number().int().optional(),
+  embeds: z.array(z.unknown()).optional(),
+  allowed_mentions: z.unknown().optional(),
+  message_reference: z
+    .looseObject({
+      message_id: z.string(),
+      channel_id: z.string().optional(),
+      guild_id: z.string().optional(),
+      fail_if_not_exists: z.boolean().optional(),
+    })
+    .optional(),
+});
+const InteractionCallbackBody = z.looseObject({
+  type: z.number().int(),
+  data: z.looseObject({ content: z.string().optional(), flags: z.number().int().optional() }).optional(),
+});
+const CommandsBody = z.array(z.looseObject({ name: z.string().min(1).max(32), description: z.string().max(100).optional(), type: z.number().optional() }));
+
+/** Privileged intents a bot must switch on in the developer portal: GuildMembers, GuildPresences, MessageContent. */
+const PRIVILEGED_INTENTS = (1 << 1) | (1 << 8) | (1 << 15);
+
+// ---------------------------------------------------------------------------------------------
+// The fake
+// ---------------------------------------------------------------------------------------------
+
+export interface FakeDiscordOptions {
+  guilds?: FakeGuild[];
+  /** HELLO's heartbeat interval. Discord sends ~41 s; tests may shorten it to exercise heartbeats. */
+  heartbeatIntervalMs?: number;
+  /** False = the portal's privileged intents are off: IDENTIFY asking for them is closed with 4014. */
+  privilegedIntents?: boolean;
+  /** Echo the bot's own posts back as MESSAGE_CREATE, as Discord does (default true). */
+  echoOwnMessages?: boolean;
+}
+
+export interface SendMessageOptions {
+  channelId: string;
+  author: FakeUser;
+  content: string;
+  /** Makes it a reply (type 19) to this message; `referenced_message` carries it when the fake knows it. */
+  replyTo?: string;
+  /** Discord's client pings the replied-to author by default; the fake does not unless asked. */
+  pingRepliedUser?: boolean;
+  /** The message type; default 0 (or 19 for a reply). System messages have others (7 = member join). */
+  type?: number;
+  attachments?: { filename: string; size?: number; contentType?: string }[];
+}
+
+export interface CommandInteractionOptions {
+  user: FakeUser;
+  channelId: string;
+  command?: string;
+  subcommand?: string;
+  /** String options of the subcommand. */
+  options?: Record<string, string>;
+}
+
+export interface FakeDiscord {
+  /** Pass as discord.js `rest.api` (the client appends /v10). */
+  readonly apiUrl: string;
+  readonly gatewayUrl: string;
+  readonly token: string;
+  readonly applicationId: string;
+  readonly bot: FakeUser;
+  readonly restCalls: RestCall[];
+  readonly posts: PostedMessage[];
+  readonly connections: GatewayConnection[];
+  readonly gateway: { identifies: number; resumes: number; heartbeats: number; intents: number | null; invalidSessions: number };
+  /** Stored messages by id (dispatched, seeded and posted). */
+  message(id: string): ApiMessage | undefined;
+  /** The id of the bot's managed role in a guild (what `@cairn` may resolve to in Discord's autocomplete). */
+  botRole(guildId: string): string;
+  /** The DM channel id for this person (created on first use). */
+  dmChannel(user: FakeUser): string;
+  /** Dispatches MESSAGE_CREATE from a person (guild channel, thread or DM channel). */
+  sendMessage(opts: SendMessageOptions): ApiMessage;
+  /** Dispatches MESSAGE_CREATE in the person's DM with the bot (channel_type 1). */
+  sendDm(author: FakeUser, content: string, extra?: Omit<SendMessageOptions, "channelId" | "author" | "content">): ApiMessage;
+  /** Dispatches a stored message's MESSAGE_CREATE again, under a new sequence number (an at-least-once delivery). */
+  redispatch(messageId: string): void;
+  /** Stores a message without dispatching it: history from before the client started. */
+  seedMessage(opts: SendMessageOptions): ApiMessage;
+  /** Dispatches THREAD_CREATE (a thread started now; `id` = a message id for a thread started from a message). */
+  createThread(opts: { guildId: string; parentId: string; name: string; id?: string; owner: FakeUser }): string;
+  react(opts: { channelId: string; messageId: string; user: FakeUser; emoji: string | { id: string; name: string }; remove?: boolean }): void;
+  /** Dispatches INTERACTION_CREATE for a chat-input command (default `/cairn <subcommand>`); returns its id. */
+  sendCommand(opts: CommandInteractionOptions): string;
+  /** Dispatches any INTERACTION_CREATE payload (for unknown interaction types); returns its id. */
+  sendInteraction(payload: Record<string, unknown>): string;
+  /** Stop sending dispatches (they still get sequence numbers): as if they were lost when the link died. */
+  hold(on: boolean): void;
+  /** Forgets the session: the next RESUME gets INVALID_SESSION (op 9, not resumable) and the client must IDENTIFY again. */
+  expireSession(): void;
+  /** Closes the gateway socket: "terminate" (no close frame, 1006 on the client) or a close code. */
+  dropConnection(how?: "terminate" | number): Promise<void>;
+  /** The next `count` calls matching the route get 429 with Retry-After = retryAfter seconds. */
+  rateLimitNext(route: RouteMatch, count: number, retryAfter?: number): void;
+  failNext(route: RouteMatch, count: number, status: number, body: Record<string, unknown>): void;
+  calls(method: string, path: RegExp): RestCall[];
+  close(): Promise<void>;
+}
+
+function apiUser(u: FakeUser): ApiUser {
+  return { id: u.id, username: u.username, discriminator: "0", global_name: u.globalName ?? null, avatar: null, ...(u.bot ? { bot: true } : {}) };
+}
+
+function member(u: FakeUser | null, roles: string[] = []): ApiMember {
+  return {
+    ...(u ? { user: apiUser(u) } : {}),
+    roles,
+    joined_at: new Date(0).toISOString(),
+    deaf: false,
+    mute: false,
+    flags: 0,
+    nick: null,
+    avatar: null,
+    premium_since: null,
+    pending: false,
+    communication_disabled_until: null,
+  };
+}
+
+export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<FakeDiscord> {
+  const token = `fake.${randomBytes(12).toString("hex")}`;
+  const applicationId = snowflake();
+  const bot: FakeUser = { id: applicationId, username: "cairn", bot: true };
+  const heartbeatInterval = opts.heartbeatIntervalMs ?? 41_250;
+  const echo = opts.echoOwnMessages ?? true;
+  const guilds = opts.guilds ?? [];
+  const botRoles = new Map(guilds.map((g) => [g.id, snowflake()]));
+
+  const users = new Map<string, FakeUser>([[bot.id, bot]]);
+  const channels = new Map<string, ChannelRecord>();
+  const messages = new Map<string, ApiMessage>();
+  const dmByUser = new Map<string, string>();
+  const interactions = new Map<string, { token: string; acked: boolean; originalId: string | null; channelId: string }>();
+  const restCalls: RestCall[] = [];
+  const posts: PostedMessage[] = [];
+  const connections: GatewayConnection[] = [];
+  const failures: { route: RouteMatch; remaining: number; status: number; body: Record<string, unknown>; headers: Record<string, string> }[] = [];
+  const gateway = { identifies: 0, resumes: 0, heartbeats: 0, intents: null as number | null, invalidSessions: 0 };
+  let restSeq = 0;
+
+  for (const g of guilds) {
+    for (const m of g.members) users.set(m.id, m);
+    for (const c of g.channels) channels.set(c.id, { id: c.id, type: 0, name: c.name, guildId: g.id });
+    for (const t of g.threads ?? []) channels.set(t.id, { id: t.id, type: 11, name: t.name, guildId: g.id, parentId: t.parentId });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Wire objects
+  // -------------------------------------------------------------------------------------------
+
+  const channelObject = (c: ChannelRecord): Record<string, unknown> => {
+    if (c.type === 1) return { id: c.id, type: 1, last_message_id: null, flags: 0, recipients: c.recipient ? [apiUser(c.recipient)] : [] };
+    const base = { id: c.id, type: c.type, guild_id: c.guildId, name: c.name, last_message_id: null, rate_limit_per_user: 0, flags: 0 };
+    if (c.type === 11) {
+      return {
+        ...base,
+        parent_id: c.parentId,
+        owner_id: bot.id,
+        message_count: 0,
+        member_count: 1,
+        total_message_sent: 0,
+        thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date().toISOString(), locked: false },
+      };
+    }
+    return { ...base, position: 0, permission_overwrites: [], parent_id: null, topic: null, nsfw: false };
+  };
+
+  const guildCreate = (g: FakeGuild): Record<string, unknown> => {
+    const botRole = botRoles.get(g.id)!;
+    return {
+      id: g.id,
+      name: g.name,
+      icon: null,
+      owner_id: g.members[0]?.id ?? bot.id,
+      afk_channel_id: null,
+      afk_timeout: 300,
+      verification_level: 0,
+      default_message_notifications: 0,
+      explicit_content_filter: 0,
+      features: [],
+      mfa_level: 0,
+      application_id: null,
+      system_channel_id: null,
+      system_channel_flags: 0,
+      rules_channel_id: null,
+      public_updates_channel_id: null,
+      safety_alerts_channel_id: null,
+      vanity_url_code: null,
+      description: null,
+      banner: null,
+      splash: null,
+      discovery_splash: null,
+      premium_tier: 0,
+      premium_subscription_count: 0,
+      preferred_locale: "en-US",
+      nsfw_level: 0,
+      max_video_channel_users: 25,
+      premium_progress_bar_enabled: false,
+      joined_at: new Date(0).toISOString(),
+      large: false,
+      unavailable: false,
+      member_count: g.members.length + 1,
+      roles: [
+        { id: g.id, name: "@everyone", color: 0, hoist: false, icon: null, unicode_emoji: null, position: 0, permissions: "2248473465835073", managed: false, mentionable: false, flags: 0 },
+        { id: botRole, name: bot.username, color: 0, hoist: false, icon: null, unicode_emoji: null, position: 1, permissions: "277025459200", managed: true, mentionable: false, flags: 0, tags: { bot_id: bot.id } },
+      ],
+      emojis: [],
+      stickers: [],
+      members: [member(bot, [botRole]), ...g.members.map((m) => member(m))],
+      channels: g.channels.map((c) => {
+        const { guild_id: _omit, ...rest } = channelObject(channels.get(c.id)!);
+        return rest;
+      }),
+      threads: (g.threads ?? []).map((t) => channelObject(channels.get(t.id)!)),
+      voice_states: [],
+      presences: [],
+      stage_instances: [],
+      guild_scheduled_events: [],
+      soundboard_sounds: [],
+    };
+  };
+
+  const store = (m: ApiMessage): ApiMessage => {
+    messages.set(m.id, m);
+    return m;
+  };
+
+  const buildMessage = (o: SendMessageOptions, id = snowflake()): ApiMessage => {
+    const channel = channels.get(o.channelId);
+    if (!channel) throw new Error(`fake discord: unknown channel ${o.channelId}`);
+    users.set(o.author.id, o.author);
+    const guildId = channel.guildId;
+    const mentioned = [...o.content.matchAll(/<@!?(\d+)>/g)].flatMap((m) => {
+      const u = users.get(m[1] ?? "");
+      return u ? [{ ...apiUser(u), ...(guildId ? { member: member(null) } : {}) }] : [];
+    });
+    const referenced = o.replyTo ? (messages.get(o.replyTo) ?? null) : undefined;
+    if (referenced && o.pingRepliedUser && !mentioned.some((u) => u.id === referenced.author.id)) {
+      mentioned.push({ ...referenced.author, ...(guildId ? { member: member(null) } : {}) });
+    }
+    const msg: ApiMessage = {
+      id,
+      channel_id: channel.id,
+      ...(guildId ? { guild_id: guildId, member: member(null) } : {}),
+      author: apiUser(o.author),
+      content: o.content,
+      timestamp: new Date().toISOString(),
+      edited_timestamp: null,
+      tts: false,
+      mention_everyone: /@(everyone|here)\b/.test(o.content),
+      mentions: mentioned,
+      mention_roles: [...o.content.matchAll(/<@&(\d+)>/g)].map((m) => m[1] ?? ""),
+      attachments: (o.attachments ?? []).map((a) => {
+        const aid = snowflake();
+        const url = `https://cdn.example.invalid/attachments/${channel.id}/${aid}/${a.filename}`;
+        return { id: aid, filename: a.filename, size: a.size ?? 1024, url, proxy_url: url, ...(a.contentType ? { content_type: a.contentType } : {}) };
+      }),
+      embeds: [],
+      pinned: false,
+      type: o.type ?? (o.replyTo ? 19 : 0),
+      flags: 0,
+      components: [],
+      ...(o.replyTo ? { message_reference: { type: 0, message_id: o.replyTo, channel_id: channel.id, ...(guildId ? { guild_id: guildId } : {}) } } : {}),
+      ...(referenced !== undefined ? { referenced_message: referenced } : {}),
+      ...(channel.type === 1 ? { channel_type: 1 } : {}),
+    };
+    return msg;
+  };
+
+  // -------------------------------------------------------------------------------------------
+  // Gateway
+  // -------------------------------------------------------------------------------------------
+
+  let session: { id: string; seq: number; log: Dispatch[] } | null = null;
+  let active: WebSocket | null = null;
+  let holding = false;
+  const sockets = new Set<WebSocket>();
+
+  const sendFrame = (ws: WebSocket, frame: unknown): void => {
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+  };
+
+  const dispatch = (t: string, d: unknown): void => {
+    if (!session) throw new Error(`fake discord: ${t} dispatched before any client identified`);
+    const entry = { s: ++session.seq, t, d };
+    session.log.push(entry);
+    if (active && !holding) sendFrame(active, { op: 0, ...entry });
+  };
+
+  const wss = new WebSocketServer({ noServer: true });
+  wss.on("connection", (ws: WebSocket, req: http.IncomingMessage) => {
+    sockets.add(ws);
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    connections.push({ path: url.pathname, query: Object.fromEntries(url.searchParams) });
+    ws.on("close", () => {
+      sockets.delete(ws);
+      if (active === ws) active = null;
+    });
+    ws.on("error", () => {});
+    sendFrame(ws, { op: 10, d: { heartbeat_interval: heartbeatInterval }, s: null, t: null });
+    ws.on("message", (raw: Buffer) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(raw.toString("utf8"));
+      } catch {
+        ws.close(4002, "Error while decoding payload.");
+        return;
+      }
+      const frame = GatewayFrame.safeParse(json);
+      if (!frame.success) return ws.close(4002, "Error while decoding payload.");
+      const { op, d } = frame.data;
+      if (op === 1) {
+        gateway.heartbeats++;
+        sendFrame(ws, { op: 11, d: null, s: null, t: null });
+      } else if (op === 2) {
+        identify(ws, d);
+      } else if (op === 6) {
+        resume(ws, d);
+      }
+      // Other opcodes (presence updates, member requests) are accepted and ignored.
+    });
+  });
+
+  function identify(ws: WebSocket, d: unknown): void {
+    const parsed = IdentifyData.safeParse(d);
+    if (!parsed.success) return ws.close(4002, "Error while decoding payload.");
+    if (parsed.data.token !== token) return ws.close(4004, "Authentication failed.");
+    if (opts.privilegedIntents === false && (parsed.data.intents & PRIVILEGED_INTENTS) !== 0) return ws.close(4014, "Disallowed intent(s).");
+    gateway.identifies++;
+    gateway.intents = parsed.data.intents;
+    session = { id: randomBytes(16).toString("hex"), seq: 0, log: [] };
+    active = ws;
+    dispatch("READY", {
+      v: 10,
+      user: { ...apiUser(bot), bot: true, verified: true, mfa_enabled: false, flags: 0 },
+      guilds: guilds.map((g) => ({ id: g.id, unavailable: true })),
+      session_id: session.id,
+      session_type: "normal",
+      resume_gateway_url: `ws://127.0.0.1:${port}/resume`,
+      shard: [0, 1],
+      application: { id: applicationId, flags: 0 },
+      private_channels: [],
+      presences: [],
+      relationships: [],
+      geo_ordered_rtc_regions: [],
+      guild_join_requests: [],
+      user_settings: {},
+      auth: {},
+    });
+    for (const g of guilds) dispatch("GUILD_CREATE", guildCreate(g));
+  }
+
+  function resume(ws: WebSocket, d: unknown): void {
+    const parsed = ResumeData.safeParse(d);
+    const s = session;
+    if (!parsed.success || !s || parsed.data.token !== token || parsed.data.session_id !== s.id || (parsed.data.seq ?? 0) > s.seq) {
+      gateway.invalidSessions++;
+      sendFrame(ws, { op: 9, d: false, s: null, t: null });
+      return;
+    }
+    gateway.resumes++;
+    active = ws;
+    const from = parsed.data.seq ?? 0;
+    for (const entry of s.log) if (entry.s > from) sendFrame(ws, { op: 0, ...entry });
+    // RESUMED takes a sequence number but is not replayed by a later resume.
+    sendFrame(ws, { op: 0, t: "RESUMED", s: ++s.seq, d: {} });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // REST
+  // -------------------------------------------------------------------------------------------
+
+  const server = http.createServer((req, res) => {
+    void handleRest(req, res).catch((err: unknown) => {
+      if (!res.headersSent) send(res, 500, { message: `fake crashed: ${String(err)}`, code: 0 });
+      else res.destroy();
+    });
+  });
+  server.on("upgrade", (req, socket, head) => {
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    if (path !== "/gateway" && path !== "/resume") return socket.destroy();
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req));
+  });
+
+  function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    if (res.destroyed) return;
+    if (status === 204) {
+      res.writeHead(204, headers);
+      res.end();
+      return;
+    }
+    const text = JSON.stringify(body);
+    res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+
+  async function handleRest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const method = req.method ?? "GET";
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const raw = await readBody(req);
+    const headers = flattenHeaders(req.headers);
+    let body: unknown = null;
+    if (raw && (headers["content-type"] ?? "").includes("application/json")) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = raw;
+      }
+    }
+    // Decoded: discord.js sends "@original" as "%40original".
+    const call: RestCall = { seq: ++restSeq, method, path: decodeURIComponent(url.pathname).replace(/^\/api\/v10/, ""), query: Object.fromEntries(url.searchParams), headers, body, status: 0 };
+    restCalls.push(call);
+    const reply = (status: number, payload: unknown, extra: Record<string, string> = {}): void => {
+      call.status = status;
+      send(res, status, payload, extra);
+    };
+
+    if (!url.pathname.startsWith("/api/v10/")) return reply(404, { message: "404: Not Found", code: 0 });
+    const failure = failures.find((f) => f.remaining > 0 && f.route.method === method && f.route.path.test(call.path));
+    if (failure) {
+      failure.remaining--;
+      return reply(failure.status, failure.body, failure.headers);
+    }
+    // Interaction callbacks and webhooks are authorized by their token in the path, not the bot token.
+    const tokenRoute = /^\/(interactions|webhooks)\//.test(call.path);
+    if (!tokenRoute && headers["authorization"] !== `Bot ${token}`) return reply(401, { message: "401: Unauthorized", code: 0 });
+    route(method, call.path, url.searchParams, body, reply);
+  }
+
+  type Reply = (status: number, payload: unknown, extra?: Record<string, string>) => void;
+
+  const unknownChannel = (reply: Reply) => reply(404, { message: "Unknown Channel", code: 10003 });
+
+  function route(method: string, path: string, query: URLSearchParams, body: unknown, reply: Reply): void {
+    let m: RegExpExecArray | null;
+    if (method === "GET" && (path === "/gateway/bot" || path === "/gateway")) {
+      return reply(200, {
+        url: `ws://127.0.0.1:${port}/gateway`,
+        ...(path === "/gateway/bot" ? { shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 } } : {}),
+      });
+    }
+    if (method === "GET" && (m = /^\/users\/(\d+)$/.exec(path))) {
+      const u = users.get(m[1]!);
+      return u ? reply(200, apiUser(u)) : reply(404, { message: "Unknown User", code: 10013 });
+    }
+    if (method === "POST" && path === "/users/@me/channels") {
+      const parsed = z.looseObject({ recipient_id: z.string() }).safeParse(body);
+      const u = parsed.success ? users.get(parsed.data.recipient_id) : undefined;
+      if (!u) return reply(400, { message: "Invalid Recipient(s)", code: 50033 });
+      return reply(200, channelObject(channels.get(dmChannel(u))!));
+    }
+    if (method === "GET" && (m = /^\/channels\/(\d+)$/.exec(path))) {
+      const c = channels.get(m[1]!);
+      return c ? reply(200, channelObject(c)) : unknownChannel(reply);
+    }
+    if ((m = /^\/channels\/(\d+)\/messages$/.exec(path))) {
+      const c = channels.get(m[1]!);
+      if (!c) return unknownChannel(reply);
+      if (method === "GET") {
+        const limit = Math.min(100, Number(query.get("limit") ?? 50));
+        const before = query.get("before");
+        const list = [...messages.values()]
+          .filter((x) => x.channel_id === c.id && (before === null || BigInt(x.id) < BigInt(before)))
+          .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+        return reply(200, list.slice(0, limit));
+      }
+      if (method === "POST") return createMessage(c, body, reply);
+    }
+    if (method === "GET" && (m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
+      const msg = messages.get(m[2]!);
+      return msg && msg.channel_id === m[1] ? reply(200, msg) : reply(404, { message: "Unknown Message", code: 10008 });
+    }
+    if (method === "POST" && (m = /^\/channels\/(\d+)\/typing$/.exec(path))) {
+      return channels.has(m[1]!) ? reply(204, null) : unknownChannel(reply);
+    }
+    if (method === "POST" && (m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path))) {
+      return interactionCallback(m[1]!, m[2]!, query, body, reply);
+    }
+    if ((m = /^\/webhooks\/(\d+)\/([^/]+)(\/messages\/(@original|\d+))?$/.exec(path))) {
+      return webhook(method, m[1]!, m[2]!, m[4] ?? null, body, reply);
+    }
+    if (method === "PUT" && (m = /^\/applications\/(\d+)(\/guilds\/(\d+))?\/commands$/.exec(path))) {
+      if (m[1] !== applicationId) return reply(403, { message: "Missing Access", code: 50001 });
+      const parsed = CommandsBody.safeParse(body);
+      if (!parsed.success) return reply(400, { message: "Invalid Form Body", code: 50035, errors: z.treeifyError(parsed.error) });
+      return reply(
+        200,
+        parsed.data.map((c) => ({ ...c, id: snowflake(), application_id: applicationId, version: snowflake(), ...(m?.[3] ? { guild_id: m[3] } : {}) })),
+      );
+    }
+    reply(404, { message: "404: Not Found", code: 0 });
+  }
+
+  function createMessage(c: ChannelRecord, body: unknown, reply: Reply): void {
+    const parsed = CreateMessageBody.safeParse(body);
+    if (!parsed.success) return reply(400, { message: "Invalid Form Body", code: 50035 });
+    const b = parsed.data;
+    if ((b.content ?? "").length > 2000) {
+      return reply(400, {
+        message: "Invalid Form Body",
+        code: 50035,
+        errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } },
+      });
+    }
+    if (!b.content && !(b.embeds?.length ?? 0)) return reply(400, { message: "Cannot send an empty message", code: 50006 });
+    const ref = b.message_reference;
+    const referenced = ref ? messages.get(ref.message_id) : undefined;
+    if (ref && !referenced && ref.fail_if_not_exists !== false) {
+      return reply(400, { message: "Invalid Form Body", code: 50035, errors: { message_reference: { _errors: [{ code: "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", message: "Unknown message" }] } } });
+    }
+    const msg = store({
+      ...buildMessage({ channelId: c.id, author: bot, content: b.content ?? "", ...(referenced ? { replyTo: referenced.id } : {}) }),
+      flags: b.flags ?? 0,
+    });
+    // The REST answer carries no guild_id or member, as Discord's does not.
+    const { guild_id: _g, member: _m, channel_type: _t, ...restObject } = msg;
+    posts.push({ id: msg.id, channelId: c.id, content: msg.content, replyTo: referenced?.id ?? null, flags: msg.flags, allowedMentions: b.allowed_mentions ?? null, via: "channel" });
+    reply(200, restObject);
+    if (echo && session) dispatch("MESSAGE_CREATE", msg);
+  }
+
+  function interactionCallback(id: string, itoken: string, query: URLSearchParams, body: unknown, reply: Reply): void {
+    const it = interactions.get(id);
+    if (!it || it.token !== itoken) return reply(404, { message: "Unknown interaction", code: 10062 });
+    if (it.acked) return reply(400, { message: "Interaction has already been acknowledged.", code: 40060 });
+    const parsed = InteractionCallbackBody.safeParse(body);
+    if (!parsed.success) return reply(400, { message: "Invalid Form Body", code: 50035 });
+    it.acked = true;
+    const { type, data } = parsed.data;
+    if (type === 4) {
+      if ((data?.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
+      const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content: data?.content ?? "" }), flags: data?.flags ?? 0, type: 20 });
+      it.originalId = msg.id;
+      posts.push({ id: msg.id, channelId: it.channelId, content: msg.content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "interaction", interactionId: id });
+    }
+    if (query.get("with_response") === "true") return reply(200, { interaction: { id, type: 2 }, resource: { type } });
+    reply(204, null);
+  }
+
+  function webhook(method: string, appId: string, wtoken: string, messageId: string | null, body: unknown, reply: Reply): void {
+    const entry = [...interactions.entries()].find(([, v]) => v.token === wtoken);
+    if (appId !== applicationId || !entry) return reply(404, { message: "Unknown Webhook", code: 10015 });
+    const [interactionId, it] = entry;
+    const parsed = CreateMessageBody.safeParse(body);
+    if (!parsed.success || (parsed.data.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
+    const content = parsed.data.content ?? "";
+    const flags = parsed.data.flags ?? 0;
+    if (method === "PATCH" && messageId) {
+      const id = messageId === "@original" ? it.originalId : messageId;
+      const existing = id ? messages.get(id) : undefined;
+      const msg = store({ ...(existing ?? buildMessage({ channelId: it.channelId, author: bot, content }, id ?? snowflake())), content, type: 20 });
+      it.originalId = msg.id;
+      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "edit", interactionId });
+      return reply(200, msg);
+    }
+    if (method === "POST" && !messageId) {
+      const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content }), flags, type: 20 });
+      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags, allowedMentions: null, via: "followup", interactionId });
+      return reply(200, msg);
+    }
+    reply(405, { message: "405: Method Not Allowed", code: 0 });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  function dmChannel(user: FakeUser): string {
+    users.set(user.id, user);
+    let id = dmByUser.get(user.id);
+    if (!id) {
+      id = snowflake();
+      dmByUser.set(user.id, id);
+      channels.set(id, { id, type: 1, recipient: user });
+    }
+    return id;
+  }
+
+  const interactionBase = (user: FakeUser, channelId: string): Record<string, unknown> => {
+    const c = channels.get(channelId);
+    if (!c) throw new Error(`fake discord: unknown channel ${channelId}`);
+    users.set(user.id, user);
+    return {
+      application_id: applicationId,
+      version: 1,
+      channel: channelObject(c),
+      channel_id: c.id,
+      app_permissions: "277025459200",
+      locale: "en-US",
+      entitlements: [],
+      ...(c.guildId
+        ? { guild_id: c.guildId, guild_locale: "en-US", member: { ...member(user), permissions: "2248473465835073" }, authorizing_integration_owners: { "0": c.guildId }, context: 0 }
+        : { user: apiUser(user), authorizing_integration_owners: { "0": "0" }, context: 1 }),
+    };
+  };
+
+  const registerInteraction = (payload: Record<string, unknown>): string => {
+    const id = typeof payload["id"] === "string" ? payload["id"] : snowflake();
+    const itoken = typeof payload["token"] === "string" ? payload["token"] : `itoken-${randomBytes(8).toString("hex")}`;
+    const channelId = typeof payload["channel_id"] === "string" ? payload["channel_id"] : "";
+    interactions.set(id, { token: itoken, acked: false, originalId: null, channelId });
+    dispatch("INTERACTION_CREATE", { ...payload, id, token: itoken });
+    return id;
+  };
+
+  return {
+    apiUrl: `http://127.0.0.1:${port}/api`,
+    gatewayUrl: `ws://127.0.0.1:${port}/gateway`,
+    token,
+    applicationId,
+    bot,
+    restCalls,
+    posts,
+    connections,
+    gateway,
+    message: (id) => messages.get(id),
+    botRole: (guildId) => {
+      const role = botRoles.get(guildId);
+      if (!role) throw new Error(`fake discord: unknown guild ${guildId}`);
+      return role;
+    },
+    dmChannel,
+    sendMessage(o) {
+      const msg = store(buildMessage(o));
+      dispatch("MESSAGE_CREATE", msg);
+      return msg;
+    },
+    sendDm(author, content, extra = {}) {
+      const msg = store(buildMessage({ ...extra, channelId: dmChannel(author), author, content }));
+      dispatch("MESSAGE_CREATE", msg);
+      return msg;
+    },
+    redispatch(messageId) {
+      const msg = messages.get(messageId);
+      if (!msg) throw new Error(`fake discord: unknown message ${messageId}`);
+      dispatch("MESSAGE_CREATE", msg);
+    },
+    seedMessage: (o) => store(buildMessage(o, snowflake(Date.now() - 60_000))),
+    createThread(o) {
+      const id = o.id ?? snowflake();
+      channels.set(id, { id, type: 11, name: o.name, guildId: o.guildId, parentId: o.parentId });
+      dispatch("THREAD_CREATE", { ...channelObject(channels.get(id)!), owner_id: o.owner.id, newly_created: true });
+      return id;
+    },
+    react(o) {
+      const c = channels.get(o.channelId);
+      if (!c) throw new Error(`fake discord: unknown channel ${o.channelId}`);
+      users.set(o.user.id, o.user);
+      const emoji = typeof o.emoji === "string" ? { id: null, name: o.emoji } : { id: o.emoji.id, name: o.emoji.name, animated: false };
+      const target = messages.get(o.messageId);
+      dispatch(o.remove ? "MESSAGE_REACTION_REMOVE" : "MESSAGE_REACTION_ADD", {
+        user_id: o.user.id,
+        channel_id: c.id,
+        message_id: o.messageId,
+        emoji,
+        burst: false,
+        type: 0,
+        ...(c.guildId ? { guild_id: c.guildId } : {}),
+        ...(c.guildId && !o.remove ? { member: member(o.user) } : {}),
+        ...(target && !o.remove ? { message_author_id: target.author.id } : {}),
+        ...(!o.remove ? { burst_colors: [] } : {}),
+      });
+    },
+    sendCommand(o) {
+      const sub = o.subcommand;
+      return registerInteraction({
+        ...interactionBase(o.user, o.channelId),
+        type: 2,
+        data: {
+          id: snowflake(),
+          name: o.command ?? "cairn",
+          type: 1,
+          options: sub ? [{ name: sub, type: 1, options: Object.entries(o.options ?? {}).map(([name, value]) => ({ name, type: 3, value })) }] : [],
+        },
+      });
+    },
+    sendInteraction(payload) {
+      const user = users.get(String(payload["user_id"] ?? "")) ?? [...users.values()].find((u) => !u.bot) ?? bot;
+      const channelId = String(payload["channel_id"] ?? "");
+      const { user_id: _u, ...rest } = payload;
+      return registerInteraction({ ...interactionBase(user, channelId), ...rest });
+    },
+    hold(on) {
+      holding = on;
+    },
+    expireSession() {
+      session = null;
+    },
+    async dropConnection(how = "terminate") {
+      const ws = active;
+      if (!ws) return;
+      active = null;
+      const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+      if (how === "terminate") ws.terminate();
+      else ws.close(how, "fake drop");
+      await closed;
+    },
+    rateLimitNext(route, count, retryAfter = 0.05) {
+      failures.push({
+        route,
+        remaining: count,
+        status: 429,
+        body: { message: "You are being rate limited.", retry_after: retryAfter, global: false },
+        headers: {
+          "retry-after": String(retryAfter),
+          "x-ratelimit-limit": "5",
+          "x-ratelimit-remaining": "0",
+          "x-ratelimit-reset-after": String(retryAfter),
+          "x-ratelimit-bucket": `fake-${route.method}-${route.path.source}`.replace(/[^a-zA-Z0-9-]/g, ""),
+          "x-ratelimit-scope": "user",
+        },
+      });
+    },
+    failNext(route, count, status, body) {
+      failures.push({ route, remaining: count, status, body, headers: {} });
+    },
+    calls: (method, path) => restCalls.filter((c) => c.method === method && path.test(c.path)),
+    async close() {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function flattenHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
+  return out;
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
