@@ -12,7 +12,7 @@ import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../core/types.ts";
 import { JobQueue } from "../jobs/queue.ts";
-import { HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
+import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
 import { SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
@@ -107,11 +107,12 @@ export class Core {
       this.deps.log.info({ platform: inbound.platform, user: inbound.author.externalId, channel: inbound.channel.externalId, reason: access.reason }, "access refused");
       return { kind: "reply", reply: { status: "refused", text: access.text, conversationId: null, replyMessageId: null } };
     }
-    const place = await this.history.resolve(inbound);
-    const key = place.conversation.id;
-    // Stores are serialized per conversation and each turn is queued the moment its message is
-    // stored, so turn order equals id order: history is read by id range.
+    // Messages are stored one at a time per conversation (keyed before any database work, so a slow
+    // look-up cannot let a later message overtake an earlier one), and each turn is queued the
+    // moment its message is stored: turn order equals id order, and history is read by id range.
+    const key = conversationKey(inbound);
     const accepted = await this.intake.run(key, async () => {
+      const place = await this.history.resolve(inbound);
       const stored = await this.history.recordInbound(place, inbound);
       if (!stored) return null;
       const rate = this.limiter.take(place.person.id, this.now().getTime());
