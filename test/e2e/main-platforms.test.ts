@@ -1,0 +1,96 @@
+/**
+ * The real entry point with Slack (HTTP mode) and Discord configured at once: one process, one
+ * core, both platforms answered, and a clean stop on SIGTERM.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
+import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
+import { startFakeDiscord, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+describe("npm start with Slack and Discord in one process", () => {
+  let anthropic: FakeAnthropic;
+  let slack: FakeSlack;
+  let discord: FakeDiscord;
+  let child: ChildProcessWithoutNullStreams;
+  let stderr = "";
+  let dir: string;
+  let port: number;
+  const dana: FakeUser = { id: "400000000000000001", username: "dana" };
+
+  beforeAll(async () => {
+    anthropic = await startFakeAnthropic();
+    anthropic.setDefault((req) => {
+      const last = JSON.stringify(req.body.messages.at(-1)?.content ?? "");
+      return { text: last.includes("from slack") ? "Hello, Slack." : "Hello, Discord." };
+    });
+    slack = await startFakeSlack();
+    discord = await startFakeDiscord({ guilds: [{ id: "500000000000000001", name: "Acme", channels: [{ id: "500000000000000002", name: "general" }], members: [dana] }] });
+    dir = mkdtempSync(join(tmpdir(), "cairn-main-"));
+    port = await freePort();
+    child = spawn(join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: process.env.HOME ?? "/tmp",
+        ANTHROPIC_API_KEY: anthropic.apiKey,
+        ANTHROPIC_BASE_URL: anthropic.url,
+        DATABASE_URL: `file:${join(dir, "cairn.db")}`,
+        SLACK_BOT_TOKEN: BOT_TOKEN,
+        SLACK_SIGNING_SECRET: SIGNING_SECRET,
+        SLACK_API_URL: slack.apiUrl,
+        PORT: String(port),
+        DISCORD_TOKEN: discord.token,
+        DISCORD_APPLICATION_ID: discord.applicationId,
+        DISCORD_API_URL: discord.apiUrl,
+        LOG_LEVEL: "info",
+      },
+    });
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    await waitUntil("both adapters started", () => stderr.includes("slack adapter started") && stderr.includes("discord adapter started"), 30_000);
+  });
+  afterAll(async () => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    await Promise.all([anthropic?.close(), slack?.close(), discord?.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("answers on both platforms, then stops cleanly on SIGTERM", async () => {
+    const ts = slack.nextTs();
+    const event = { type: "message", channel_type: "im", channel: "D0DANA", user: "U0DANA", text: "hi from slack", ts, event_ts: ts };
+    const res = await postSigned(`http://127.0.0.1:${port}/slack/events`, eventCallback(slack.bot.teamId, event));
+    expect(res.status).toBe(200);
+    const slackPost = await waitUntil("the Slack answer", () => slack.callsTo("chat.postMessage").find((c) => c.args["channel"] === "D0DANA"), 15_000);
+    expect(slackPost.args["text"]).toBe("Hello, Slack.");
+
+    const ask = discord.sendDm(dana, "hi from discord");
+    const discordPost = await waitUntil("the Discord answer", () => discord.posts.find((p) => p.content === "Hello, Discord."), 15_000);
+    expect(discordPost.channelId).toBe(ask.channel_id);
+
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(stderr).toContain('"signal":"SIGTERM"');
+    expect(stderr).not.toContain(BOT_TOKEN);
+    expect(stderr).not.toContain(discord.token);
+  });
+});
