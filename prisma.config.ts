@@ -13,11 +13,9 @@ export default defineConfig({
   migrations: { path: `prisma/${provider}/migrations` },
   datasource: { url },
   experimental: { externalTables: true },
-  // The SQLite full-text index is made by hand in a migration; listed here so `migrate dev` keeps it.
+  // The SQLite full-text indexes (FTS5 Porter, FTS5 trigram for CJK) are made by hand in migrations;
+  // listed here, with their shadow tables, so `migrate dev` keeps them.
   tables: {
-    external:
-      provider === "sqlite"
-        ? ["message_fts", "message_fts_data", "message_fts_idx", "message_fts_docsize", "message_fts_config"]
-        : [],
+    external: provider === "sqlite" ? ["message_fts", "message_trgm"].flatMap((t) => [t, ...["data", "idx", "docsize", "config"].map((s) => `${t}_${s}`)]) : [],
   },
 });

@@ -61,6 +61,9 @@ const CONFIRM_EMOJI = new Set(["white_check_mark", "heavy_check_mark", "âœ…", "â
 
 export const MODEL_UNAVAILABLE_REPLY =
   "Sorry, I can't reach my language model right now, so I couldn't answer. Your message is saved; please try again in a few minutes.";
+/** For an answer that broke off while it was being shown: the person saw part of it disappear. */
+export const MODEL_INTERRUPTED_REPLY =
+  "Sorry, my answer broke off because my language model stopped responding partway through. Your message is saved; please ask again in a moment.";
 const INTERNAL_ERROR_REPLY = "Sorry, something went wrong on my side while answering. Your message is saved; please try again.";
 
 export class Core {
@@ -227,14 +230,16 @@ export class Core {
         ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: this.speakerName(place) },
         maxIterations: s.toolIterations,
         ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
+        ...(hooks.onText ? { onText: hooks.onText } : {}),
+        ...(hooks.onTextReset ? { onTextReset: hooks.onTextReset } : {}),
       });
       log.info({ iterations: result.iterations, tools: result.toolCalls, stop: result.stopReason }, "turn answered");
       text = result.text || "(I have nothing to add.)";
     } catch (err) {
       status = "failed";
       if (err instanceof ModelUnavailableError) {
-        log.warn({ err: err.message, attempts: err.attempts, status: err.lastStatus }, "model unavailable");
-        text = MODEL_UNAVAILABLE_REPLY;
+        log.warn({ err: err.message, attempts: err.attempts, status: err.lastStatus, reason: err.reason }, "model unavailable");
+        text = err.reason === "interrupted" ? MODEL_INTERRUPTED_REPLY : MODEL_UNAVAILABLE_REPLY;
       } else {
         log.error({ err }, "turn failed");
         text = INTERNAL_ERROR_REPLY;

@@ -22,7 +22,16 @@ export interface LoopInput {
   maxIterations: number;
   /** Told what the agent is doing while tools run (adapters show typing or a status line). */
   onProgress?: (status: string) => void;
+  /**
+   * Given, every model call is streamed (when the client can) and its text deltas forwarded; see
+   * `TurnHooks.onText`. Absent, the loop makes plain calls: nobody would see the deltas.
+   */
+  onText?: (delta: string) => void;
+  /** After a streamed call that ends in tool calls: its text was a preamble, not the answer. */
+  onTextReset?: () => void;
 }
+
+type Ask = (params: Anthropic.MessageCreateParamsNonStreaming) => Promise<Anthropic.Message>;
 
 /** Same call twice = same name and same arguments, whatever the key order. */
 function callKey(name: string, input: unknown): string {
@@ -46,18 +55,32 @@ const textOf = (msg: Anthropic.Message) =>
 /** How many times the model may repeat an already-failed call before it is made to answer. */
 const MAX_REPEATS = 2;
 
-export async function runToolLoop({ model, request, tools, ctx, maxIterations, onProgress }: LoopInput): Promise<LoopResult> {
+export async function runToolLoop({ model, request, tools, ctx, maxIterations, onProgress, onText, onTextReset }: LoopInput): Promise<LoopResult> {
   const messages: Anthropic.MessageParam[] = [...request.messages];
   const failed = new Map<string, string>();
   const toolCalls: LoopResult["toolCalls"] = [];
   let repeats = 0;
+  // Whether the latest call forwarded any text: only then is there a draft to reset.
+  let streamed = false;
+  const stream = onText && model.stream?.bind(model);
+  const ask: Ask = stream
+    ? (params) => {
+        streamed = false;
+        return stream(params, (delta) => {
+          streamed = true;
+          onText(delta);
+        });
+      }
+    : (params) => model.create(params);
 
   for (let iteration = 1; iteration <= maxIterations; iteration++) {
-    const reply = await model.create({ ...request, messages });
+    const reply = await ask({ ...request, messages });
     const uses = reply.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
     if (reply.stop_reason !== "tool_use" || uses.length === 0) {
       return { text: textOf(reply), iterations: iteration, toolCalls, stopReason: "answered" };
     }
+    // Before any tool's status: the adapter drops the preamble, then shows what the tools do.
+    if (streamed) onTextReset?.();
     messages.push({ role: "assistant", content: reply.content as Anthropic.ContentBlockParam[] });
     const results: Anthropic.ToolResultBlockParam[] = [];
     for (const use of uses) {
@@ -81,14 +104,14 @@ export async function runToolLoop({ model, request, tools, ctx, maxIterations, o
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
     }
     messages.push({ role: "user", content: results });
-    if (repeats >= MAX_REPEATS) return finalAnswer(model, request, messages, iteration, toolCalls, "repeated_failures");
+    if (repeats >= MAX_REPEATS) return finalAnswer(ask, request, messages, iteration, toolCalls, "repeated_failures");
   }
-  return finalAnswer(model, request, messages, maxIterations, toolCalls, "budget");
+  return finalAnswer(ask, request, messages, maxIterations, toolCalls, "budget");
 }
 
 /** Out of budget (or stuck): one last call with tools disabled, so the person still gets an answer. */
 async function finalAnswer(
-  model: ModelClient,
+  ask: Ask,
   request: Anthropic.MessageCreateParamsNonStreaming,
   messages: Anthropic.MessageParam[],
   iterations: number,
@@ -103,6 +126,6 @@ async function finalAnswer(
   if (last && last.role === "user" && Array.isArray(last.content)) {
     messages[messages.length - 1] = { role: "user", content: [...last.content, { type: "text", text: note }] };
   }
-  const reply = await model.create({ ...request, messages, tool_choice: { type: "none" } });
+  const reply = await ask({ ...request, messages, tool_choice: { type: "none" } });
   return { text: textOf(reply), iterations: iterations + 1, toolCalls, stopReason };
 }

@@ -4,11 +4,24 @@
  * testable through an injected `sleep`), and turns every final failure into one error type,
  * `ModelUnavailableError`, that the caller can answer with a polite apology.
  */
-import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 
 export interface ModelClient {
   create(
     params: Anthropic.MessageCreateParamsNonStreaming,
+    opts?: { signal?: AbortSignal },
+  ): Promise<Anthropic.Message>;
+  /**
+   * The same call, streamed: `onText` gets each text delta as it arrives, in order, and the promise
+   * resolves with the whole message (tool calls included). Retried like `create`, but only until the
+   * first delta has been handed out: after that a failure is final (`ModelUnavailableError`, reason
+   * `interrupted`), because a retry would stream the answer again from its start and whoever shows
+   * the text would show it twice. Optional so that a client without streaming (a benchmark's
+   * in-process model) still fits; callers fall back to `create`.
+   */
+  stream?(
+    params: Anthropic.MessageCreateParamsNonStreaming,
+    onText: (delta: string) => void,
     opts?: { signal?: AbortSignal },
   ): Promise<Anthropic.Message>;
 }
@@ -35,25 +48,29 @@ export const MODEL_DEFAULTS = {
   timeoutMs: 60_000,
 } as const;
 
-export type ModelUnavailableReason = "exhausted" | "not_retryable";
+/**
+ * `exhausted`: a transient failure persisted; `not_retryable`: retrying could not help (auth, bad
+ * request); `interrupted`: a stream broke after some of its text was already handed out.
+ */
+export type ModelUnavailableReason = "exhausted" | "not_retryable" | "interrupted";
+
+const REASON_TEXT: Record<ModelUnavailableReason, string> = {
+  exhausted: "model unavailable after {n} attempt(s)",
+  not_retryable: "model request failed and is not retryable",
+  interrupted: "model stream broke off after text was shown (attempt {n}); not retried",
+};
 
 /** The model could not be reached (or refused the request); `cause` holds the last SDK error. */
 export class ModelUnavailableError extends Error {
   override readonly name = "ModelUnavailableError";
   readonly attempts: number;
   readonly lastStatus?: number;
-  /** `exhausted`: a transient failure persisted; `not_retryable`: retrying could not help (auth, bad request). */
   readonly reason: ModelUnavailableReason;
   override readonly cause: unknown;
 
-  constructor(args: { attempts: number; lastStatus?: number; reason: ModelUnavailableReason; cause: unknown }) {
+  constructor(args: { attempts: number; lastStatus?: number | undefined; reason: ModelUnavailableReason; cause: unknown }) {
     const status = args.lastStatus !== undefined ? ` (last status ${args.lastStatus})` : "";
-    super(
-      args.reason === "exhausted"
-        ? `model unavailable after ${args.attempts} attempt(s)${status}`
-        : `model request failed and is not retryable${status}`,
-      { cause: args.cause },
-    );
+    super(REASON_TEXT[args.reason].replace("{n}", String(args.attempts)) + status, { cause: args.cause });
     this.attempts = args.attempts;
     if (args.lastStatus !== undefined) this.lastStatus = args.lastStatus;
     this.reason = args.reason;
@@ -79,6 +96,15 @@ export function isRetryable(err: unknown): boolean {
     return status === 408 || status === 409 || status === 429 || status >= 500;
   }
   return false;
+}
+
+/**
+ * A stream that broke while its body was read: the SDK wraps the fetch error ("terminated") or a
+ * body that ended without a message in a plain `AnthropicError`, with no status. That is a network
+ * failure, as retryable as a refused connection. Only the streaming path asks this.
+ */
+export function isBrokenStream(err: unknown): boolean {
+  return err instanceof AnthropicError && !(err instanceof APIError);
 }
 
 /**
@@ -148,6 +174,72 @@ export function createModelClient(cfg: ModelClientConfig): ModelClient {
     timeout: timeoutMs,
   });
 
+  /**
+   * The retry policy, shared by `create` and `stream`: throws the final `ModelUnavailableError`, or
+   * logs the failure and returns how long to wait before the next attempt.
+   */
+  const nextDelay = (err: unknown, attempt: number, retryable = isRetryable(err)): number => {
+    const status = statusOf(err);
+    const requestId = err instanceof APIError ? err.requestID : undefined;
+    if (!retryable) {
+      throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "not_retryable", cause: err });
+    }
+    if (attempt >= maxAttempts) {
+      cfg.logger?.warn({ attempt, maxAttempts, status, requestId, err: describe(err) }, "model call failed; giving up");
+      throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "exhausted", cause: err });
+    }
+    const hinted = retryAfterMs(err);
+    const delayMs = hinted !== undefined ? Math.min(hinted, maxDelayMs) : backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
+    cfg.logger?.warn(
+      { attempt, maxAttempts, status, requestId, delayMs, retryAfter: hinted !== undefined, err: describe(err) },
+      "model call failed; retrying",
+    );
+    return delayMs;
+  };
+
+  /**
+   * One streamed attempt. The SDK's `timeout` only covers the wait for the response headers; a
+   * stream that then goes silent would hold the turn forever, so a watchdog aborts it after
+   * `timeoutMs` without an event and the attempt fails as a timeout (retryable like any other).
+   */
+  const streamOnce = async (
+    params: Anthropic.MessageCreateParamsNonStreaming,
+    onDelta: (delta: string) => void,
+    signal: AbortSignal | undefined,
+  ): Promise<Anthropic.Message> => {
+    if (signal?.aborted) throw new APIUserAbortError();
+    // Our own controller, so the watchdog can stop the stream without touching the caller's signal.
+    const controller = new AbortController();
+    const relay = (): void => controller.abort();
+    signal?.addEventListener("abort", relay, { once: true });
+    let stalled = false;
+    let watchdog: NodeJS.Timeout | undefined;
+    const arm = (): void => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        stalled = true;
+        controller.abort();
+      }, timeoutMs);
+    };
+    const stream = sdk.messages.stream(params, { signal: controller.signal });
+    // Asked for at once: a stream that fails before anyone awaits it would be an unhandled rejection.
+    const final = stream.finalMessage();
+    stream.on("connect", arm);
+    stream.on("streamEvent", arm);
+    stream.on("text", (delta) => {
+      if (delta) onDelta(delta);
+    });
+    try {
+      return await final;
+    } catch (err) {
+      if (stalled && !signal?.aborted) throw new APIConnectionTimeoutError({ message: `no stream event for ${timeoutMs} ms` });
+      throw err;
+    } finally {
+      clearTimeout(watchdog);
+      signal?.removeEventListener("abort", relay);
+    }
+  };
+
   return {
     async create(params, opts = {}) {
       const { signal } = opts;
@@ -157,23 +249,34 @@ export function createModelClient(cfg: ModelClientConfig): ModelClient {
         } catch (err) {
           // A cancellation is the caller's own doing, not an outage: let it through unchanged.
           if (err instanceof APIUserAbortError) throw err;
-          const status = statusOf(err);
-          const requestId = err instanceof APIError ? err.requestID : undefined;
-          if (!isRetryable(err)) {
-            throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "not_retryable", cause: err });
+          await sleepUnlessAborted(sleep, nextDelay(err, attempt), signal);
+        }
+      }
+    },
+
+    async stream(params, onText, opts = {}) {
+      const { signal } = opts;
+      let forwarded = false;
+      const onDelta = (delta: string): void => {
+        forwarded = true;
+        try {
+          onText(delta);
+        } catch (err) {
+          // A display hiccup in the listener must not cost the answer itself.
+          cfg.logger?.warn({ err: describe(err) }, "text listener failed; streaming on");
+        }
+      };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await streamOnce(params, onDelta, signal);
+        } catch (err) {
+          if (err instanceof APIUserAbortError) throw err;
+          if (forwarded) {
+            const status = statusOf(err);
+            cfg.logger?.warn({ attempt, status, err: describe(err) }, "model stream broke after text was forwarded; not retrying");
+            throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "interrupted", cause: err });
           }
-          if (attempt >= maxAttempts) {
-            cfg.logger?.warn({ attempt, maxAttempts, status, requestId, err: describe(err) }, "model call failed; giving up");
-            throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "exhausted", cause: err });
-          }
-          const hinted = retryAfterMs(err);
-          const delayMs =
-            hinted !== undefined ? Math.min(hinted, maxDelayMs) : backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
-          cfg.logger?.warn(
-            { attempt, maxAttempts, status, requestId, delayMs, retryAfter: hinted !== undefined, err: describe(err) },
-            "model call failed; retrying",
-          );
-          await sleepUnlessAborted(sleep, delayMs, signal);
+          await sleepUnlessAborted(sleep, nextDelay(err, attempt, isRetryable(err) || isBrokenStream(err)), signal);
         }
       }
     },

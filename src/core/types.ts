@@ -89,8 +89,33 @@ export type FeedbackResult =
   | { kind: "recorded"; replyMessageId: number; jobId: string }
   | { kind: "ignored"; reason: "not_a_reply" | "bot" | "duplicate" };
 
-/** Optional hooks an adapter passes to a turn, for the capabilities its platform has. */
+/**
+ * Optional hooks an adapter passes to a turn, for the capabilities its platform has. All are called
+ * synchronously from the turn's work: keep them cheap, and never throw (queue platform calls).
+ */
 export interface TurnHooks {
   /** A short status while cairn works ("searching history"), for typing indicators or status lines. */
   onProgress?: (status: string) => void;
+  /**
+   * The model's text as it is written, delta by delta (Markdown, cut anywhere: mid-word, inside a
+   * code fence), for adapters that show a draft so nobody waits in silence for a long answer.
+   * Given, the turn streams its model calls; absent, it does not.
+   *
+   * A turn may call the model several times, and only at the end of a call is it known whether the
+   * call answered or asked for tools, so every call streams. Adapters keep one draft: append each
+   * delta; on `onTextReset`, drop it.
+   *
+   * Whatever was streamed, the Outbound's `text` is what to show in the end, and the adapter
+   * replaces its draft with it: normally the same answer, fully rendered; an apology if the model
+   * broke off mid-answer (a broken stream is never retried, so text is never repeated).
+   */
+  onText?: (delta: string) => void;
+  /**
+   * The text streamed since the last reset was not the answer: the call ended in tool calls, so it
+   * was a preamble ("Let me check the runbook."). Called before those tools run, and only if text
+   * was streamed; `onProgress` usually follows at once. A separate hook rather than an iteration
+   * number on `onText`: a reset is the one thing an adapter has to act on, and it should not have
+   * to track call boundaries to find it.
+   */
+  onTextReset?: () => void;
 }

@@ -19,9 +19,10 @@ import {
   type FakeSlack,
   type SlackCall,
 } from "../fakes/slack.ts";
-import { MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/agent/core.ts";
+import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/agent/core.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { chunkMrkdwn, SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { CONTEXT_HEADER } from "../../src/platforms/slack/context.ts";
 import { APOLOGY } from "../../src/platforms/slack/reply.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
@@ -347,6 +348,131 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(deliveries.map((d) => d.platformId)).toEqual(slack.messages(channel).map((m) => m.ts));
   });
 
+  /** A Markdown answer of about three Slack messages, with a code block across a message boundary. */
+  const longAnswer = (): string => {
+    const code = Array.from({ length: 90 }, (_, i) => `  step_${i} = run("deploy <${i}>") && check()`).join("\n");
+    const para = (i: number) => `Paragraph ${i}: **note** that deploys & rollbacks ${"take care and patience ".repeat(12)}`;
+    return ["# Deploy guide", ...Array.from({ length: 10 }, (_, i) => para(i)), "```python", code, "```", ...Array.from({ length: 6 }, (_, i) => para(i + 10)), "- last **point**"].join("\n\n");
+  };
+  /** What the thread finally shows of the bot's messages, in order. */
+  const botTexts = (channel: string) => slack.messages(channel).filter((m) => m.user === slack.bot.userId);
+  /** Every text the bot put on screen in `channel`, posted or edited, with the message it went to. */
+  const shownTexts = (channel: string) =>
+    slack.calls
+      .filter((c) => c.ok && (c.method === "chat.postMessage" || c.method === "chat.update") && c.args.channel === channel)
+      .map((c) => ({ method: c.method, ts: String(c.args.ts ?? ""), text: String(c.args.text), at: c.at }));
+
+  it("streams a long answer: posted early, edited as it grows at most once per interval, finished with the rendered answer", async () => {
+    const intervalMs = 250;
+    // Its own adapter, so the rate bound is wide enough to see against the model's 40 ms deltas.
+    const paced = await startSlack(core, settings({ signingSecret: SIGNING_SECRET, progressIntervalMs: intervalMs }), logs.log);
+    try {
+      const channel = uniqueId("C");
+      const answer = longAnswer();
+      const pieces = 40;
+      anthropic.enqueue({ text: answer, pieces, intervalMs: 40 });
+      const ts = slack.nextTs();
+      await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> write the deploy guide`, ts, event_ts: ts }, {}, `http://127.0.0.1:${paced.port}/slack/events`);
+      await anthropic.waitForRequests(1);
+      const asked = Date.now();
+      await logged("reply posted", (l) => l.ts === ts);
+
+      const expected = chunkMrkdwn(toMrkdwn(answer));
+      expect(expected.length).toBeGreaterThanOrEqual(3);
+      // The thread ends with exactly the rendered answer: drafts replaced, none left behind.
+      const final = botTexts(channel);
+      expect(final.map((m) => m.text)).toEqual(expected);
+      expect(final.every((m) => m.thread_ts === ts)).toBe(true);
+      const reply = await getDb().prisma.message.findFirstOrThrow({ where: { role: "assistant", workspaceId: await workspaceId() } });
+      const deliveries = await getDb().prisma.delivery.findMany({ where: { messageId: reply.id }, orderBy: { id: "asc" } });
+      expect(deliveries.map((d) => d.platformId)).toEqual(final.map((m) => m.ts));
+
+      // Posted early: the first part went up as a draft while the model was still writing
+      // (40 deltas 40 ms apart take 1.5 s or more), then grew through edits.
+      const shown = shownTexts(channel);
+      const first = shown[0]!;
+      expect(first.method).toBe("chat.postMessage");
+      expect(first.at - asked).toBeLessThan((pieces - 1) * 40);
+      expect(first.text.length).toBeLessThan(expected[0]!.length);
+      expect(first.text.startsWith("*Deploy guide*")).toBe(true);
+      const updates = shown.filter((c) => c.method === "chat.update");
+      expect(updates.length).toBeGreaterThanOrEqual(2);
+      // Every draft is well-formed on its own: under the limit, code fences balanced.
+      for (const c of shown) {
+        expect(c.text.length).toBeLessThanOrEqual(SLACK_CHUNK_LIMIT);
+        expect(fenceCount(c.text) % 2).toBe(0);
+      }
+      expect(shown.some((c) => c.text.includes("step_") && !expected.includes(c.text))).toBe(true);
+
+      // Rate-bounded: far fewer edits than deltas, and edits of one message at least an interval
+      // apart (the last one, the final answer, goes out at once).
+      expect(updates.length).toBeLessThan(pieces / 2);
+      const draftCalls = shown.length - expected.length;
+      const span = shown.at(-1)!.at - first.at;
+      expect(draftCalls).toBeLessThanOrEqual(2 * (Math.floor(span / intervalMs) + 1));
+      const byMessage = new Map<string, number[]>();
+      for (const u of updates) byMessage.set(u.ts, [...(byMessage.get(u.ts) ?? []), u.at]);
+      for (const times of byMessage.values()) {
+        const drafts = times.slice(0, -1);
+        for (let i = 1; i < drafts.length; i++) expect(drafts[i]! - drafts[i - 1]!).toBeGreaterThanOrEqual(intervalMs * 0.75);
+      }
+    } finally {
+      await paced.stop();
+    }
+  });
+
+  it("shows a preamble, replaces it with the tool's status, then streams the answer into the same message", async () => {
+    const channel = uniqueId("C");
+    anthropic.enqueue(
+      { text: "Let me look at the skills first.", toolUse: [{ name: "skills_list", input: {} }], pieces: 4, intervalMs: 60 },
+      // The next call takes a while to its first token, as real ones do: the status has time to show.
+      // (Were it quicker than an interval, the status would be skipped for the newer draft.)
+      { delayMs: 200, then: { text: "We have a **deploy** skill; it covers canaries and rollbacks.", pieces: 4, intervalMs: 60 } },
+    );
+    const ts = slack.nextTs();
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> what skills do we have?`, ts, event_ts: ts });
+    await logged("reply posted", (l) => l.ts === ts);
+
+    const final = botTexts(channel);
+    expect(final.map((m) => m.text)).toEqual(["We have a *deploy* skill; it covers canaries and rollbacks."]);
+    const shown = shownTexts(channel);
+    // One message throughout: the preamble as a draft, the status over it, the answer over that.
+    expect(shown.filter((c) => c.method === "chat.postMessage")).toHaveLength(1);
+    expect(shown.slice(1).every((c) => c.ts === final[0]!.ts)).toBe(true);
+    const texts = shown.map((c) => c.text);
+    const preamble = texts.findIndex((t) => t.startsWith("Let me"));
+    const status = texts.findIndex((t) => /^:hourglass_flowing_sand: _.+…_$/.test(t));
+    const drafting = texts.findIndex((t, i) => i > status && t.startsWith("We have"));
+    expect(preamble).toBe(0);
+    expect(status).toBeGreaterThan(preamble);
+    expect(drafting).toBeGreaterThan(status);
+    // The preamble was never part of the answer.
+    expect(texts.slice(status).some((t) => t.includes("Let me"))).toBe(false);
+  });
+
+  it("replaces a draft cut short by the model with the apology and deletes the draft's other parts", async () => {
+    const channel = uniqueId("C");
+    const answer = longAnswer();
+    anthropic.enqueue({ streamThenFail: answer.slice(0, Math.floor(answer.length * 0.8)), pieces: 20, intervalMs: 30 }, { text: "never asked: no retry after text" });
+    const ts = slack.nextTs();
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> write the deploy guide`, ts, event_ts: ts });
+    await logged("reply posted", (l) => l.ts === ts);
+
+    expect(anthropic.requests).toHaveLength(1);
+    const drafts = posts(channel);
+    expect(drafts.length).toBeGreaterThanOrEqual(2);
+    const final = botTexts(channel);
+    expect(final.map((m) => m.text)).toEqual([MODEL_INTERRUPTED_REPLY]);
+    // Every draft part but the first (which now carries the apology) was deleted.
+    const deleted = slack.callsTo("chat.delete").filter((c) => c.args.channel === channel);
+    expect(deleted).toHaveLength(drafts.length - 1);
+    expect(deleted.map((c) => c.args.ts)).not.toContain(final[0]!.ts);
+    const reply = await getDb().prisma.message.findFirstOrThrow({ where: { role: "assistant", workspaceId: await workspaceId() } });
+    expect(reply.status).toBe("failed");
+    const deliveries = await getDb().prisma.delivery.findMany({ where: { messageId: reply.id } });
+    expect(deliveries.map((d) => d.platformId)).toEqual([final[0]!.ts]);
+  });
+
   it("never starts a turn for bot messages, its own messages, edits, deletions or other subtypes", async () => {
     slack.addUser({ id: "UBOTUSER", displayName: "Zapier", isBot: true });
     const channel = `DUALICE${team.slice(2)}`;
@@ -424,7 +550,9 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(reply!.args.text).toBe(MODEL_UNAVAILABLE_REPLY);
     anthropic.clearFailure();
 
-    slack.failNext("chat.postMessage", "msg_too_long");
+    // Refused by its text, not by order: on a slow run the answer may first go up as a draft, and
+    // Slack must refuse that post as well as the final one.
+    slack.failNext("chat.postMessage", "msg_too_long", Number.POSITIVE_INFINITY, (args) => args.text === "an answer Slack refuses");
     anthropic.enqueue({ text: "an answer Slack refuses" });
     const second = dm("UBOB", "try again");
     await send(second);

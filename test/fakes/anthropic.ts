@@ -76,9 +76,29 @@ export interface ToolUseSpec {
 /** Statuses the fake can answer with; the brief's four plus the others the retry policy cares about. */
 export type FakeErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 429 | 500 | 502 | 503 | 504 | 529;
 
+/**
+ * How a streamed reply's text arrives: in `pieces` deltas (default 3), `intervalMs` apart (default
+ * 0: all at once). Ignored for non-streamed requests. Lets tests watch a slow answer grow.
+ */
+export interface StreamPace {
+  pieces?: number;
+  intervalMs?: number;
+}
+
+/**
+ * How a stream breaks after its text: an SSE `error` event (overloaded_error, as the real API sends
+ * mid-stream), the connection dropped, or silence with the connection held open.
+ */
+export type StreamFailure = "error" | "disconnect" | "stall";
+
 export type Step =
-  | { text: string }
-  | { toolUse: ToolUseSpec[]; text?: string }
+  | ({ text: string } & StreamPace)
+  | ({ toolUse: ToolUseSpec[]; text?: string } & StreamPace)
+  /**
+   * A streamed reply that breaks after sending `streamThenFail` as text deltas ("" breaks before any
+   * text). A non-streamed request gets a plain 529 instead: the whole request failed.
+   */
+  | ({ streamThenFail: string; how?: StreamFailure } & StreamPace)
   | { error: FakeErrorStatus; message?: string; retryAfter?: number; retryAfterMs?: number }
   | { delayMs: number; then: Step }
   | { reply: (req: RecordedRequest) => Step | Promise<Step> };
@@ -212,9 +232,18 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
       sendJson(res, step.error, errorBody(type, step.message ?? `fake ${type}`), extra);
       return;
     }
+    if ("streamThenFail" in step) {
+      if (req.body.stream !== true) {
+        sendJson(res, 529, errorBody(ERROR_TYPES[529], "fake overloaded_error"));
+        return;
+      }
+      const message = buildMessage(req, { text: step.streamThenFail });
+      await writeSse(res, message, step, (ms) => waitUnlessClosed(res, ms), step.how ?? "error");
+      return;
+    }
     const message = buildMessage(req, step);
     if (req.body.stream === true) {
-      writeSse(res, message);
+      await writeSse(res, message, step, (ms) => waitUnlessClosed(res, ms));
     } else {
       sendJson(res, 200, message);
     }
@@ -416,7 +445,18 @@ function chunk(s: string, parts = 3): string[] {
   return out;
 }
 
-function writeSse(res: http.ServerResponse, message: FakeMessage): void {
+/**
+ * Writes `message` as the real API's SSE sequence. With `failure`, the stream breaks right after the
+ * text deltas of the first block (no content_block_stop, no message_stop), the way an overloaded
+ * API or a dropped connection cuts an answer short. `wait` resolves false once the client has gone.
+ */
+async function writeSse(
+  res: http.ServerResponse,
+  message: FakeMessage,
+  pace: StreamPace,
+  wait: (ms: number) => Promise<boolean>,
+  failure?: StreamFailure,
+): Promise<void> {
   if (res.destroyed) return;
   res.writeHead(200, {
     "content-type": "text/event-stream",
@@ -425,7 +465,8 @@ function writeSse(res: http.ServerResponse, message: FakeMessage): void {
     "request-id": `req_fake_${++fakeRequestIds}`,
   });
   const send = (event: string, data: object): void => {
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    // The client may hang up between paced deltas; writing then would only raise EPIPE noise.
+    if (!res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   };
 
   // The real API opens with an empty message and only a provisional output count.
@@ -434,11 +475,25 @@ function writeSse(res: http.ServerResponse, message: FakeMessage): void {
     message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...message.usage, output_tokens: 1 } },
   });
   send("ping", { type: "ping" });
-  message.content.forEach((block, index) => {
+  for (const [index, block] of message.content.entries()) {
     if (block.type === "text") {
       send("content_block_start", { type: "content_block_start", index, content_block: { ...block, text: "" } });
-      for (const piece of chunk(block.text)) {
-        send("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+      for (const [i, piece] of chunk(block.text, pace.pieces).entries()) {
+        if (i > 0 && pace.intervalMs && !(await wait(pace.intervalMs))) return;
+        // An empty text (a failure before any text) sends no delta at all.
+        if (piece) send("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+      }
+      if (failure) {
+        if (failure === "error") {
+          send("error", errorBody("overloaded_error", "fake overloaded mid-stream"));
+          res.end();
+        } else if (failure === "disconnect") {
+          // end(), not destroy(): the deltas already written reach the client, then the connection
+          // closes without the chunked body's terminator, as a dropped connection looks.
+          res.socket?.end();
+        }
+        // "stall": nothing more is written; the connection stays open until the client gives up.
+        return;
       }
     } else {
       // Tool input arrives as JSON text fragments; the block starts with an empty input object.
@@ -452,7 +507,7 @@ function writeSse(res: http.ServerResponse, message: FakeMessage): void {
       }
     }
     send("content_block_stop", { type: "content_block_stop", index });
-  });
+  }
   send("message_delta", {
     type: "message_delta",
     delta: { stop_reason: message.stop_reason, stop_sequence: null, stop_details: null, container: null },

@@ -96,8 +96,8 @@ export interface FakeSlack {
   callsTo(method: string): SlackCall[];
   /** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSec`. */
   rateLimit(method: string, times: number, retryAfterSec: number): void;
-  /** The next `times` calls of `method` get `{ok:false, error}`. */
-  failNext(method: string, error: string, times?: number): void;
+  /** The next `times` calls of `method` (of those `when` accepts, if given) get `{ok:false, error}`. */
+  failNext(method: string, error: string, times?: number, when?: (args: Record<string, unknown>) => boolean): void;
   addUser(user: Partial<FakeUser> & { id: string }): void;
   /** Adds a message to the store (as if posted by a person); returns its ts. */
   seedMessage(msg: Omit<StoredMessage, "ts"> & { ts?: string }): string;
@@ -219,7 +219,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
   const acks: SocketAck[] = [];
   const responses: ResponseUrlPost[] = [];
   const rateLimits = new Map<string, { times: number; retryAfter: number }>();
-  const failures = new Map<string, { times: number; error: string }>();
+  const failures = new Map<string, { times: number; error: string; when?: (args: Record<string, unknown>) => boolean }>();
   const users = new Map<string, FakeUser>();
   const store = new Map<string, StoredMessage[]>();
   const reactions = new Map<string, Set<string>>();
@@ -313,7 +313,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       return;
     }
     const failure = failures.get(method);
-    if (failure && failure.times > 0) {
+    if (failure && failure.times > 0 && (!failure.when || failure.when(args))) {
       failure.times -= 1;
       call.ok = false;
       send(res, 200, { ok: false, error: failure.error });
@@ -348,6 +348,14 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         if (msg.user !== bot.userId) return { ok: false, error: "cant_update_message" };
         msg.text = str("text") ?? msg.text;
         return { ok: true, channel, ts, text: msg.text };
+      }
+      case "chat.delete": {
+        const list = store.get(str("channel") ?? "");
+        const i = list?.findIndex((x) => x.ts === str("ts")) ?? -1;
+        if (!list || i < 0) return { ok: false, error: "message_not_found" };
+        if (list[i]!.user !== bot.userId) return { ok: false, error: "cant_delete_message" };
+        list.splice(i, 1);
+        return { ok: true, channel: str("channel"), ts: str("ts") };
       }
       case "chat.postEphemeral":
         if (!str("channel") || !str("user")) return { ok: false, error: "channel_not_found" };
@@ -424,8 +432,8 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     rateLimit: (method, times, retryAfter) => {
       rateLimits.set(method, { times, retryAfter });
     },
-    failNext: (method, error, times = 1) => {
-      failures.set(method, { times, error });
+    failNext: (method, error, times = 1, when) => {
+      failures.set(method, { times, error, ...(when ? { when } : {}) });
     },
     addUser: (u) => {
       users.set(u.id, { ...userOf(u.id), ...u });

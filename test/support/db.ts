@@ -15,6 +15,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.ts";
+import { redact } from "../../bench/lib/db.ts";
 import type { Provider } from "../../src/db/migrate.ts";
 import type { Inbound, Platform, Scope } from "../../src/core/types.ts";
 import { HistoryStore, scopeOf, type Place } from "../../src/history/store.ts";
@@ -24,16 +25,6 @@ export type { Database };
 export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 export const REQUIRE_POSTGRES = process.env.CAIRN_REQUIRE_POSTGRES === "1";
 
-/** Credentials never reach test output. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url;
-  }
-}
 
 async function probePostgres(url: string): Promise<string | null> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });

@@ -44,7 +44,7 @@ interface Where {
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed on every machine. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

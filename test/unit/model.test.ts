@@ -239,6 +239,149 @@ describe("createModelClient against the fake API", () => {
   });
 });
 
+describe("ModelClient.stream against the fake API", () => {
+  /** Runs `stream`, collecting the deltas it forwarded; `result` is the message or the error. */
+  async function streamed(
+    model: ReturnType<typeof createModelClient>,
+    p = params(),
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<{ deltas: string[]; message?: Anthropic.Message; error?: unknown }> {
+    const deltas: string[] = [];
+    const result = await model.stream!(p, (d) => deltas.push(d), opts).then(
+      (message) => ({ message }),
+      (error: unknown) => ({ error }),
+    );
+    return { deltas, ...result };
+  }
+
+  it("forwards text deltas in order and resolves with the whole message, tool calls included", async () => {
+    const text = "Let me check the deploy runbook for you.";
+    fake.enqueue({ text, pieces: 6, toolUse: [{ name: "skill_view", input: { name: "deploy" } }] });
+    const { model, delays } = client();
+
+    const { deltas, message } = await streamed(model);
+
+    expect(deltas.length).toBeGreaterThan(4);
+    expect(deltas.join("")).toBe(text);
+    expect(message?.stop_reason).toBe("tool_use");
+    expect(message?.content[0]).toMatchObject({ type: "text", text });
+    expect(message?.content[1]).toMatchObject({ type: "tool_use", name: "skill_view", input: { name: "deploy" } });
+    expect(fake.lastRequest()?.body.stream).toBe(true);
+    expect(delays).toEqual([]);
+  });
+
+  it("forwards deltas as they arrive, not all at the end", async () => {
+    fake.enqueue({ text: "one two three four", pieces: 4, intervalMs: 80 });
+    const { model } = client();
+    const seenAt: number[] = [];
+    const started = Date.now();
+
+    const message = await model.stream!(params(), () => seenAt.push(Date.now() - started));
+
+    expect(message.content).toMatchObject([{ type: "text", text: "one two three four" }]);
+    expect(seenAt).toHaveLength(4);
+    // The first delta came a whole interval before the last: the caller saw the answer grow.
+    expect(seenAt.at(-1)! - seenAt[0]!).toBeGreaterThanOrEqual(3 * 80 - 30);
+  });
+
+  it("retries a 529 that comes before any text, then streams the answer once", async () => {
+    fake.enqueue({ error: 529 }, { error: 529 }, { text: "after the retries" });
+    const { model, delays, warnings } = client();
+
+    const { deltas, message } = await streamed(model);
+
+    expect(deltas.join("")).toBe("after the retries");
+    expect(message?.content).toMatchObject([{ type: "text", text: "after the retries" }]);
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests.every((r) => r.body.stream === true)).toBe(true);
+    expect(delays).toHaveLength(2);
+    expect(warnings.map((w) => w.msg)).toEqual(["model call failed; retrying", "model call failed; retrying"]);
+  });
+
+  it.each(["error", "disconnect", "stall"] as const)("retries a stream that breaks (%s) before its first text delta", async (how) => {
+    fake.enqueue({ streamThenFail: "", how }, { text: "second time lucky" });
+    const { model, delays, warnings } = client({ timeoutMs: 300 });
+
+    const { deltas, message, error } = await streamed(model);
+
+    expect(error).toBeUndefined();
+    expect(deltas.join("")).toBe("second time lucky");
+    expect(message?.content).toMatchObject([{ type: "text", text: "second time lucky" }]);
+    expect(fake.requests).toHaveLength(2);
+    expect(delays).toHaveLength(1);
+    if (how === "stall") expect(warnings[0]?.obj).toMatchObject({ err: expect.stringMatching(/APIConnectionTimeoutError/) });
+  });
+
+  it.each(["error", "disconnect", "stall"] as const)("never retries once text was forwarded: a stream that breaks (%s) mid-answer is final", async (how) => {
+    fake.enqueue({ streamThenFail: "The answer starts like th", how, pieces: 2 }, { text: "must not be requested" });
+    const { model, delays, warnings } = client({ timeoutMs: 300 });
+
+    const { deltas, error } = await streamed(model);
+
+    expect(error).toBeInstanceOf(ModelUnavailableError);
+    const err = error as ModelUnavailableError;
+    expect(err.reason).toBe("interrupted");
+    expect(err.attempts).toBe(1);
+    expect(err.message).toMatch(/broke off/);
+    // What was shown stays shown once, and nothing was asked twice.
+    expect(deltas.join("")).toBe("The answer starts like th");
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.pendingSteps()).toBe(1);
+    expect(delays).toEqual([]);
+    expect(warnings.map((w) => w.msg)).toEqual(["model stream broke after text was forwarded; not retrying"]);
+  });
+
+  it("gives up after maxAttempts and fails fast on a 400, like create", async () => {
+    fake.failForever(529);
+    const { model, delays } = client({ maxAttempts: 3 });
+    const exhausted = await streamed(model);
+    expect(exhausted.error).toBeInstanceOf(ModelUnavailableError);
+    expect(exhausted.error).toMatchObject({ reason: "exhausted", attempts: 3, lastStatus: 529 });
+    expect(delays).toHaveLength(2);
+    expect(exhausted.deltas).toEqual([]);
+
+    fake.clearFailure();
+    fake.enqueue({ error: 400, message: "messages: bad" }, { text: "never sent" });
+    const bad = await streamed(model);
+    expect(bad.error).toMatchObject({ reason: "not_retryable", attempts: 1, lastStatus: 400 });
+    expect(fake.pendingSteps()).toBe(1);
+  });
+
+  it("passes a caller's abort through unchanged, before and after the first delta", async () => {
+    const { model } = client();
+    fake.enqueue({ delayMs: 1000, then: { text: "too late" } });
+    const early = new AbortController();
+    setTimeout(() => early.abort(), 50);
+    expect((await streamed(model, params(), { signal: early.signal })).error).toBeInstanceOf(APIUserAbortError);
+
+    fake.enqueue({ text: "a slow answer that is cut short", pieces: 3, intervalMs: 300 });
+    const late = new AbortController();
+    const deltas: string[] = [];
+    const run = model.stream!(params(), (d) => {
+      deltas.push(d);
+      late.abort();
+    }, { signal: late.signal });
+    await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
+    expect(deltas).toHaveLength(1);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it("keeps streaming when the text listener throws", async () => {
+    fake.enqueue({ text: "still complete", pieces: 3 });
+    const { model, warnings } = client();
+    let calls = 0;
+
+    const message = await model.stream!(params(), () => {
+      calls++;
+      throw new Error("display bug");
+    });
+
+    expect(message.content).toMatchObject([{ type: "text", text: "still complete" }]);
+    expect(calls).toBe(3);
+    expect(warnings.filter((w) => w.msg === "text listener failed; streaming on")).toHaveLength(3);
+  });
+});
+
 describe("the fake's wire format", () => {
   it("streams text and tool_use through the raw SDK in the real SSE order", async () => {
     fake.enqueue({

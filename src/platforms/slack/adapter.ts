@@ -40,7 +40,11 @@ export interface SlackSettings {
   retries?: number;
   /** Least backoff between Web API retries. */
   retryMinMs?: number;
-  /** Least time between two edits of the working status message. */
+  /**
+   * Least time between two edits of the working message (tool status or the answer streaming in),
+   * and how long a streamed draft waits before its first post. Default 1 s: Slack allows about one
+   * edit per second per channel.
+   */
   progressIntervalMs?: number;
   /** How long `stop()` waits for answers in flight. */
   drainMs?: number;
@@ -110,7 +114,7 @@ export async function startSlack(core: Core, cfg: SlackSettings, log: Logger): P
     // Slack retries for about five minutes; ten cover a slow acknowledgement with room to spare.
     seen: new RecentSet(10 * 60_000, 20_000),
     log: slog,
-    minUpdateMs: cfg.progressIntervalMs ?? 1_500,
+    minUpdateMs: cfg.progressIntervalMs ?? 1_000,
     contextLimits: cfg.contextLimits ?? DEFAULT_CONTEXT_LIMITS,
   };
 

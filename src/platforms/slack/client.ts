@@ -22,3 +22,7 @@ export async function postMessage(client: SlackClient, channel: string, text: st
 export async function updateMessage(client: SlackClient, channel: string, ts: string, text: string): Promise<void> {
   await client.chat.update({ channel, ts, text });
 }
+
+export async function deleteMessage(client: SlackClient, channel: string, ts: string): Promise<void> {
+  await client.chat.delete({ channel, ts });
+}

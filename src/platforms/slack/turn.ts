@@ -1,7 +1,8 @@
 /**
  * One message event, from Slack's payload to the answer in the thread: decide whether it is a
  * turn, drop the second delivery of the same post, mark the post with 👀 while working, read the
- * thread's earlier messages when entering it, run the core's turn, post, and record the delivery.
+ * thread's earlier messages when entering it, run the core's turn (showing tool statuses and the
+ * answer as it streams), post the final answer over that draft, and record the delivery.
  */
 import type { Core } from "../../agent/core.ts";
 import type { Logger } from "../../log.ts";
@@ -25,6 +26,7 @@ export interface TurnDeps {
   /** Posts already taken on by this process ("team:channel:ts"). */
   seen: RecentSet;
   log: Logger;
+  /** Least time between two edits of the working message (status or streamed draft). */
   minUpdateMs: number;
   chunkLimit?: number;
   contextLimits?: ContextLimits;
@@ -93,7 +95,7 @@ async function answer(deps: TurnDeps, m: SlackMessage, opts: AnswerOptions): Pro
     });
     let result;
     try {
-      result = await deps.core.handle(inbound, { onProgress: writer.progress });
+      result = await deps.core.handle(inbound, { onProgress: writer.progress, onText: writer.text, onTextReset: writer.resetText });
     } catch (err) {
       log.error({ err }, "the turn failed before an answer");
       await writer.apologise("Sorry, something went wrong on my side while answering. Please try again.");

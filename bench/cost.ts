@@ -1,0 +1,107 @@
+/**
+ * The core's own cost per message: time from an inbound message to the reply handed back, minus
+ * the model's time (a fake model that answers at once), and SQL statements per turn (counted in
+ * the driver adapter). Measured on an empty database (the baseline, same run) and again on one
+ * seeded with messages, memory entries and skills across 50 workspaces.
+ *
+ * Scale: BENCH_COST_MESSAGES (default 1,000,000 on SQLite, 300,000 on PostgreSQL). Seeding is not
+ * what limits PostgreSQL (300,000 rows take ~40 s): each seeded turn currently scans Message
+ * (HistoryStore.markInbound's updateMany on replyToId has no index), so a million rows would push
+ * `npm run bench` past its 15 minutes.
+ */
+import type { Core } from "../src/agent/core.ts";
+import { openBenchDatabase } from "./lib/db.ts";
+import { benchCore, channelMessage, replyText } from "./lib/core.ts";
+import { fakeModel, type FakeModel } from "./lib/model.ts";
+import { seed, seedChannel, seedUser, seedWorkspace, type SeedPlan } from "./lib/seed.ts";
+import { now, percentile, round, table } from "./lib/report.ts";
+import type { BenchOutcome } from "./run.ts";
+
+interface TurnStats {
+  turns: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  queriesPerTurn: number;
+}
+
+const CONVERSATIONS = 30;
+const TURNS_EACH = 10;
+const WARMUP = 20;
+
+async function measure(core: Core, model: FakeModel, queries: () => number, place: (i: number) => { ws: string; user: string; channel: string }): Promise<TurnStats> {
+  let seq = 0;
+  const turn = async (i: number): Promise<{ ms: number; q: number }> => {
+    const p = place(i);
+    const q0 = queries();
+    const m0 = model.spentMs;
+    const t0 = now();
+    await replyText(core, channelMessage(p.ws, p.user, p.channel, `question ${seq} about the deploy pipeline and the staging database`, `cost-${seq++}`));
+    const ms = now() - t0 - (model.spentMs - m0);
+    return { ms, q: queries() - q0 };
+  };
+  for (let i = 0; i < WARMUP; i++) await turn(CONVERSATIONS + i);
+  const samples: { ms: number; q: number }[] = [];
+  // Round-robin over the conversations: each turn after the first continues a session.
+  for (let t = 0; t < TURNS_EACH; t++) for (let c = 0; c < CONVERSATIONS; c++) samples.push(await turn(c));
+  const ms = samples.map((s) => s.ms);
+  return {
+    turns: samples.length,
+    p50: round(percentile(ms, 50)),
+    p99: round(percentile(ms, 99)),
+    mean: round(ms.reduce((a, b) => a + b, 0) / ms.length),
+    queriesPerTurn: round(samples.reduce((a, s) => a + s.q, 0) / samples.length, 1),
+  };
+}
+
+export async function run(): Promise<BenchOutcome> {
+  const bench = await openBenchDatabase("cost", { countQueries: true });
+  try {
+    const defaultMessages = bench.provider === "sqlite" ? 1_000_000 : 300_000;
+    const plan: SeedPlan = {
+      workspaces: 50,
+      messages: Number(process.env.BENCH_COST_MESSAGES ?? defaultMessages),
+      memoryEntries: 10_000,
+      skills: 1_000,
+      peoplePerWorkspace: 20,
+      channelsPerWorkspace: 10,
+    };
+    const model = fakeModel(() => ({ text: "Done: the pipeline is green." }));
+    const core = await benchCore(bench.database, model);
+
+    const baseline = await measure(core, model, bench.queries, (i) => ({ ws: `base-ws-${i % 10}`, user: `U${i % 7}`, channel: `C${i % 3}` }));
+
+    const t0 = now();
+    let last = 0;
+    await seed(bench.provider, bench.url, plan, (n) => {
+      if (n - last >= 250_000) {
+        last = n;
+        process.stderr.write(`  seeded ${n} messages (${Math.round((now() - t0) / 1000)} s)\n`);
+      }
+    });
+    const seedSeconds = round((now() - t0) / 1000, 1);
+
+    // A fresh core: nothing cached from the baseline run.
+    const seededCore = await benchCore(bench.database, model);
+    const seeded = await measure(seededCore, model, bench.queries, (i) => ({ ws: seedWorkspace(i % plan.workspaces), user: seedUser(i % plan.peoplePerWorkspace), channel: seedChannel(i % plan.channelsPerWorkspace) }));
+
+    const result = {
+      database: bench.provider,
+      seed: { ...plan, seconds: seedSeconds },
+      goal: { p50: 5, p99: 25 },
+      baselineEmptyDb: baseline,
+      seeded,
+      ratioSeededToEmpty: { p50: round(seeded.p50 / baseline.p50), p99: round(seeded.p99 / baseline.p99) },
+      method: "Core.handle() wall time minus time inside the fake model; statements counted at the Prisma driver adapter",
+    };
+    const row = (name: string, s: TurnStats): (string | number)[] => [name, s.turns, s.p50, s.p99, s.mean, s.queriesPerTurn];
+    const text = [
+      `core cost per turn on ${bench.provider} (seeded: ${plan.messages.toLocaleString("en")} messages, ${plan.memoryEntries.toLocaleString("en")} memory entries, ${plan.skills.toLocaleString("en")} skills, ${plan.workspaces} workspaces; seeding took ${seedSeconds} s)`,
+      table(["database", "turns", "p50 ms", "p99 ms", "mean ms", "SQL/turn"], [row("empty (baseline)", baseline), row("seeded", seeded)]),
+      `seeded/empty: p50 x${result.ratioSeededToEmpty.p50}, p99 x${result.ratioSeededToEmpty.p99}; goal on SQLite: p50 <= 5 ms, p99 <= 25 ms`,
+    ].join("\n");
+    return { name: "cost", table: text, result };
+  } finally {
+    await bench.close();
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The database a benchmark runs on. DATABASE_URL picks the provider: unset or `file:...` is SQLite
+ * on a fresh temporary file per benchmark (never the file named, which may hold real data);
+ * `postgresql://...` names a server where a temporary database is created and then dropped.
+ *
+ * Benchmarks that count queries get a client whose driver adapter counts every SQL statement it
+ * sends (queryRaw/executeRaw, inside transactions too): Prisma's query event is not reachable
+ * through openDatabase, and the adapter is where each statement really leaves.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { openDatabase, providerOf, sqlitePath, type Database, type Db } from "../../src/db/client.ts";
+import { PrismaClient as SqliteClient } from "../../src/db/generated/sqlite/client.ts";
+import { PrismaClient as PostgresClient } from "../../src/db/generated/postgresql/client.ts";
+import type { Provider } from "../../src/db/migrate.ts";
+
+export interface BenchDatabase {
+  database: Database;
+  provider: Provider;
+  /** The URL the benchmark's database has (a temp file or a temp PostgreSQL database). */
+  url: string;
+  /** Statements sent so far, when opened with `countQueries` (else always 0). */
+  queries: () => number;
+  close(): Promise<void>;
+}
+
+export function benchProvider(): Provider {
+  const url = process.env.DATABASE_URL;
+  return url ? providerOf(url) : "sqlite";
+}
+
+/** Redacts a password in a URL for printing. */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return url;
+  }
+}
+
+export async function openBenchDatabase(tag: string, opts: { countQueries?: boolean } = {}): Promise<BenchDatabase> {
+  const provider = benchProvider();
+  let url: string;
+  let drop: () => Promise<void>;
+  if (provider === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), `cairn-bench-${tag}-`));
+    url = `file:${join(dir, "bench.db")}`;
+    drop = async () => rmSync(dir, { recursive: true, force: true });
+  } else {
+    const admin = process.env.DATABASE_URL!;
+    const name = `cairn_bench_${tag}_${randomBytes(4).toString("hex")}`;
+    await adminQuery(admin, `CREATE DATABASE "${name}"`);
+    const u = new URL(admin);
+    u.pathname = `/${name}`;
+    url = u.toString();
+    drop = () => adminQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  }
+  // openDatabase applies the migrations; a counting client is then opened on the migrated database.
+  const migrated = await openDatabase(url);
+  if (!opts.countQueries) {
+    return { database: migrated, provider, url, queries: () => 0, close: async () => void (await migrated.close(), await drop()) };
+  }
+  await migrated.close();
+  const counter = { n: 0 };
+  let prisma: Db;
+  let end: () => Promise<void>;
+  if (provider === "sqlite") {
+    const client = new SqliteClient({ adapter: counting(new PrismaBetterSqlite3({ url: sqlitePath(url), timeout: 10_000 }), counter) });
+    await client.$queryRawUnsafe("PRAGMA foreign_keys = ON");
+    await client.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
+    prisma = client;
+    end = () => client.$disconnect();
+  } else {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    pool.on("error", () => {});
+    const client = new PostgresClient({ adapter: counting(new PrismaPg(pool), counter) });
+    prisma = client as unknown as Db;
+    end = async () => {
+      await client.$disconnect();
+      await pool.end();
+    };
+  }
+  const database: Database = { prisma, provider, migrations: migrated.migrations, close: end };
+  counter.n = 0;
+  return { database, provider, url, queries: () => counter.n, close: async () => void (await end(), await drop()) };
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+type Fn = (...args: unknown[]) => unknown;
+
+/**
+ * Wraps a driver adapter factory so every statement is counted: the factory's connect(), the
+ * adapter's startTransaction() and their queryRaw/executeRaw/executeScript.
+ */
+function counting<T extends object>(target: T, counter: { n: number }): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const v: unknown = Reflect.get(t, prop, t);
+      if (typeof v !== "function") return v;
+      const fn = v as Fn;
+      if (prop === "queryRaw" || prop === "executeRaw" || prop === "executeScript") {
+        return (...args: unknown[]) => {
+          counter.n++;
+          return fn.apply(t, args);
+        };
+      }
+      if (prop === "connect" || prop === "startTransaction") {
+        return async (...args: unknown[]) => counting((await fn.apply(t, args)) as object, counter);
+      }
+      return fn.bind(t);
+    },
+  });
+}

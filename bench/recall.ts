@@ -1,0 +1,257 @@
+/**
+ * Recall on long conversations (LoCoMo): each conversation is stored through cairn's own
+ * HistoryStore (one workspace per conversation, one channel, each turn a message by its speaker at
+ * its session's time) and each question of categories 1-4 is asked through searchMessages, the
+ * search `session_search` uses, from a third person's place in the same workspace. Recall@k =
+ * share of a question's evidence turns among the first k results, averaged.
+ *
+ * Beside it, in the same run: the reference BM25 baseline (../shared/bench/README.md) over the same
+ * turns, each ranking lever of src/history/rank.ts switched off in turn, and a small CJK check
+ * (Chinese and Japanese questions, scope rules included).
+ */
+import { HistoryStore, scopeOf } from "../src/history/store.ts";
+import { searchMessages } from "../src/history/search.ts";
+import { DEFAULT_RANKING, type RankingOptions } from "../src/history/rank.ts";
+import type { Database } from "../src/db/client.ts";
+import type { Inbound, Scope } from "../src/core/types.ts";
+import { openBenchDatabase } from "./lib/db.ts";
+import { Bm25Index } from "./lib/bm25.ts";
+import { CATEGORY_NAMES, loadLoCoMo, type Conversation, type Question } from "./lib/locomo.ts";
+import { mean, now, percentile, round, table } from "./lib/report.ts";
+import type { BenchOutcome } from "./run.ts";
+
+const KS = [5, 10, 20] as const;
+
+interface Recall {
+  "recall@5": number;
+  "recall@10": number;
+  "recall@20": number;
+}
+
+interface Scored {
+  category: number;
+  /** Recall at 5, 10, 20 for one question (0-1). */
+  r: [number, number, number];
+  ms: number;
+}
+
+function recallOf(ranked: readonly number[], evidence: readonly number[]): [number, number, number] {
+  return KS.map((k) => {
+    const top = new Set(ranked.slice(0, k));
+    return evidence.filter((e) => top.has(e)).length / evidence.length;
+  }) as [number, number, number];
+}
+
+function summarize(scored: readonly Scored[]): Recall {
+  const at = (j: number) => round(100 * mean(scored.map((s) => s.r[j]!)), 1);
+  return { "recall@5": at(0), "recall@10": at(1), "recall@20": at(2) };
+}
+
+function byCategory(scored: readonly Scored[]): Record<string, Recall & { name: string; questions: number }> {
+  const out: Record<string, Recall & { name: string; questions: number }> = {};
+  for (const c of [1, 2, 3, 4]) {
+    const of = scored.filter((s) => s.category === c);
+    out[String(c)] = { name: CATEGORY_NAMES[c]!, questions: of.length, ...summarize(of) };
+  }
+  return out;
+}
+
+function latency(scored: readonly Scored[]): { p50: number; p95: number } {
+  const ms = scored.map((s) => s.ms);
+  return { p50: round(percentile(ms, 50), 2), p95: round(percentile(ms, 95), 2) };
+}
+
+interface Ingested {
+  conversation: Conversation;
+  scope: Scope;
+  /** Message id of each turn, by turn index. */
+  ids: number[];
+  byId: Map<number, number>;
+}
+
+function inbound(workspace: string, author: string, text: string, messageId: string, sentAt: Date): Inbound {
+  return {
+    platform: "slack",
+    workspace: { externalId: workspace },
+    author: { externalId: author, displayName: author },
+    channel: { externalId: "C-LOCOMO", isDm: false },
+    threadId: null,
+    messageId,
+    text,
+    sentAt,
+  };
+}
+
+async function ingest(db: Database, c: Conversation): Promise<Ingested> {
+  const store = new HistoryStore(db.prisma);
+  const places = new Map<string, Awaited<ReturnType<HistoryStore["resolve"]>>>();
+  const ids: number[] = [];
+  for (const t of c.turns) {
+    const msg = inbound(c.id, t.speaker, t.text, t.diaId, t.at);
+    let place = places.get(t.speaker);
+    if (!place) {
+      place = await store.resolve(msg);
+      places.set(t.speaker, place);
+    }
+    const stored = await store.recordInbound(place, msg);
+    if (!stored) throw new Error(`${c.id} ${t.diaId} stored twice`);
+    ids.push(stored.id);
+  }
+  // The asker: someone else in the same workspace and channel, so scope admits the conversation.
+  const asker = await store.resolve(inbound(c.id, "bench-asker", "", "asker", new Date()));
+  return { conversation: c, scope: scopeOf(asker), ids, byId: new Map(ids.map((id, i) => [id, i])) };
+}
+
+async function runCairn(db: Database, data: Ingested[], ranking: Partial<RankingOptions> = {}): Promise<Scored[]> {
+  const out: Scored[] = [];
+  for (const d of data) {
+    for (const q of d.conversation.questions) {
+      const t0 = now();
+      const hits = await searchMessages(db, d.scope, q.question, { limit: 20, ranking });
+      const ms = now() - t0;
+      const ranked = hits.map((h) => d.byId.get(h.messageId)).filter((i): i is number => i !== undefined);
+      out.push({ category: q.category, r: recallOf(ranked, q.evidence), ms });
+    }
+  }
+  return out;
+}
+
+function runBaseline(data: Ingested[]): Scored[] {
+  const out: Scored[] = [];
+  for (const d of data) {
+    const index = new Bm25Index(d.conversation.turns.map((t) => `${t.dateText}: ${t.speaker}: ${t.text}`));
+    for (const q of d.conversation.questions as Question[]) {
+      const t0 = now();
+      const ranked = index.search(q.question, 20);
+      out.push({ category: q.category, r: recallOf(ranked, q.evidence), ms: now() - t0 });
+    }
+  }
+  return out;
+}
+
+/** Each lever off in turn (and all off): what each one adds, measured on the real search. */
+const LEVERS: { name: string; ranking: Partial<RankingOptions> }[] = [
+  { name: "cairn search (all levers)", ranking: {} },
+  { name: "- neighbours", ranking: { window: 0 } },
+  { name: "- answer inherits question", ranking: { afterQuestion: DEFAULT_RANKING.fromBefore } },
+  { name: "- session score", ranking: { session: 0 } },
+  { name: "- named person", ranking: { author: 0 } },
+  { name: "- dates", ranking: { date: 0 } },
+  { name: "stemmed BM25 only (b 0.4)", ranking: { window: 0, session: 0, author: 0, date: 0 } },
+  { name: "stemmed BM25 only (b 0.75)", ranking: { window: 0, session: 0, author: 0, date: 0, b: 0.75 } },
+];
+
+/** Chinese and Japanese: questions that share no spaces-delimited word with their answers. */
+const CJK_MESSAGES = [
+  { who: "li", text: "支付服务上周已经部署到新加坡的服务器了，回滚脚本在运维仓库里。" },
+  { who: "li", text: "周五下午三点开季度复盘会议，地点在三楼大会议室。" },
+  { who: "wang", text: "午饭我们去楼下吃拉面吧。" },
+  { who: "sato", text: "本番環境へのデプロイは毎週木曜日の夜に行います。" },
+  { who: "sato", text: "新しいメンバーの山田さんは来月からフロントエンドを担当します。" },
+  { who: "wang", text: "The staging database was rotated last night." },
+];
+const CJK_QUESTIONS = [
+  { q: "支付服务部署到哪里了？", answer: 0 },
+  { q: "复盘会议是什么时候？", answer: 1 },
+  { q: "デプロイはいつですか？", answer: 3 },
+  { q: "山田さんは何を担当しますか", answer: 4 },
+];
+
+async function cjkCheck(db: Database): Promise<{ questions: number; found1: number; found5: number; dmLeaks: number; ms: number[] }> {
+  const store = new HistoryStore(db.prisma);
+  const ws = "bench-cjk";
+  const ids: number[] = [];
+  for (const [i, m] of CJK_MESSAGES.entries()) {
+    const msg = inbound(ws, m.who, m.text, `cjk-${i}`, new Date(Date.UTC(2026, 0, 5, 9, i)));
+    const stored = await store.recordInbound(await store.resolve(msg), msg);
+    ids.push(stored!.id);
+  }
+  // Another person's DM holding the same words: must never be found from the asker's place.
+  const dm: Inbound = { ...inbound(ws, "secret-holder", "支付服务部署到新加坡的服务器，デプロイは木曜日", "cjk-dm", new Date()), channel: { externalId: "D-SECRET", isDm: true } };
+  const dmMsg = await store.recordInbound(await store.resolve(dm), dm);
+  const asker = scopeOf(await store.resolve(inbound(ws, "asker", "", "cjk-asker", new Date())));
+  let found1 = 0;
+  let found5 = 0;
+  let dmLeaks = 0;
+  const ms: number[] = [];
+  for (const c of CJK_QUESTIONS) {
+    const t0 = now();
+    const hits = (await searchMessages(db, asker, c.q, { limit: 5 })).map((h) => h.messageId);
+    ms.push(now() - t0);
+    if (hits[0] === ids[c.answer]) found1++;
+    if (hits.includes(ids[c.answer]!)) found5++;
+    if (hits.includes(dmMsg!.id)) dmLeaks++;
+  }
+  return { questions: CJK_QUESTIONS.length, found1, found5, dmLeaks, ms };
+}
+
+export async function run(): Promise<BenchOutcome> {
+  const data = loadLoCoMo();
+  if (!data) {
+    const path = process.env.LOCOMO_PATH ?? "../shared/bench/locomo/locomo-dev.json";
+    return { name: "recall", skipped: `benchmark data not found at ${path} (set LOCOMO_PATH)`, table: "", result: { skipped: true } };
+  }
+  const bench = await openBenchDatabase("recall");
+  try {
+    const db = bench.database;
+    const t0 = now();
+    const ingested: Ingested[] = [];
+    for (const c of data.conversations) ingested.push(await ingest(db, c));
+    const ingestMs = now() - t0;
+    const turns = data.conversations.reduce((n, c) => n + c.turns.length, 0);
+
+    // Warm-up (JIT, statement caches) on a few questions, not counted.
+    await runCairn(db, ingested.map((d) => ({ ...d, conversation: { ...d.conversation, questions: d.conversation.questions.slice(0, 5) } })));
+    const levers = [];
+    // RECALL_LEVERS=0 measures only the search as shipped (a quicker run while tuning).
+    for (const lever of process.env.RECALL_LEVERS === "0" ? LEVERS.slice(0, 1) : LEVERS) {
+      const scored = await runCairn(db, ingested, lever.ranking);
+      levers.push({ name: lever.name, ranking: lever.ranking, scored });
+    }
+    const main = levers[0]!.scored;
+    const baseline = runBaseline(ingested);
+    const cjk = await cjkCheck(db);
+
+    const result = {
+      database: bench.provider,
+      questions: main.length,
+      turns,
+      conversations: data.conversations.length,
+      skippedEvidence: data.skippedEvidence,
+      skippedQuestions: data.skippedQuestions,
+      dataPath: data.path,
+      overall: summarize(main),
+      byCategory: byCategory(main),
+      latencyMs: latency(main),
+      baseline: { method: "plain BM25 over 'date: speaker: text', k1 1.2, b 0.75, no stemming", overall: summarize(baseline), byCategory: byCategory(baseline), latencyMs: latency(baseline) },
+      gainOverBaseline: { "recall@10": round(summarize(main)["recall@10"] - summarize(baseline)["recall@10"], 1) },
+      levers: levers.map((l) => ({ name: l.name, ranking: l.ranking, overall: summarize(l.scored), latencyMs: latency(l.scored) })),
+      cjk: { questions: cjk.questions, foundAt1: cjk.found1, foundAt5: cjk.found5, otherPersonsDmFound: cjk.dmLeaks, latencyMs: { p50: round(percentile(cjk.ms, 50)), max: round(Math.max(...cjk.ms)) } },
+      ingest: { messages: turns, ms: round(ingestMs, 0), messagesPerSecond: round((turns / ingestMs) * 1000, 0) },
+      ranking: DEFAULT_RANKING,
+    };
+
+    const row = (name: string, r: Recall, lat: { p50: number; p95: number }): (string | number)[] => [name, r["recall@5"], r["recall@10"], r["recall@20"], lat.p50, lat.p95];
+    const head = ["", "R@5", "R@10", "R@20", "p50 ms", "p95 ms"];
+    const cats = [1, 2, 3, 4].map((c) => {
+      const m = result.byCategory[String(c)]!;
+      const b = result.baseline.byCategory[String(c)]!;
+      return [`${c} ${m.name} (${m.questions})`, m["recall@5"], m["recall@10"], m["recall@20"], b["recall@10"]];
+    });
+    const text = [
+      `LoCoMo recall on ${bench.provider}: ${result.questions} questions over ${turns} messages in ${result.conversations} workspaces (${data.skippedEvidence} evidence ids skipped, ${data.skippedQuestions} questions without evidence)`,
+      table(head, [row("cairn search", result.overall, result.latencyMs), row("baseline BM25", result.baseline.overall, result.baseline.latencyMs)]),
+      "",
+      table(["category", "R@5", "R@10", "R@20", "baseline R@10"], cats),
+      "",
+      "levers (each switched off in turn):",
+      table(head, result.levers.map((l) => row(l.name, l.overall, l.latencyMs))),
+      "",
+      `CJK check: ${cjk.found1}/${cjk.questions} answers ranked first, ${cjk.found5}/${cjk.questions} in the top 5, another person's DM found ${cjk.dmLeaks} times`,
+      `ingest: ${turns} messages through HistoryStore in ${Math.round(ingestMs)} ms`,
+    ].join("\n");
+    return { name: "recall", table: text, result };
+  } finally {
+    await bench.close();
+  }
+}

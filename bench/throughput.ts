@@ -1,0 +1,79 @@
+/**
+ * Throughput and ordering: 200 conversations at once against a fake model that takes 1 s per call.
+ * Each conversation sends its messages all at once; every reply must come back in the order its
+ * messages were sent (asserted: a wrong order fails the benchmark). Replies per second over the
+ * whole run and the process's peak RSS (sampled every 20 ms).
+ *
+ * Run twice: at CAIRN_MAX_CONCURRENCY's default (the bound on conversations answered at once caps
+ * throughput at concurrency / model time) and at 256.
+ */
+import { openBenchDatabase } from "./lib/db.ts";
+import { benchCore, benchSettings, channelMessage } from "./lib/core.ts";
+import { fakeModel, lastUserText } from "./lib/model.ts";
+import { now, round, table } from "./lib/report.ts";
+import type { BenchOutcome } from "./run.ts";
+
+const CONVERSATIONS = 200;
+const MODEL_MS = 1000;
+
+interface RunStats {
+  maxConcurrency: number;
+  conversations: number;
+  messagesEach: number;
+  replies: number;
+  seconds: number;
+  repliesPerSecond: number;
+  orderKept: boolean;
+  rssPeakMb: number;
+}
+
+async function runOnce(maxConcurrency: number, messagesEach: number): Promise<RunStats> {
+  const bench = await openBenchDatabase(`tp${maxConcurrency}`);
+  try {
+    const model = fakeModel((req) => ({ text: `re: ${/msg (\d+)/.exec(lastUserText(req))?.[1] ?? "?"}` }), { delayMs: MODEL_MS });
+    const core = await benchCore(bench.database, model, { maxConcurrency });
+    let rssPeak = process.memoryUsage().rss;
+    const sampler = setInterval(() => {
+      rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+    }, 20);
+    const t0 = now();
+    const conversations = Array.from({ length: CONVERSATIONS }, async (_, c) => {
+      const done: string[] = [];
+      // All of a conversation's messages arrive together; the Core must answer them in order.
+      await Promise.all(
+        Array.from({ length: messagesEach }, async (_, k) => {
+          const r = await core.handle(channelMessage("tp-ws", `U${c}`, `C${c}`, `msg ${k}`, `tp-${c}-${k}`));
+          if (r.kind !== "reply") throw new Error(`conversation ${c} message ${k} dropped: ${r.reason}`);
+          done.push(r.reply.text);
+        }),
+      );
+      return done;
+    });
+    const results = await Promise.all(conversations);
+    const seconds = (now() - t0) / 1000;
+    clearInterval(sampler);
+    const expected = Array.from({ length: messagesEach }, (_, k) => `re: ${k}`);
+    const orderKept = results.every((r) => r.join("|") === expected.join("|"));
+    if (!orderKept) {
+      const bad = results.findIndex((r) => r.join("|") !== expected.join("|"));
+      throw new Error(`conversation ${bad} replies out of order: ${results[bad]!.join(", ")}`);
+    }
+    const replies = CONVERSATIONS * messagesEach;
+    return { maxConcurrency, conversations: CONVERSATIONS, messagesEach, replies, seconds: round(seconds, 2), repliesPerSecond: round(replies / seconds, 1), orderKept, rssPeakMb: round(rssPeak / 2 ** 20, 0) };
+  } finally {
+    await bench.close();
+  }
+}
+
+export async function run(): Promise<BenchOutcome> {
+  const defaults = benchSettings();
+  const wide = await runOnce(256, 3);
+  const atDefault = await runOnce(defaults.maxConcurrency, 1);
+  const row = (s: RunStats): (string | number)[] => [String(s.maxConcurrency), s.replies, s.seconds, s.repliesPerSecond, s.orderKept ? "yes" : "NO", s.rssPeakMb];
+  const text = [
+    `throughput: ${CONVERSATIONS} conversations at once, fake model ${MODEL_MS} ms per call (goal >= 150 replies/s, RSS <= 300 MB)`,
+    table(["max concurrency", "replies", "seconds", "replies/s", "order kept", "RSS peak MB"], [row(wide), row(atDefault)]),
+    `ceiling = concurrency / model time: ${defaults.maxConcurrency} at the default CAIRN_MAX_CONCURRENCY=${defaults.maxConcurrency}`,
+  ].join("\n");
+  return { name: "throughput", table: text, result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, atDefault] } };
+}

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "Message_replyToId_idx" ON "Message"("replyToId");

@@ -1,0 +1,98 @@
+/** The pure parts of history search: text analysis, query analysis, ranking. */
+import { describe, expect, it } from "vitest";
+import { analyzeQuery, dateMatch, parseDates } from "../../src/history/query.ts";
+import { DEFAULT_RANKING, rank, type RankDoc } from "../../src/history/rank.ts";
+import { docKeys, makeSnippet, tokenize } from "../../src/history/text.ts";
+
+describe("text analysis", () => {
+  it("stems Latin words and splits CJK runs into bigrams", () => {
+    expect(tokenize("Deploying the payments").map((t) => t.key)).toEqual(["deploi", "the", "payment"]);
+    expect(tokenize("部署服务 ok").map((t) => t.key)).toEqual(["部署", "署服", "服务", "ok"]);
+    expect(tokenize("字").map((t) => t.key)).toEqual(["字"]);
+    expect(docKeys("What did we deploy?")).toEqual(["deploi"]);
+    expect(tokenize("Café").map((t) => t.word)).toEqual(["cafe"]);
+  });
+
+  it("highlights matched words (and CJK spans) in a snippet around the densest match", () => {
+    expect(makeSnippet("deploying the payments service", new Set(["deploi", "payment"]))).toBe("«deploying» the «payments» service");
+    const long = `${"filler ".repeat(40)}the zebrafish report ${"tail ".repeat(40)}`;
+    const s = makeSnippet(long, new Set(["zebrafish"]));
+    expect(s).toMatch(/^….*«zebrafish».*…$/);
+    expect(makeSnippet("支付服务部署到新加坡", new Set(["部署", "署到"]))).toBe("支付服务«部署到»新加坡");
+  });
+});
+
+describe("query analysis", () => {
+  it("keeps topic words, names and CJK grams; only stop words left means search them anyway", () => {
+    const q = analyzeQuery("What did Alice say about the deploys?");
+    expect(q.terms.map((t) => t.key)).toEqual(["alic", "sai", "deploi"]);
+    expect(q.nameWords).toContain("alice");
+    expect(analyzeQuery("the who").terms.map((t) => t.word)).toEqual(["the", "who"]);
+    expect(analyzeQuery("会议时间").grams).toEqual(["会议", "议时", "时间"]);
+    expect(analyzeQuery(`"foo" OR bar*) NEAR(`).terms.map((t) => t.word)).toEqual(["foo", "bar", "near"]);
+  });
+
+  it("reads dates written out, and not the verb 'may'", () => {
+    expect(parseDates("what happened on 13 October 2023?")).toEqual([{ month: 9, day: 13, year: 2023 }]);
+    expect(parseDates("October 13, 2023")).toEqual([{ month: 9, day: 13, year: 2023 }]);
+    expect(parseDates("what did we ship in June")).toEqual([{ month: 5, day: null, year: null }]);
+    expect(parseDates("deploys in May 2024")).toEqual([{ month: 4, day: null, year: 2024 }]);
+    expect(parseDates("2024-03-05 incident")).toEqual([{ month: 2, day: 5, year: 2024 }]);
+    expect(parseDates("you may want this")).toEqual([]);
+    expect(dateMatch(new Date(Date.UTC(2023, 9, 14)), [{ month: 9, day: 13, year: 2023 }])).toBe(1.25);
+    expect(dateMatch(new Date(Date.UTC(2023, 8, 13)), [{ month: 9, day: 13, year: 2023 }])).toBe(0);
+  });
+});
+
+describe("rank", () => {
+  const at = (min: number) => new Date(Date.UTC(2026, 0, 1, 9, min));
+  const doc = (id: number, speaker: string, text: string, min = id): RankDoc => ({
+    id,
+    conversationId: "c1",
+    speaker,
+    authorId: speaker,
+    sessionKey: "s1",
+    createdAt: at(min),
+    text,
+    keys: docKeys(text),
+  });
+  const stats = { docs: 100, avgChars: 40, sessions: 10, df: new Map<string, number>() };
+
+  it("lends a matching question's score to the other person's reply, not to a bystander's same-author message", () => {
+    const question = doc(1, "ann", "where do the billing replicas run?");
+    const reply = doc(2, "bo", "Frankfurt since March");
+    const sameAuthor = doc(3, "bo", "lunch at noon");
+    const ranked = rank({
+      query: analyzeQuery("billing replicas"),
+      matches: [question],
+      neighbours: [
+        { anchor: 1, offset: 1, doc: reply },
+        { anchor: 1, offset: 2, doc: sameAuthor },
+      ],
+      stats,
+      namedPeople: [],
+      options: DEFAULT_RANKING,
+    });
+    // Bo's reply is in an exchange with Ann's question (different speakers): it comes back; the
+    // message after it (two away) does too since Ann's question still differs in speaker.
+    expect(ranked.map((r) => r.doc.id)).toContain(2);
+    expect(ranked[0]!.doc.id).toBe(1);
+    const noNeighbours = rank({ query: analyzeQuery("billing replicas"), matches: [question], neighbours: [{ anchor: 1, offset: 1, doc: reply }], stats, namedPeople: [], options: { ...DEFAULT_RANKING, window: 0 } });
+    expect(noNeighbours.map((r) => r.doc.id)).toEqual([1]);
+  });
+
+  it("returns nothing for a message that only follows a same-author match", () => {
+    const a = doc(1, "ann", "the zebrafish report is late");
+    const b = doc(2, "ann", "nothing relevant here");
+    const ranked = rank({ query: analyzeQuery("zebrafish"), matches: [a], neighbours: [{ anchor: 1, offset: 1, doc: b }], stats, namedPeople: [], options: DEFAULT_RANKING });
+    expect(ranked.map((r) => r.doc.id)).toEqual([1]);
+  });
+
+  it("boosts the named person's messages", () => {
+    const a = doc(1, "ann", "deploy checklist in the wiki");
+    const b = doc(2, "bo", "deploy checklist in the wiki");
+    const q = analyzeQuery("deploy checklist");
+    expect(rank({ query: q, matches: [a, b], neighbours: [], stats, namedPeople: ["ann"], options: DEFAULT_RANKING })[0]!.doc.id).toBe(1);
+    expect(rank({ query: q, matches: [a, b], neighbours: [], stats, namedPeople: [], options: DEFAULT_RANKING })[0]!.doc.id).toBe(2);
+  });
+});
