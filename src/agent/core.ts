@@ -13,7 +13,7 @@ import type { Logger } from "../log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../core/types.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
-import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
+import { MemoryStore, usedChars, type MemoryBudgets } from "../memory/store.ts";
 import { SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../gateway/queue.ts";
@@ -268,7 +268,7 @@ export class Core {
 
   private async renderSpeakerProfile(scope: Scope, place: Place): Promise<string> {
     const entries = await this.memory.entries(scope, "user");
-    const used = entries.reduce((n, e) => n + e.text.length, 0);
+    const used = usedChars(entries.map((e) => e.text));
     return renderProfile(this.speakerName(place), { target: "user", entries, used, limit: this.memory.limit("user") });
   }
 

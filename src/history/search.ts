@@ -260,6 +260,23 @@ const SQLITE_COLS = `m.id, m.conversationId AS conversationId, c.key, c.isDm AS 
 const scopeParams = (ctx: Ctx): unknown[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
+/** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
+function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
+  return ctx.db.prisma.$queryRawUnsafe<Row[]>(
+    `SELECT ${SQLITE_COLS}
+       FROM ${table}
+       JOIN "Message" m ON m.id = ${table}.rowid
+       JOIN "Conversation" c ON c.id = m.conversationId
+       LEFT JOIN "Person" p ON p.id = m.authorId
+      WHERE ${table} MATCH ? AND ${SQLITE_SCOPE}
+      ${ranked ? `ORDER BY bm25(${table}), m.id DESC` : ""}
+      LIMIT ?`,
+    quoted(terms),
+    ...scopeParams(ctx),
+    limit,
+  );
+}
+
 const sqliteQueries: Queries = {
   async stats(ctx) {
     const rows = await ctx.db.prisma.$queryRawUnsafe<{ docs: unknown; avgChars: unknown; sessions: unknown }[]>(
@@ -292,40 +309,14 @@ const sqliteQueries: Queries = {
     );
   },
   async lexical(ctx, words, limit, ranked) {
-    return ctx.db.prisma.$queryRawUnsafe<Row[]>(
-      `SELECT ${SQLITE_COLS}
-         FROM message_fts
-         JOIN "Message" m ON m.id = message_fts.rowid
-         JOIN "Conversation" c ON c.id = m.conversationId
-         LEFT JOIN "Person" p ON p.id = m.authorId
-        WHERE message_fts MATCH ? AND ${SQLITE_SCOPE}
-        ${ranked ? "ORDER BY bm25(message_fts), m.id DESC" : ""}
-        LIMIT ?`,
-      quoted(words),
-      ...scopeParams(ctx),
-      limit,
-    );
+    return sqliteMatch(ctx, "message_fts", words, limit, ranked);
   },
   async cjk(ctx, q, limit) {
     const out: Row[] = [];
     // Substrings of 3+ characters: the trigram index, over the whole history.
     const trigrams = [...new Set(q.cjkRuns.flatMap((run) => ngrams(run, 3)))].slice(0, 48);
     if (trigrams.length > 0) {
-      out.push(
-        ...(await ctx.db.prisma.$queryRawUnsafe<Row[]>(
-          `SELECT ${SQLITE_COLS}
-             FROM message_trgm
-             JOIN "Message" m ON m.id = message_trgm.rowid
-             JOIN "Conversation" c ON c.id = m.conversationId
-             LEFT JOIN "Person" p ON p.id = m.authorId
-            WHERE message_trgm MATCH ? AND ${SQLITE_SCOPE}
-            ORDER BY bm25(message_trgm), m.id DESC
-            LIMIT ?`,
-          quoted(trigrams),
-          ...scopeParams(ctx),
-          limit,
-        )),
-      );
+      out.push(...(await sqliteMatch(ctx, "message_trgm", trigrams, limit, true)));
     }
     // Two-character words (most Chinese words) are below what a trigram index can look up: they are
     // matched with LIKE over the workspace's latest messages.

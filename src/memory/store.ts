@@ -13,6 +13,7 @@ import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
 import { scanForWrite, scanStored } from "./scanner.ts";
+import { UserFacingError } from "../core/errors.ts";
 
 export type MemoryOp =
   | { action: "add"; target: MemoryTarget; content: string }
@@ -28,7 +29,7 @@ export interface MemoryBlock {
   limit: number;
 }
 
-export class MemoryError extends Error {
+export class MemoryError extends UserFacingError {
   override name = "MemoryError";
 }
 

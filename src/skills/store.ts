@@ -15,6 +15,7 @@ import type { MemoryTarget, Scope } from "../core/types.ts";
 import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
 import { scanForWrite } from "../memory/scanner.ts";
+import { UserFacingError } from "../core/errors.ts";
 
 /** Every write from the agent is scanned first: threats are refused, secrets redacted. */
 function cleanOrThrow(text: string, what: string): string {
@@ -25,7 +26,7 @@ function cleanOrThrow(text: string, what: string): string {
 
 export type SkillWithFiles = Skill & { files: SkillFile[] };
 
-export class SkillError extends Error {
+export class SkillError extends UserFacingError {
   override name = "SkillError";
 }
 

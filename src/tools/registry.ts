@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Scope } from "../core/types.ts";
+import { UserFacingError } from "../core/errors.ts";
 
 export interface ToolContext {
   scope: Scope;
@@ -16,7 +17,7 @@ export interface ToolContext {
 }
 
 /** A refusal the model should read: its message says what to do next. */
-export class ToolError extends Error {
+export class ToolError extends UserFacingError {
   override name = "ToolError";
 }
 
@@ -49,6 +50,8 @@ function formatIssues(error: z.ZodError): string {
 
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  /** Derived once: the tool set is fixed, and the schemas sit in every request's cached prefix. */
+  private cachedDefinitions: Anthropic.Tool[] | null = null;
 
   constructor(
     tools: readonly Tool[],
@@ -67,11 +70,12 @@ export class ToolRegistry {
 
   /** The tool definitions sent to the model, in a stable order (they sit in the cached prefix). */
   definitions(): Anthropic.Tool[] {
-    return [...this.tools.values()].map((t) => {
+    this.cachedDefinitions ??= [...this.tools.values()].map((t) => {
       const schema = z.toJSONSchema(t.input, { target: "draft-2020-12", io: "input" }) as Record<string, unknown>;
       delete schema.$schema;
       return { name: t.name, description: t.description, input_schema: schema as Anthropic.Tool.InputSchema };
     });
+    return this.cachedDefinitions;
   }
 
   async execute(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
@@ -89,7 +93,7 @@ export class ToolRegistry {
     try {
       return { isError: false, content: await tool.run(parsed.data, ctx) };
     } catch (err) {
-      if (err instanceof ToolError || (err instanceof Error && /^(Memory|Skill)Error$/.test(err.name))) {
+      if (err instanceof UserFacingError) {
         return { isError: true, content: err.message };
       }
       this.onUnexpected(err, name);

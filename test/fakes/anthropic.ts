@@ -7,8 +7,8 @@
  * that reaches the "model" is recorded with its parsed body so tests can assert on what was sent.
  */
 import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { z } from "zod";
+import { flattenHeaders, listenLocal, readBody } from "./http.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Request shape. Loose on purpose: the fake must accept whatever a valid SDK request carries
@@ -300,14 +300,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
     });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLocal(server);
 
   const toResponder = (r: Responder | Step): Responder => (typeof r === "function" ? r : () => r);
 
@@ -398,24 +391,6 @@ function isAuthorized(headers: Record<string, string>, apiKey: string): boolean 
   // Accept both schemes: SDK 1.x sends a Bearer token, 0.x and raw curl users send x-api-key.
   if (headers["x-api-key"] === apiKey) return true;
   return headers["authorization"] === `Bearer ${apiKey}`;
-}
-
-function flattenHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined) continue;
-    out[k] = Array.isArray(v) ? v.join(", ") : v;
-  }
-  return out;
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 function errorBody(type: string, message: string): object {

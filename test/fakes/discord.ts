@@ -16,9 +16,9 @@
  */
 import http from "node:http";
 import { randomBytes } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { WebSocketServer, WebSocket } from "ws";
 import { z } from "zod";
+import { flattenHeaders, listenLocal, readBody, waitUntil } from "./http.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Ids and wire shapes
@@ -737,14 +737,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     reply(405, { message: "405: Method Not Allowed", code: 0 });
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenLocal(server);
 
   function dmChannel(user: FakeUser): string {
     users.set(user.id, user);
@@ -905,28 +898,16 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   };
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+/** Polls `check` until it returns a value other than undefined/false (null, 0 and "" count as values). */
 export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const box = await waitUntil(
+    what,
+    async () => {
+      const value = await check();
+      return value !== undefined && value !== false ? { value } : undefined;
+    },
+    timeoutMs,
+  );
+  return box.value;
 }
 
-function flattenHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(", ") : v;
-  return out;
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}

@@ -9,11 +9,11 @@
  */
 import http from "node:http";
 import { createHmac, randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { pino, type Logger } from "pino";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
+import { listenLocal, readBody, waitUntil } from "./http.ts";
 
 export const BOT_TOKEN = "xoxb-fake-bot-token";
 export const APP_TOKEN = "xapp-fake-app-token";
@@ -174,16 +174,7 @@ export function postSigned(url: string, body: Record<string, unknown>, opts: Sig
   });
 }
 
-/** Polls `pred` until it returns something truthy. Tests use it instead of fixed sleeps. */
-export async function waitUntil<T>(what: string, pred: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await pred();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitUntil } from "./http.ts";
 
 export interface LogLine {
   level: number;
@@ -409,14 +400,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLocal(server);
   const origin = `http://127.0.0.1:${port}`;
 
   const waitFor = <T>(what: string, pred: () => T | undefined | null | false, timeoutMs = 10_000): Promise<T> => waitUntil(what, pred, timeoutMs);
@@ -493,15 +477,6 @@ function parseArgs(contentType: string, raw: string): Record<string, unknown> {
     return parsed.success ? parsed.data : {};
   }
   return Object.fromEntries(new URLSearchParams(raw));
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 function send(res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {

@@ -2,24 +2,13 @@ import { describe, expect, it } from "vitest";
 import { OAuth2Scopes, PermissionsBitField } from "discord.js";
 import { COMMANDS } from "../../src/agent/commands.ts";
 import { slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands.ts";
-import { attachmentNote, decide, dmWorkspace, stripBotMention, type MessageFacts } from "../../src/platforms/discord/events.ts";
+import { attachmentNote, decide, dmWorkspace, EMPTY_FACTS, stripBotMention, type MessageFacts } from "../../src/platforms/discord/events.ts";
 import { inviteUrl, REQUIRED_PERMISSIONS } from "../../src/platforms/discord/install.ts";
 import { rawDmReaction } from "../../src/platforms/discord/reactions.ts";
 
 const BOT = "1100000000000000001";
 const ROLE = "1100000000000000002";
-const facts = (f: Partial<MessageFacts>): MessageFacts => ({
-  fromBot: false,
-  system: false,
-  isDm: false,
-  inThread: false,
-  mentionsBot: false,
-  repliesToBot: false,
-  followed: false,
-  text: "hello",
-  files: 0,
-  ...f,
-});
+const facts = (f: Partial<MessageFacts>): MessageFacts => ({ ...EMPTY_FACTS, text: "hello", ...f });
 
 describe("which Discord messages are turns", () => {
   it("answers every DM, and guild messages that mention or reply to cairn", () => {

@@ -163,7 +163,8 @@ export async function classify(message: Message, ctx: ClassifyContext): Promise<
   return { decision, inbound };
 }
 
-const EMPTY_FACTS: MessageFacts = {
+/** A plain person's message with no trigger: the base that tests and the early exits extend. */
+export const EMPTY_FACTS: MessageFacts = {
   fromBot: false,
   system: false,
   isDm: false,
