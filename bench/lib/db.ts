@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { CachedSqliteAdapter } from "../../src/db/sqlite-statements.ts";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { openDatabase, providerOf, sqlitePath, type Database, type Db } from "../../src/db/client.ts";
 import { PrismaClient as SqliteClient } from "../../src/db/generated/sqlite/client.ts";
@@ -72,7 +72,7 @@ export async function openBenchDatabase(tag: string, opts: { countQueries?: bool
   let prisma: Db;
   let end: () => Promise<void>;
   if (provider === "sqlite") {
-    const client = new SqliteClient({ adapter: counting(new PrismaBetterSqlite3({ url: sqlitePath(url), timeout: 10_000 }), counter) });
+    const client = new SqliteClient({ adapter: counting(new CachedSqliteAdapter({ url: sqlitePath(url), timeout: 10_000 }), counter) });
     await client.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await client.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     prisma = client;
@@ -118,6 +118,7 @@ function counting<T extends object>(target: T, counter: { n: number }): T {
       if (prop === "queryRaw" || prop === "executeRaw" || prop === "executeScript") {
         return (...args: unknown[]) => {
           counter.n++;
+          if (process.env.BENCH_SQL_LOG) process.stderr.write(`SQL ${JSON.stringify((args[0] as { sql?: string }).sql ?? "").slice(0, 160)}\n`);
           return fn.apply(t, args);
         };
       }

@@ -126,6 +126,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   pendingErasures.delete(p.person.id);
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
   const counts = await erasePerson(core.history.db, p.person.id, { anonymize });
+  core.history.forgetPerson(p.person.id);
   // Logged without content: counts only.
   core.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {

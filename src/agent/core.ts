@@ -113,25 +113,26 @@ export class Core {
     // Messages are stored one at a time per conversation (keyed before any database work, so a slow
     // look-up cannot let a later message overtake an earlier one), and each turn is queued the
     // moment its message is stored: turn order equals id order, and history is read by id range.
+    // The session is picked as the message arrives, so the message is stored once, already filed.
     const key = conversationKey(inbound);
     const accepted = await this.intake.run(key, async () => {
       const place = await this.history.resolve(inbound);
-      const stored = await this.history.recordInbound(place, inbound);
+      const { session } = await this.sessions.current(place.conversation.id, this.now());
+      const stored = await this.history.recordInbound(place, inbound, session.id);
       if (!stored) return null;
       const rate = this.limiter.take(place.person.id, this.now().getTime());
-      if (!rate.ok) return { turn: this.limited(place, stored.id, rate.retryAfterMs) };
-      return { turn: this.queue.run(key, () => this.turn(place, stored.id, hooks)) };
+      if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs) };
+      return { turn: this.queue.run(key, () => this.turn(place, session.id, stored.id, hooks)) };
     });
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
     return { kind: "reply", reply: await accepted.turn };
   }
 
   /** Over the rate limit: the message stays stored (and in history); the reply says when to return. */
-  private async limited(place: Place, messageId: number, retryAfterMs: number): Promise<Outbound> {
-    const { session } = await this.sessions.current(place.conversation.id, this.now());
+  private async limited(place: Place, sessionId: string, messageId: number, retryAfterMs: number): Promise<Outbound> {
     const text = limitText(this.deps.settings.rateLimitPerHour, retryAfterMs);
-    const reply = await this.history.recordReply(place, session.id, messageId, text, "failed");
-    await this.history.markInbound(messageId, session.id, "failed");
+    const reply = await this.history.recordReply(place, sessionId, messageId, text, "failed");
+    await this.history.setStatus(messageId, "failed");
     this.deps.log.info({ person: place.person.id }, "rate limited");
     return { status: "limited", text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
@@ -199,12 +200,12 @@ export class Core {
     return this.deps.log;
   }
 
-  private async turn(place: Place, messageId: number, hooks: TurnHooks): Promise<Outbound> {
+  private async turn(place: Place, sessionId: string, messageId: number, hooks: TurnHooks): Promise<Outbound> {
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const s = this.deps.settings;
     const scope = scopeOf(place);
-    const { session } = await this.sessions.current(place.conversation.id, this.now());
-    await this.history.markInbound(messageId, session.id, "received");
+    // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
+    const session = await this.sessions.get(sessionId);
 
     let text: string;
     let status: Outbound["status"] = "ok";
@@ -246,7 +247,7 @@ export class Core {
       }
     }
     const reply = await this.history.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed");
-    await this.history.markInbound(messageId, session.id, status === "ok" ? "answered" : "failed");
+    await this.history.setStatus(messageId, status === "ok" ? "answered" : "failed");
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
 

@@ -25,6 +25,12 @@ export function readSnapshot(session: ChatSession): Snapshot | null {
   return parsed.success ? parsed.data : null;
 }
 
+/**
+ * Activity is recorded to the minute: idle gaps are hours long, and writing the session row on
+ * every message of a lively conversation would cost a statement per message for nothing.
+ */
+const ACTIVITY_RESOLUTION_MS = 60_000;
+
 export class SessionManager {
   constructor(
     private readonly db: Db,
@@ -38,13 +44,20 @@ export class SessionManager {
   /** The session this message belongs to: the open one if it has not gone idle, else a new one. */
   async current(conversationId: string, now: Date): Promise<{ session: ChatSession; isNew: boolean }> {
     const open = await this.open(conversationId);
-    if (open && now.getTime() - open.lastActivityAt.getTime() <= this.idleMs) {
+    const idle = open ? now.getTime() - open.lastActivityAt.getTime() : Infinity;
+    if (open && idle <= this.idleMs) {
+      if (idle < ACTIVITY_RESOLUTION_MS) return { session: open, isNew: false };
       const session = await this.db.chatSession.update({ where: { id: open.id }, data: { lastActivityAt: now } });
       return { session, isNew: false };
     }
     if (open) await this.db.chatSession.update({ where: { id: open.id }, data: { endedAt: now, endReason: "idle" } });
     const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
     return { session, isNew: true };
+  }
+
+  /** A session as stored now (its snapshot and summary may have changed since it was opened). */
+  async get(sessionId: string): Promise<ChatSession> {
+    return this.db.chatSession.findUniqueOrThrow({ where: { id: sessionId } });
   }
 
   /** Ends the open session (`/new`, console start-up); the next message starts a fresh one. */

@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { CachedSqliteAdapter } from "./sqlite-statements.ts";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
 import { PrismaClient as PostgresClient } from "./generated/postgresql/client.ts";
@@ -60,7 +60,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     } finally {
       raw.close();
     }
-    const adapter = new PrismaBetterSqlite3({ url: path, timeout: 10_000 });
+    const adapter = new CachedSqliteAdapter({ url: path, timeout: 10_000 });
     const prisma = new SqliteClient({ adapter });
     await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");

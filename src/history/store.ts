@@ -7,6 +7,7 @@ import type { Db } from "../db/client.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
 import type { Inbound, Scope } from "../core/types.ts";
+import { TtlCache } from "../core/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
 
@@ -33,10 +34,36 @@ export function scopeOf(place: Place): Scope {
   };
 }
 
+/**
+ * The rows a message resolves to are read on every message but change almost never (a display
+ * name): they are reused for a minute. Bounded staleness is the point: another replica's rename or
+ * erasure shows here within the TTL, and this process's own are applied at once (`forgetPerson`).
+ */
+const PLACE_TTL_MS = 60_000;
+/** `lastMessageAt` is kept to the minute: writing it on every message of a busy channel buys nothing. */
+const LAST_MESSAGE_RESOLUTION_MS = 60_000;
+
 export class HistoryStore {
+  private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
+
   constructor(readonly db: Db) {}
 
   async resolve(inbound: Inbound): Promise<Place> {
+    const cacheKey = `${conversationKey(inbound)}|${inbound.author.externalId}`;
+    const hit = this.places.get(cacheKey);
+    const name = inbound.author.displayName;
+    if (hit && (!name || name === hit.person.displayName)) return hit;
+    const place = await this.load(inbound);
+    this.places.set(cacheKey, place);
+    return place;
+  }
+
+  /** After a person's erasure: their rows are read afresh on their next message. */
+  forgetPerson(personId: string): void {
+    this.places.deleteWhere((p) => p.person.id === personId);
+  }
+
+  private async load(inbound: Inbound): Promise<Place> {
     const { platform } = inbound;
     const wsExt = inbound.workspace.externalId;
     const workspace = await findOrCreate(
@@ -66,13 +93,17 @@ export class HistoryStore {
     return { workspace, person, conversation };
   }
 
-  /** Stores a person's message; null when this platform message was stored already (a retry). */
-  async recordInbound(place: Place, inbound: Inbound): Promise<Message | null> {
+  /**
+   * Stores a person's message (in the session it arrived in, when known); null when this platform
+   * message was stored already (a retry).
+   */
+  async recordInbound(place: Place, inbound: Inbound, sessionId: string | null = null): Promise<Message | null> {
     try {
       const msg = await this.db.message.create({
         data: {
           workspaceId: place.workspace.id,
           conversationId: place.conversation.id,
+          sessionId,
           authorId: place.person.id,
           role: "user",
           text: inbound.text,
@@ -84,10 +115,15 @@ export class HistoryStore {
       if (inbound.context?.trim()) {
         // Kept as its own row, tied to the message it preceded, so history shows it as recalled data.
         await this.db.message.create({
-          data: { workspaceId: place.workspace.id, conversationId: place.conversation.id, role: "context", text: inbound.context, replyToId: msg.id, createdAt: inbound.sentAt },
+          data: { workspaceId: place.workspace.id, conversationId: place.conversation.id, sessionId, role: "context", text: inbound.context, replyToId: msg.id, createdAt: inbound.sentAt },
         });
       }
-      await this.db.conversation.update({ where: { id: place.conversation.id }, data: { lastMessageAt: inbound.sentAt } });
+      const last = place.conversation.lastMessageAt;
+      if (!last || inbound.sentAt.getTime() - last.getTime() >= LAST_MESSAGE_RESOLUTION_MS) {
+        await this.db.conversation.update({ where: { id: place.conversation.id }, data: { lastMessageAt: inbound.sentAt } });
+        // The cached place shares this object: the next message compares with the time just written.
+        place.conversation.lastMessageAt = inbound.sentAt;
+      }
       return msg;
     } catch (err) {
       if (isUniqueViolation(err)) return null;
@@ -109,6 +145,12 @@ export class HistoryStore {
     });
   }
 
+  /** The outcome of a person's message that was stored with its session. */
+  async setStatus(messageId: number, status: "answered" | "failed"): Promise<void> {
+    await this.db.message.update({ where: { id: messageId }, data: { status } });
+  }
+
+  /** Files a message (and its context block) under a session, with its outcome. */
   async markInbound(messageId: number, sessionId: string, status: "received" | "answered" | "failed"): Promise<void> {
     await this.db.message.update({ where: { id: messageId }, data: { sessionId, status } });
     await this.db.message.updateMany({ where: { role: "context", replyToId: messageId }, data: { sessionId } });

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import type { Logger } from "../../log.ts";
 import { slackErrorCode } from "./errors.ts";
+import { TtlCache } from "../../core/ttl-cache.ts";
 
 export interface SlackPerson {
   displayName?: string;
@@ -27,40 +28,26 @@ const UserInfoSchema = z.looseObject({
 });
 
 export class NameCache {
-  private readonly cache = new Map<string, { value: Promise<SlackPerson>; expires: number }>();
-  private readonly ttlMs: number;
+  private readonly cache: TtlCache<string, Promise<SlackPerson>>;
   private readonly failureTtlMs: number;
-  private readonly max: number;
-  private readonly now: () => number;
 
   constructor(
     private readonly client: UsersInfoClient,
     private readonly log: Logger,
     opts: { ttlMs?: number; failureTtlMs?: number; max?: number; now?: () => number } = {},
   ) {
-    this.ttlMs = opts.ttlMs ?? 60 * 60_000;
+    this.cache = new TtlCache({ ttlMs: opts.ttlMs ?? 60 * 60_000, max: opts.max ?? 10_000, ...(opts.now ? { now: opts.now } : {}) });
     this.failureTtlMs = opts.failureTtlMs ?? 60_000;
-    this.max = opts.max ?? 10_000;
-    this.now = opts.now ?? Date.now;
   }
 
   /** Never throws: a failed lookup gives a person without a name (the id stands in for it). */
   get(userId: string): Promise<SlackPerson> {
     const hit = this.cache.get(userId);
-    if (hit && hit.expires > this.now()) return hit.value;
+    if (hit) return hit;
     // The promise is cached, so concurrent turns of one person share a single users.info call.
     const value = this.fetch(userId);
-    this.set(userId, value, this.ttlMs);
+    this.cache.set(userId, value);
     return value;
-  }
-
-  private set(userId: string, value: Promise<SlackPerson>, ttl: number): void {
-    this.cache.delete(userId);
-    this.cache.set(userId, { value, expires: this.now() + ttl });
-    if (this.cache.size > this.max) {
-      const oldest = this.cache.keys().next();
-      if (!oldest.done) this.cache.delete(oldest.value);
-    }
   }
 
   private async fetch(userId: string): Promise<SlackPerson> {
@@ -74,7 +61,7 @@ export class NameCache {
       this.log.warn({ user: userId, error: slackErrorCode(err) }, "users.info failed; using the id as the name");
       const fallback: SlackPerson = { isBot: false };
       // Retry a failed lookup sooner than a good one expires.
-      this.set(userId, Promise.resolve(fallback), this.failureTtlMs);
+      this.cache.set(userId, Promise.resolve(fallback), this.failureTtlMs);
       return fallback;
     }
   }

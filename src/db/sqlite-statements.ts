@@ -1,0 +1,71 @@
+/**
+ * Compiled SQLite statements, kept. Prisma's better-sqlite3 adapter calls `prepare` for every query,
+ * and compiling a statement costs about as much as running one of cairn's; cairn sends the same few
+ * statement shapes on every message, so each is compiled once and reused (keyed by its SQL text).
+ *
+ * The adapter uses a prepared statement as `prepare(sql).bind(args)` and then `reader`, `run()`,
+ * `columns()` and `raw().all()`. A better-sqlite3 statement can be bound only once, so the cache
+ * hands out a small view that passes the arguments at each call instead of binding them.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+
+type Statement = BetterSqlite3.Statement<unknown[]>;
+
+/** Enough for every statement shape cairn sends; a burst of one-off raw queries only evicts the oldest. */
+const MAX_STATEMENTS = 500;
+
+class BoundStatement {
+  constructor(
+    private readonly stmt: Statement,
+    private readonly args: unknown[],
+  ) {}
+
+  get reader(): boolean {
+    return this.stmt.reader;
+  }
+
+  bind(args: unknown[]): BoundStatement {
+    return new BoundStatement(this.stmt, args);
+  }
+
+  run(): BetterSqlite3.RunResult {
+    return this.stmt.run(this.args);
+  }
+
+  columns(): BetterSqlite3.ColumnDefinition[] {
+    return this.stmt.columns();
+  }
+
+  raw(): { all(): unknown[] } {
+    return { all: () => this.stmt.raw(true).all(this.args) };
+  }
+}
+
+/** Makes `db.prepare` return cached statements. */
+export function cacheStatements(db: BetterSqlite3.Database, max = MAX_STATEMENTS): void {
+  const cache = new Map<string, Statement>();
+  const prepare = db.prepare.bind(db) as (sql: string) => Statement;
+  const cached = (sql: string): BoundStatement => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      stmt = prepare(sql);
+      cache.set(sql, stmt);
+      if (cache.size > max) cache.delete(cache.keys().next().value!);
+    }
+    return new BoundStatement(stmt, []);
+  };
+  // The adapter only uses the members BoundStatement has; nothing else holds this connection.
+  db.prepare = cached as unknown as typeof db.prepare;
+}
+
+/** Prisma's better-sqlite3 adapter with its connections' statements cached. */
+export class CachedSqliteAdapter extends PrismaBetterSqlite3 {
+  override async connect(): ReturnType<PrismaBetterSqlite3["connect"]> {
+    const adapter = await super.connect();
+    const client: unknown = Reflect.get(adapter, "client");
+    // A future adapter version that stops exposing its connection just runs without the cache.
+    if (client instanceof BetterSqlite3) cacheStatements(client);
+    return adapter;
+  }
+}
