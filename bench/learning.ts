@@ -3,8 +3,11 @@
  * when the lesson it needs is in its prompt (system prompt, history or a tool result). 50
  * conventions in 5 channels: in one session someone asks, cairn answers wrong, the person corrects
  * it; in a later session they ask a related question, and an unrelated one.
- *   A: nothing is saved.  B: the correction is saved to channel memory (memory tool).
+ *   A: nothing is saved.  B: the correction is saved to channel memory as a lesson (memory tool,
+ *   kind "lesson": shown with later messages it is relevant to, not in every prompt).
  *   C: B, and procedural conventions also become a skill (skill_manage), read with skill_view.
+ *   B-facts: B with the correction saved as an ordinary fact (in every prompt of the channel): the
+ *   baseline that shows what lessons recalled by relevance save.
  * Repeated-mistake rate: related questions answered wrong. Lesson recall: related questions whose
  * prompt held the lesson. Pollution: of the lessons present in a prompt, the share that the
  * question did not need (over all later questions).
@@ -37,7 +40,14 @@ const LESSONS: Lesson[] = CHANNELS.flatMap((channel, c) =>
   }),
 );
 
-type Variant = "A" | "B" | "C";
+type Variant = "A" | "B" | "B-facts" | "C";
+
+const VARIANT_NAMES: Record<Variant, string> = {
+  A: "A no memory/skills",
+  "B-facts": "B memory, corrections as facts (baseline)",
+  B: "B memory, corrections as lessons",
+  C: "C memory + skills",
+};
 
 function lessonsIn(text: string): Set<number> {
   return new Set([...text.matchAll(/Convention L(\d+)/g)].map((m) => Number(m[1])));
@@ -57,7 +67,7 @@ async function runVariant(variant: Variant) {
       if (correction) {
         if (variant === "A" || afterTool) return { text: "Thanks, noted." };
         const lesson = LESSONS.find((l) => correction[1]!.includes(`L${l.id}:`))!;
-        const uses: { name: string; input: unknown }[] = [{ name: "memory", input: { operations: [{ action: "add", target: "channel", content: lesson.text }] } }];
+        const uses: { name: string; input: unknown }[] = [{ name: "memory", input: { operations: [{ action: "add", target: "channel", kind: variant === "B-facts" ? "fact" : "lesson", content: lesson.text }] } }];
         if (variant === "C" && lesson.procedural) {
           const name = `handle-${lesson.topic}`;
           const content = `---\nname: ${name}\ndescription: Use when handling ${lesson.topic} in #${lesson.channel}\n---\n\n1. ${lesson.text}\n`;
@@ -111,14 +121,14 @@ async function runVariant(variant: Variant) {
 }
 
 export async function run(): Promise<BenchOutcome> {
-  const runs = [await runVariant("A"), await runVariant("B"), await runVariant("C")];
-  const [a, , c] = runs;
+  const runs = [await runVariant("A"), await runVariant("B-facts"), await runVariant("B"), await runVariant("C")];
+  const [a, , , c] = runs;
   const cut = a!.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c!.repeatedMistakeRate / a!.repeatedMistakeRate), 1);
   const text = [
     `learning loop: ${LESSONS.length} corrections in ${CHANNELS.length} channels, then a related and an unrelated question each (goal for C: mistakes cut >= 80% vs A, recall >= 95%, pollution <= 5%)`,
     table(
       ["variant", "repeated mistakes %", "lesson recall %", "pollution %", "lessons/prompt"],
-      runs.map((r) => [r.variant === "A" ? "A no memory/skills" : r.variant === "B" ? "B memory" : "C memory + skills", r.repeatedMistakeRate, r.lessonRecall, r.pollution, r.lessonsPerPrompt]),
+      runs.map((r) => [VARIANT_NAMES[r.variant], r.repeatedMistakeRate, r.lessonRecall, r.pollution, r.lessonsPerPrompt]),
     ),
     `C vs A: repeated mistakes cut by ${cut}%`,
   ].join("\n");

@@ -6,7 +6,7 @@
 import type { Core } from "./core.ts";
 import type { Inbound } from "../core/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
-import { budgetHeader, usedChars } from "../memory/store.ts";
+import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { erasePerson, forgetEntry } from "../memory/erase.ts";
 import { isAdmin } from "../gateway/access.ts";
 
@@ -92,9 +92,10 @@ async function describePerson(core: Core, p: Place): Promise<string> {
   const entries = await core.memory.entries(scope, "user");
   const pending = await core.memory.pendingBy(p.workspace.id, p.person.id);
   const skills = (await core.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
-  const used = usedChars(entries.map((e) => e.text));
+  const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
   const messages = await core.history.countByAuthor(p.person.id);
-  const line = (e: { id: string; text: string; source: string; createdAt: Date }) => `- ${e.text}  _(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})_`;
+  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date }) =>
+    `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  _(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})_`;
   return [
     `*Your profile* ${budgetHeader(used, core.memory.limit("user"))}`,
     ...(entries.length ? entries.map(line) : ["- (nothing yet)"]),

@@ -25,7 +25,9 @@ import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "./model.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "./sessions.ts";
-import { buildRequest, historyToMessages, renderProfile, renderShared } from "./prompt.ts";
+import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "./prompt.ts";
+import { relevantLessons } from "../memory/lessons.ts";
+import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { runToolLoop } from "./loop.ts";
 import { droppedNote, summarize } from "./compress.ts";
 import { runCommand, type CommandName, type CommandReply } from "./commands.ts";
@@ -215,13 +217,16 @@ export class Core {
       let messages = await this.history.sessionMessages(session.id, session.summaryThroughId, messageId);
       const compressed = await this.compressIfNeeded(session.id, summary, messages, scope, place);
       if (compressed) ({ summary, messages } = compressed);
+      // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
+      const asked = messages.find((m) => m.id === messageId)?.text ?? "";
+      const lessons = relevantLessons(await this.memory.visible(scope, "lesson"), asked);
       const request = buildRequest({
         model: s.model,
         maxTokens: s.maxTokens,
         snapshot: compressed?.snapshot ?? snapshot,
         speakerId: place.person.id,
         summary,
-        history: historyToMessages(messages, !place.conversation.isDm),
+        history: withLessons(historyToMessages(messages, !place.conversation.isDm), lessons),
         tools: this.tools.definitions(),
       });
       const result = await runToolLoop({
@@ -262,13 +267,13 @@ export class Core {
     return `channel ${c.channelId}${c.threadId ? `, thread ${c.threadId}` : ""} (${platform}; several people may take part)`;
   }
 
-  private async renderSnapshotShared(scope: Scope, place: Place): Promise<string> {
-    const [blocks, skills] = await Promise.all([this.memory.blocks(scope), this.skills.list(scope)]);
-    return renderShared({ now: this.now(), place: this.placeLabel(place), blocks, skills });
+  private async renderSnapshotShared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
+    const skills = await this.skills.list(scope);
+    return renderShared({ now: this.now(), place: this.placeLabel(place), blocks: this.memory.blocksOf(scope, facts), skills });
   }
 
-  private async renderSpeakerProfile(scope: Scope, place: Place): Promise<string> {
-    const entries = await this.memory.entries(scope, "user");
+  private renderSpeakerProfile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): string {
+    const entries = facts.filter((e) => e.scope === "user");
     const used = usedChars(entries.map((e) => e.text));
     return renderProfile(this.speakerName(place), { target: "user", entries, used, limit: this.memory.limit("user") });
   }
@@ -277,12 +282,15 @@ export class Core {
   private async ensureSnapshot(sessionId: string, current: Snapshot | null, scope: Scope, place: Place): Promise<Snapshot> {
     let snapshot = current;
     let changed = false;
+    let read: Promise<MemoryEntry[]> | null = null;
+    // One read of the place's facts serves both parts.
+    const facts = () => (read ??= this.memory.visible(scope, "fact"));
     if (!snapshot) {
-      snapshot = { shared: await this.renderSnapshotShared(scope, place), profiles: {} };
+      snapshot = { shared: await this.renderSnapshotShared(scope, place, await facts()), profiles: {} };
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
-      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: await this.renderSpeakerProfile(scope, place) } };
+      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: this.renderSpeakerProfile(scope, place, await facts()) } };
       changed = true;
     }
     if (changed) await this.sessions.saveSnapshot(sessionId, snapshot);
@@ -313,9 +321,10 @@ export class Core {
       next = droppedNote(summary, older.length);
     }
     // Compression is also when new memory reaches a running session: the snapshot is retaken.
+    const facts = await this.memory.visible(scope, "fact");
     const snapshot: Snapshot = {
-      shared: await this.renderSnapshotShared(scope, place),
-      profiles: { [place.person.id]: await this.renderSpeakerProfile(scope, place) },
+      shared: await this.renderSnapshotShared(scope, place, facts),
+      profiles: { [place.person.id]: this.renderSpeakerProfile(scope, place, facts) },
     };
     await this.sessions.saveSummary(sessionId, next, turnOf(older.at(-1)!), snapshot);
     return { summary: next, messages: kept, snapshot };

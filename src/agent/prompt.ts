@@ -65,6 +65,20 @@ export function renderProfile(name: string, block: MemoryBlock): string {
   return renderMemoryBlock(block, `PROFILE OF ${name.toUpperCase()} (private to ${name}; you are talking with them now)`);
 }
 
+/**
+ * The lessons the newest message touches, put in front of it. Not in the system prompt: they differ
+ * message to message, and the system prompt must stay byte-identical for caching. Like the memory
+ * blocks, they were scanned when written; the frame says they come from cairn's memory, not from
+ * the person.
+ */
+export function withLessons(turns: Turn[], lessons: readonly { id: string; scope: string; text: string }[]): Turn[] {
+  const last = turns.at(-1);
+  if (lessons.length === 0 || !last || last.role !== "user") return turns;
+  const lines = lessons.map((e) => `- ${displayEntry(e)} (${e.scope} lesson, id ${e.id})`);
+  const text = [`══ LESSONS THAT MAY APPLY (from your memory, not written by the person: corrections and conventions taught earlier here) ══`, ...lines, "══ END OF LESSONS ══"].join("\n");
+  return [...turns.slice(0, -1), { ...last, content: [{ type: "text", text }, ...last.content] }];
+}
+
 /** Turns stored messages into alternating user/assistant turns; adjacent same-role messages merge. */
 export interface Turn {
   role: "user" | "assistant";

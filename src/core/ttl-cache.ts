@@ -5,6 +5,7 @@
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();
+  private readonly loading = new Map<K, Promise<V>>();
 
   constructor(
     private readonly opts: { ttlMs: number; max: number; now?: () => number },
@@ -20,6 +21,27 @@ export class TtlCache<K, V> {
     if (hit.expires > this.now()) return hit.value;
     this.entries.delete(key);
     return undefined;
+  }
+
+  /**
+   * The cached value, or else one load shared by every caller that asks while it runs: a burst of
+   * messages from a new place (or a new workspace) reads and creates its rows once, not once each.
+   * A failed load is not cached.
+   */
+  load(key: K, loader: () => Promise<V>): Promise<V> {
+    const hit = this.get(key);
+    if (hit !== undefined) return Promise.resolve(hit);
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = loader()
+        .then((value) => {
+          this.set(key, value);
+          return value;
+        })
+        .finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
   }
 
   set(key: K, value: V, ttlMs = this.opts.ttlMs): void {

@@ -45,17 +45,18 @@ const LAST_MESSAGE_RESOLUTION_MS = 60_000;
 
 export class HistoryStore {
   private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
+  private readonly workspaces = new TtlCache<string, Workspace>({ ttlMs: PLACE_TTL_MS, max: 1_000 });
 
   constructor(readonly db: Db) {}
 
   async resolve(inbound: Inbound): Promise<Place> {
     const cacheKey = `${conversationKey(inbound)}|${inbound.author.externalId}`;
-    const hit = this.places.get(cacheKey);
+    const place = await this.places.load(cacheKey, () => this.load(inbound));
     const name = inbound.author.displayName;
-    if (hit && (!name || name === hit.person.displayName)) return hit;
-    const place = await this.load(inbound);
-    this.places.set(cacheKey, place);
-    return place;
+    if (!name || name === place.person.displayName) return place;
+    const renamed = { ...place, person: await this.db.person.update({ where: { id: place.person.id }, data: { displayName: name } }) };
+    this.places.set(cacheKey, renamed);
+    return renamed;
   }
 
   /** After a person's erasure: their rows are read afresh on their next message. */
@@ -66,15 +67,14 @@ export class HistoryStore {
   private async load(inbound: Inbound): Promise<Place> {
     const { platform } = inbound;
     const wsExt = inbound.workspace.externalId;
-    const workspace = await findOrCreate(
-      () => this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId: wsExt } } }),
-      () => this.db.workspace.create({ data: { platform, externalId: wsExt, name: inbound.workspace.name ?? null } }),
+    const workspace = await this.workspaces.load(`${platform}:${wsExt}`, () =>
+      findOrCreate(
+        () => this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId: wsExt } } }),
+        () => this.db.workspace.create({ data: { platform, externalId: wsExt, name: inbound.workspace.name ?? null } }),
+      ),
     );
-    let person = await this.person(workspace.id, inbound.author);
-    const name = inbound.author.displayName;
-    if (name && name !== person.displayName) {
-      person = await this.db.person.update({ where: { id: person.id }, data: { displayName: name } });
-    }
+    // A new display name is written by resolve(), for loaded and cached rows alike.
+    const person = await this.person(workspace.id, inbound.author);
     const key = conversationKey(inbound);
     const conversation = await findOrCreate(
       () => this.db.conversation.findUnique({ where: { key } }),

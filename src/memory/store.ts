@@ -15,8 +15,18 @@ import type { MemoryTarget, Scope } from "../core/types.ts";
 import { scanForWrite, scanStored } from "./scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
 
+/**
+ * fact: shown in every prompt of its scope, within the target's character budget.
+ * lesson: a correction or convention, shown with a message only when the message touches it (see
+ * lessons.ts), so a channel can keep many without every prompt carrying all of them.
+ */
+export type MemoryKind = "fact" | "lesson";
+
+/** Lessons a target may hold, and the length of one: they are recalled a few at a time, never all. */
+export const LESSON_LIMITS = { perTarget: 300, chars: 500 } as const;
+
 export type MemoryOp =
-  | { action: "add"; target: MemoryTarget; content: string }
+  | { action: "add"; target: MemoryTarget; content: string; kind?: MemoryKind }
   | { action: "replace"; target: MemoryTarget; old_text: string; content: string }
   | { action: "remove"; target: MemoryTarget; old_text: string };
 
@@ -50,6 +60,16 @@ export function targetWhere(scope: Scope, target: MemoryTarget) {
   }
 }
 
+/** Everything active that a prompt in this place may draw on: team, channel (not in a DM), the person's own. */
+export function visibleWhere(scope: Scope) {
+  const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
+  return { OR: targets.map((t) => targetWhere(scope, t)) };
+}
+
+export function kindOf(entry: { kind: string }): MemoryKind {
+  return entry.kind === "lesson" ? "lesson" : "fact";
+}
+
 export function usedChars(texts: readonly string[]): number {
   return texts.reduce((n, t) => n + t.length, 0);
 }
@@ -66,8 +86,8 @@ export function displayEntry(entry: { id: string | null; text: string }): string
   return `[BLOCKED: ${verdict.reason}]${entry.id ? ` (remove it with old_text "id:${entry.id}")` : ""}`;
 }
 
-function listEntries(entries: readonly { id: string | null; text: string }[]): string {
-  return entries.length === 0 ? "  (none)" : entries.map((e) => `  - ${displayEntry(e)}`).join("\n");
+function listEntries(entries: readonly { id: string | null; text: string; kind?: MemoryKind }[]): string {
+  return entries.length === 0 ? "  (none)" : entries.map((e) => `  - ${e.kind === "lesson" ? "(lesson) " : ""}${displayEntry(e)}`).join("\n");
 }
 
 /** Scans text before it is written: blocks threats, redacts secrets. Throws MemoryError for the model. */
@@ -81,6 +101,7 @@ function cleanForWrite(text: string, where: string): { text: string; note: strin
 interface Working {
   pending?: boolean;
   id: string | null;
+  kind: MemoryKind;
   text: string;
   original: string | null;
   removed: boolean;
@@ -89,7 +110,7 @@ interface Working {
 export interface ApplyOutcome {
   /** One line per operation, in order: what happened. */
   lines: string[];
-  usage: { target: MemoryTarget; used: number; limit: number; count: number }[];
+  usage: { target: MemoryTarget; used: number; limit: number; count: number; lessons: number }[];
   changed: number;
 }
 
@@ -103,19 +124,28 @@ export class MemoryStore {
     return this.budgets[target];
   }
 
-  async entries(scope: Scope, target: MemoryTarget, tx: Tx = this.db): Promise<MemoryEntry[]> {
-    return tx.memoryEntry.findMany({ where: targetWhere(scope, target), orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  /** A target's active entries, oldest first; of one kind when `kind` is given. */
+  async entries(scope: Scope, target: MemoryTarget, tx: Tx = this.db, kind?: MemoryKind): Promise<MemoryEntry[]> {
+    return tx.memoryEntry.findMany({ where: { ...targetWhere(scope, target), ...(kind ? { kind } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   }
 
-  /** The blocks a prompt shows for this scope: team, then channel (not in DMs), then the person's profile. */
+  /** Every active entry a prompt in this place may draw on, in one read, oldest first. */
+  async visible(scope: Scope, kind?: MemoryKind): Promise<MemoryEntry[]> {
+    return this.db.memoryEntry.findMany({ where: { ...visibleWhere(scope), ...(kind ? { kind } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  }
+
+  /** The fact blocks a prompt shows for this scope: team, then channel (not in DMs), then the person's profile. */
   async blocks(scope: Scope): Promise<MemoryBlock[]> {
+    return this.blocksOf(scope, await this.visible(scope, "fact"));
+  }
+
+  /** `blocks` from entries already read (with `visible`); lessons among them are left out. */
+  blocksOf(scope: Scope, rows: readonly MemoryEntry[]): MemoryBlock[] {
     const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
-    return Promise.all(
-      targets.map(async (target) => {
-        const entries = await this.entries(scope, target);
-        return { target, entries, used: usedChars(entries.map((e) => e.text)), limit: this.budgets[target] };
-      }),
-    );
+    return targets.map((target) => {
+      const entries = rows.filter((e) => e.scope === target && kindOf(e) === "fact");
+      return { target, entries, used: usedChars(entries.map((e) => e.text)), limit: this.budgets[target] };
+    });
   }
 
   /** Entries this person proposed for the team from a DM, waiting for their confirmation. */
@@ -158,7 +188,7 @@ export class MemoryStore {
         let w = work.get(target);
         if (!w) {
           const rows = await this.entries(scope, target, tx);
-          w = rows.map((r) => ({ id: r.id, text: r.text, original: r.text, removed: false }));
+          w = rows.map((r) => ({ id: r.id, kind: kindOf(r), text: r.text, original: r.text, removed: false }));
           work.set(target, w);
         }
         return w;
@@ -177,8 +207,12 @@ export class MemoryStore {
             lines.push(`skipped duplicate in ${op.target}: "${text}" is already stored`);
             continue;
           }
-          w.push({ id: null, text, original: null, removed: false, pending: op.target === "team" && scope.isDm });
-          lines.push(`added to ${op.target}: "${text}"`);
+          const kind = op.kind ?? "fact";
+          if (kind === "lesson" && text.length > LESSON_LIMITS.chars) {
+            throw new MemoryError(`${where}a lesson holds at most ${LESSON_LIMITS.chars} chars (this one has ${text.length}). Nothing was saved. State the rule in one or two sentences.`);
+          }
+          w.push({ id: null, kind, text, original: null, removed: false, pending: op.target === "team" && scope.isDm });
+          lines.push(`added ${kind === "lesson" ? "lesson " : ""}to ${op.target}: "${text}"`);
           continue;
         }
         const needle = op.old_text.trim();
@@ -212,15 +246,24 @@ export class MemoryStore {
 
       const usage: ApplyOutcome["usage"] = [];
       for (const [target, w] of work) {
-        const live = w.filter((e) => !e.removed && !e.pending).map((e) => e.text);
+        const kept = w.filter((e) => !e.removed && !e.pending);
+        // Facts are in every prompt, so they share the budget; lessons only count against their own cap.
+        const live = kept.filter((e) => e.kind === "fact").map((e) => e.text);
+        const lessons = kept.length - live.length;
         const used = usedChars(live);
         const limit = this.budgets[target];
+        const before = () => listEntries(w.filter((e) => e.original !== null).map((e) => ({ id: e.id, kind: e.kind, text: e.original as string })));
         if (used > limit) {
           throw new MemoryError(
-            `${target} memory would hold ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, over its budget by ${(used - limit).toLocaleString("en-US")}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${listEntries(w.filter((e) => e.original !== null).map((e) => ({ id: e.id, text: e.original as string })))}`,
+            `${target} memory would hold ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, over its budget by ${(used - limit).toLocaleString("en-US")}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${before()}`,
           );
         }
-        usage.push({ target, used, limit, count: live.length });
+        if (lessons > LESSON_LIMITS.perTarget) {
+          throw new MemoryError(
+            `${target} memory would hold ${lessons} lessons, over its cap of ${LESSON_LIMITS.perTarget}. Nothing was saved. Merge lessons on the same topic (replace) and remove outdated ones, then retry. Current ${target} entries:\n${before()}`,
+          );
+        }
+        usage.push({ target, used, limit, count: live.length, lessons });
       }
 
       let changed = 0;
@@ -237,6 +280,7 @@ export class MemoryStore {
                 ownerId: target === "user" ? scope.personId : null,
                 channelKey: target === "channel" ? scope.channelKey : null,
                 text: e.text,
+                kind: e.kind,
                 status: pending ? "pending" : "active",
                 source: prov.source,
                 createdById: prov.actorId,

@@ -9,7 +9,11 @@ const operation = z
     target: z
       .enum(["user", "channel", "team"])
       .describe("user = the speaker's own private profile; channel = this channel only; team = everyone in this workspace"),
-    content: z.string().max(1000).optional().describe("the entry text, for add and replace: one short declarative fact"),
+    content: z.string().max(1000).optional().describe("the entry text, for add and replace: one short declarative fact, or for a lesson one rule"),
+    kind: z
+      .enum(["fact", "lesson"])
+      .optional()
+      .describe("for add: fact (default) is shown in every prompt of the target; lesson is a correction or convention, shown only with messages it is relevant to"),
     old_text: z.string().max(1000).optional().describe("for replace and remove: a substring that appears in exactly one current entry"),
   })
   .superRefine((op, ctx) => {
@@ -26,7 +30,7 @@ const input = z.object({
 });
 
 function toOp(o: z.infer<typeof operation>): MemoryOp {
-  if (o.action === "add") return { action: "add", target: o.target, content: o.content ?? "" };
+  if (o.action === "add") return { action: "add", target: o.target, content: o.content ?? "", ...(o.kind ? { kind: o.kind } : {}) };
   if (o.action === "replace") return { action: "replace", target: o.target, old_text: o.old_text ?? "", content: o.content ?? "" };
   return { action: "remove", target: o.target, old_text: o.old_text ?? "" };
 }
@@ -40,7 +44,9 @@ export function memoryTool(store: MemoryStore) {
       "decisions for the whole workspace (team). Save only what will still matter next week; never secrets.",
       "Each target has a character budget shown in your system prompt; when near full, consolidate with",
       "replace/remove in the same batch. Operations in one call are applied all-or-nothing.",
-      "Saved entries appear in the prompt from the next session on.",
+      "Saved facts appear in the prompt from the next session on.",
+      "When someone corrects you or states how things are done here, add it with kind 'lesson': lessons do not",
+      "use the budget and are shown with later messages they are relevant to, so word them with the terms people will use.",
     ].join(" "),
     progress: "saving to memory",
     input,
@@ -50,7 +56,7 @@ export function memoryTool(store: MemoryStore) {
         actorId: ctx.scope.personId,
         sourceMessageId: ctx.sourceMessageId,
       });
-      const usage = outcome.usage.map((u) => `${u.target} memory: ${u.count} entries ${budgetHeader(u.used, u.limit)}`);
+      const usage = outcome.usage.map((u) => `${u.target} memory: ${u.count} entries ${budgetHeader(u.used, u.limit)}${u.lessons ? `, ${u.lessons} lessons` : ""}`);
       return [outcome.changed > 0 ? "Saved." : "Nothing changed.", ...outcome.lines, ...usage].join("\n");
     },
   });

@@ -3,12 +3,10 @@
  * with the rows it resolves to reused between messages but never hiding a rename or an erasure, and
  * session activity kept to the minute without bending the idle gap.
  */
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
-import { makeCore } from "../support/agent.ts";
+import { beforeEach, expect, it } from "vitest";
+import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts";
+import { coreHarness } from "../support/agent.ts";
 import { waitUntil } from "../fakes/http.ts";
-import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
-import type { Core } from "../../src/agent/core.ts";
 import type { HandleResult } from "../../src/core/types.ts";
 
 const HOUR = 60 * 60 * 1000;
@@ -19,23 +17,10 @@ function textOf(result: HandleResult): string {
 }
 
 forEachDatabase("message intake", (getDb) => {
-  let fake: FakeAnthropic;
-  let core: Core;
-  let ws: string;
-  let clock: number;
-  const dm = (user: string, name = user): PlaceOptions => ({ workspace: ws, user, channel: `D-${user}`, isDm: true, name });
-
-  beforeAll(async () => {
-    fake = await startFakeAnthropic();
-    core = makeCore(getDb(), fake, { bundledSkillsDir: null }, () => new Date(clock));
-  });
-  afterAll(async () => {
-    await fake.close();
-  });
+  let clock = 0;
+  const h = coreHarness(getDb, { bundledSkillsDir: null }, () => new Date(clock));
+  const dm = (user: string, name = user): PlaceOptions => ({ workspace: h.ws, user, channel: `D-${user}`, isDm: true, name });
   beforeEach(() => {
-    fake.reset();
-    fake.setDefault({ text: "ok" });
-    ws = uniqueId("T");
     clock = Date.parse("2026-05-04T09:00:00Z");
   });
 
@@ -43,13 +28,13 @@ forEachDatabase("message intake", (getDb) => {
     const db = getDb().prisma;
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    fake.enqueue({ reply: async () => (await held, { text: "first answer" }) });
+    h.fake.enqueue({ reply: async () => (await held, { text: "first answer" }) });
     const alice = dm("UALICE", "Alice");
-    const first = core.handle(inboundFor(alice, "first question", "m1"));
-    await fake.waitForRequests(1);
-    const second = core.handle(inboundFor(alice, "second question", "m2"));
+    const first = h.core.handle(inboundFor(alice, "first question", "m1"));
+    await h.fake.waitForRequests(1);
+    const second = h.core.handle(inboundFor(alice, "second question", "m2"));
     // The second message waits behind the first turn, but is already stored in the same session.
-    const workspaceId = (await db.workspace.findFirstOrThrow({ where: { externalId: ws } })).id;
+    const workspaceId = (await db.workspace.findFirstOrThrow({ where: { externalId: h.ws } })).id;
     const queued = await waitUntil("the second message stored", () => db.message.findFirst({ where: { platformId: "m2", workspaceId } }));
     const asked = await db.message.findFirstOrThrow({ where: { platformId: "m1", workspaceId } });
     expect(asked.sessionId).not.toBeNull();
@@ -64,30 +49,30 @@ forEachDatabase("message intake", (getDb) => {
       ["assistant", "sent", true],
     ]);
     // The second turn saw the first exchange: same session, in order.
-    const history = JSON.stringify(fake.lastRequest()!.body.messages);
+    const history = JSON.stringify(h.fake.lastRequest()!.body.messages);
     expect(history.indexOf("first question")).toBeLessThan(history.indexOf("first answer"));
     expect(history.indexOf("first answer")).toBeLessThan(history.indexOf("second question"));
   });
 
   it("sees a new display name on the person's next message", async () => {
     const db = getDb().prisma;
-    await core.handle(inboundFor(dm("UBOB", "Bob"), "hello"));
-    await core.handle(inboundFor(dm("UBOB", "Bob"), "again"));
-    await core.handle(inboundFor(dm("UBOB", "Robert"), "I changed my name"));
-    const person = await db.person.findFirstOrThrow({ where: { externalId: "UBOB", workspace: { externalId: ws } } });
+    await h.core.handle(inboundFor(dm("UBOB", "Bob"), "hello"));
+    await h.core.handle(inboundFor(dm("UBOB", "Bob"), "again"));
+    await h.core.handle(inboundFor(dm("UBOB", "Robert"), "I changed my name"));
+    const person = await db.person.findFirstOrThrow({ where: { externalId: "UBOB", workspace: { externalId: h.ws } } });
     expect(person.displayName).toBe("Robert");
   });
 
   it("after 'forget me', reads the person afresh on their next message", async () => {
     const db = getDb().prisma;
     const carol = dm("UCAROL", "Carol");
-    await core.handle(inboundFor(carol, "hello"));
-    await core.command(inboundFor(carol), "forget", ["me"]);
-    await core.command(inboundFor(carol), "forget", ["me", "confirm"]);
-    const where = { externalId: "UCAROL", workspace: { externalId: ws } };
+    await h.core.handle(inboundFor(carol, "hello"));
+    await h.core.command(inboundFor(carol), "forget", ["me"]);
+    await h.core.command(inboundFor(carol), "forget", ["me", "confirm"]);
+    const where = { externalId: "UCAROL", workspace: { externalId: h.ws } };
     expect((await db.person.findFirstOrThrow({ where })).displayName).toBeNull();
     // Same name as before the erasure: only a fresh read notices that the stored name is gone.
-    await core.handle(inboundFor(carol, "I'm back"));
+    await h.core.handle(inboundFor(carol, "I'm back"));
     expect((await db.person.findFirstOrThrow({ where })).displayName).toBe("Carol");
   });
 
@@ -95,21 +80,21 @@ forEachDatabase("message intake", (getDb) => {
     const db = getDb().prisma;
     const dave = dm("UDAVE", "Dave");
     const start = clock;
-    await core.handle(inboundFor(dave, "one", "d1", new Date(clock)));
-    const workspaceId = (await db.workspace.findFirstOrThrow({ where: { externalId: ws } })).id;
+    await h.core.handle(inboundFor(dave, "one", "d1", new Date(clock)));
+    const workspaceId = (await db.workspace.findFirstOrThrow({ where: { externalId: h.ws } })).id;
     const sessionOf = async (platformId: string) => db.chatSession.findFirstOrThrow({ where: { messages: { some: { platformId, workspaceId } } } });
     clock += 20_000;
-    await core.handle(inboundFor(dave, "two", "d2", new Date(clock)));
+    await h.core.handle(inboundFor(dave, "two", "d2", new Date(clock)));
     const s1 = await sessionOf("d1");
     expect((await sessionOf("d2")).id).toBe(s1.id);
     expect(s1.lastActivityAt.getTime()).toBe(start);
     clock = start + 2 * HOUR - 1_000; // within the 2-hour idle gap of the first message's recorded activity
-    await core.handle(inboundFor(dave, "three", "d3", new Date(clock)));
+    await h.core.handle(inboundFor(dave, "three", "d3", new Date(clock)));
     const s3 = await sessionOf("d3");
     expect(s3.id).toBe(s1.id);
     expect(s3.lastActivityAt.getTime()).toBe(clock);
     clock += 2 * HOUR + 1_000;
-    await core.handle(inboundFor(dave, "four", "d4", new Date(clock)));
+    await h.core.handle(inboundFor(dave, "four", "d4", new Date(clock)));
     expect((await sessionOf("d4")).id).not.toBe(s1.id);
     expect(await db.chatSession.findUniqueOrThrow({ where: { id: s1.id } })).toMatchObject({ endReason: "idle" });
   });

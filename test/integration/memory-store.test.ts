@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { Scope } from "../../src/core/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
-import { budgetHeader, MemoryError, MemoryStore, type MemoryBudgets, type MemoryOp } from "../../src/memory/store.ts";
+import { budgetHeader, LESSON_LIMITS, MemoryError, MemoryStore, type MemoryBudgets, type MemoryOp } from "../../src/memory/store.ts";
 import { forEachDatabase, place, uniqueId, type Database } from "../support/db.ts";
 
 const BUDGETS: MemoryBudgets = { user: 1375, channel: 1500, team: 2200 };
@@ -68,7 +68,7 @@ forEachDatabase("MemoryStore", (getDb) => {
       'added to team: "Deploys happen on Tuesdays"',
       'added to team: "The on-call rota lives in PagerDuty"',
     ]);
-    expect(added.usage).toEqual([{ target: "team", used: 26 + 35, limit: 2200, count: 2 }]);
+    expect(added.usage).toEqual([{ target: "team", used: 26 + 35, limit: 2200, count: 2, lessons: 0 }]);
     expect(await texts(scope, "team")).toEqual(["Deploys happen on Tuesdays", "The on-call rota lives in PagerDuty"]);
 
     const replaced = await s.apply(scope, [{ action: "replace", target: "team", old_text: "tuesdays", content: "Deploys happen on Wednesdays" }], prov(scope));
@@ -232,7 +232,31 @@ forEachDatabase("MemoryStore", (getDb) => {
       ],
       prov(scope),
     );
-    expect(ok.usage).toEqual([{ target: "team", used: second.length + 13, limit: 90, count: 2 }]);
+    expect(ok.usage).toEqual([{ target: "team", used: second.length + 13, limit: 90, count: 2, lessons: 0 }]);
+  });
+
+  it("keeps lessons out of the fact budget and the fact blocks, under their own cap and length", async () => {
+    const scope = await channelScope(getDb());
+    const s = store({ user: 100, channel: 40, team: 100 });
+    const lessons = Array.from({ length: 5 }, (_, i) => ({ action: "add", target: "channel", kind: "lesson", content: `Lesson ${i}: ${"x".repeat(60)}` }) as const);
+    const out = await s.apply(scope, [...lessons, { action: "add", target: "channel", content: "Standup at 10" }], prov(scope));
+    expect(out.usage).toEqual([{ target: "channel", used: 13, limit: 40, count: 1, lessons: 5 }]);
+    expect(out.lines[0]).toBe(`added lesson to channel: "Lesson 0: ${"x".repeat(60)}"`);
+    const blocks = await s.blocks(scope);
+    expect(blocks.find((b) => b.target === "channel")!.entries.map((e) => e.text)).toEqual(["Standup at 10"]);
+    expect((await s.visible(scope, "lesson")).map((e) => e.text)).toEqual(lessons.map((l) => l.content));
+
+    const before = await counts(scope.workspaceId);
+    const long = await memoryError(s.apply(scope, [{ action: "add", target: "channel", kind: "lesson", content: "y".repeat(LESSON_LIMITS.chars + 1) }], prov(scope)));
+    expect(long.message).toContain(`a lesson holds at most ${LESSON_LIMITS.chars} chars`);
+    const many = Array.from({ length: LESSON_LIMITS.perTarget - 4 }, (_, i) => ({ action: "add", target: "channel", kind: "lesson", content: `Rule ${i}` }) as const);
+    const capped = await memoryError(s.apply(scope, many, prov(scope)));
+    expect(capped.message).toContain(`would hold ${LESSON_LIMITS.perTarget + 1} lessons, over its cap of ${LESSON_LIMITS.perTarget}`);
+    expect(capped.message).toContain(`  - (lesson) Lesson 0: ${"x".repeat(60)}`);
+    expect(await counts(scope.workspaceId)).toEqual(before);
+    // A lesson is replaced and removed like any entry.
+    await s.apply(scope, [{ action: "replace", target: "channel", old_text: "Lesson 1", content: "Lesson 1: shorter" }, { action: "remove", target: "channel", old_text: "Lesson 2" }], prov(scope));
+    expect((await s.visible(scope, "lesson")).map((e) => e.text)).toEqual([lessons[0]!.content, "Lesson 1: shorter", lessons[3]!.content, lessons[4]!.content]);
   });
 
   it("refuses a channel target in a DM and writes nothing", async () => {

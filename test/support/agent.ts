@@ -5,7 +5,9 @@ import { silentLogger } from "../../src/log.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
 import { OPEN_POLICY } from "../../src/gateway/access.ts";
 import type { Database } from "../../src/db/client.ts";
-import type { FakeAnthropic, RecordedRequest } from "../fakes/anthropic.ts";
+import { afterAll, beforeAll, beforeEach } from "vitest";
+import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from "../fakes/anthropic.ts";
+import { uniqueId } from "./db.ts";
 
 export const TEST_SETTINGS: AgentSettings = {
   model: "claude-sonnet-5-5",
@@ -42,4 +44,33 @@ export function toolResults(req: RecordedRequest): ToolResultBlock[] {
     const r = b as { tool_use_id?: unknown; content?: unknown; is_error?: unknown };
     return [{ tool_use_id: String(r.tool_use_id), content: typeof r.content === "string" ? r.content : JSON.stringify(r.content), is_error: r.is_error === true }];
   });
+}
+
+export interface CoreHarness {
+  fake: FakeAnthropic;
+  core: Core;
+  /** A fresh workspace id per test. */
+  ws: string;
+}
+
+/**
+ * The usual set-up of a suite that talks to a real Core: one fake Anthropic server and one Core per
+ * suite, and before each test a reset fake that answers "ok" unless scripted, and a new workspace.
+ * Fields are valid inside hooks and tests.
+ */
+export function coreHarness(getDb: () => Database, overrides: Partial<AgentSettings> = {}, now?: () => Date): CoreHarness {
+  const h = {} as CoreHarness;
+  beforeAll(async () => {
+    h.fake = await startFakeAnthropic();
+    h.core = makeCore(getDb(), h.fake, overrides, now);
+  });
+  afterAll(async () => {
+    await h.fake.close();
+  });
+  beforeEach(() => {
+    h.fake.reset();
+    h.fake.setDefault({ text: "ok" });
+    h.ws = uniqueId("T");
+  });
+  return h;
 }

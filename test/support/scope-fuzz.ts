@@ -55,6 +55,9 @@ export function prng(seed: number): () => number {
   };
 }
 
+/** Words lessons are about and random turns ask about, so lessons are recalled all over the place. */
+const TOPICS = ["deploys", "billing", "oncall", "releases", "invoices"];
+
 function allowed(m: Marker, w: Where): boolean {
   if (m.ws !== w.ws) return false;
   switch (m.kind) {
@@ -134,15 +137,25 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
       };
       const dmMsg = mk("dm");
       const profile = mk("profile");
-      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: `private note ${profile.token}` }] } }] }, { text: "noted" });
+      const profileLesson = mk("profile");
+      const userOps = [
+        { action: "add", target: "user", content: `private note ${profile.token}` },
+        { action: "add", target: "user", kind: "lesson", content: `private lesson on ${pick(TOPICS)} ${profileLesson.token}` },
+      ];
+      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: userOps } }] }, { text: "noted" });
       await turn(place(ws, person, null), `my secret is ${dmMsg.token}`, { ws: ws.id, person, isDm: true, channel: `D-${person}` });
       const chMsg = mk("channelMsg", channel);
       const chMem = mk("channelMem", channel);
       const team = mk("team", channel);
-      fake.enqueue(
-        { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "channel", content: `channel rule ${chMem.token}` }, { action: "add", target: "team", content: `team fact ${team.token}` }] } }] },
-        { text: "saved" },
-      );
+      const chLesson = mk("channelMem", channel);
+      const teamLesson = mk("team", channel);
+      const sharedOps = [
+        { action: "add", target: "channel", content: `channel rule ${chMem.token}` },
+        { action: "add", target: "team", content: `team fact ${team.token}` },
+        { action: "add", target: "channel", kind: "lesson", content: `channel lesson on ${pick(TOPICS)} ${chLesson.token}` },
+        { action: "add", target: "team", kind: "lesson", content: `team lesson on ${pick(TOPICS)} ${teamLesson.token}` },
+      ];
+      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }] }, { text: "saved" });
       await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
     }
   }
@@ -163,7 +176,8 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
     const channel = rand() < 0.4 ? null : `${ws.id}-c${Math.floor(rand() * opts.channels)}`;
     const opts2 = place(ws, person, channel);
     if (rand() < 0.15) await core.command(inboundFor(opts2), "new");
-    await turn(opts2, `question ${t}`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
+    const about = rand() < 0.5 ? ` about ${pick(TOPICS)}` : "";
+    await turn(opts2, `question ${t}${about}`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
   }
   fake.setDefault(null);
   return { promptsChecked, searches, markers: markers.length, violations };

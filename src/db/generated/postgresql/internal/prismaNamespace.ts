@@ -1378,7 +1378,8 @@ export const MemoryEntryScalarFieldEnum = {
   sourceMessageId: 'sourceMessageId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
-  lastUsedAt: 'lastUsedAt'
+  lastUsedAt: 'lastUsedAt',
+  kind: 'kind'
 } as const
 
 export type MemoryEntryScalarFieldEnum = (typeof MemoryEntryScalarFieldEnum)[keyof typeof MemoryEntryScalarFieldEnum]

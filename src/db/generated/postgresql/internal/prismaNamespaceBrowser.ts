@@ -178,7 +178,8 @@ export const MemoryEntryScalarFieldEnum = {
   sourceMessageId: 'sourceMessageId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
-  lastUsedAt: 'lastUsedAt'
+  lastUsedAt: 'lastUsedAt',
+  kind: 'kind'
 } as const
 
 export type MemoryEntryScalarFieldEnum = (typeof MemoryEntryScalarFieldEnum)[keyof typeof MemoryEntryScalarFieldEnum]

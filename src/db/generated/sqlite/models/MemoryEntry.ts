@@ -51,6 +51,7 @@ export type MemoryEntryMinAggregateOutputType = {
   createdAt: Date | null
   updatedAt: Date | null
   lastUsedAt: Date | null
+  kind: string | null
 }
 
 export type MemoryEntryMaxAggregateOutputType = {
@@ -68,6 +69,7 @@ export type MemoryEntryMaxAggregateOutputType = {
   createdAt: Date | null
   updatedAt: Date | null
   lastUsedAt: Date | null
+  kind: string | null
 }
 
 export type MemoryEntryCountAggregateOutputType = {
@@ -85,6 +87,7 @@ export type MemoryEntryCountAggregateOutputType = {
   createdAt: number
   updatedAt: number
   lastUsedAt: number
+  kind: number
   _all: number
 }
 
@@ -114,6 +117,7 @@ export type MemoryEntryMinAggregateInputType = {
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
+  kind?: true
 }
 
 export type MemoryEntryMaxAggregateInputType = {
@@ -131,6 +135,7 @@ export type MemoryEntryMaxAggregateInputType = {
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
+  kind?: true
 }
 
 export type MemoryEntryCountAggregateInputType = {
@@ -148,6 +153,7 @@ export type MemoryEntryCountAggregateInputType = {
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
+  kind?: true
   _all?: true
 }
 
@@ -252,6 +258,7 @@ export type MemoryEntryGroupByOutputType = {
   createdAt: Date
   updatedAt: Date
   lastUsedAt: Date | null
+  kind: string
   _count: MemoryEntryCountAggregateOutputType | null
   _avg: MemoryEntryAvgAggregateOutputType | null
   _sum: MemoryEntrySumAggregateOutputType | null
@@ -292,6 +299,7 @@ export type MemoryEntryWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  kind?: Prisma.StringFilter<"MemoryEntry"> | string
 }
 
 export type MemoryEntryOrderByWithRelationInput = {
@@ -309,6 +317,7 @@ export type MemoryEntryOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  kind?: Prisma.SortOrder
 }
 
 export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
@@ -329,6 +338,7 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  kind?: Prisma.StringFilter<"MemoryEntry"> | string
 }, "id">
 
 export type MemoryEntryOrderByWithAggregationInput = {
@@ -346,6 +356,7 @@ export type MemoryEntryOrderByWithAggregationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  kind?: Prisma.SortOrder
   _count?: Prisma.MemoryEntryCountOrderByAggregateInput
   _avg?: Prisma.MemoryEntryAvgOrderByAggregateInput
   _max?: Prisma.MemoryEntryMaxOrderByAggregateInput
@@ -371,6 +382,7 @@ export type MemoryEntryScalarWhereWithAggregatesInput = {
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryEntry"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
+  kind?: Prisma.StringWithAggregatesFilter<"MemoryEntry"> | string
 }
 
 export type MemoryEntryCreateInput = {
@@ -388,6 +400,7 @@ export type MemoryEntryCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  kind?: string
 }
 
 export type MemoryEntryUncheckedCreateInput = {
@@ -405,6 +418,7 @@ export type MemoryEntryUncheckedCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  kind?: string
 }
 
 export type MemoryEntryUpdateInput = {
@@ -422,6 +436,7 @@ export type MemoryEntryUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
 }
 
 export type MemoryEntryUncheckedUpdateInput = {
@@ -439,6 +454,7 @@ export type MemoryEntryUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
 }
 
 export type MemoryEntryCreateManyInput = {
@@ -456,6 +472,7 @@ export type MemoryEntryCreateManyInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  kind?: string
 }
 
 export type MemoryEntryUpdateManyMutationInput = {
@@ -473,6 +490,7 @@ export type MemoryEntryUpdateManyMutationInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
 }
 
 export type MemoryEntryUncheckedUpdateManyInput = {
@@ -490,6 +508,7 @@ export type MemoryEntryUncheckedUpdateManyInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
 }
 
 export type MemoryEntryCountOrderByAggregateInput = {
@@ -507,6 +526,7 @@ export type MemoryEntryCountOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
 }
 
 export type MemoryEntryAvgOrderByAggregateInput = {
@@ -529,6 +549,7 @@ export type MemoryEntryMaxOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
 }
 
 export type MemoryEntryMinOrderByAggregateInput = {
@@ -546,6 +567,7 @@ export type MemoryEntryMinOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
 }
 
 export type MemoryEntrySumOrderByAggregateInput = {
@@ -578,6 +600,7 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  kind?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -595,6 +618,7 @@ export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  kind?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -612,6 +636,7 @@ export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  kind?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectScalar = {
@@ -629,9 +654,10 @@ export type MemoryEntrySelectScalar = {
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  kind?: boolean
 }
 
-export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind", ExtArgs["result"]["memoryEntry"]>
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
@@ -666,6 +692,11 @@ export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.Interna
     createdAt: Date
     updatedAt: Date
     lastUsedAt: Date | null
+    /**
+     * fact: shown in every prompt of its scope | lesson: a correction or convention, shown only
+     * when the conversation touches it
+     */
+    kind: string
   }, ExtArgs["result"]["memoryEntry"]>
   composites: {}
 }
@@ -1103,6 +1134,7 @@ export interface MemoryEntryFieldRefs {
   readonly createdAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
   readonly lastUsedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
+  readonly kind: Prisma.FieldRef<"MemoryEntry", 'String'>
 }
     
 
