@@ -134,6 +134,7 @@ const LEVERS: { name: string; ranking: Partial<RankingOptions> }[] = [
   { name: "cairn search (all levers)", ranking: {} },
   { name: "- neighbours", ranking: { window: 0 } },
   { name: "- answer inherits question", ranking: { afterQuestion: DEFAULT_RANKING.fromBefore } },
+  { name: "- elaboration after a question", ranking: { followUp: DEFAULT_RANKING.fromBefore } },
   { name: "- session score", ranking: { session: 0 } },
   { name: "- named person", ranking: { author: 0 } },
   { name: "- dates", ranking: { date: 0 } },

@@ -8,9 +8,10 @@
  *    and a short "yes, Lisbon" should not win on length alone).
  * 2. Neighbours: a message is read with the messages around it. An answer rarely repeats the words
  *    of the question it answers, so the message right after a matching question inherits most of
- *    its score; nearer messages lend a little. A message that matches no word itself is returned
- *    only when a different person's (or cairn's) adjacent message matches: a reply in an exchange,
- *    never a bystander that happens to follow.
+ *    its score, and so does an elaboration (A says something, B asks about it, A answers); nearer
+ *    messages lend a little. A message that matches no word itself is returned only as part of an
+ *    exchange: the matching message or the one between them is by a different person (or cairn),
+ *    never a bystander's run of messages that happens to follow.
  * 3. Session: what else was said in the same session (or the same day of the conversation) - a
  *    BM25 over whole sessions - so a message from the session about the topic beats a stray one.
  * 4. People: a question naming one person ("what did Alice say about ...") prefers their messages.
@@ -25,6 +26,11 @@ export interface RankingOptions {
   window: number;
   /** Share of the previous message's score passed on when that message is a question. */
   afterQuestion: number;
+  /**
+   * Share passed on two messages later when the message between is another person's question: the
+   * elaboration of what was said ("I went on a picnic" - "what did you play?" - "charades").
+   */
+  followUp: number;
   /** Share passed from earlier messages otherwise, and from later ones. */
   fromBefore: number;
   fromAfter: number;
@@ -43,6 +49,7 @@ export const DEFAULT_RANKING: RankingOptions = {
   b: 0.4,
   window: 2,
   afterQuestion: 0.9,
+  followUp: 0.45,
   fromBefore: 0.15,
   fromAfter: 0.35,
   neighbourGapMs: 3 * 60 * 60 * 1000,
@@ -135,14 +142,21 @@ export function rank(input: RankInput): Ranked[] {
   // 2. Neighbours lend score both ways: the anchor from its neighbours, the neighbour from the anchor.
   const byId = new Map<number, RankDoc>(matches.map((d) => [d.id, d]));
   const lent = new Map<number, number>();
-  const lend = (to: RankDoc, from: RankDoc, offset: number): void => {
-    // `offset` is where `from` sits relative to `to`.
+  // Each anchor's neighbours by offset, to find the message between two that are two apart.
+  const around = new Map<string, RankDoc>();
+  for (const n of neighbours) around.set(`${n.anchor}:${n.offset}`, n.doc);
+  const lend = (to: RankDoc, from: RankDoc, offset: number, between: RankDoc | undefined): void => {
+    // `offset` is where `from` sits relative to `to`; `between` is the message between them, if any.
     const s = own.get(from.id) ?? 0;
     if (s === 0 || Math.abs(offset) > o.window) return;
     if (Math.abs(to.createdAt.getTime() - from.createdAt.getTime()) > o.neighbourGapMs) return;
     // A message that matches nothing itself only counts as part of an exchange with `from`.
-    if (!own.get(to.id) && to.speaker === from.speaker) return;
-    const share = offset < 0 ? (offset === -1 && isQuestion(from.text) ? o.afterQuestion : o.fromBefore) : o.fromAfter;
+    const asked = between !== undefined && between.speaker !== from.speaker && isQuestion(between.text);
+    if (!own.get(to.id) && to.speaker === from.speaker && (between === undefined || between.speaker === to.speaker)) return;
+    let share = o.fromAfter;
+    if (offset === -1 && isQuestion(from.text)) share = o.afterQuestion;
+    else if (offset === -2 && asked && !isQuestion(to.text)) share = o.followUp;
+    else if (offset < 0) share = o.fromBefore;
     lent.set(to.id, (lent.get(to.id) ?? 0) + share * s);
   };
   if (o.window > 0) {
@@ -155,8 +169,9 @@ export function rank(input: RankInput): Ranked[] {
       seen.add(pair);
       if (!byId.has(n.doc.id)) byId.set(n.doc.id, n.doc);
       const other = byId.get(n.doc.id)!;
-      lend(anchor, other, n.offset);
-      lend(other, anchor, -n.offset);
+      const between = Math.abs(n.offset) === 2 ? around.get(`${anchor.id}:${Math.sign(n.offset)}`) : undefined;
+      lend(anchor, other, n.offset, between);
+      lend(other, anchor, -n.offset, between);
     }
   }
 

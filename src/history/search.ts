@@ -343,12 +343,13 @@ const sqliteQueries: Queries = {
       // The anchors travel as one JSON parameter so the statement text stays short and the same
       // (preparing a statement with hundreds of placeholders cost more than running it). Each
       // neighbour id is one seek in the (conversationId, id) index; MATERIALIZED keeps SQLite from
-      // pushing the joins below into every arm of the union.
+      // pushing the joins below into every arm of the union, and CROSS JOIN keeps x first (left to
+      // itself, the planner walked all of the workspace's messages and probed x for each).
       `WITH a AS (SELECT json_extract(value, '$[0]') AS anchor, json_extract(value, '$[1]') AS conv FROM json_each(?)),
             x AS MATERIALIZED (${neighbourArms(window, "a.conv", "a.anchor")})
        SELECT x.anchor, x.dir, ${SQLITE_COLS}
          FROM x
-         JOIN "Message" m ON m.id = x.id
+         CROSS JOIN "Message" m ON m.id = x.id
          JOIN "Conversation" c ON c.id = m.conversationId
          LEFT JOIN "Person" p ON p.id = m.authorId
         WHERE ${SQLITE_SCOPE}`,
