@@ -4,10 +4,9 @@
  * the driver adapter). Measured on an empty database (the baseline, same run) and again on one
  * seeded with messages, memory entries and skills across 50 workspaces.
  *
- * Scale: BENCH_COST_MESSAGES (default 1,000,000 on SQLite, 300,000 on PostgreSQL). Seeding is not
- * what limits PostgreSQL (300,000 rows take ~40 s): each seeded turn currently scans Message
- * (HistoryStore.markInbound's updateMany on replyToId has no index), so a million rows would push
- * `npm run bench` past its 15 minutes.
+ * Scale: BENCH_COST_MESSAGES (default 1,000,000 on SQLite, 300,000 on PostgreSQL, where seeding
+ * through the driver takes ~40 s per 300,000 rows: a million would take most of the 15 minutes the
+ * whole `npm run bench` may use). Set it to 1000000 to measure PostgreSQL at the SQLite scale.
  */
 import type { Core } from "../src/agent/core.ts";
 import { openBenchDatabase } from "./lib/db.ts";
