@@ -5,8 +5,11 @@
  * whole run and the process's peak RSS (sampled every 20 ms).
  *
  * Run twice: at CAIRN_MAX_CONCURRENCY's default (the bound on conversations answered at once caps
- * throughput at concurrency / model time) and at 256.
+ * throughput at concurrency / model time) and at 256. Each run is a process of its own, so its RSS
+ * peak is its own and not what the benchmarks before it left in the heap.
  */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { openBenchDatabase } from "./lib/db.ts";
 import { benchCore, benchSettings, channelMessage } from "./lib/core.ts";
 import { fakeModel, lastUserText } from "./lib/model.ts";
@@ -65,10 +68,27 @@ async function runOnce(maxConcurrency: number, messagesEach: number): Promise<Ru
   }
 }
 
+/** Runs `runOnce` in a child process (this file, run directly) and reads its stats from stdout. */
+function inChild(maxConcurrency: number, messagesEach: number): Promise<RunStats> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, SELF, String(maxConcurrency), String(messagesEach)], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const last = out.trim().split("\n").at(-1) ?? "";
+      if (code !== 0 || !last.startsWith("{")) return reject(new Error(`throughput run exited with ${code}: ${out.slice(-500)}`));
+      resolve(JSON.parse(last) as RunStats);
+    });
+  });
+}
+
+const SELF = fileURLToPath(import.meta.url);
+
 export async function run(): Promise<BenchOutcome> {
   const defaults = benchSettings();
-  const wide = await runOnce(256, 3);
-  const atDefault = await runOnce(defaults.maxConcurrency, 1);
+  const wide = await inChild(256, 3);
+  const atDefault = await inChild(defaults.maxConcurrency, 1);
   const row = (s: RunStats): (string | number)[] => [String(s.maxConcurrency), s.replies, s.seconds, s.repliesPerSecond, s.orderKept ? "yes" : "NO", s.rssPeakMb];
   const text = [
     `throughput: ${CONVERSATIONS} conversations at once, fake model ${MODEL_MS} ms per call (goal >= 150 replies/s, RSS <= 300 MB)`,
@@ -76,4 +96,10 @@ export async function run(): Promise<BenchOutcome> {
     `ceiling = concurrency / model time: ${defaults.maxConcurrency} at the default CAIRN_MAX_CONCURRENCY=${defaults.maxConcurrency}`,
   ].join("\n");
   return { name: "throughput", table: text, result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, atDefault] } };
+}
+
+if (process.argv[1] === SELF) {
+  const [concurrency, each] = process.argv.slice(2).map(Number);
+  const stats = await runOnce(concurrency!, each!);
+  process.stdout.write(`${JSON.stringify(stats)}\n`);
 }
