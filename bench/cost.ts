@@ -4,9 +4,8 @@
  * the driver adapter). Measured on an empty database (the baseline, same run) and again on one
  * seeded with messages, memory entries and skills across 50 workspaces.
  *
- * Scale: BENCH_COST_MESSAGES (default 1,000,000 on SQLite, 300,000 on PostgreSQL, where seeding
- * through the driver takes ~40 s per 300,000 rows: a million would take most of the 15 minutes the
- * whole `npm run bench` may use). Set it to 1000000 to measure PostgreSQL at the SQLite scale.
+ * Scale: BENCH_COST_MESSAGES (default 1,000,000 on both databases; seeding takes ~90 s on SQLite
+ * and ~16 s per 300,000 rows on PostgreSQL on the 2-core machine).
  */
 import type { Core } from "../src/agent/core.ts";
 import { openBenchDatabase } from "./lib/db.ts";
@@ -56,7 +55,7 @@ async function measure(core: Core, model: FakeModel, queries: () => number, plac
 export async function run(): Promise<BenchOutcome> {
   const bench = await openBenchDatabase("cost", { countQueries: true });
   try {
-    const defaultMessages = bench.provider === "sqlite" ? 1_000_000 : 300_000;
+    const defaultMessages = 1_000_000;
     const plan: SeedPlan = {
       workspaces: 50,
       messages: Number(process.env.BENCH_COST_MESSAGES ?? defaultMessages),
