@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "src/db/generated/", "data/", "scratch/", "bench/results/"] },
+  { ignores: ["node_modules/", "src/db/generated/", "data/", "scratch/", "bench/results/", "dist/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

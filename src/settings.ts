@@ -1,10 +1,11 @@
 /** Maps the validated environment to the agent's settings. */
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "./paths.ts";
 import type { Config } from "./config.ts";
 import type { AgentSettings } from "./agent/core.ts";
 import { accessPolicy } from "./gateway/access.ts";
 
-export const BUNDLED_SKILLS_DIR = fileURLToPath(new URL("../skills/", import.meta.url));
+export const BUNDLED_SKILLS_DIR = join(PROJECT_ROOT, "skills");
 
 export function agentSettings(cfg: Config): AgentSettings {
   return {

@@ -12,11 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { CachedSqliteAdapter } from "../../src/db/sqlite-statements.ts";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { openDatabase, providerOf, sqlitePath, type Database, type Db } from "../../src/db/client.ts";
-import { PrismaClient as SqliteClient } from "../../src/db/generated/sqlite/client.ts";
-import { PrismaClient as PostgresClient } from "../../src/db/generated/postgresql/client.ts";
 import type { Provider } from "../../src/db/migrate.ts";
 
 export interface BenchDatabase {
@@ -71,13 +67,16 @@ export async function openBenchDatabase(tag: string, opts: { countQueries?: bool
   const counter = { n: 0 };
   let prisma: Db;
   let end: () => Promise<void>;
+  // Loaded only for the provider in use, as openDatabase does (memory is measured by some benchmarks).
   if (provider === "sqlite") {
+    const [{ CachedSqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([import("../../src/db/sqlite-statements.ts"), import("../../src/db/generated/sqlite/client.ts")]);
     const client = new SqliteClient({ adapter: counting(new CachedSqliteAdapter({ url: sqlitePath(url), timeout: 10_000 }), counter) });
     await client.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await client.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     prisma = client;
     end = () => client.$disconnect();
   } else {
+    const [{ PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([import("@prisma/adapter-pg"), import("../../src/db/generated/postgresql/client.ts")]);
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     pool.on("error", () => {});
     const client = new PostgresClient({ adapter: counting(new PrismaPg(pool), counter) });

@@ -3,10 +3,11 @@
  * repository: it is read from LOCOMO_PATH or ../shared/bench/locomo/locomo-dev.json.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "../../src/paths.ts";
 import { z } from "zod";
 
-export const DEFAULT_LOCOMO_PATH = fileURLToPath(new URL("../../../shared/bench/locomo/locomo-dev.json", import.meta.url));
+export const DEFAULT_LOCOMO_PATH = join(PROJECT_ROOT, "..", "shared", "bench", "locomo", "locomo-dev.json");
 
 export const CATEGORY_NAMES: Record<number, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop" };
 

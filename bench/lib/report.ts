@@ -1,8 +1,9 @@
 /** Figures and output shared by the benchmarks: percentiles, a plain-text table, the JSON file. */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "../../src/paths.ts";
 
-export const RESULTS_DIR = fileURLToPath(new URL("../results/", import.meta.url));
+export const RESULTS_DIR = join(PROJECT_ROOT, "bench", "results");
 
 /** The p-th percentile (0-100) by nearest rank; NaN for no samples. */
 export function percentile(values: readonly number[], p: number): number {
@@ -42,7 +43,7 @@ function fmt(v: number): string {
 
 export function writeResult(name: string, result: object): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const path = `${RESULTS_DIR}${name}.json`;
+  const path = join(RESULTS_DIR, `${name}.json`);
   writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
   return path;
 }
@@ -55,7 +56,7 @@ export function now(): number {
 /** The checked-out commit, read from .git without running git (for the record in each result). */
 export function currentCommit(): string | null {
   try {
-    const git = fileURLToPath(new URL("../../.git/", import.meta.url));
+    const git = `${join(PROJECT_ROOT, ".git")}/`;
     const head = readFileSync(`${git}HEAD`, "utf8").trim();
     if (!head.startsWith("ref: ")) return head;
     const ref = head.slice(5);

@@ -4,12 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
-import pg from "pg";
-import { CachedSqliteAdapter } from "./sqlite-statements.ts";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
-import { PrismaClient as PostgresClient } from "./generated/postgresql/client.ts";
+import type { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
 import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } from "./migrate.ts";
 
 /**
@@ -46,9 +41,18 @@ export interface OpenOptions {
   onConnectionError?: (err: Error) => void;
 }
 
+/**
+ * Only the provider in use is loaded: each generated client brings its own query compiler, and the
+ * other one would sit in memory (about 10 MB) for nothing.
+ */
 export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Database> {
   const provider = providerOf(url);
   if (provider === "sqlite") {
+    const [{ default: BetterSqlite3 }, { CachedSqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([
+      import("better-sqlite3"),
+      import("./sqlite-statements.ts"),
+      import("./generated/sqlite/client.ts"),
+    ]);
     const path = sqlitePath(url);
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     // Migrate with a short-lived direct connection, then hand the file to Prisma's adapter.
@@ -66,6 +70,11 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     return { prisma, provider, migrations, close: () => prisma.$disconnect() };
   }
+  const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([
+    import("pg"),
+    import("@prisma/adapter-pg"),
+    import("./generated/postgresql/client.ts"),
+  ]);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   let migrations: MigrateResult;

@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { PROJECT_ROOT } from "../paths.ts";
 import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 
@@ -23,7 +23,7 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-const root = fileURLToPath(new URL("../../prisma/", import.meta.url));
+const root = join(PROJECT_ROOT, "prisma");
 
 export function loadMigrations(provider: Provider, dir = join(root, provider, "migrations")): MigrationFile[] {
   if (!existsSync(dir)) throw new Error(`no migrations folder at ${dir}`);

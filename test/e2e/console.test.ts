@@ -2,7 +2,7 @@
  * cairn as a newcomer runs it: the real entry point in a child process, talking on stdin/stdout,
  * against the fake Anthropic server and a fresh SQLite file.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,10 +21,13 @@ interface Run {
   stderr: string;
 }
 
-/** Runs `src/main.ts` with only the given environment (plus PATH), feeding `lines` one at a time. */
-function runCairn(env: Record<string, string>, lines: string[], waitFor?: (stdout: string, sent: number) => boolean): Promise<Run> {
+/**
+ * Runs `src/main.ts` (or `command`) with only the given environment (plus PATH), feeding `lines`
+ * one at a time.
+ */
+function runCairn(env: Record<string, string>, lines: string[], waitFor?: (stdout: string, sent: number) => boolean, command: [string, string[]] = [tsx, ["src/main.ts"]]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tsx, ["src/main.ts"], { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env } });
+    const child = spawn(command[0], command[1], { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env } });
     let stdout = "";
     let stderr = "";
     let sent = 0;
@@ -112,6 +115,26 @@ describe("npm start: the console chat", () => {
       expect(migrations.every((m) => m.finished_at !== null)).toBe(true);
       const sessions = raw.prepare(`SELECT endReason FROM "ChatSession" ORDER BY startedAt`).all() as { endReason: string | null }[];
       expect(sessions.map((s) => s.endReason)).toEqual(["restart", null]);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it("runs from the compiled build (npm run build, then node dist/src/main.js), finding its migrations and bundled skills", async () => {
+    const build = spawnSync("npm", ["run", "build"], { cwd: root, encoding: "utf8" });
+    expect(build.status, build.stdout + build.stderr).toBe(0);
+    const dbPath = join(dir, "built.db");
+    const env = { ANTHROPIC_API_KEY: fake.apiKey, ANTHROPIC_BASE_URL: fake.url, DATABASE_URL: `file:${dbPath}`, CAIRN_CONSOLE_USER: "erin", LOG_LEVEL: "silent" };
+    fake.enqueue({ text: "Hello Erin." });
+    const answered = (out: string, sent: number) => (out.match(/^(cairn> |\*Skills)/gm)?.length ?? 0) >= sent;
+    const run = await runCairn(env, ["hello", "/skills"], answered, [process.execPath, ["dist/src/main.js"]]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("cairn> Hello Erin.");
+    expect(run.stdout).toContain("`cairn-guide` (bundled)");
+    const raw = new BetterSqlite3(dbPath, { readonly: true });
+    try {
+      const applied = raw.prepare(`SELECT migration_name FROM "_prisma_migrations"`).all() as { migration_name: string }[];
+      expect(applied.map((m) => m.migration_name)).toEqual(loadMigrations("sqlite").map((m) => m.name));
     } finally {
       raw.close();
     }
