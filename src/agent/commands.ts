@@ -111,6 +111,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
     const ok = await forgetEntry(core.history.db, p.person.id, what);
+    core.memory.forgetCached();
     core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
     return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` lists them.`, ephemeral: true };
   }
@@ -128,6 +129,8 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
   const counts = await erasePerson(core.history.db, p.person.id, { anonymize });
   core.history.forgetPerson(p.person.id);
+  core.sessions.forgetCached();
+  core.memory.forgetCached();
   // Logged without content: counts only.
   core.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {

@@ -219,7 +219,7 @@ export class Core {
       if (compressed) ({ summary, messages } = compressed);
       // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
       const asked = messages.find((m) => m.id === messageId)?.text ?? "";
-      const lessons = relevantLessons(await this.memory.visible(scope, "lesson"), asked);
+      const lessons = relevantLessons(await this.memory.lessons(scope), asked);
       const request = buildRequest({
         model: s.model,
         maxTokens: s.maxTokens,

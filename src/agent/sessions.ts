@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { Db } from "../db/client.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
+import { TtlCache } from "../core/ttl-cache.ts";
 
 /**
  * The frozen part of the system prompt. `shared` (team/channel memory, skills index) is the same
@@ -31,14 +32,43 @@ export function readSnapshot(session: ChatSession): Snapshot | null {
  */
 const ACTIVITY_RESOLUTION_MS = 60_000;
 
+/**
+ * Session rows as this process last read or wrote them. Every message and every turn needs its
+ * session, and all of a session's writes go through this class, so the cached rows stay current
+ * here; a change made by another replica (a `/new` handled there) shows within the TTL, and
+ * `forgetCached` drops everything after writes made elsewhere in this process (an erasure).
+ */
+const SESSION_CACHE_TTL_MS = 60_000;
+
 export class SessionManager {
+  private readonly rows = new TtlCache<string, ChatSession>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
+  /** Conversation id -> id of its open session. */
+  private readonly openOf = new TtlCache<string, string>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
+
   constructor(
     private readonly db: Db,
     private readonly idleMs: number,
   ) {}
 
+  private remember(row: ChatSession): ChatSession {
+    this.rows.set(row.id, row);
+    if (row.endedAt === null) this.openOf.set(row.conversationId, row.id);
+    else if (this.openOf.get(row.conversationId) === row.id) this.openOf.delete(row.conversationId);
+    return row;
+  }
+
+  /** After session rows were changed behind this class (an erasure clears snapshots and summaries). */
+  forgetCached(): void {
+    this.rows.clear();
+    this.openOf.clear();
+  }
+
   async open(conversationId: string): Promise<ChatSession | null> {
-    return this.db.chatSession.findFirst({ where: { conversationId, endedAt: null }, orderBy: { startedAt: "desc" } });
+    const id = this.openOf.get(conversationId);
+    const cached = id === undefined ? undefined : this.rows.get(id);
+    if (cached && cached.endedAt === null) return cached;
+    const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null }, orderBy: { startedAt: "desc" } });
+    return row && this.remember(row);
   }
 
   /** The session this message belongs to: the open one if it has not gone idle, else a new one. */
@@ -48,32 +78,36 @@ export class SessionManager {
     if (open && idle <= this.idleMs) {
       if (idle < ACTIVITY_RESOLUTION_MS) return { session: open, isNew: false };
       const session = await this.db.chatSession.update({ where: { id: open.id }, data: { lastActivityAt: now } });
-      return { session, isNew: false };
+      return { session: this.remember(session), isNew: false };
     }
-    if (open) await this.db.chatSession.update({ where: { id: open.id }, data: { endedAt: now, endReason: "idle" } });
+    if (open) this.remember(await this.db.chatSession.update({ where: { id: open.id }, data: { endedAt: now, endReason: "idle" } }));
     const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
-    return { session, isNew: true };
+    return { session: this.remember(session), isNew: true };
   }
 
-  /** A session as stored now (its snapshot and summary may have changed since it was opened). */
+  /** A session as it stands (its snapshot and summary may have changed since it was opened). */
   async get(sessionId: string): Promise<ChatSession> {
-    return this.db.chatSession.findUniqueOrThrow({ where: { id: sessionId } });
+    return this.rows.get(sessionId) ?? this.remember(await this.db.chatSession.findUniqueOrThrow({ where: { id: sessionId } }));
   }
 
   /** Ends the open session (`/new`, console start-up); the next message starts a fresh one. */
   async end(conversationId: string, reason: "request" | "restart", now = new Date()): Promise<boolean> {
     const res = await this.db.chatSession.updateMany({ where: { conversationId, endedAt: null }, data: { endedAt: now, endReason: reason } });
+    this.rows.deleteWhere((row) => row.conversationId === conversationId);
+    this.openOf.delete(conversationId);
     return res.count > 0;
   }
 
   async saveSnapshot(sessionId: string, snapshot: Snapshot): Promise<void> {
-    await this.db.chatSession.update({ where: { id: sessionId }, data: { snapshot: JSON.stringify(snapshot) } });
+    this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { snapshot: JSON.stringify(snapshot) } }));
   }
 
   async saveSummary(sessionId: string, summary: string, throughId: number, snapshot: Snapshot): Promise<void> {
-    await this.db.chatSession.update({
-      where: { id: sessionId },
-      data: { summary, summaryThroughId: throughId, snapshot: JSON.stringify(snapshot) },
-    });
+    this.remember(
+      await this.db.chatSession.update({
+        where: { id: sessionId },
+        data: { summary, summaryThroughId: throughId, snapshot: JSON.stringify(snapshot) },
+      }),
+    );
   }
 }

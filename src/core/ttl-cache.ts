@@ -57,6 +57,10 @@ export class TtlCache<K, V> {
     this.entries.delete(key);
   }
 
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Drops every entry `drop` picks (say, all rows of a person who was just erased). */
   deleteWhere(drop: (value: V, key: K) => boolean): void {
     for (const [key, e] of this.entries) if (drop(e.value, key)) this.entries.delete(key);

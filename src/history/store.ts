@@ -46,6 +46,8 @@ const LAST_MESSAGE_RESOLUTION_MS = 60_000;
 export class HistoryStore {
   private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
   private readonly workspaces = new TtlCache<string, Workspace>({ ttlMs: PLACE_TTL_MS, max: 1_000 });
+  /** People by id, for the names history shows (the same few people, message after message). */
+  private readonly people = new TtlCache<string, Person>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
 
   constructor(readonly db: Db) {}
 
@@ -56,12 +58,14 @@ export class HistoryStore {
     if (!name || name === place.person.displayName) return place;
     const renamed = { ...place, person: await this.db.person.update({ where: { id: place.person.id }, data: { displayName: name } }) };
     this.places.set(cacheKey, renamed);
+    this.people.set(renamed.person.id, renamed.person);
     return renamed;
   }
 
   /** After a person's erasure: their rows are read afresh on their next message. */
   forgetPerson(personId: string): void {
     this.places.deleteWhere((p) => p.person.id === personId);
+    this.people.delete(personId);
   }
 
   private async load(inbound: Inbound): Promise<Place> {
@@ -75,6 +79,7 @@ export class HistoryStore {
     );
     // A new display name is written by resolve(), for loaded and cached rows alike.
     const person = await this.person(workspace.id, inbound.author);
+    this.people.set(person.id, person);
     const key = conversationKey(inbound);
     const conversation = await findOrCreate(
       () => this.db.conversation.findUnique({ where: { key } }),
@@ -174,9 +179,26 @@ export class HistoryStore {
         ],
       },
       orderBy: { id: "asc" },
-      include: { author: true },
     });
-    return sortByTurn(rows);
+    const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
+    return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
+  }
+
+  /** People by id: from the cache, the rest in one read. */
+  private async peopleById(ids: readonly string[]): Promise<Map<string, Person>> {
+    const out = new Map<string, Person>();
+    const missing: string[] = [];
+    for (const id of new Set(ids)) {
+      const hit = this.people.get(id);
+      if (hit) out.set(id, hit);
+      else missing.push(id);
+    }
+    if (missing.length === 0) return out;
+    for (const p of await this.db.person.findMany({ where: { id: { in: missing } } })) {
+      this.people.set(p.id, p);
+      out.set(p.id, p);
+    }
+    return out;
   }
 
   /** Records where a reply was posted (each part of a split reply), so reactions can find it. */

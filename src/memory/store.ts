@@ -14,6 +14,7 @@ import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
 import { scanForWrite, scanStored } from "./scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
+import { TtlCache } from "../core/ttl-cache.ts";
 
 /**
  * fact: shown in every prompt of its scope, within the target's character budget.
@@ -114,7 +115,18 @@ export interface ApplyOutcome {
   changed: number;
 }
 
+/**
+ * Lessons are read on every message. The lessons a place may see are reused for this long; writes
+ * through this store drop their workspace's entries at once, so only another replica's writes (and
+ * erasures, see forgetCached) take up to this long to show.
+ */
+const LESSON_CACHE_TTL_MS = 30_000;
+
 export class MemoryStore {
+  private readonly lessonCache = new TtlCache<string, MemoryEntry[]>({ ttlMs: LESSON_CACHE_TTL_MS, max: 5_000 });
+  /** Counts writes, so a read that raced a write is not cached. */
+  private writes = 0;
+
   constructor(
     private readonly db: Db,
     private readonly budgets: MemoryBudgets,
@@ -132,6 +144,28 @@ export class MemoryStore {
   /** Every active entry a prompt in this place may draw on, in one read, oldest first. */
   async visible(scope: Scope, kind?: MemoryKind): Promise<MemoryEntry[]> {
     return this.db.memoryEntry.findMany({ where: { ...visibleWhere(scope), ...(kind ? { kind } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  }
+
+  /** The active lessons this place may see (team, channel unless a DM, the person's own), oldest first. */
+  async lessons(scope: Scope): Promise<MemoryEntry[]> {
+    const key = `${scope.workspaceId}|${scope.isDm ? "@dm" : scope.channelKey}|${scope.personId}`;
+    const hit = this.lessonCache.get(key);
+    if (hit) return hit;
+    const before = this.writes;
+    const rows = await this.visible(scope, "lesson");
+    if (before === this.writes) this.lessonCache.set(key, rows);
+    return rows;
+  }
+
+  private changed(workspaceId: string): void {
+    this.writes++;
+    this.lessonCache.deleteWhere((_, key) => key.startsWith(`${workspaceId}|`));
+  }
+
+  /** After entries were changed behind this store (an erasure, `forget <id>`). */
+  forgetCached(): void {
+    this.writes++;
+    this.lessonCache.clear();
   }
 
   /** The fact blocks a prompt shows for this scope: team, then channel (not in DMs), then the person's profile. */
@@ -158,11 +192,11 @@ export class MemoryStore {
 
   /** The person confirms sharing pending entries with the team. Throws MemoryError if the team budget would overflow. */
   async confirm(workspaceId: string, personId: string, ids: readonly string[], prov: Provenance): Promise<MemoryEntry[]> {
-    return this.db.$transaction(async (tx) => {
+    const confirmed = await this.db.$transaction(async (tx) => {
       const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, workspaceId, status: "pending", createdById: personId } });
       if (rows.length === 0) return [];
       const team = await tx.memoryEntry.findMany({ where: { workspaceId, scope: "team", status: "active" } });
-      const used = usedChars([...team, ...rows].map((e) => e.text));
+      const used = usedChars([...team, ...rows].filter((e) => kindOf(e) === "fact").map((e) => e.text));
       if (used > this.budgets.team) {
         throw new MemoryError(`Sharing would put team memory at ${used}/${this.budgets.team} chars. Ask cairn to consolidate team memory first.`);
       }
@@ -172,6 +206,8 @@ export class MemoryStore {
       }
       return rows;
     });
+    this.changed(workspaceId);
+    return confirmed;
   }
 
   /** Applies a batch: every operation succeeds or none is written. Throws MemoryError for the model. */
@@ -182,7 +218,7 @@ export class MemoryStore {
         "This is a direct message, which has no channel memory. Nothing was saved. Use target 'user' for this person's own profile, or 'team' for something the whole workspace should know.",
       );
     }
-    return this.db.$transaction(async (tx) => {
+    const outcome = await this.db.$transaction(async (tx) => {
       const work = new Map<MemoryTarget, Working[]>();
       const load = async (target: MemoryTarget) => {
         let w = work.get(target);
@@ -307,6 +343,8 @@ export class MemoryStore {
       }
       return { lines, usage, changed };
     });
+    this.changed(scope.workspaceId);
+    return outcome;
   }
 }
 

@@ -63,17 +63,42 @@ forEachDatabase("message intake", (getDb) => {
     expect(person.displayName).toBe("Robert");
   });
 
-  it("after 'forget me', reads the person afresh on their next message", async () => {
+  it("after 'forget me', reads the person, their session and their lessons afresh on their next message", async () => {
     const db = getDb().prisma;
     const carol = dm("UCAROL", "Carol");
-    await h.core.handle(inboundFor(carol, "hello"));
+    h.fake.enqueue(
+      {
+        toolUse: [
+          {
+            name: "memory",
+            input: {
+              operations: [
+                { action: "add", target: "user", content: "Carol keeps bees" },
+                { action: "add", target: "user", kind: "lesson", content: "Carol wants hive reports in metric units" },
+              ],
+            },
+          },
+        ],
+      },
+      { text: "noted" },
+    );
+    await h.core.handle(inboundFor(carol, "I keep bees"));
+    await h.core.command(inboundFor(carol), "new");
+    await h.core.handle(inboundFor(carol, "how are the hive reports?"));
+    const before = JSON.stringify(h.fake.lastRequest()!.body);
+    expect(before).toContain("Carol keeps bees");
+    expect(before).toContain("Carol wants hive reports in metric units");
+
     await h.core.command(inboundFor(carol), "forget", ["me"]);
     await h.core.command(inboundFor(carol), "forget", ["me", "confirm"]);
     const where = { externalId: "UCAROL", workspace: { externalId: h.ws } };
     expect((await db.person.findFirstOrThrow({ where })).displayName).toBeNull();
-    // Same name as before the erasure: only a fresh read notices that the stored name is gone.
-    await h.core.handle(inboundFor(carol, "I'm back"));
+    // Same name and same session as before the erasure: only fresh reads notice what is gone.
+    await h.core.handle(inboundFor(carol, "how are the hive reports now?"));
     expect((await db.person.findFirstOrThrow({ where })).displayName).toBe("Carol");
+    const after = JSON.stringify(h.fake.lastRequest()!.body);
+    expect(after).not.toContain("Carol keeps bees");
+    expect(after).not.toContain("metric units");
   });
 
   it("records session activity to the minute and still ends a session after the idle gap", async () => {

@@ -68,6 +68,17 @@ forEachDatabase("lessons", (getDb) => {
     expect(newestTurn(h.fake.lastRequest()!)).toContain("Alice wants billing answers with invoice numbers");
   });
 
+  it("stops showing a lesson as soon as it is forgotten", async () => {
+    const dana = channel("UDANA");
+    await teach(dana, "user", "Dana wants deploy notes as a checklist");
+    await say(dana, "write the deploy notes");
+    expect(newestTurn(h.fake.lastRequest()!)).toContain("Dana wants deploy notes as a checklist");
+    const lesson = await getDb().prisma.memoryEntry.findFirstOrThrow({ where: { text: "Dana wants deploy notes as a checklist" } });
+    expect((await h.core.command(inboundFor(dana), "forget", [lesson.id])).text).toMatch(/^Deleted/);
+    await say(dana, "write the deploy notes again");
+    expect(JSON.stringify(h.fake.lastRequest()!.body.messages.at(-1))).not.toContain("checklist");
+  });
+
   it("lists lessons in /cairn me without counting them against the profile budget", async () => {
     await teach(channel("UCAROL"), "user", "Carol wants release dates in ISO format");
     const me = await h.core.command(inboundFor(channel("UCAROL")), "me");
