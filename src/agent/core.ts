@@ -284,7 +284,7 @@ export class Core {
     let changed = false;
     let read: Promise<MemoryEntry[]> | null = null;
     // One read of the place's facts serves both parts.
-    const facts = () => (read ??= this.memory.visible(scope, "fact"));
+    const facts = () => (read ??= this.memory.facts(scope));
     if (!snapshot) {
       snapshot = { shared: await this.renderSnapshotShared(scope, place, await facts()), profiles: {} };
       changed = true;
@@ -321,7 +321,7 @@ export class Core {
       next = droppedNote(summary, older.length);
     }
     // Compression is also when new memory reaches a running session: the snapshot is retaken.
-    const facts = await this.memory.visible(scope, "fact");
+    const facts = await this.memory.facts(scope);
     const snapshot: Snapshot = {
       shared: await this.renderSnapshotShared(scope, place, facts),
       profiles: { [place.person.id]: this.renderSpeakerProfile(scope, place, facts) },

@@ -67,6 +67,10 @@ export function visibleWhere(scope: Scope) {
   return { OR: targets.map((t) => targetWhere(scope, t)) };
 }
 
+function lessonKey(scope: Scope): string {
+  return `${scope.workspaceId}|${scope.isDm ? "@dm" : scope.channelKey}|${scope.personId}`;
+}
+
 export function kindOf(entry: { kind: string }): MemoryKind {
   return entry.kind === "lesson" ? "lesson" : "fact";
 }
@@ -148,13 +152,23 @@ export class MemoryStore {
 
   /** The active lessons this place may see (team, channel unless a DM, the person's own), oldest first. */
   async lessons(scope: Scope): Promise<MemoryEntry[]> {
-    const key = `${scope.workspaceId}|${scope.isDm ? "@dm" : scope.channelKey}|${scope.personId}`;
-    const hit = this.lessonCache.get(key);
+    const hit = this.lessonCache.get(lessonKey(scope));
     if (hit) return hit;
     const before = this.writes;
     const rows = await this.visible(scope, "lesson");
-    if (before === this.writes) this.lessonCache.set(key, rows);
+    if (before === this.writes) this.lessonCache.set(lessonKey(scope), rows);
     return rows;
+  }
+
+  /**
+   * The facts this place may see, for a snapshot, read together with its lessons (which are kept
+   * for `lessons`): a session's first turn needs both, and one read serves.
+   */
+  async facts(scope: Scope): Promise<MemoryEntry[]> {
+    const before = this.writes;
+    const rows = await this.visible(scope);
+    if (before === this.writes) this.lessonCache.set(lessonKey(scope), rows.filter((e) => kindOf(e) === "lesson"));
+    return rows.filter((e) => kindOf(e) === "fact");
   }
 
   private changed(workspaceId: string): void {
