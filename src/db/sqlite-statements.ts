@@ -15,18 +15,28 @@ type Statement = BetterSqlite3.Statement<unknown[]>;
 /** Enough for every statement shape cairn sends; a burst of one-off raw queries only evicts the oldest. */
 const MAX_STATEMENTS = 500;
 
+/** A compiled statement and, once asked, its result columns (fixed for a compiled statement). */
+interface Compiled {
+  stmt: Statement;
+  columns?: BetterSqlite3.ColumnDefinition[];
+}
+
 class BoundStatement {
+  private readonly stmt: Statement;
+
   constructor(
-    private readonly stmt: Statement,
+    private readonly compiled: Compiled,
     private readonly args: unknown[],
-  ) {}
+  ) {
+    this.stmt = compiled.stmt;
+  }
 
   get reader(): boolean {
     return this.stmt.reader;
   }
 
   bind(args: unknown[]): BoundStatement {
-    return new BoundStatement(this.stmt, args);
+    return new BoundStatement(this.compiled, args);
   }
 
   run(): BetterSqlite3.RunResult {
@@ -34,7 +44,7 @@ class BoundStatement {
   }
 
   columns(): BetterSqlite3.ColumnDefinition[] {
-    return this.stmt.columns();
+    return (this.compiled.columns ??= this.stmt.columns());
   }
 
   raw(): { all(): unknown[] } {
@@ -44,16 +54,16 @@ class BoundStatement {
 
 /** Makes `db.prepare` return cached statements. */
 export function cacheStatements(db: BetterSqlite3.Database, max = MAX_STATEMENTS): void {
-  const cache = new Map<string, Statement>();
+  const cache = new Map<string, Compiled>();
   const prepare = db.prepare.bind(db) as (sql: string) => Statement;
   const cached = (sql: string): BoundStatement => {
-    let stmt = cache.get(sql);
-    if (!stmt) {
-      stmt = prepare(sql);
-      cache.set(sql, stmt);
+    let compiled = cache.get(sql);
+    if (!compiled) {
+      compiled = { stmt: prepare(sql) };
+      cache.set(sql, compiled);
       if (cache.size > max) cache.delete(cache.keys().next().value!);
     }
-    return new BoundStatement(stmt, []);
+    return new BoundStatement(compiled, []);
   };
   // The adapter only uses the members BoundStatement has; nothing else holds this connection.
   db.prepare = cached as unknown as typeof db.prepare;
