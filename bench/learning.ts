@@ -18,6 +18,7 @@ import { benchCore, channelMessage, replyText } from "./lib/core.ts";
 import { fakeModel, lastUserText, promptText, type Reply } from "./lib/model.ts";
 import { round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
+import { runTeamLessons } from "./lib/team-lessons.ts";
 
 const CHANNELS = ["backend", "frontend", "data", "ops", "design"];
 const PER_CHANNEL = 10;
@@ -123,6 +124,7 @@ async function runVariant(variant: Variant) {
 export async function run(): Promise<BenchOutcome> {
   const runs = [await runVariant("A"), await runVariant("B-facts"), await runVariant("B"), await runVariant("C")];
   const [a, , , c] = runs;
+  const team = await runTeamLessons();
   const cut = a!.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c!.repeatedMistakeRate / a!.repeatedMistakeRate), 1);
   const text = [
     `learning loop: ${LESSONS.length} corrections in ${CHANNELS.length} channels, then a related and an unrelated question each (goal for C: mistakes cut >= 80% vs A, recall >= 95%, pollution <= 5%)`,
@@ -131,6 +133,9 @@ export async function run(): Promise<BenchOutcome> {
       runs.map((r) => [VARIANT_NAMES[r.variant], r.repeatedMistakeRate, r.lessonRecall, r.pollution, r.lessonsPerPrompt]),
     ),
     `C vs A: repeated mistakes cut by ${cut}%`,
+    "",
+    `lessons written as teams write them (${team.lessons} conventions of one channel sharing words, ${team.questions} questions in later sessions, ${team.questions - team.lessons} unrelated)`,
+    table(["lesson recall %", "pollution %", "lessons/prompt", "unrelated questions shown a lesson"], [[team.lessonRecall, team.pollution, team.lessonsPerPrompt, team.unrelatedWithLessons]]),
   ].join("\n");
-  return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", runs, mistakesCutCvsA: cut } };
+  return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", runs, mistakesCutCvsA: cut, teamLessons: team } };
 }
