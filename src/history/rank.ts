@@ -65,6 +65,8 @@ export interface RankDoc {
   /** Who wrote it: a person's id, or "cairn" for the assistant's replies. */
   speaker: string;
   authorId: string | null;
+  /** The stored role (user, assistant, context), for results; ranking reads `speaker`. */
+  role?: string;
   sessionKey: string;
   createdAt: Date;
   text: string;
@@ -99,6 +101,10 @@ export interface RankInput {
   /** The people the query names (resolved names); the author lever needs exactly one. */
   namedPeople: readonly string[];
   options: RankingOptions;
+  /** Only this many best results are returned (all when unset). */
+  limit?: number;
+  /** countTerms(query, matches), when the caller already has it. */
+  terms?: TermCounts;
 }
 
 export interface Ranked {
@@ -108,111 +114,204 @@ export interface Ranked {
   matched: boolean;
 }
 
+/**
+ * How often each query key occurs in each candidate, as one flat array (row per document, column
+ * per key) rather than a Map per document: a search ranks hundreds of candidates, and per-document
+ * objects were a good part of what each search allocated (and so of how often the collector ran).
+ */
+export interface TermCounts {
+  keys: string[];
+  /** docs.length rows of keys.length counts. */
+  tf: Uint16Array;
+}
+
+export function queryKeys(query: AnalyzedQuery): string[] {
+  const keys = new Set<string>();
+  for (const t of query.terms) keys.add(t.key);
+  for (const g of query.grams) keys.add(g);
+  return [...keys];
+}
+
+export function countTerms(query: AnalyzedQuery, docs: readonly RankDoc[]): TermCounts {
+  const keys = queryKeys(query);
+  const column = new Map<string, number>();
+  keys.forEach((k, j) => column.set(k, j));
+  const width = keys.length;
+  const tf = new Uint16Array(docs.length * width);
+  for (let i = 0; i < docs.length; i++) {
+    for (const k of docs[i]!.keys) {
+      const j = column.get(k);
+      if (j !== undefined && tf[i * width + j]! < 0xffff) tf[i * width + j]!++;
+    }
+  }
+  return { keys, tf };
+}
+
 const idf = (n: number, total: number): number => Math.log(1 + (Math.max(total, n) - n + 0.5) / (n + 0.5));
 
 export function isQuestion(text: string): boolean {
   return text.includes("?") || text.includes("？");
 }
 
+/**
+ * Documents are addressed by their position (matches first, then neighbours new to the ranking) and
+ * every per-document figure lives in a typed array: no Map keyed by id, no string keys for pairs.
+ */
 export function rank(input: RankInput): Ranked[] {
   const { query, matches, neighbours, stats, options: o } = input;
-  const keys = new Set([...query.terms.map((t) => t.key), ...query.grams]);
-  const tf = new Map<number, Map<string, number>>();
-  const candidateDf = new Map<string, number>();
-  for (const d of matches) {
-    const counts = new Map<string, number>();
-    for (const k of d.keys) if (keys.has(k)) counts.set(k, (counts.get(k) ?? 0) + 1);
-    tf.set(d.id, counts);
-    for (const k of counts.keys()) candidateDf.set(k, (candidateDf.get(k) ?? 0) + 1);
+  const { keys, tf } = input.terms ?? countTerms(query, matches);
+  const width = keys.length;
+  const m = matches.length;
+
+  // All documents by position: the matches, then each neighbour's. A message can come more than
+  // once (the neighbour of two anchors, or a match itself); the first of its positions stands for it
+  // (`first`), found by id through positions sorted by id rather than a Map.
+  const docs: RankDoc[] = matches.slice();
+  if (o.window > 0) for (const n of neighbours) docs.push(n.doc);
+  const count = docs.length;
+  const byId = new Int32Array(count);
+  for (let i = 0; i < count; i++) byId[i] = i;
+  byId.sort((a, b) => docs[a]!.id - docs[b]!.id || a - b);
+  const first = new Int32Array(count);
+  for (let k = 0; k < count; k++) {
+    const i = byId[k]!;
+    first[i] = k > 0 && docs[byId[k - 1]!]!.id === docs[i]!.id ? first[byId[k - 1]!]! : i;
   }
-  const docs = Math.max(stats.docs, matches.length);
-  const weight = new Map<string, number>();
-  for (const k of keys) weight.set(k, idf(Math.max(stats.df.get(k) ?? 0, candidateDf.get(k) ?? 0, 1), docs));
+  const find = (id: number): number => {
+    let lo = 0;
+    let hi = count - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = docs[byId[mid]!]!.id;
+      if (v === id) return first[byId[mid]!]!;
+      if (v < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  };
+
+  const candidateDf = new Float64Array(width);
+  for (let i = 0; i < m; i++) for (let j = 0; j < width; j++) if (tf[i * width + j]! > 0) candidateDf[j]!++;
+  const total = Math.max(stats.docs, m);
+  const weight = new Float64Array(width);
+  for (let j = 0; j < width; j++) weight[j] = idf(Math.max(stats.df.get(keys[j]!) ?? 0, candidateDf[j]!, 1), total);
 
   // 1. BM25 of each candidate's own text.
   const avg = Math.max(stats.avgChars, 1);
-  const own = new Map<number, number>();
-  for (const d of matches) {
+  const own = new Float64Array(count);
+  for (let i = 0; i < m; i++) {
+    if (first[i] !== i) continue;
     let s = 0;
-    const norm = o.k1 * (1 - o.b + (o.b * d.text.length) / avg);
-    for (const [k, f] of tf.get(d.id)!) s += (weight.get(k)! * f * (o.k1 + 1)) / (f + norm);
-    own.set(d.id, s);
+    const norm = o.k1 * (1 - o.b + (o.b * matches[i]!.text.length) / avg);
+    for (let j = 0; j < width; j++) {
+      const f = tf[i * width + j]!;
+      if (f > 0) s += (weight[j]! * f * (o.k1 + 1)) / (f + norm);
+    }
+    own[i] = s;
   }
 
   // 2. Neighbours lend score both ways: the anchor from its neighbours, the neighbour from the anchor.
-  const byId = new Map<number, RankDoc>(matches.map((d) => [d.id, d]));
-  const lent = new Map<number, number>();
-  // Each anchor's neighbours by offset, to find the message between two that are two apart.
-  const around = new Map<string, RankDoc>();
-  for (const n of neighbours) around.set(`${n.anchor}:${n.offset}`, n.doc);
-  const lend = (to: RankDoc, from: RankDoc, offset: number, between: RankDoc | undefined): void => {
-    // `offset` is where `from` sits relative to `to`; `between` is the message between them, if any.
-    const s = own.get(from.id) ?? 0;
+  const lent = new Float64Array(count);
+  const lend = (to: number, from: number, offset: number, between: number): void => {
+    // `offset` is where `from` sits relative to `to`; `between` is the message between them, or -1.
+    const s = own[from]!;
     if (s === 0 || Math.abs(offset) > o.window) return;
-    if (Math.abs(to.createdAt.getTime() - from.createdAt.getTime()) > o.neighbourGapMs) return;
+    const t = docs[to]!;
+    const f = docs[from]!;
+    if (Math.abs(t.createdAt.getTime() - f.createdAt.getTime()) > o.neighbourGapMs) return;
     // A message that matches nothing itself only counts as part of an exchange with `from`.
-    const asked = between !== undefined && between.speaker !== from.speaker && isQuestion(between.text);
-    if (!own.get(to.id) && to.speaker === from.speaker && (between === undefined || between.speaker === to.speaker)) return;
+    const b = between < 0 ? undefined : docs[between]!;
+    const asked = b !== undefined && b.speaker !== f.speaker && isQuestion(b.text);
+    if (!own[to] && t.speaker === f.speaker && (b === undefined || b.speaker === t.speaker)) return;
     let share = o.fromAfter;
-    if (offset === -1 && isQuestion(from.text)) share = o.afterQuestion;
-    else if (offset === -2 && asked && !isQuestion(to.text)) share = o.followUp;
+    if (offset === -1 && isQuestion(f.text)) share = o.afterQuestion;
+    else if (offset === -2 && asked && !isQuestion(t.text)) share = o.followUp;
     else if (offset < 0) share = o.fromBefore;
-    lent.set(to.id, (lent.get(to.id) ?? 0) + share * s);
+    lent[to] = lent[to]! + share * s;
   };
-  if (o.window > 0) {
-    const seen = new Set<string>();
-    for (const n of neighbours) {
-      const anchor = byId.get(n.anchor);
-      if (!anchor || n.doc.id === anchor.id) continue;
-      const pair = n.doc.id < anchor.id ? `${n.doc.id}:${anchor.id}` : `${anchor.id}:${n.doc.id}`;
+  if (o.window > 0 && neighbours.length > 0) {
+    // The message just before and just after each anchor, to find the one between two that are two apart.
+    const before = new Int32Array(count).fill(-1);
+    const after = new Int32Array(count).fill(-1);
+    const anchor = new Int32Array(neighbours.length);
+    neighbours.forEach((n, j) => {
+      const a = (anchor[j] = find(n.anchor));
+      if (a < 0) return;
+      if (n.offset === -1) before[a] = first[m + j]!;
+      else if (n.offset === 1) after[a] = first[m + j]!;
+    });
+    // Each pair once (both of two neighbouring anchors list the other), as one number.
+    const seen = new Set<number>();
+    for (let j = 0; j < neighbours.length; j++) {
+      const n = neighbours[j]!;
+      const a = anchor[j]!;
+      const x = first[m + j]!;
+      if (a < 0 || x === a) continue;
+      const pair = x < a ? x * count + a : a * count + x;
       if (seen.has(pair)) continue;
       seen.add(pair);
-      if (!byId.has(n.doc.id)) byId.set(n.doc.id, n.doc);
-      const other = byId.get(n.doc.id)!;
-      const between = Math.abs(n.offset) === 2 ? around.get(`${anchor.id}:${Math.sign(n.offset)}`) : undefined;
-      lend(anchor, other, n.offset, between);
-      lend(other, anchor, -n.offset, between);
+      const between = n.offset === 2 ? after[a]! : n.offset === -2 ? before[a]! : -1;
+      lend(a, x, n.offset, between);
+      lend(x, a, -n.offset, between);
     }
   }
 
-  const base = new Map<number, number>();
-  for (const d of byId.values()) {
-    const s = (own.get(d.id) ?? 0) + (lent.get(d.id) ?? 0);
-    if (s > 0) base.set(d.id, s);
+  const score = new Float64Array(count);
+  let top = 0;
+  for (let i = 0; i < count; i++) {
+    score[i] = own[i]! + lent[i]!;
+    if (score[i]! > top) top = score[i]!;
   }
-  const top = Math.max(0, ...base.values());
   if (top === 0) return [];
 
   // 3. Sessions: BM25 over each session's matched text (tf summed over its messages, no length norm).
-  const sessionScore = new Map<string, number>();
+  const sessionOf = new Int32Array(count).fill(-1);
+  let topSession = 0;
+  let sessionScore: Float64Array | undefined;
   if (o.session > 0) {
-    const sessionTf = new Map<string, Map<string, number>>();
-    for (const d of matches) {
-      const counts = sessionTf.get(d.sessionKey) ?? new Map<string, number>();
-      for (const [k, f] of tf.get(d.id)!) counts.set(k, (counts.get(k) ?? 0) + f);
-      sessionTf.set(d.sessionKey, counts);
+    const sessionAt = new Map<string, number>();
+    for (let i = 0; i < m; i++) {
+      let s = sessionAt.get(docs[i]!.sessionKey);
+      if (s === undefined) sessionAt.set(docs[i]!.sessionKey, (s = sessionAt.size));
+      sessionOf[i] = s;
     }
-    const sessionDf = new Map<string, number>();
-    for (const counts of sessionTf.values()) for (const k of counts.keys()) sessionDf.set(k, (sessionDf.get(k) ?? 0) + 1);
-    const sessions = Math.max(stats.sessions, sessionTf.size);
-    for (const [key, counts] of sessionTf) {
-      let s = 0;
-      for (const [k, f] of counts) s += (idf(sessionDf.get(k)!, sessions) * f * (o.k1 + 1)) / (f + o.k1);
-      sessionScore.set(key, s);
+    for (let i = m; i < count; i++) if (first[i] === i) sessionOf[i] = sessionAt.get(docs[i]!.sessionKey) ?? -1;
+    const sessionTf = new Float64Array(sessionAt.size * width);
+    for (let i = 0; i < m; i++) {
+      if (first[i] !== i) continue;
+      for (let j = 0; j < width; j++) sessionTf[sessionOf[i]! * width + j]! += tf[i * width + j]!;
+    }
+    const sessionDf = new Float64Array(width);
+    for (let s = 0; s < sessionAt.size; s++) for (let j = 0; j < width; j++) if (sessionTf[s * width + j]! > 0) sessionDf[j]!++;
+    const sessions = Math.max(stats.sessions, sessionAt.size);
+    sessionScore = new Float64Array(sessionAt.size);
+    for (let s = 0; s < sessionAt.size; s++) {
+      let v = 0;
+      for (let j = 0; j < width; j++) {
+        const f = sessionTf[s * width + j]!;
+        if (f > 0) v += (idf(sessionDf[j]!, sessions) * f * (o.k1 + 1)) / (f + o.k1);
+      }
+      sessionScore[s] = v;
+      if (v > topSession) topSession = v;
     }
   }
-  const topSession = Math.max(0, ...sessionScore.values());
 
   const named = input.namedPeople.length === 1 ? input.namedPeople[0] : undefined;
-  const out: Ranked[] = [];
-  for (const [id, b] of base) {
-    const d = byId.get(id)!;
-    let score = b / top;
-    if (topSession > 0) score += (o.session * (sessionScore.get(d.sessionKey) ?? 0)) / topSession;
-    if (named !== undefined && o.author > 0 && d.authorId === named) score += o.author;
-    if (query.dates.length > 0 && o.date > 0) score += o.date * dateMatch(d.createdAt, query.dates);
-    out.push({ doc: d, score, matched: (own.get(id) ?? 0) > 0 });
+  const order: number[] = [];
+  for (let i = 0; i < count; i++) {
+    if (!(score[i]! > 0)) continue;
+    const d = docs[i]!;
+    let v = score[i]! / top;
+    if (sessionScore && topSession > 0 && sessionOf[i]! >= 0) v += (o.session * sessionScore[sessionOf[i]!]!) / topSession;
+    if (named !== undefined && o.author > 0 && d.authorId === named) v += o.author;
+    if (query.dates.length > 0 && o.date > 0) v += o.date * dateMatch(d.createdAt, query.dates);
+    score[i] = v;
+    order.push(i);
   }
   // Ties go to the newer message: in chat, the later word on a topic is usually the current one.
-  return out.sort((a, b) => b.score - a.score || b.doc.id - a.doc.id);
+  // (The comparator returns small integers: a fractional difference would be boxed on each call.)
+  order.sort((a, b) => (score[b]! > score[a]! ? 1 : score[b]! < score[a]! ? -1 : docs[b]!.id - docs[a]!.id));
+  const out: Ranked[] = [];
+  for (const i of order.slice(0, input.limit ?? order.length)) out.push({ doc: docs[i]!, score: score[i]!, matched: own[i]! > 0 });
+  return out;
 }

@@ -121,45 +121,126 @@ export function docKeys(text: string): string[] {
   return keys;
 }
 
+/** Word offsets of the text being made into a snippet: reused buffers, grown when a text needs more. */
+let starts = new Int32Array(512);
+let ends = new Int32Array(512);
+let hits = new Uint8Array(512);
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/uy;
+/** First characters (lower-case ASCII) of the keys being highlighted; see scanWords. */
+const firsts = new Uint8Array(128);
+
+function wordCharAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ? 1 : 0;
+  LETTER_OR_DIGIT.lastIndex = i;
+  if (!LETTER_OR_DIGIT.test(text)) return 0;
+  return c >= 0xd800 && c <= 0xdbff ? 2 : 1;
+}
+
+function room(n: number): void {
+  if (n <= starts.length) return;
+  const size = Math.max(n, starts.length * 2);
+  starts = new Int32Array(size);
+  ends = new Int32Array(size);
+  hits = new Uint8Array(size);
+}
+
+/**
+ * Fills starts/ends/hits with the words of `text` (as tokenize() finds them) and returns how many.
+ * Text without CJK is scanned in place: tokenize() makes a match and a token object per word, and
+ * the snippets of a search's results were a large share of what a search allocated.
+ */
+function scanWords(text: string, keys: ReadonlySet<string>): number {
+  if (hasCjk(text)) {
+    const tokens = tokenize(text);
+    room(tokens.length);
+    tokens.forEach((t, i) => {
+      starts[i] = t.start;
+      ends[i] = t.end;
+      hits[i] = keys.has(t.key) ? 1 : 0;
+    });
+    return tokens.length;
+  }
+  // A Porter stem keeps its word's first character, so a word starting with an ASCII character no
+  // key starts with cannot match: it needs no folding or stemming (most words of a snippet).
+  firsts.fill(0);
+  for (const k of keys) {
+    const c = k.charCodeAt(0);
+    if (c < 128) firsts[c] = 1;
+  }
+  let count = 0;
+  let i = 0;
+  while (i < text.length) {
+    let w = wordCharAt(text, i);
+    if (w === 0) {
+      i += text.charCodeAt(i) >= 0xd800 && text.charCodeAt(i) <= 0xdbff ? 2 : 1;
+      continue;
+    }
+    const start = i;
+    while (w > 0) {
+      i += w;
+      w = i < text.length ? wordCharAt(text, i) : 0;
+    }
+    let c = text.charCodeAt(start);
+    if (c >= 65 && c <= 90) c += 32;
+    let hit = 0;
+    if (c >= 128 || firsts[c]) {
+      const word = fold(text.slice(start, i));
+      if (!word) continue;
+      hit = keys.has(stem(word)) ? 1 : 0;
+    }
+    room(count + 1);
+    starts[count] = start;
+    ends[count] = i;
+    hits[count] = hit;
+    count++;
+  }
+  return count;
+}
+
 /**
  * A short excerpt around the densest run of matched words, matches wrapped in «», cut ends marked
  * with …, like FTS5's snippet(). Made here rather than by each database so both read the same.
  */
 export function makeSnippet(text: string, keys: ReadonlySet<string>, maxTokens = 24): string {
-  const tokens = tokenize(text);
-  if (tokens.length === 0) return text.slice(0, 200);
-  const hit = tokens.map((t) => keys.has(t.key));
+  const count = scanWords(text, keys);
+  if (count === 0) return text.slice(0, 200);
   let bestStart = 0;
   let best = -1;
-  for (let i = 0; i < tokens.length; i++) {
-    if (!hit[i] && i !== 0) continue;
+  for (let i = 0; i < count; i++) {
+    if (!hits[i] && i !== 0) continue;
     let n = 0;
-    for (let j = i; j < Math.min(tokens.length, i + maxTokens); j++) if (hit[j]) n++;
+    for (let j = i; j < Math.min(count, i + maxTokens); j++) if (hits[j]) n++;
     if (n > best) {
       best = n;
       bestStart = i;
     }
   }
   // Start a few words before the first match so it reads in context.
-  const from = Math.max(0, Math.min(bestStart - 3, tokens.length - maxTokens));
-  const to = Math.min(tokens.length, from + maxTokens);
-  const startChar = from === 0 ? 0 : tokens[from]!.start;
-  const endChar = to === tokens.length ? text.length : tokens[to - 1]!.end;
-  // Merge overlapping CJK bigram matches into one highlighted span.
-  const spans: [number, number][] = [];
-  for (let i = from; i < to; i++) {
-    if (!hit[i]) continue;
-    const t = tokens[i]!;
-    const prev = spans.at(-1);
-    if (prev && t.start <= prev[1]) prev[1] = Math.max(prev[1], t.end);
-    else spans.push([t.start, t.end]);
-  }
+  const from = Math.max(0, Math.min(bestStart - 3, count - maxTokens));
+  const to = Math.min(count, from + maxTokens);
+  const startChar = from === 0 ? 0 : starts[from]!;
+  const endChar = to === count ? text.length : ends[to - 1]!;
+  // Matches, overlapping CJK bigram matches merged into one highlighted span.
   let out = "";
   let at = startChar;
-  for (const [s, e] of spans) {
+  let s = -1;
+  let e = -1;
+  for (let i = from; i < to; i++) {
+    if (!hits[i]) continue;
+    if (s >= 0 && starts[i]! <= e) {
+      e = Math.max(e, ends[i]!);
+      continue;
+    }
+    if (s >= 0) out += `${text.slice(at, s)}«${text.slice(s, e)}»`;
+    if (s >= 0) at = e;
+    s = starts[i]!;
+    e = ends[i]!;
+  }
+  if (s >= 0) {
     out += `${text.slice(at, s)}«${text.slice(s, e)}»`;
     at = e;
   }
   out += text.slice(at, endChar);
-  return `${from > 0 ? "…" : ""}${out.trim()}${to < tokens.length ? "…" : ""}`;
+  return `${from > 0 ? "…" : ""}${out.trim()}${to < count ? "…" : ""}`;
 }

@@ -19,6 +19,8 @@ describe("text analysis", () => {
     const s = makeSnippet(long, new Set(["zebrafish"]));
     expect(s).toMatch(/^….*«zebrafish».*…$/);
     expect(makeSnippet("支付服务部署到新加坡", new Set(["部署", "署到"]))).toBe("支付服务«部署到»新加坡");
+    // Upper case, accents and astral characters around words: the in-place scan reads them as tokenize() does.
+    expect(makeSnippet("Deployed the Café 😀 Payments ok", new Set(["deploi", "cafe", "payment"]))).toBe("«Deployed» the «Café» 😀 «Payments» ok");
   });
 });
 
@@ -86,6 +88,27 @@ describe("rank", () => {
     const b = doc(2, "ann", "nothing relevant here");
     const ranked = rank({ query: analyzeQuery("zebrafish"), matches: [a], neighbours: [{ anchor: 1, offset: 1, doc: b }], stats, namedPeople: [], options: DEFAULT_RANKING });
     expect(ranked.map((r) => r.doc.id)).toEqual([1]);
+  });
+
+  it("counts a message met twice (a candidate that is also a neighbour, or the neighbour of two anchors) once", () => {
+    const question = doc(1, "ann", "where do the billing replicas run?");
+    const reply = doc(2, "bo", "billing replicas run in Frankfurt");
+    const q = analyzeQuery("billing replicas");
+    const once = rank({ query: q, matches: [question, reply], neighbours: [{ anchor: 1, offset: 1, doc: reply }, { anchor: 2, offset: -1, doc: question }], stats, namedPeople: [], options: DEFAULT_RANKING });
+    const twice = rank({
+      query: q,
+      matches: [question, reply],
+      neighbours: [
+        { anchor: 1, offset: 1, doc: { ...reply } },
+        { anchor: 2, offset: -1, doc: { ...question } },
+        { anchor: 1, offset: 1, doc: { ...reply } },
+      ],
+      stats,
+      namedPeople: [],
+      options: DEFAULT_RANKING,
+    });
+    expect(twice.map((r) => [r.doc.id, r.score])).toEqual(once.map((r) => [r.doc.id, r.score]));
+    expect(once.map((r) => r.doc.id)).toEqual([2, 1]);
   });
 
   it("boosts the named person's messages", () => {
