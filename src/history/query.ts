@@ -3,6 +3,7 @@
  * databases' full-text indexes get, the dates it names and the words that may name a person.
  */
 import { CJK_RUNS, STOP_WORDS, tokenize } from "./text.ts";
+import { otherForms } from "./irregular.ts";
 
 export interface QueryTerm {
   /** Ranking key (stem). */
@@ -42,9 +43,12 @@ export function analyzeQuery(query: string): AnalyzedQuery {
   const source = kept.length > 0 ? kept : latin;
   const terms = new Map<string, QueryTerm>();
   for (const t of source) if (!terms.has(t.key)) terms.set(t.key, { key: t.key, word: t.word });
+  // The databases stem for themselves and do not join "went" to "go": the other forms of an
+  // irregular word are searched for too, under the same ranking key.
+  const variants = [...terms.values()].flatMap((t) => otherForms(t.word).map((word) => ({ key: t.key, word })));
   const grams = [...new Set(tokens.filter((t) => t.cjk).map((t) => t.key))];
   return {
-    terms: [...terms.values()].slice(0, MAX_TERMS),
+    terms: [...terms.values(), ...variants].slice(0, MAX_TERMS),
     grams: grams.slice(0, MAX_GRAMS),
     cjkRuns: [...new Set(query.normalize("NFKC").match(CJK_RUNS) ?? [])].slice(0, 8),
     dates: parseDates(query),

@@ -104,7 +104,8 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   const df = new Map<string, number>();
   if (lexical.length > MAX_CANDIDATES) {
     const counts = await sql.df(ctx, words);
-    q.terms.forEach((t, i) => df.set(t.key, Math.min(counts[i] ?? 0, DF_CAP)));
+    // Forms of one word ("go", "went") share a key: a message holds one or the other, so they add up.
+    q.terms.forEach((t, i) => df.set(t.key, Math.min((df.get(t.key) ?? 0) + (counts[i] ?? 0), DF_CAP)));
     const common = Math.max(2000, stats.docs * 0.25);
     const rare = q.terms.filter((t) => (df.get(t.key) ?? 0) > 0 && df.get(t.key)! <= common);
     const use = rare.length > 0 ? rare : q.terms;

@@ -4,6 +4,7 @@
  * so both rank the same candidates the same way.
  */
 import { stemmer } from "stemmer";
+import { baseForm } from "./irregular.ts";
 
 /**
  * English stop words (NLTK's list): words that carry no topic. Stemming and IDF would mostly cope,
@@ -43,7 +44,7 @@ const stemCache = new Map<string, string>();
 export function stem(word: string): string {
   let s = stemCache.get(word);
   if (s === undefined) {
-    s = stemmer(word);
+    s = stemmer(baseForm(word));
     if (stemCache.size > 50_000) stemCache.clear();
     stemCache.set(word, s);
   }
