@@ -155,12 +155,6 @@ export class HistoryStore {
     await this.db.message.update({ where: { id: messageId }, data: { status } });
   }
 
-  /** Files a message (and its context block) under a session, with its outcome. */
-  async markInbound(messageId: number, sessionId: string, status: "received" | "answered" | "failed"): Promise<void> {
-    await this.db.message.update({ where: { id: messageId }, data: { sessionId, status } });
-    await this.db.message.updateMany({ where: { role: "context", replyToId: messageId }, data: { sessionId } });
-  }
-
   /**
    * A session's messages in turn order: person messages with ids in (afterUserId, throughUserId], each
    * followed by cairn's reply to it. Ordering by turn, not by id, matters because messages queued in

@@ -140,9 +140,9 @@ export class MemoryStore {
     return this.budgets[target];
   }
 
-  /** A target's active entries, oldest first; of one kind when `kind` is given. */
-  async entries(scope: Scope, target: MemoryTarget, tx: Tx = this.db, kind?: MemoryKind): Promise<MemoryEntry[]> {
-    return tx.memoryEntry.findMany({ where: { ...targetWhere(scope, target), ...(kind ? { kind } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  /** A target's active entries (facts and lessons), oldest first. */
+  async entries(scope: Scope, target: MemoryTarget, tx: Tx = this.db): Promise<MemoryEntry[]> {
+    return tx.memoryEntry.findMany({ where: targetWhere(scope, target), orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   }
 
   /** Every active entry a prompt in this place may draw on, in one read, oldest first. */

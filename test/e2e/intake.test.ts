@@ -18,7 +18,7 @@ function textOf(result: HandleResult): string {
 
 forEachDatabase("message intake", (getDb) => {
   let clock = 0;
-  const h = coreHarness(getDb, { bundledSkillsDir: null }, () => new Date(clock));
+  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null }, now: () => new Date(clock) });
   const dm = (user: string, name = user): PlaceOptions => ({ workspace: h.ws, user, channel: `D-${user}`, isDm: true, name });
   beforeEach(() => {
     clock = Date.parse("2026-05-04T09:00:00Z");

@@ -18,7 +18,7 @@ function newestTurn(req: RecordedRequest): string {
 }
 
 forEachDatabase("lessons", (getDb) => {
-  const h = coreHarness(getDb, { bundledSkillsDir: null });
+  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null } });
   const channel = (user: string, ch = "C-backend"): PlaceOptions => ({ workspace: h.ws, user, channel: ch, isDm: false, name: user });
   const say = async (opts: PlaceOptions, text: string) => {
     const r = await h.core.handle(inboundFor(opts, text));

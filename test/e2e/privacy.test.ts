@@ -2,10 +2,10 @@
  * Access, rate limits, confirmation before DM facts reach the team, and people's control of their
  * data, through the real core on both databases.
  */
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
-import { makeCore, toolResults } from "../support/agent.ts";
-import { startFakeAnthropic, systemText, type FakeAnthropic } from "../fakes/anthropic.ts";
+import { expect, it } from "vitest";
+import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts";
+import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
+import { systemText } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/gateway/access.ts";
 import { TOMBSTONE } from "../../src/memory/erase.ts";
 import { searchMessages } from "../../src/history/search.ts";
@@ -19,97 +19,83 @@ function replyOf(result: HandleResult): Outbound {
 }
 
 forEachDatabase("privacy, access and data control", (getDb) => {
-  let fake: FakeAnthropic;
-  let core: Core;
-  let ws: string;
-  const dm = (user: string, name = user): PlaceOptions => ({ workspace: ws, user, channel: `D-${user}`, isDm: true, name });
-  const say = async (opts: PlaceOptions, text: string, c: Core = core) => replyOf(await c.handle(inboundFor(opts, text)));
-
-  beforeAll(async () => {
-    fake = await startFakeAnthropic();
-    core = makeCore(getDb(), fake);
-  });
-  afterAll(async () => {
-    await fake.close();
-  });
-  beforeEach(() => {
-    fake.reset();
-    ws = uniqueId("T");
-  });
+  const h = coreHarness(getDb, { defaultReply: null });
+  const dm = (user: string, name = user): PlaceOptions => ({ workspace: h.ws, user, channel: `D-${user}`, isDm: true, name });
+  const say = async (opts: PlaceOptions, text: string, c: Core = h.core) => replyOf(await c.handle(inboundFor(opts, text)));
 
   it("refuses people and channels outside the allow-lists with a short explanation, storing nothing", async () => {
-    const strict = makeCore(getDb(), fake, { access: accessPolicy({ admins: ["slack:UADMIN"], users: ["slack:UOK"], channels: ["slack:CALLOWED"], roles: [] }) });
-    fake.setDefault({ text: "hi" });
+    const strict = makeCore(getDb(), h.fake, { access: accessPolicy({ admins: ["slack:UADMIN"], users: ["slack:UOK"], channels: ["slack:CALLOWED"], roles: [] }) });
+    h.fake.setDefault({ text: "hi" });
     const refused = await say(dm("UNO"), "hello", strict);
     expect(refused).toMatchObject({ status: "refused", replyMessageId: null });
     expect(refused.text).toMatch(/isn't enabled for you/);
-    const wrongChannel = await say({ workspace: ws, user: "UOK", channel: "COTHER", isDm: false }, "hello", strict);
+    const wrongChannel = await say({ workspace: h.ws, user: "UOK", channel: "COTHER", isDm: false }, "hello", strict);
     expect(wrongChannel.status).toBe("refused");
     expect(wrongChannel.text).toMatch(/isn't enabled in this channel/);
-    expect(fake.requests).toHaveLength(0);
-    expect(await getDb().prisma.workspace.count({ where: { externalId: ws } })).toBe(0);
+    expect(h.fake.requests).toHaveLength(0);
+    expect(await getDb().prisma.workspace.count({ where: { externalId: h.ws } })).toBe(0);
     expect((await say(dm("UOK"), "hello", strict)).status).toBe("ok");
-    expect((await say({ workspace: ws, user: "UADMIN", channel: "COTHER", isDm: false }, "hello", strict)).status).toBe("ok");
+    expect((await say({ workspace: h.ws, user: "UADMIN", channel: "COTHER", isDm: false }, "hello", strict)).status).toBe("ok");
     expect((await strict.command(inboundFor(dm("UNO")), "me")).text).toMatch(/isn't enabled for you/);
   });
 
   it("rate-limits one person without touching others, keeping the message", async () => {
-    const limited = makeCore(getDb(), fake, { rateLimitPerHour: 2 });
-    fake.setDefault({ text: "answer" });
+    const limited = makeCore(getDb(), h.fake, { rateLimitPerHour: 2 });
+    h.fake.setDefault({ text: "answer" });
     expect((await say(dm("UA"), "one", limited)).status).toBe("ok");
     expect((await say(dm("UA"), "two", limited)).status).toBe("ok");
     const third = await say(dm("UA"), "three", limited);
     expect(third.status).toBe("limited");
     expect(third.text).toMatch(/limit of 2 messages per hour/);
-    expect(fake.requests).toHaveLength(2);
+    expect(h.fake.requests).toHaveLength(2);
     expect((await say(dm("UB"), "one", limited)).status).toBe("ok");
     expect(await getDb().prisma.message.count({ where: { text: "three", role: "user" } })).toBeGreaterThan(0);
   });
 
   it("holds a team fact said in a DM as pending until the person confirms with ✅ or a command", async () => {
     const alice = dm("UALICE", "Alice");
-    const channel = { workspace: ws, user: "UBOB", channel: "CGEN", isDm: false, thread: "t1", name: "Bob" };
-    fake.enqueue(
+    const channel = { workspace: h.ws, user: "UBOB", channel: "CGEN", isDm: false, thread: "t1", name: "Bob" };
+    h.fake.enqueue(
       { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "The Q3 offsite is in Porto" }] } }] },
       { text: "I'll share that with the team once you confirm with ✅." },
     );
     const reply = await say(alice, "tell the team the offsite is in Porto");
-    expect(toolResults(fake.requests[1]!)[0]!.content).toMatch(/PENDING \(id \w+\).*only after the person confirms/);
+    expect(toolResults(h.fake.requests[1]!)[0]!.content).toMatch(/PENDING \(id \w+\).*only after the person confirms/);
     const db = getDb().prisma;
     const entry = await db.memoryEntry.findFirstOrThrow({ where: { text: "The Q3 offsite is in Porto" } });
     expect(entry.status).toBe("pending");
 
-    fake.setDefault({ text: "ok" });
+    h.fake.setDefault({ text: "ok" });
     await say(channel, "anything new?");
-    expect(systemText(fake.lastRequest()!)).not.toContain("Porto");
+    expect(systemText(h.fake.lastRequest()!)).not.toContain("Porto");
 
     // Someone else's ✅ does not confirm Alice's entry; Alice's does.
-    await core.recordDelivery(reply, "D-UALICE", ["1700000002.000100"]);
-    const reaction = { platform: "slack" as const, workspace: { externalId: ws }, channel: { externalId: "D-UALICE", isDm: true }, targetMessageId: "1700000002.000100", emoji: "white_check_mark", action: "added" as const, at: new Date() };
-    await core.feedback({ ...reaction, reactor: { externalId: "UBOB" } });
+    await h.core.recordDelivery(reply, "D-UALICE", ["1700000002.000100"]);
+    const reaction = { platform: "slack" as const, workspace: { externalId: h.ws }, channel: { externalId: "D-UALICE", isDm: true }, targetMessageId: "1700000002.000100", emoji: "white_check_mark", action: "added" as const, at: new Date() };
+    await h.core.feedback({ ...reaction, reactor: { externalId: "UBOB" } });
     expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("pending");
-    await core.feedback({ ...reaction, reactor: { externalId: "UALICE" } });
+    await h.core.feedback({ ...reaction, reactor: { externalId: "UALICE" } });
     expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("active");
     const revs = await db.revision.findMany({ where: { entityId: entry.id }, orderBy: { createdAt: "asc" } });
     expect(revs.map((r) => r.action)).toEqual(["add", "confirm"]);
 
-    await core.command(inboundFor(channel), "new");
+    await h.core.command(inboundFor(channel), "new");
     await say(channel, "anything new now?");
-    expect(systemText(fake.lastRequest()!)).toContain("The Q3 offsite is in Porto");
+    expect(systemText(h.fake.lastRequest()!)).toContain("The Q3 offsite is in Porto");
 
     // The command path: /cairn confirm <id>.
-    fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Standup moves to 10:00" }] } }] }, { text: "pending" });
+    h.fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Standup moves to 10:00" }] } }] }, { text: "pending" });
     await say(alice, "share: standup moves to 10");
     const second = await db.memoryEntry.findFirstOrThrow({ where: { text: "Standup moves to 10:00" } });
-    expect((await core.command(inboundFor(dm("UBOB")), "confirm", [second.id])).text).toMatch(/nothing waiting|No pending entry/);
-    expect((await core.command(inboundFor(alice), "confirm", [second.id])).text).toContain("Shared with the team");
+    expect((await h.core.command(inboundFor(dm("UBOB")), "confirm", [second.id])).text).toMatch(/nothing waiting|No pending entry/);
+    expect((await h.core.command(inboundFor(alice), "confirm", [second.id])).text).toContain("Shared with the team");
     expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: second.id } })).status).toBe("active");
   });
 
   it("forgets one entry, and erases a person after confirmation, keeping team entries", async () => {
     const carol = dm("UCAROL", "Carol");
-    const thread = { workspace: ws, user: "UCAROL", channel: "CGEN", isDm: false, thread: "t9", name: "Carol" };
-    fake.enqueue(
+    const thread = { workspace: h.ws, user: "UCAROL", channel: "CGEN", isDm: false, thread: "t9", name: "Carol" };
+    h.fake.enqueue(
       { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: "Carol's cat is called Miso" }, { action: "add", target: "user", content: "Carol prefers short answers" }] } }] },
       { text: "noted" },
       { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Carol owns the billing service" }] } }] },
@@ -118,23 +104,23 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     await say(carol, "my cat is Miso and I like short answers; secretword kumquat");
     await say(thread, "FYI I own the billing service");
     const db = getDb().prisma;
-    const person = await db.person.findFirstOrThrow({ where: { externalId: "UCAROL", workspace: { externalId: ws } } });
+    const person = await db.person.findFirstOrThrow({ where: { externalId: "UCAROL", workspace: { externalId: h.ws } } });
     const miso = await db.memoryEntry.findFirstOrThrow({ where: { ownerId: person.id, text: { contains: "Miso" } } });
 
-    const me = await core.command(inboundFor(carol), "me");
+    const me = await h.core.command(inboundFor(carol), "me");
     expect(me.ephemeral).toBe(true);
     expect(me.text).toContain(`id ${miso.id}`);
     expect(me.text).toMatch(/Stored messages from you: 2/);
 
-    expect((await core.command(inboundFor(dm("UDAVE")), "forget", [miso.id])).text).toMatch(/None of your entries/);
-    expect((await core.command(inboundFor(carol), "forget", [miso.id])).text).toMatch(/^Deleted/);
+    expect((await h.core.command(inboundFor(dm("UDAVE")), "forget", [miso.id])).text).toMatch(/None of your entries/);
+    expect((await h.core.command(inboundFor(carol), "forget", [miso.id])).text).toMatch(/^Deleted/);
     expect(await db.memoryEntry.count({ where: { id: miso.id } })).toBe(0);
     expect(await db.revision.count({ where: { entityId: miso.id } })).toBe(0);
 
-    const ask = await core.command(inboundFor(carol), "forget", ["me"]);
+    const ask = await h.core.command(inboundFor(carol), "forget", ["me"]);
     expect(ask.text).toContain("forget me confirm");
     expect(await db.memoryEntry.count({ where: { ownerId: person.id } })).toBe(1);
-    const done = await core.command(inboundFor(carol), "forget", ["me", "confirm", "anonymous"]);
+    const done = await h.core.command(inboundFor(carol), "forget", ["me", "confirm", "anonymous"]);
     expect(done.text).toMatch(/Erased 1 profile entries/);
 
     expect(await db.memoryEntry.count({ where: { ownerId: person.id } })).toBe(0);
@@ -150,13 +136,13 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     expect(sessions.every((s) => s.snapshot === null && s.summary === null)).toBe(true);
 
     // The full-text index follows the erasure: the secret word is no longer findable, even by Carol.
-    const place = await core.history.resolve(inboundFor(carol));
+    const place = await h.core.history.resolve(inboundFor(carol));
     expect(await searchMessages(getDb(), scopeOf(place), "kumquat", { limit: 5 })).toEqual([]);
   });
 
   it("lets only admins pin skills", async () => {
-    const admin = makeCore(getDb(), fake, { access: accessPolicy({ admins: ["slack:UADMIN"], users: [], channels: [], roles: [] }) });
-    fake.enqueue(
+    const admin = makeCore(getDb(), h.fake, { access: accessPolicy({ admins: ["slack:UADMIN"], users: [], channels: [], roles: [] }) });
+    h.fake.enqueue(
       { toolUse: [{ name: "skill_manage", input: { action: "create", name: "oncall-handover", content: "---\nname: oncall-handover\ndescription: Use when handing over on-call\n---\n# Steps\n1. Write the summary.\n" } }] },
       { text: "created" },
     );
@@ -166,8 +152,8 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     const db = getDb().prisma;
     const skill = await db.skill.findFirstOrThrow({ where: { name: "oncall-handover", pinned: true, workspaceId: { not: null } } });
     expect(await db.revision.count({ where: { entityId: skill.id, action: "pin" } })).toBe(1);
-    fake.enqueue({ toolUse: [{ name: "skill_manage", input: { action: "archive", name: "oncall-handover" } }] }, { text: "could not" });
+    h.fake.enqueue({ toolUse: [{ name: "skill_manage", input: { action: "archive", name: "oncall-handover" } }] }, { text: "could not" });
     await say(dm("UADMIN"), "archive the handover skill", admin);
-    expect(toolResults(fake.lastRequest()!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("pinned") });
+    expect(toolResults(h.fake.lastRequest()!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("pinned") });
   });
 });

@@ -176,9 +176,9 @@ forEachDatabase("history and search", (getDb) => {
       const failed = await say(db, opts, "walrus walrus walrus");
       const session = await db.prisma.chatSession.create({ data: { conversationId: inSession.scope.conversationId } });
       const oldSession = await db.prisma.chatSession.create({ data: { conversationId: inSession.scope.conversationId } });
-      await history().markInbound(inSession.message.id, session.id, "answered");
-      await history().markInbound(older.message.id, oldSession.id, "answered");
-      await history().markInbound(failed.message.id, oldSession.id, "failed");
+      await db.prisma.message.update({ where: { id: inSession.message.id }, data: { sessionId: session.id, status: "answered" } });
+      await db.prisma.message.update({ where: { id: older.message.id }, data: { sessionId: oldSession.id, status: "answered" } });
+      await db.prisma.message.update({ where: { id: failed.message.id }, data: { sessionId: oldSession.id, status: "failed" } });
       const reply = await history().recordReply((await place(db, opts)).place, session.id, inSession.message.id, "Yes, the walrus alert is flapping.", "sent");
 
       const scope = inSession.scope;
@@ -211,10 +211,10 @@ forEachDatabase("resetData", (getDb) => {
     const inbound = inboundFor(opts, "the narwhal pipeline is green");
     const h = new HistoryStore(p);
     const resolved = await h.resolve(inbound);
-    const msg = await h.recordInbound(resolved, inbound);
-    const scope = scopeOf(resolved);
     const session = await p.chatSession.create({ data: { conversationId: resolved.conversation.id } });
-    if (msg) await h.markInbound(msg.id, session.id, "answered");
+    const msg = await h.recordInbound(resolved, inbound, session.id);
+    const scope = scopeOf(resolved);
+    if (msg) await h.setStatus(msg.id, "answered");
     const prov = { source: "tool", actorId: scope.personId, sourceMessageId: msg?.id ?? null } as const;
     await new MemoryStore(p, { user: 100, channel: 100, team: 100 }).apply(scope, [{ action: "add", target: "team", content: "fact" }], prov);
     const skills = new SkillStore(p);

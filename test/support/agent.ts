@@ -53,23 +53,33 @@ export interface CoreHarness {
   ws: string;
 }
 
+export interface HarnessOptions {
+  settings?: Partial<AgentSettings>;
+  now?: () => Date;
+  /** Import the bundled skills once (Core.start). */
+  start?: boolean;
+  /** What the fake answers when a test scripted nothing; null leaves the fake's own placeholder. */
+  defaultReply?: string | null;
+}
+
 /**
  * The usual set-up of a suite that talks to a real Core: one fake Anthropic server and one Core per
- * suite, and before each test a reset fake that answers "ok" unless scripted, and a new workspace.
- * Fields are valid inside hooks and tests.
+ * suite, and before each test a reset fake and a new workspace. Fields are valid inside hooks and tests.
  */
-export function coreHarness(getDb: () => Database, overrides: Partial<AgentSettings> = {}, now?: () => Date): CoreHarness {
+export function coreHarness(getDb: () => Database, opts: HarnessOptions = {}): CoreHarness {
   const h = {} as CoreHarness;
+  const reply = opts.defaultReply === undefined ? "ok" : opts.defaultReply;
   beforeAll(async () => {
     h.fake = await startFakeAnthropic();
-    h.core = makeCore(getDb(), h.fake, overrides, now);
+    h.core = makeCore(getDb(), h.fake, opts.settings ?? {}, opts.now);
+    if (opts.start) await h.core.start();
   });
   afterAll(async () => {
     await h.fake.close();
   });
   beforeEach(() => {
     h.fake.reset();
-    h.fake.setDefault({ text: "ok" });
+    if (reply !== null) h.fake.setDefault({ text: reply });
     h.ws = uniqueId("T");
   });
   return h;
