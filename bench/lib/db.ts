@@ -69,8 +69,8 @@ export async function openBenchDatabase(tag: string, opts: { countQueries?: bool
   let end: () => Promise<void>;
   // Loaded only for the provider in use, as openDatabase does (memory is measured by some benchmarks).
   if (provider === "sqlite") {
-    const [{ CachedSqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([import("../../src/db/sqlite-statements.ts"), import("../../src/db/generated/sqlite/client.ts")]);
-    const client = new SqliteClient({ adapter: counting(new CachedSqliteAdapter({ url: sqlitePath(url), timeout: 10_000 }), counter) });
+    const [{ SqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([import("../../src/db/sqlite-adapter.ts"), import("../../src/db/generated/sqlite/client.ts")]);
+    const client = new SqliteClient({ adapter: counting(new SqliteAdapter({ url: sqlitePath(url), timeout: 10_000 }), counter) });
     await client.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await client.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     prisma = client;

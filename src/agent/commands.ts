@@ -131,6 +131,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   core.history.forgetPerson(p.person.id);
   core.sessions.forgetCached();
   core.memory.forgetCached();
+  core.skills.forgetCached();
   // Logged without content: counts only.
   core.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {

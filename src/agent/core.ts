@@ -134,7 +134,6 @@ export class Core {
   private async limited(place: Place, sessionId: string, messageId: number, retryAfterMs: number): Promise<Outbound> {
     const text = limitText(this.deps.settings.rateLimitPerHour, retryAfterMs);
     const reply = await this.history.recordReply(place, sessionId, messageId, text, "failed");
-    await this.history.setStatus(messageId, "failed");
     this.deps.log.info({ person: place.person.id }, "rate limited");
     return { status: "limited", text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
@@ -252,7 +251,6 @@ export class Core {
       }
     }
     const reply = await this.history.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed");
-    await this.history.setStatus(messageId, status === "ok" ? "answered" : "failed");
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
 
@@ -268,7 +266,7 @@ export class Core {
   }
 
   private async renderSnapshotShared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
-    const skills = await this.skills.list(scope);
+    const skills = await this.skills.index(scope);
     return renderShared({ now: this.now(), place: this.placeLabel(place), blocks: this.memory.blocksOf(scope, facts), skills });
   }
 

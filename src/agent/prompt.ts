@@ -4,7 +4,7 @@
  * compressed summary if any, then the history. Only the tail changes from one turn to the next.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Skill } from "../db/generated/sqlite/client.ts";
+import type { SkillIndexEntry } from "../skills/store.ts";
 import type { HistoryMessage } from "../history/store.ts";
 import { budgetHeader, displayEntry, type MemoryBlock } from "../memory/store.ts";
 import { scanStored } from "../memory/scanner.ts";
@@ -39,12 +39,25 @@ export interface SharedSnapshotInput {
   now: Date;
   place: string;
   blocks: MemoryBlock[];
-  skills: Skill[];
+  skills: readonly Pick<SkillIndexEntry, "name" | "description">[];
 }
 
+/**
+ * Descriptions as the index shows them. Scanning is the costly part of a new session's prompt and
+ * the same descriptions come back session after session, so verdicts are kept (bounded).
+ */
+const shown = new Map<string, string>();
+const SHOWN_MAX = 5_000;
+
 function shownDescription(description: string): string {
-  const verdict = scanStored(description);
-  return verdict.ok ? description.replace(/\s+/g, " ") : `[BLOCKED: ${verdict.reason}]`;
+  let text = shown.get(description);
+  if (text === undefined) {
+    const verdict = scanStored(description);
+    text = verdict.ok ? description.replace(/\s+/g, " ") : `[BLOCKED: ${verdict.reason}]`;
+    if (shown.size >= SHOWN_MAX) shown.delete(shown.keys().next().value!);
+    shown.set(description, text);
+  }
+  return text;
 }
 
 /** Team and channel memory and the skills index: frozen once per session. */

@@ -26,16 +26,19 @@ export class TtlCache<K, V> {
   /**
    * The cached value, or else one load shared by every caller that asks while it runs: a burst of
    * messages from a new place (or a new workspace) reads and creates its rows once, not once each.
-   * A failed load is not cached.
+   * A failed load is not cached, nor one that raced a write: `generation` is a counter its owner
+   * bumps on every write, and a load that saw it change hands its rows to the callers waiting
+   * without keeping them.
    */
-  load(key: K, loader: () => Promise<V>): Promise<V> {
+  load(key: K, loader: () => Promise<V>, generation?: () => number): Promise<V> {
     const hit = this.get(key);
     if (hit !== undefined) return Promise.resolve(hit);
     let pending = this.loading.get(key);
     if (!pending) {
+      const before = generation?.();
       pending = loader()
         .then((value) => {
-          this.set(key, value);
+          if (before === generation?.()) this.set(key, value);
           return value;
         })
         .finally(() => this.loading.delete(key));

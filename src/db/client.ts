@@ -48,9 +48,9 @@ export interface OpenOptions {
 export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Database> {
   const provider = providerOf(url);
   if (provider === "sqlite") {
-    const [{ default: BetterSqlite3 }, { CachedSqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([
+    const [{ default: BetterSqlite3 }, { SqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([
       import("better-sqlite3"),
-      import("./sqlite-statements.ts"),
+      import("./sqlite-adapter.ts"),
       import("./generated/sqlite/client.ts"),
     ]);
     const path = sqlitePath(url);
@@ -64,7 +64,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     } finally {
       raw.close();
     }
-    const adapter = new CachedSqliteAdapter({ url: path, timeout: 10_000 });
+    const adapter = new SqliteAdapter({ url: path, timeout: 10_000 });
     const prisma = new SqliteClient({ adapter });
     await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");

@@ -8,7 +8,6 @@
  * hands out a small view that passes the arguments at each call instead of binding them.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 
 type Statement = BetterSqlite3.Statement<unknown[]>;
 
@@ -67,15 +66,4 @@ export function cacheStatements(db: BetterSqlite3.Database, max = MAX_STATEMENTS
   };
   // The adapter only uses the members BoundStatement has; nothing else holds this connection.
   db.prepare = cached as unknown as typeof db.prepare;
-}
-
-/** Prisma's better-sqlite3 adapter with its connections' statements cached. */
-export class CachedSqliteAdapter extends PrismaBetterSqlite3 {
-  override async connect(): ReturnType<PrismaBetterSqlite3["connect"]> {
-    const adapter = await super.connect();
-    const client: unknown = Reflect.get(adapter, "client");
-    // A future adapter version that stops exposing its connection just runs without the cache.
-    if (client instanceof BetterSqlite3) cacheStatements(client);
-    return adapter;
-  }
 }

@@ -136,6 +136,10 @@ export class HistoryStore {
     }
   }
 
+  /**
+   * Stores cairn's reply to a person's message. The same statement marks that message answered, or
+   * failed with a failed reply (a trigger, migration message_outcome), so the two never disagree.
+   */
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed"): Promise<Message> {
     return this.db.message.create({
       data: {
@@ -148,11 +152,6 @@ export class HistoryStore {
         status,
       },
     });
-  }
-
-  /** The outcome of a person's message that was stored with its session. */
-  async setStatus(messageId: number, status: "answered" | "failed"): Promise<void> {
-    await this.db.message.update({ where: { id: messageId }, data: { status } });
   }
 
   /**

@@ -16,6 +16,7 @@ import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type
 import type { BundledSkill } from "./bundled.ts";
 import { scanForWrite } from "../memory/scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
+import { TtlCache } from "../core/ttl-cache.ts";
 
 /** Every write from the agent is scanned first: threats are refused, secrets redacted. */
 function cleanOrThrow(text: string, what: string): string {
@@ -39,6 +40,29 @@ export function visibleWhere(scope: Scope) {
   if (!scope.isDm) mine.push({ scope: "channel", channelKey: scope.channelKey });
   return { OR: [{ bundled: true }, { workspaceId: scope.workspaceId, OR: mine }] };
 }
+
+/**
+ * `visibleWhere` as a predicate, for the cached index. The two must agree; the skill-store suite
+ * checks that they do for every kind of skill and of scope.
+ */
+export function isVisible(scope: Scope, skill: Pick<Skill, "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">): boolean {
+  if (skill.bundled) return true;
+  if (skill.workspaceId !== scope.workspaceId) return false;
+  if (skill.scope === "team") return true;
+  if (skill.scope === "user") return skill.ownerId === scope.personId;
+  return skill.scope === "channel" && !scope.isDm && skill.channelKey === scope.channelKey;
+}
+
+/** What the skills index of a prompt shows of a skill, and what decides who sees it. */
+export type SkillIndexEntry = Pick<Skill, "name" | "description" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">;
+
+/**
+ * Every new session's prompt lists the skills its place may see; a burst of new conversations in a
+ * workspace would read the same rows once each. The workspace's index is read once and reused for
+ * this long: writes through this store drop it at once, another replica's show within the TTL
+ * (a running session's snapshot is frozen anyway).
+ */
+const INDEX_TTL_MS = 60_000;
 
 function hashOf(content: string, files: readonly { path: string; content: string }[]): string {
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -69,7 +93,42 @@ export interface PatchInput {
 }
 
 export class SkillStore {
+  private readonly indexes = new TtlCache<string, SkillIndexEntry[]>({ ttlMs: INDEX_TTL_MS, max: 1_000 });
+  /** Bumped by every write, so an index read that raced one is not kept. */
+  private writes = 0;
+
   constructor(private readonly db: Db) {}
+
+  /** A transaction that changes skills; the cached indexes go with it. */
+  private write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    this.writes++;
+    this.indexes.clear();
+    return this.db.$transaction(fn).finally(() => {
+      this.writes++;
+      this.indexes.clear();
+    });
+  }
+
+  /** After skills were changed behind this store (an erasure). */
+  forgetCached(): void {
+    this.writes++;
+    this.indexes.clear();
+  }
+
+  /** The active skills this scope may see, by name: what a prompt's skills index lists. */
+  async index(scope: Scope): Promise<SkillIndexEntry[]> {
+    const all = await this.indexes.load(
+      scope.workspaceId,
+      () =>
+        this.db.skill.findMany({
+          where: { status: "active", OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
+          select: { name: true, description: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true },
+          orderBy: [{ name: "asc" }],
+        }),
+      () => this.writes,
+    );
+    return all.filter((s) => isVisible(scope, s));
+  }
 
   async list(scope: Scope): Promise<Skill[]> {
     return this.db.skill.findMany({
@@ -118,7 +177,7 @@ export class SkillStore {
     if (target === "channel" && scope.isDm) {
       throw new SkillError("This is a direct message, which has no channel: use scope 'team' or 'user'. Nothing was saved.");
     }
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const clash = await tx.skill.findFirst({
         where: { name: parsed.name, OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
       });
@@ -151,7 +210,7 @@ export class SkillStore {
   }
 
   async edit(scope: Scope, name: string, content: string, prov: Provenance): Promise<Skill> {
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       return this.saveContent(tx, skill, content, "edit", prov);
     });
@@ -159,7 +218,7 @@ export class SkillStore {
 
   async patch(scope: Scope, name: string, input: PatchInput, prov: Provenance): Promise<Skill> {
     if (input.old_string === "") throw new SkillError("old_string is empty: give the exact text to replace. Nothing was saved.");
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       const path = input.file_path ? this.checkPath(input.file_path) : null;
       const file = path ? skill.files.find((f) => f.path === path) : null;
@@ -187,7 +246,7 @@ export class SkillStore {
     if (content.length > SUPPORT_FILE_MAX_CHARS) {
       throw new SkillError(`'${path}' is ${content.length} chars; the limit is ${SUPPORT_FILE_MAX_CHARS}. Split it into several files. Nothing was saved.`);
     }
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       return this.saveFile(tx, skill, path, content, "write_file", prov);
     });
@@ -195,7 +254,7 @@ export class SkillStore {
 
   async removeFile(scope: Scope, name: string, filePath: string, prov: Provenance): Promise<Skill> {
     const path = this.checkPath(filePath);
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       const file = skill.files.find((f) => f.path === path);
       if (!file) throw new SkillError(`'${name}' has no file '${path}'. Its files: ${skill.files.map((f) => f.path).join(", ") || "(none)"}.`);
@@ -208,7 +267,7 @@ export class SkillStore {
   }
 
   async archive(scope: Scope, name: string, prov: Provenance): Promise<Skill> {
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       if (skill.pinned) throw new SkillError(`'${name}' is pinned by an admin and cannot be archived.`);
       await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: "archive", oldText: skill.content, newText: null }, prov);
@@ -218,7 +277,7 @@ export class SkillStore {
 
   /** Admin action: pinned skills are exempt from archiving (by the agent now, by the curator later). */
   async setPinned(scope: Scope, name: string, pinned: boolean, prov: Provenance): Promise<boolean> {
-    return this.db.$transaction(async (tx) => {
+    return this.write(async (tx) => {
       const skill = await tx.skill.findFirst({ where: { workspaceId: scope.workspaceId, name, bundled: false } });
       if (!skill) return false;
       if (skill.pinned !== pinned) {
@@ -266,7 +325,7 @@ export class SkillStore {
   async importBundled(bundled: readonly BundledSkill[]): Promise<{ created: number; updated: number; unchanged: number; archived: number }> {
     const prov: Provenance = { source: "import", actorId: null, sourceMessageId: null, reason: "bundled skills shipped with cairn" };
     const counts = { created: 0, updated: 0, unchanged: 0, archived: 0 };
-    await this.db.$transaction(async (tx) => {
+    await this.write(async (tx) => {
       const existing = await tx.skill.findMany({ where: { bundled: true }, include: { files: true } });
       const byName = new Map(existing.map((s) => [s.name, s]));
       for (const b of bundled) {

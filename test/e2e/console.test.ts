@@ -138,5 +138,6 @@ describe("npm start: the console chat", () => {
     } finally {
       raw.close();
     }
-  });
+    // A full compile: on a busy 2-core machine it alone can take longer than the default timeout.
+  }, 180_000);
 });

@@ -8,6 +8,7 @@ import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts
 import { coreHarness } from "../support/agent.ts";
 import { waitUntil } from "../fakes/http.ts";
 import type { HandleResult } from "../../src/core/types.ts";
+import { HistoryStore } from "../../src/history/store.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -52,6 +53,23 @@ forEachDatabase("message intake", (getDb) => {
     const history = JSON.stringify(h.fake.lastRequest()!.body.messages);
     expect(history.indexOf("first question")).toBeLessThan(history.indexOf("first answer"));
     expect(history.indexOf("first answer")).toBeLessThan(history.indexOf("second question"));
+  });
+
+  it("marks a message by the reply stored to it: answered, or failed with a failed reply; its context block changes nothing", async () => {
+    const db = getDb().prisma;
+    const history = new HistoryStore(db);
+    const opts: PlaceOptions = { workspace: h.ws, user: "UDAN", channel: "C-outcome", isDm: false };
+    const asked = inboundFor(opts, "is the build green?", "o1");
+    const place = await history.resolve(asked);
+    const session = await db.chatSession.create({ data: { conversationId: place.conversation.id } });
+    const withContext = { ...asked, context: "[thread so far] the build broke at noon" };
+    const first = (await history.recordInbound(place, withContext, session.id))!;
+    const second = (await history.recordInbound(place, inboundFor(opts, "and the deploy?", "o2"), session.id))!;
+    const status = async (id: number) => (await db.message.findUniqueOrThrow({ where: { id } })).status;
+    expect([await status(first.id), await status(second.id)]).toEqual(["received", "received"]);
+    await history.recordReply(place, session.id, first.id, "green since 13:05", "sent");
+    await history.recordReply(place, session.id, second.id, "sorry, my model is unreachable", "failed");
+    expect([await status(first.id), await status(second.id)]).toEqual(["answered", "failed"]);
   });
 
   it("sees a new display name on the person's next message", async () => {

@@ -214,7 +214,7 @@ forEachDatabase("resetData", (getDb) => {
     const session = await p.chatSession.create({ data: { conversationId: resolved.conversation.id } });
     const msg = await h.recordInbound(resolved, inbound, session.id);
     const scope = scopeOf(resolved);
-    if (msg) await h.setStatus(msg.id, "answered");
+    if (msg) await p.message.update({ where: { id: msg.id }, data: { status: "answered" } });
     const prov = { source: "tool", actorId: scope.personId, sourceMessageId: msg?.id ?? null } as const;
     await new MemoryStore(p, { user: 100, channel: 100, team: 100 }).apply(scope, [{ action: "add", target: "team", content: "fact" }], prov);
     const skills = new SkillStore(p);

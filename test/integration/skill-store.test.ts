@@ -56,6 +56,39 @@ forEachDatabase("SkillStore", (getDb) => {
     return { ws, scope, skill };
   }
 
+  describe("the cached skills index", () => {
+    it("shows each scope exactly the skills the database query shows it, before and after writes", async () => {
+      const db = getDb();
+      const ws = uniqueId("ws");
+      const alice = await scopeIn(db, ws, "UA", "C1");
+      const aliceDm = await scopeIn(db, ws, "UA", "D-UA", true);
+      const bobOther = await scopeIn(db, ws, "UB", "C2");
+      const stranger = await scopeIn(db, uniqueId("ws"), "UA", "C1");
+      const s = store();
+      await s.create(alice, skillMd("team-deploy"), "team", prov(alice));
+      await s.create(alice, skillMd("c1-triage"), "channel", prov(alice));
+      await s.create(alice, skillMd("alice-notes"), "user", prov(alice));
+      await s.create(bobOther, skillMd("c2-triage"), "channel", prov(bobOther));
+      await s.create(bobOther, skillMd("bob-notes"), "user", prov(bobOther));
+      const scopes = [alice, aliceDm, bobOther, stranger];
+      const indexNames = async (scope: Scope) => (await s.index(scope)).map((e) => e.name);
+      const agree = async () => {
+        for (const scope of scopes) expect(await indexNames(scope)).toEqual(await names(scope));
+      };
+      await agree();
+      const own = (n: string[]) => n.filter((x) => !bundled.some((b) => b.name === x));
+      expect(own(await indexNames(alice))).toEqual(["alice-notes", "c1-triage", "team-deploy"]);
+      expect(own(await indexNames(aliceDm))).toEqual(["alice-notes", "team-deploy"]);
+      expect(own(await indexNames(bobOther))).toEqual(["bob-notes", "c2-triage", "team-deploy"]);
+      expect(own(await indexNames(stranger))).toEqual([]);
+      // Writes through the store show in the next index at once.
+      await s.archive(alice, "c1-triage", prov(alice));
+      await s.create(bobOther, skillMd("team-oncall"), "team", prov(bobOther));
+      await agree();
+      expect(own(await indexNames(alice))).toEqual(["alice-notes", "team-deploy", "team-oncall"]);
+    });
+  });
+
   describe("bundled skills", () => {
     it("imports the real skills/ folder once; a second import changes nothing", async () => {
       const db = getDb();

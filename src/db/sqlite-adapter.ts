@@ -1,0 +1,61 @@
+/**
+ * Prisma's better-sqlite3 adapter as cairn runs it: compiled statements are kept
+ * (`sqlite-statements.ts`) and transactions hold the connection's gate (`sqlite-gate.ts`), so no
+ * other query runs inside a transaction it is not part of.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
+import { cacheStatements } from "./sqlite-statements.ts";
+import { TransactionGate } from "./sqlite-gate.ts";
+
+type Adapter = Awaited<ReturnType<PrismaBetterSqlite3["connect"]>>;
+type Transaction = Awaited<ReturnType<Adapter["startTransaction"]>>;
+
+/** Makes the adapter's own statements wait at the gate, and its transactions hold it. */
+function gated(adapter: Adapter, gate: TransactionGate): Adapter {
+  const queryRaw = adapter.queryRaw.bind(adapter);
+  const executeRaw = adapter.executeRaw.bind(adapter);
+  const executeScript = adapter.executeScript.bind(adapter);
+  const startTransaction = adapter.startTransaction.bind(adapter);
+  adapter.queryRaw = async (query) => {
+    await gate.pass();
+    return queryRaw(query);
+  };
+  adapter.executeRaw = async (query) => {
+    await gate.pass();
+    return executeRaw(query);
+  };
+  adapter.executeScript = async (script) => {
+    await gate.pass();
+    return executeScript(script);
+  };
+  adapter.startTransaction = async (isolationLevel) => {
+    await gate.lock();
+    let tx: Transaction;
+    try {
+      tx = await startTransaction(isolationLevel);
+    } catch (err) {
+      gate.unlock();
+      throw err;
+    }
+    // Prisma sends COMMIT or ROLLBACK through the transaction, then calls one of these.
+    const commit = tx.commit.bind(tx);
+    const rollback = tx.rollback.bind(tx);
+    tx.commit = () => commit().finally(() => gate.unlock());
+    tx.rollback = () => rollback().finally(() => gate.unlock());
+    return tx;
+  };
+  return adapter;
+}
+
+export class SqliteAdapter extends PrismaBetterSqlite3 {
+  readonly gate = new TransactionGate();
+
+  override async connect(): Promise<Adapter> {
+    const adapter = await super.connect();
+    const client: unknown = Reflect.get(adapter, "client");
+    // A future adapter version that stops exposing its connection just runs without the cache.
+    if (client instanceof BetterSqlite3) cacheStatements(client);
+    return gated(adapter, this.gate);
+  }
+}
