@@ -87,7 +87,7 @@ export class SessionManager {
 
   /** A session as it stands (its snapshot and summary may have changed since it was opened). */
   async get(sessionId: string): Promise<ChatSession> {
-    return this.rows.get(sessionId) ?? this.remember(await this.db.chatSession.findUniqueOrThrow({ where: { id: sessionId } }));
+    return this.rows.get(sessionId) ?? this.remember(await this.db.chatSession.findFirstOrThrow({ where: { id: sessionId } }));
   }
 
   /** Ends the open session (`/new`, console start-up); the next message starts a fresh one. */

@@ -43,6 +43,10 @@ const PLACE_TTL_MS = 60_000;
 /** `lastMessageAt` is kept to the minute: writing it on every message of a busy channel buys nothing. */
 const LAST_MESSAGE_RESOLUTION_MS = 60_000;
 
+/**
+ * Look-ups by a unique key use findFirst: Prisma sends findUnique through its batching loader, which
+ * costs up to twice the CPU per call, and these run on every new place and every reaction.
+ */
 export class HistoryStore {
   private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
   private readonly workspaces = new TtlCache<string, Workspace>({ ttlMs: PLACE_TTL_MS, max: 1_000 });
@@ -73,7 +77,7 @@ export class HistoryStore {
     const wsExt = inbound.workspace.externalId;
     const workspace = await this.workspaces.load(`${platform}:${wsExt}`, () =>
       findOrCreate(
-        () => this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId: wsExt } } }),
+        () => this.db.workspace.findFirst({ where: { platform, externalId: wsExt } }),
         () => this.db.workspace.create({ data: { platform, externalId: wsExt, name: inbound.workspace.name ?? null } }),
       ),
     );
@@ -82,7 +86,7 @@ export class HistoryStore {
     this.people.set(person.id, person);
     const key = conversationKey(inbound);
     const conversation = await findOrCreate(
-      () => this.db.conversation.findUnique({ where: { key } }),
+      () => this.db.conversation.findFirst({ where: { key } }),
       () =>
         this.db.conversation.create({
           data: {
@@ -211,20 +215,20 @@ export class HistoryStore {
   }
 
   async findDelivery(workspaceId: string, channelId: string, platformId: string) {
-    return this.db.delivery.findUnique({ where: { workspaceId_channelId_platformId: { workspaceId, channelId, platformId } } });
+    return this.db.delivery.findFirst({ where: { workspaceId, channelId, platformId } });
   }
 
   async findWorkspace(platform: string, externalId: string): Promise<Workspace | null> {
-    return this.db.workspace.findUnique({ where: { platform_externalId: { platform, externalId } } });
+    return this.db.workspace.findFirst({ where: { platform, externalId } });
   }
 
   async findMessage(id: number): Promise<Message | null> {
-    return this.db.message.findUnique({ where: { id } });
+    return this.db.message.findFirst({ where: { id } });
   }
 
   async person(workspaceId: string, author: Inbound["author"]): Promise<Person> {
     return findOrCreate(
-      () => this.db.person.findUnique({ where: { workspaceId_externalId: { workspaceId, externalId: author.externalId } } }),
+      () => this.db.person.findFirst({ where: { workspaceId, externalId: author.externalId } }),
       () =>
         this.db.person.create({
           data: { workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false },
