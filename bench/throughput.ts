@@ -4,9 +4,12 @@
  * messages were sent (asserted: a wrong order fails the benchmark). Replies per second over the
  * whole run and the process's peak RSS (sampled every 20 ms).
  *
- * Run twice: at CAIRN_MAX_CONCURRENCY's default (the bound on conversations answered at once caps
- * throughput at concurrency / model time) and at 256. Each run is a process of its own, so its RSS
- * peak is its own and not what the benchmarks before it left in the heap.
+ * Runs, each a process of its own (so its RSS peak is its own, not what the benchmarks before it
+ * left in the heap): at 256 conversations answered at once, with 200 new conversations (each
+ * person, channel and session created inside the burst) and with 200 that talked before (one
+ * exchange each before the clock starts: a team's usual day); the new ones again with V8's
+ * --optimize-for-size; and at CAIRN_MAX_CONCURRENCY's default, which caps throughput at
+ * concurrency / model time.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -21,6 +24,8 @@ const MODEL_MS = 1000;
 
 interface RunStats {
   maxConcurrency: number;
+  /** Conversations that had already talked (one exchange each, before the clock started). */
+  warm: boolean;
   conversations: number;
   messagesEach: number;
   replies: number;
@@ -30,11 +35,17 @@ interface RunStats {
   rssPeakMb: number;
 }
 
-async function runOnce(maxConcurrency: number, messagesEach: number): Promise<RunStats> {
+async function runOnce(maxConcurrency: number, messagesEach: number, warm: boolean): Promise<RunStats> {
   const bench = await openBenchDatabase(`tp${maxConcurrency}`);
   try {
-    const model = fakeModel((req) => ({ text: `re: ${/msg (\d+)/.exec(lastUserText(req))?.[1] ?? "?"}` }), { delayMs: MODEL_MS });
+    const timing = { delayMs: warm ? 0 : MODEL_MS };
+    const model = fakeModel((req) => ({ text: `re: ${/msg (\d+)/.exec(lastUserText(req))?.[1] ?? "?"}` }), timing);
     const core = await benchCore(bench.database, model, { maxConcurrency });
+    if (warm) {
+      // Every person, conversation and session exists and has one exchange: what a team's usual day looks like.
+      await Promise.all(Array.from({ length: CONVERSATIONS }, (_, c) => core.handle(channelMessage("tp-ws", `U${c}`, `C${c}`, "hello", `tp-${c}-warm`))));
+      timing.delayMs = MODEL_MS;
+    }
     let rssPeak = process.memoryUsage().rss;
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
@@ -62,16 +73,17 @@ async function runOnce(maxConcurrency: number, messagesEach: number): Promise<Ru
       throw new Error(`conversation ${bad} replies out of order: ${results[bad]!.join(", ")}`);
     }
     const replies = CONVERSATIONS * messagesEach;
-    return { maxConcurrency, conversations: CONVERSATIONS, messagesEach, replies, seconds: round(seconds, 2), repliesPerSecond: round(replies / seconds, 1), orderKept, rssPeakMb: round(rssPeak / 2 ** 20, 0) };
+    return { maxConcurrency, warm, conversations: CONVERSATIONS, messagesEach, replies, seconds: round(seconds, 2), repliesPerSecond: round(replies / seconds, 1), orderKept, rssPeakMb: round(rssPeak / 2 ** 20, 0) };
   } finally {
     await bench.close();
   }
 }
 
 /** Runs `runOnce` in a child process (this file, run directly) and reads its stats from stdout. */
-function inChild(maxConcurrency: number, messagesEach: number, nodeFlags: string[] = []): Promise<RunStats & { nodeFlags: string }> {
+function inChild(maxConcurrency: number, messagesEach: number, warm: boolean, nodeFlags: string[] = []): Promise<RunStats & { nodeFlags: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...process.execArgv, ...nodeFlags, SELF, String(maxConcurrency), String(messagesEach)], { stdio: ["ignore", "pipe", "inherit"] });
+    const args = [...process.execArgv, ...nodeFlags, SELF, String(maxConcurrency), String(messagesEach), warm ? "warm" : "cold"];
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
@@ -87,21 +99,31 @@ const SELF = fileURLToPath(import.meta.url);
 
 export async function run(): Promise<BenchOutcome> {
   const defaults = benchSettings();
-  const wide = await inChild(256, 3);
+  const wide = await inChild(256, 3, false);
+  const warm = await inChild(256, 3, true);
   // V8 trading speed for memory (a smaller heap growth factor): what a small machine may prefer.
-  const lean = await inChild(256, 3, ["--optimize-for-size"]);
-  const atDefault = await inChild(defaults.maxConcurrency, 1);
-  const row = (s: RunStats & { nodeFlags: string }): (string | number)[] => [String(s.maxConcurrency), s.nodeFlags, s.replies, s.seconds, s.repliesPerSecond, s.orderKept ? "yes" : "NO", s.rssPeakMb];
+  const lean = await inChild(256, 3, false, ["--optimize-for-size"]);
+  const atDefault = await inChild(defaults.maxConcurrency, 1, false);
+  const row = (s: RunStats & { nodeFlags: string }): (string | number)[] => [
+    s.warm ? "talked before" : "new",
+    String(s.maxConcurrency),
+    s.nodeFlags,
+    s.replies,
+    s.seconds,
+    s.repliesPerSecond,
+    s.orderKept ? "yes" : "NO",
+    s.rssPeakMb,
+  ];
   const text = [
     `throughput: ${CONVERSATIONS} conversations at once, fake model ${MODEL_MS} ms per call (goal >= 150 replies/s, RSS <= 300 MB)`,
-    table(["max concurrency", "node flags", "replies", "seconds", "replies/s", "order kept", "RSS peak MB"], [row(wide), row(lean), row(atDefault)]),
+    table(["conversations", "max concurrency", "node flags", "replies", "seconds", "replies/s", "order kept", "RSS peak MB"], [row(wide), row(warm), row(lean), row(atDefault)]),
     `ceiling = concurrency / model time: ${defaults.maxConcurrency} at the default CAIRN_MAX_CONCURRENCY=${defaults.maxConcurrency}`,
   ].join("\n");
-  return { name: "throughput", table: text, result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, lean, atDefault] } };
+  return { name: "throughput", table: text, result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, warm, lean, atDefault] } };
 }
 
 if (process.argv[1] === SELF) {
-  const [concurrency, each] = process.argv.slice(2).map(Number);
-  const stats = await runOnce(concurrency!, each!);
+  const [concurrency, each, warm] = process.argv.slice(2);
+  const stats = await runOnce(Number(concurrency), Number(each), warm === "warm");
   process.stdout.write(`${JSON.stringify(stats)}\n`);
 }

@@ -118,6 +118,11 @@ export class Core {
     // The session is picked as the message arrives, so the message is stored once, already filed.
     const key = conversationKey(inbound);
     const accepted = await this.intake.run(key, async () => {
+      // A message for a conversation whose turn is under way cannot be answered before that turn
+      // ends, a model call away: storing it waits for the event loop's next turn, so work that can
+      // start a reply sooner (other conversations' turns) goes first. In a burst, the follow-ups
+      // are then stored while the model calls are out instead of delaying them.
+      if (this.queue.busy(key)) await new Promise((resolve) => setImmediate(resolve));
       const place = await this.history.resolve(inbound);
       const { session } = await this.sessions.current(place.conversation.id, this.now());
       const stored = await this.history.recordInbound(place, inbound, session.id);

@@ -26,6 +26,11 @@ export class KeyedQueue {
     return result;
   }
 
+  /** Whether this key has queued or running work. */
+  busy(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Keys with queued or running work. */
   get activeKeys(): number {
     return this.tails.size;

@@ -43,6 +43,21 @@ describe("KeyedQueue", () => {
     expect(peak).toBe(3);
   });
 
+  it("tells whether a key has queued or running work, until its last job settles", async () => {
+    const q = new KeyedQueue(1);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = q.run("a", () => held);
+    const second = q.run("a", async () => "done");
+    expect([q.busy("a"), q.busy("b")]).toEqual([true, false]);
+    release();
+    await first;
+    expect(q.busy("a")).toBe(true);
+    expect(await second).toBe("done");
+    await tick(0);
+    expect(q.busy("a")).toBe(false);
+  });
+
   it("refuses a non-positive limit", () => {
     expect(() => new KeyedQueue(0)).toThrow(/positive integer/);
   });
