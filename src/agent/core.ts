@@ -83,10 +83,11 @@ export class Core {
   constructor(private readonly deps: CoreDeps) {
     const db = deps.database.prisma;
     const s = deps.settings;
-    this.history = new HistoryStore(db);
+    this.sessions = new SessionManager(db, s.sessionIdleMs);
+    // A conversation just created has no session: its first message skips looking for one.
+    this.history = new HistoryStore(db, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);
     this.skills = new SkillStore(db);
-    this.sessions = new SessionManager(db, s.sessionIdleMs);
     const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database) as Tool];
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"));
     this.queue = new KeyedQueue(s.maxConcurrency);

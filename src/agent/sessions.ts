@@ -40,9 +40,12 @@ const ACTIVITY_RESOLUTION_MS = 60_000;
  */
 const SESSION_CACHE_TTL_MS = 60_000;
 
+/** `openOf`'s value for a conversation known to have no open session. */
+const NONE = "";
+
 export class SessionManager {
   private readonly rows = new TtlCache<string, ChatSession>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
-  /** Conversation id -> id of its open session. */
+  /** Conversation id -> id of its open session (NONE: known to have none). */
   private readonly openOf = new TtlCache<string, string>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
 
   constructor(
@@ -63,8 +66,14 @@ export class SessionManager {
     this.openOf.clear();
   }
 
+  /** A conversation this process just created has no session yet: its first message need not look. */
+  noneOpen(conversationId: string): void {
+    this.openOf.set(conversationId, NONE);
+  }
+
   async open(conversationId: string): Promise<ChatSession | null> {
     const id = this.openOf.get(conversationId);
+    if (id === NONE) return null;
     const cached = id === undefined ? undefined : this.rows.get(id);
     if (cached && cached.endedAt === null) return cached;
     const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null }, orderBy: { startedAt: "desc" } });

@@ -53,7 +53,11 @@ export class HistoryStore {
   /** People by id, for the names history shows (the same few people, message after message). */
   private readonly people = new TtlCache<string, Person>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
 
-  constructor(readonly db: Db) {}
+  /** `onConversationCreated` hears of each conversation this store creates, once it exists. */
+  constructor(
+    readonly db: Db,
+    private readonly onConversationCreated: (conversationId: string) => void = () => {},
+  ) {}
 
   async resolve(inbound: Inbound): Promise<Place> {
     const cacheKey = `${conversationKey(inbound)}|${inbound.author.externalId}`;
@@ -87,8 +91,8 @@ export class HistoryStore {
     const key = conversationKey(inbound);
     const conversation = await findOrCreate(
       () => this.db.conversation.findFirst({ where: { key } }),
-      () =>
-        this.db.conversation.create({
+      async () => {
+        const created = await this.db.conversation.create({
           data: {
             workspaceId: workspace.id,
             key,
@@ -97,7 +101,10 @@ export class HistoryStore {
             isDm: inbound.channel.isDm,
             ownerId: inbound.channel.isDm ? person.id : null,
           },
-        }),
+        });
+        this.onConversationCreated(created.id);
+        return created;
+      },
     );
     return { workspace, person, conversation };
   }
