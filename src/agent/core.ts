@@ -125,12 +125,14 @@ export class Core {
       // are then stored while the model calls are out instead of delaying them.
       if (this.queue.busy(key)) await new Promise((resolve) => setImmediate(resolve));
       const place = await this.history.resolve(inbound);
-      const { session } = await this.sessions.current(place.conversation.id, this.now());
+      const { session, isNew } = await this.sessions.current(place.conversation.id, this.now());
       const stored = await this.history.recordInbound(place, inbound, session.id);
       if (!stored) return null;
       const rate = this.limiter.take(place.person.id, this.now().getTime());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs) };
-      return { turn: this.queue.run(key, () => this.turn(place, session.id, stored.id, hooks)) };
+      // A new session's first message (without a context block) is all of its history so far.
+      const history = isNew && !inbound.context?.trim() ? [{ ...stored, author: place.person }] : null;
+      return { turn: this.queue.run(key, () => this.turn(place, session.id, stored.id, hooks, history)) };
     });
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
     return { kind: "reply", reply: await accepted.turn };
@@ -207,7 +209,8 @@ export class Core {
     return this.deps.log;
   }
 
-  private async turn(place: Place, sessionId: string, messageId: number, hooks: TurnHooks): Promise<Outbound> {
+  /** `known`: the session's messages through this one, when the intake already holds them. */
+  private async turn(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: HistoryMessage[] | null): Promise<Outbound> {
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const s = this.deps.settings;
     const scope = scopeOf(place);
@@ -219,7 +222,7 @@ export class Core {
     try {
       const snapshot = await this.ensureSnapshot(session.id, readSnapshot(session), scope, place);
       let summary = session.summary;
-      let messages = await this.history.sessionMessages(session.id, session.summaryThroughId, messageId);
+      let messages = known ?? (await this.history.sessionMessages(session.id, session.summaryThroughId, messageId));
       const compressed = await this.compressIfNeeded(session.id, summary, messages, scope, place);
       if (compressed) ({ summary, messages } = compressed);
       // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
