@@ -66,7 +66,7 @@ const CJK_SCAN = 5000;
  * few hundred rows of a search that was most of what the search allocated, and what the
  * collector copied (those rows lived long enough to be promoted). What a result shows of its
  * conversation (key, channel, thread) and author (name) is fetched once per conversation and
- * person (`display`), while the neighbours are.
+ * person (`display`), in the statement that fetches the neighbours.
  */
 type Row = [id: number, conversationId: string, authorId: string | null, role: string, sessionId: string | null, createdAt: number, text: string];
 
@@ -75,6 +75,12 @@ type Row = [id: number, conversationId: string, authorId: string | null, role: s
  * place among the candidates when it is one (about half of all neighbours are).
  */
 type NeighbourRow = [anchor: number, dir: number, ...message: Row | [candidate: number]];
+
+/** Whose conversations and names a search's hits may show. */
+interface Shown {
+  conversationIds: string[];
+  authorIds: string[];
+}
 
 /** What hits show of their conversations and authors. */
 interface Display {
@@ -123,10 +129,11 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
 
   // Neighbours share their anchor's conversation, so the candidates' conversations are all a hit
   // can be in; their authors are nearly all a hit can have (the rest are looked up after ranking).
-  const [near, shown] = await Promise.all([
-    options.window > 0 ? sql.neighbours(ctx, anchorsOf(matches, terms, df), options.window, matches) : Promise.resolve([]),
-    sql.display(ctx, [...new Set(matches.map((d) => d.conversationId))], authorsOf(matches)),
-  ]);
+  // Both come back with the neighbours: one statement, one round trip.
+  const show: Shown = { conversationIds: [...new Set(matches.map((d) => d.conversationId))], authorIds: authorsOf(matches) };
+  const anchors = options.window > 0 ? anchorsOf(matches, terms, df) : [];
+  const { rows: near, display: shown } =
+    anchors.length > 0 ? await sql.neighbours(ctx, anchors, options.window, matches, show) : { rows: [], display: await sql.display(ctx, show) };
   const neighbours: Neighbour[] = [];
   for (const r of near) {
     // A candidate comes back as its place among them; rank() merges a message met twice.
@@ -139,7 +146,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   const conversations = new Map(shown.conversations.map((c) => [c[0], c]));
   const names = new Map(shown.people);
   const missing = authorsOf(ranked.map((r) => r.doc)).filter((id) => !names.has(id));
-  if (missing.length > 0) for (const [id, name] of (await sql.display(ctx, [], missing)).people) names.set(id, name);
+  if (missing.length > 0) for (const [id, name] of (await sql.display(ctx, { conversationIds: [], authorIds: missing })).people) names.set(id, name);
   const keys = new Set(terms.keys);
   const hits: SearchHit[] = [];
   for (const { doc } of ranked) {
@@ -245,11 +252,12 @@ interface Queries {
   /**
    * Up to `window` messages on each side of each anchor in its conversation, in scope. The ids come
    * from the (conversationId, id) index first, so the rows are then read by primary key. Messages
-   * among `known` (the candidates) come back as their index in it alone.
+   * among `known` (the candidates) come back as their index in it alone. With them, what `display`
+   * returns for `show`.
    */
-  neighbours(ctx: Ctx, anchors: RankDoc[], window: number, known: RankDoc[]): Promise<NeighbourRow[]>;
+  neighbours(ctx: Ctx, anchors: RankDoc[], window: number, known: RankDoc[], show: Shown): Promise<{ rows: NeighbourRow[]; display: Display }>;
   /** What hits show: of these conversations those in scope, and these people's names. */
-  display(ctx: Ctx, conversationIds: string[], authorIds: string[]): Promise<Display>;
+  display(ctx: Ctx, show: Shown): Promise<Display>;
 }
 
 /**
@@ -300,6 +308,23 @@ const SQLITE_ROW_COLS = `m.id AS id, m.conversationId AS cid, m.authorId AS aid,
   CAST(round(unixepoch(m.createdAt, 'subsec') * 1000) AS INTEGER) AS at, m.text AS text`;
 const SQLITE_ROW_OF_COLS = `json_array(id, cid, aid, role, sid, at, text)`;
 const scopeParams = (ctx: Ctx): unknown[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
+
+/** `display`'s two columns (conversations in scope, people's names); their `?` params are shownParams. */
+const SQLITE_SHOWN = `(SELECT json_group_array(json_array(c.id, c.key, c.isDm, c.channelId, c.threadId)) FROM "Conversation" c
+    WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?)) AS c,
+  (SELECT json_group_array(json_array(p.id, p.displayName)) FROM "Person" p
+    WHERE p.id IN (SELECT value FROM json_each(?)) AND p.workspaceId = ?) AS p`;
+const shownParams = (ctx: Ctx, show: Shown): unknown[] => [
+  JSON.stringify(show.conversationIds),
+  ctx.scope.workspaceId,
+  ctx.scope.personId,
+  JSON.stringify(show.authorIds),
+  ctx.scope.workspaceId,
+];
+
+function displayOf(row: { c: string; p: string } | undefined): Display {
+  return { conversations: JSON.parse(row?.c ?? "[]") as Display["conversations"], people: JSON.parse(row?.p ?? "[]") as Display["people"] };
+}
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
@@ -380,9 +405,8 @@ const sqliteQueries: Queries = {
     out.push(...parsed<Row>(rows));
     return out;
   },
-  async neighbours(ctx, anchors, window, known) {
-    if (anchors.length === 0) return [];
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null }[]>(
+  async neighbours(ctx, anchors, window, known, show) {
+    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null; c: string; p: string }[]>(
       // The anchors travel as one JSON parameter so the statement text stays short and the same
       // (preparing a statement with hundreds of placeholders cost more than running it). Each
       // neighbour id is one seek in the (conversationId, id) index; MATERIALIZED keeps SQLite from
@@ -392,7 +416,8 @@ const sqliteQueries: Queries = {
             k AS MATERIALIZED (SELECT value AS id, key AS i FROM json_each(?)),
             x AS MATERIALIZED (${neighbourArms(window, "a.conv", "a.anchor")})
        SELECT json_group_array(CASE WHEN k.i IS NOT NULL THEN json_array(x.anchor, x.dir, k.i)
-                                    ELSE json_array(x.anchor, x.dir, ${SQLITE_ROW}) END) AS j
+                                    ELSE json_array(x.anchor, x.dir, ${SQLITE_ROW}) END) AS j,
+              ${SQLITE_SHOWN}
          FROM x
          CROSS JOIN "Message" m ON m.id = x.id
          JOIN "Conversation" c ON c.id = m.conversationId
@@ -400,23 +425,14 @@ const sqliteQueries: Queries = {
         WHERE ${SQLITE_SCOPE}`,
       JSON.stringify(anchors.map((d) => [d.id, d.conversationId])),
       JSON.stringify(known.map((d) => d.id)),
+      ...shownParams(ctx, show),
       ...scopeParams(ctx),
     );
-    return parsed<NeighbourRow>(rows);
+    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0]) };
   },
-  async display(ctx, conversationIds, authorIds) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ c: string; p: string }[]>(
-      `SELECT (SELECT json_group_array(json_array(c.id, c.key, c.isDm, c.channelId, c.threadId)) FROM "Conversation" c
-                WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?)) AS c,
-              (SELECT json_group_array(json_array(p.id, p.displayName)) FROM "Person" p
-                WHERE p.id IN (SELECT value FROM json_each(?)) AND p.workspaceId = ?) AS p`,
-      JSON.stringify(conversationIds),
-      ctx.scope.workspaceId,
-      ctx.scope.personId,
-      JSON.stringify(authorIds),
-      ctx.scope.workspaceId,
-    );
-    return { conversations: JSON.parse(rows[0]!.c) as Display["conversations"], people: JSON.parse(rows[0]!.p) as Display["people"] };
+  async display(ctx, show) {
+    const rows = await ctx.db.prisma.$queryRawUnsafe<{ c: string; p: string }[]>(`SELECT ${SQLITE_SHOWN}`, ...shownParams(ctx, show));
+    return displayOf(rows[0]);
   },
 };
 
@@ -456,6 +472,15 @@ const PG_SCOPE = (from: number): string =>
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
 const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
 const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
+/**
+ * `display`'s two columns; placeholders: the conversation ids (JSON), the workspace, the asking
+ * person, the author ids (JSON).
+ */
+const pgShown = (conversations: string, workspace: string, person: string, authors: string): string =>
+  `(SELECT coalesce(json_agg(json_build_array(c.id, c.key, c."isDm", c."channelId", c."threadId")), '[]')::text FROM "Conversation" c
+     WHERE c.id IN (SELECT json_array_elements_text(${conversations}::json)) AND c."workspaceId" = ${workspace} AND (c."isDm" = false OR c."ownerId" = ${person})) AS c,
+   (SELECT coalesce(json_agg(json_build_array(p.id, p."displayName")), '[]')::text FROM "Person" p
+     WHERE p.id IN (SELECT json_array_elements_text(${authors}::json)) AND p."workspaceId" = ${workspace}) AS p`;
 
 const postgresQueries: Queries = {
   async stats(ctx) {
@@ -518,36 +543,35 @@ const postgresQueries: Queries = {
     );
     return parsed<Row>(rows);
   },
-  async neighbours(ctx, anchors, window, known) {
-    if (anchors.length === 0) return [];
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null }[]>(
+  async neighbours(ctx, anchors, window, known, show) {
+    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null; c: string; p: string }[]>(
       `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
             k AS (SELECT id::int, i - 1 AS i FROM json_array_elements_text($5::json) WITH ORDINALITY AS e(id, i)),
             -- MATERIALIZED: inlined, the arms were planned around the join to k (about 1 ms slower).
             x AS MATERIALIZED (${lateralArms(window)})
        SELECT json_agg(CASE WHEN k.i IS NOT NULL THEN json_build_array(x.anchor, x.dir, k.i)
-                            ELSE json_build_array(x.anchor, x.dir, ${PG_ROW}) END)::text AS j
+                            ELSE json_build_array(x.anchor, x.dir, ${PG_ROW}) END)::text AS j,
+              ${pgShown("$6", "$1", "$2", "$7")}
          FROM x JOIN ${PG_FROM} ON m.id = x.id
          LEFT JOIN k ON k.id = x.id
         WHERE ${PG_SCOPE(1)}`,
       ...scopeParams(ctx),
       JSON.stringify(anchors.map((d) => [d.id, d.conversationId])),
       JSON.stringify(known.map((d) => d.id)),
+      JSON.stringify(show.conversationIds),
+      JSON.stringify(show.authorIds),
     );
-    return parsed<NeighbourRow>(rows);
+    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0]) };
   },
-  async display(ctx, conversationIds, authorIds) {
+  async display(ctx, show) {
     const rows = await ctx.db.prisma.$queryRawUnsafe<{ c: string; p: string }[]>(
-      `SELECT (SELECT coalesce(json_agg(json_build_array(c.id, c.key, c."isDm", c."channelId", c."threadId")), '[]')::text FROM "Conversation" c
-                WHERE c.id IN (SELECT json_array_elements_text($1::json)) AND c."workspaceId" = $2 AND (c."isDm" = false OR c."ownerId" = $3)) AS c,
-              (SELECT coalesce(json_agg(json_build_array(p.id, p."displayName")), '[]')::text FROM "Person" p
-                WHERE p.id IN (SELECT json_array_elements_text($4::json)) AND p."workspaceId" = $2) AS p`,
-      JSON.stringify(conversationIds),
+      `SELECT ${pgShown("$1", "$2", "$3", "$4")}`,
+      JSON.stringify(show.conversationIds),
       ctx.scope.workspaceId,
       ctx.scope.personId,
-      JSON.stringify(authorIds),
+      JSON.stringify(show.authorIds),
     );
-    return { conversations: JSON.parse(rows[0]!.c) as Display["conversations"], people: JSON.parse(rows[0]!.p) as Display["people"] };
+    return displayOf(rows[0]);
   },
 };
 
