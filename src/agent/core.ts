@@ -14,7 +14,7 @@ import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Sc
 import { JobQueue } from "../jobs/queue.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets } from "../memory/store.ts";
-import { SkillStore } from "../skills/store.ts";
+import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../gateway/queue.ts";
 import { checkAccess, type AccessPolicy } from "../gateway/access.ts";
@@ -274,15 +274,21 @@ export class Core {
     return `channel ${c.channelId}${c.threadId ? `, thread ${c.threadId}` : ""} (${platform}; several people may take part)`;
   }
 
+  /**
+   * The shared part is shown to everyone who speaks in the session, so its skills index holds only
+   * what everyone here may see (bundled, team and this channel's skills); a speaker's private
+   * skills go in their own profile part.
+   */
   private async renderSnapshotShared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
-    const skills = await this.skills.index(scope);
+    const skills = (await this.skills.index(scope)).filter((s) => !isPrivateSkill(s));
     return renderShared({ now: this.now(), place: this.placeLabel(place), blocks: this.memory.blocksOf(scope, facts), skills });
   }
 
-  private renderSpeakerProfile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): string {
+  private async renderSpeakerProfile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
     const entries = facts.filter((e) => e.scope === "user");
     const used = usedChars(entries.map((e) => e.text));
-    return renderProfile(this.speakerName(place), { target: "user", entries, used, limit: this.memory.limit("user") });
+    const skills = (await this.skills.index(scope)).filter(isPrivateSkill);
+    return renderProfile(this.speakerName(place), { target: "user", entries, used, limit: this.memory.limit("user") }, skills);
   }
 
   /** The session's frozen snapshot, taking it now if this is the session's (or this speaker's) first turn. */
@@ -297,7 +303,7 @@ export class Core {
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
-      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: this.renderSpeakerProfile(scope, place, await facts()) } };
+      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: await this.renderSpeakerProfile(scope, place, await facts()) } };
       changed = true;
     }
     if (changed) await this.sessions.saveSnapshot(sessionId, snapshot);
@@ -331,7 +337,7 @@ export class Core {
     const facts = await this.memory.facts(scope);
     const snapshot: Snapshot = {
       shared: await this.renderSnapshotShared(scope, place, facts),
-      profiles: { [place.person.id]: this.renderSpeakerProfile(scope, place, facts) },
+      profiles: { [place.person.id]: await this.renderSpeakerProfile(scope, place, facts) },
     };
     await this.sessions.saveSummary(sessionId, next, turnOf(older.at(-1)!), snapshot);
     return { summary: next, messages: kept, snapshot };

@@ -60,12 +60,14 @@ function shownDescription(description: string): string {
   return text;
 }
 
-/** Team and channel memory and the skills index: frozen once per session. */
+function skillLines(skills: SharedSnapshotInput["skills"]): string {
+  return skills.map((s) => `- ${s.name}: ${shownDescription(s.description)}`).join("\n");
+}
+
+/** Team and channel memory and the skills everyone here may see: frozen once per session. */
 export function renderShared({ now, place, blocks, skills }: SharedSnapshotInput): string {
   const memory = blocks.filter((b) => b.target !== "user").map((b) => renderMemoryBlock(b));
-  const index = skills.length
-    ? skills.map((s) => `- ${s.name}: ${shownDescription(s.description)}`).join("\n")
-    : "(no skills yet)";
+  const index = skills.length ? skillLines(skills) : "(no skills yet)";
   return [
     `Session started ${now.toISOString().slice(0, 16).replace("T", " ")} UTC. Place: ${place}.`,
     ...memory,
@@ -73,9 +75,11 @@ export function renderShared({ now, place, blocks, skills }: SharedSnapshotInput
   ].join("\n\n");
 }
 
-/** The speaker's own profile block, frozen the first time they speak in a session. */
-export function renderProfile(name: string, block: MemoryBlock): string {
-  return renderMemoryBlock(block, `PROFILE OF ${name.toUpperCase()} (private to ${name}; you are talking with them now)`);
+/** The speaker's own profile block and private skills, frozen the first time they speak in a session. */
+export function renderProfile(name: string, block: MemoryBlock, skills: SharedSnapshotInput["skills"] = []): string {
+  const profile = renderMemoryBlock(block, `PROFILE OF ${name.toUpperCase()} (private to ${name}; you are talking with them now)`);
+  if (skills.length === 0) return profile;
+  return `${profile}\n\n══ ${name.toUpperCase()}'S PRIVATE SKILLS (only they see these; read one with skill_view) ══\n${skillLines(skills)}`;
 }
 
 /**

@@ -53,6 +53,11 @@ export function isVisible(scope: Scope, skill: Pick<Skill, "bundled" | "workspac
   return skill.scope === "channel" && !scope.isDm && skill.channelKey === scope.channelKey;
 }
 
+/** A person's own skill: only they see it, so it never goes where others' prompts read it. */
+export function isPrivateSkill(skill: Pick<Skill, "bundled" | "scope">): boolean {
+  return !skill.bundled && skill.scope === "user";
+}
+
 /** What the skills index of a prompt shows of a skill, and what decides who sees it. */
 export type SkillIndexEntry = Pick<Skill, "name" | "description" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">;
 

@@ -140,6 +140,28 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     expect(await searchMessages(getDb(), scopeOf(place), "kumquat", { limit: 5 })).toEqual([]);
   });
 
+  it("lists a person's private skills in their own prompt only, even in a channel session others speak in", async () => {
+    const skill = (name: string, scope: string) => ({
+      name: "skill_manage",
+      input: { action: "create", name, scope, content: `---\nname: ${name}\ndescription: Use when doing ${name}\n---\n\n1. Do it.\n` },
+    });
+    h.fake.enqueue({ toolUse: [skill("carols-shortcuts", "user")] }, { text: "saved for you" });
+    await say(dm("UCAROL", "Carol"), "keep my shortcuts as a skill");
+    h.fake.enqueue({ toolUse: [skill("deploy-checklist", "team")] }, { text: "saved for the team" });
+    await say(dm("UCAROL", "Carol"), "and a team checklist");
+    h.fake.setDefault({ text: "ok" });
+    const room = (user: string, name: string): PlaceOptions => ({ workspace: h.ws, user, channel: "CROOM", isDm: false, thread: "t-skills", name });
+    const before = h.fake.requests.length;
+    await say(room("UCAROL", "Carol"), "hi all");
+    await say(room("UDAVE", "Dave"), "hello");
+    const [carols, daves] = h.fake.requests.slice(before).map((r) => systemText(r));
+    expect(carols).toContain("carols-shortcuts");
+    expect(carols).toContain("deploy-checklist");
+    // Dave speaks in the same session, whose shared part Carol's first turn froze.
+    expect(daves).toContain("deploy-checklist");
+    expect(daves).not.toContain("carols-shortcuts");
+  });
+
   it("lets only admins pin skills", async () => {
     const admin = makeCore(getDb(), h.fake, { access: accessPolicy({ admins: ["slack:UADMIN"], users: [], channels: [], roles: [] }) });
     h.fake.enqueue(

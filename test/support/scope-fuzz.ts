@@ -1,7 +1,7 @@
 /**
  * A seeded, reproducible scope fuzzer: several workspaces (Slack teams and Discord guilds), people,
  * DMs and channel threads. Everyone plants unique markers (DM messages, profile entries, channel
- * messages, channel and team memory); then random people talk in random places while the fake
+ * messages, channel and team memory and lessons, private, channel and team skills); then random people talk in random places while the fake
  * model randomly searches for markers. Every prompt the model receives is checked: a marker may
  * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
  */
@@ -57,6 +57,13 @@ export function prng(seed: number): () => number {
 
 /** Words lessons are about and random turns ask about, so lessons are recalled all over the place. */
 const TOPICS = ["deploys", "billing", "oncall", "releases", "invoices"];
+
+/** A skill whose description carries the marker: the skills index of new sessions shows it. */
+function skillCall(m: Marker, scope: "user" | "channel" | "team"): { name: string; input: unknown } {
+  const name = `fz-${m.token}`;
+  const content = `---\nname: ${name}\ndescription: Use when handling ${m.token}\n---\n\n1. Check the dashboard.\n`;
+  return { name: "skill_manage", input: { action: "create", name, content, scope } };
+}
 
 function allowed(m: Marker, w: Where): boolean {
   if (m.ws !== w.ws) return false;
@@ -138,11 +145,12 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
       const dmMsg = mk("dm");
       const profile = mk("profile");
       const profileLesson = mk("profile");
+      const profileSkill = mk("profile");
       const userOps = [
         { action: "add", target: "user", content: `private note ${profile.token}` },
         { action: "add", target: "user", kind: "lesson", content: `private lesson on ${pick(TOPICS)} ${profileLesson.token}` },
       ];
-      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: userOps } }] }, { text: "noted" });
+      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: userOps } }, skillCall(profileSkill, "user")] }, { text: "noted" });
       await turn(place(ws, person, null), `my secret is ${dmMsg.token}`, { ws: ws.id, person, isDm: true, channel: `D-${person}` });
       const chMsg = mk("channelMsg", channel);
       const chMem = mk("channelMem", channel);
@@ -155,7 +163,9 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
         { action: "add", target: "channel", kind: "lesson", content: `channel lesson on ${pick(TOPICS)} ${chLesson.token}` },
         { action: "add", target: "team", kind: "lesson", content: `team lesson on ${pick(TOPICS)} ${teamLesson.token}` },
       ];
-      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }] }, { text: "saved" });
+      const chSkill = mk("channelMem", channel);
+      const teamSkill = mk("team", channel);
+      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }, skillCall(chSkill, "channel"), skillCall(teamSkill, "team")] }, { text: "saved" });
       await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
     }
   }
