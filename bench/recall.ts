@@ -209,8 +209,10 @@ const LEVERS: { name: string; ranking: Partial<RankingOptions> }[] = [
   { name: "- session score", ranking: { session: 0 } },
   { name: "- named person", ranking: { author: 0 } },
   { name: "- dates", ranking: { date: 0 } },
-  { name: "stemmed BM25 only (b 0.4)", ranking: { window: 0, session: 0, author: 0, date: 0 } },
-  { name: "stemmed BM25 only (b 0.75)", ranking: { window: 0, session: 0, author: 0, date: 0, b: 0.75 } },
+  { name: "- 'when' questions prefer messages that say when", ranking: { when: 0 } },
+  { name: "- strong matches lend more (lend curve)", ranking: { lendCurve: 1 } },
+  { name: "stemmed BM25 only (b 0.4)", ranking: { window: 0, session: 0, author: 0, date: 0, when: 0 } },
+  { name: "stemmed BM25 only (b 0.75)", ranking: { window: 0, session: 0, author: 0, date: 0, when: 0, b: 0.75 } },
 ];
 
 /** Chinese and Japanese: questions that share no spaces-delimited word with their answers. */

@@ -11,13 +11,15 @@
  *    its score, and so does an elaboration (A says something, B asks about it, A answers); nearer
  *    messages lend a little. A message that matches no word itself is returned only as part of an
  *    exchange: the matching message or the one between them is by a different person (or cairn),
- *    never a bystander's run of messages that happens to follow.
+ *    never a bystander's run of messages that happens to follow. A strong match lends a little more
+ *    than in proportion to its score (lendCurve), a match on one common word a little less.
  * 3. Session: what else was said in the same session (or the same day of the conversation) - a
  *    BM25 over whole sessions - so a message from the session about the topic beats a stray one.
  * 4. People: a question naming one person ("what did Alice say about ...") prefers their messages.
- * 5. Dates: a question naming a date prefers messages written then.
+ * 5. Dates: a question naming a date prefers messages written then; a question asking when
+ *    ("when did we move the replicas?") prefers messages that say when ("yesterday", "last week").
  */
-import { dateMatch, type AnalyzedQuery } from "./query.ts";
+import { dateMatch, saysWhen, type AnalyzedQuery } from "./query.ts";
 
 export interface RankingOptions {
   k1: number;
@@ -42,6 +44,14 @@ export interface RankingOptions {
   author: number;
   /** Bonus for messages written on a date the query names (times dateMatch). 0 = off. */
   date: number;
+  /** Bonus for messages that say when (yesterday, last week, on Friday) when the query asks when. 0 = off. */
+  when: number;
+  /**
+   * How a neighbour's share grows with the lender's own score: share x score x (score / best)^(n-1).
+   * 1 is proportional; above 1 a message matching the query strongly lends more than one that
+   * matched a single common word, whose replies are mostly about something else. 1 = off.
+   */
+  lendCurve: number;
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
@@ -56,6 +66,8 @@ export const DEFAULT_RANKING: RankingOptions = {
   session: 0.4,
   author: 0.5,
   date: 1.2,
+  when: 0.3,
+  lendCurve: 1.25,
 };
 
 /** A stored message as ranking sees it. */
@@ -149,6 +161,21 @@ export function countTerms(query: AnalyzedQuery, docs: readonly RankDoc[]): Term
 
 const idf = (n: number, total: number): number => Math.log(1 + (Math.max(total, n) - n + 0.5) / (n + 0.5));
 
+/**
+ * saysWhen of a document, remembered by its keys array: docKeys returns the same array for the same
+ * text while it is cached, so a message met again in a later search costs a WeakMap look-up rather
+ * than a regular expression over its text (a search that asks when reads a few hundred).
+ */
+const saysWhenOf = new WeakMap<readonly string[], boolean>();
+function docSaysWhen(d: RankDoc): boolean {
+  let v = saysWhenOf.get(d.keys);
+  if (v === undefined) {
+    v = saysWhen(d.text);
+    saysWhenOf.set(d.keys, v);
+  }
+  return v;
+}
+
 export function isQuestion(text: string): boolean {
   return text.includes("?") || text.includes("？");
 }
@@ -211,6 +238,11 @@ export function rank(input: RankInput): Ranked[] {
   }
 
   // 2. Neighbours lend score both ways: the anchor from its neighbours, the neighbour from the anchor.
+  // What a message lends grows a little faster than its own score (lendCurve): the exchange around a
+  // message that matches the query well is about the query; the reply to a message that matched one
+  // common word of it usually is not.
+  let best = 0;
+  for (let i = 0; i < m; i++) if (own[i]! > best) best = own[i]!;
   const lent = new Float64Array(count);
   const lend = (to: number, from: number, offset: number, between: number): void => {
     // `offset` is where `from` sits relative to `to`; `between` is the message between them, or -1.
@@ -227,7 +259,7 @@ export function rank(input: RankInput): Ranked[] {
     if (offset === -1 && isQuestion(f.text)) share = o.afterQuestion;
     else if (offset === -2 && asked && !isQuestion(t.text)) share = o.followUp;
     else if (offset < 0) share = o.fromBefore;
-    lent[to] = lent[to]! + share * s;
+    lent[to] = lent[to]! + share * s * (o.lendCurve === 1 ? 1 : Math.pow(s / best, o.lendCurve - 1));
   };
   if (o.window > 0 && neighbours.length > 0) {
     // The message just before and just after each anchor, to find the one between two that are two apart.
@@ -304,6 +336,7 @@ export function rank(input: RankInput): Ranked[] {
     let v = score[i]! / top;
     if (sessionScore && topSession > 0 && sessionOf[i]! >= 0) v += (o.session * sessionScore[sessionOf[i]!]!) / topSession;
     if (named !== undefined && o.author > 0 && d.authorId === named) v += o.author;
+    if (query.asksWhen && o.when > 0 && docSaysWhen(d)) v += o.when;
     if (query.dates.length > 0 && o.date > 0) v += o.date * dateMatch(d.createdAt, query.dates);
     score[i] = v;
     order.push(i);

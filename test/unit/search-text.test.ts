@@ -1,6 +1,6 @@
 /** The pure parts of history search: text analysis, query analysis, ranking. */
 import { describe, expect, it } from "vitest";
-import { analyzeQuery, dateMatch, parseDates } from "../../src/history/query.ts";
+import { analyzeQuery, dateMatch, parseDates, saysWhen } from "../../src/history/query.ts";
 import { DEFAULT_RANKING, rank, type RankDoc } from "../../src/history/rank.ts";
 import { docKeys, makeSnippet, tokenize } from "../../src/history/text.ts";
 
@@ -45,6 +45,33 @@ describe("query analysis", () => {
     expect(parseDates("you may want this")).toEqual([]);
     expect(dateMatch(new Date(Date.UTC(2023, 9, 14)), [{ month: 9, day: 13, year: 2023 }])).toBe(1.25);
     expect(dateMatch(new Date(Date.UTC(2023, 8, 13)), [{ month: 9, day: 13, year: 2023 }])).toBe(0);
+  });
+
+  it("reads ranges of days and a year on its own, not any four digits", () => {
+    const days = (q: string) => parseDates(q).map((d) => `${d.year}-${d.month}-${d.day}`).sort();
+    expect(days("where was the team between August 11 and August 15 2023?")).toEqual(["2023-7-11", "2023-7-12", "2023-7-13", "2023-7-14", "2023-7-15"]);
+    expect(days("outages 3-5 March")).toEqual(["null-2-3", "null-2-4", "null-2-5"]);
+    expect(parseDates("what did we ship in 2023?")).toEqual([{ month: null, day: null, year: 2023 }]);
+    expect(parseDates("the 2048 requests that failed")).toEqual([]);
+    // "in June 2023" names the year already: no second, vaguer hint.
+    expect(parseDates("in June 2023")).toEqual([{ month: 5, day: null, year: 2023 }]);
+    // A whole year matches less than a month does.
+    expect(dateMatch(new Date(Date.UTC(2023, 2, 1)), [{ month: null, day: null, year: 2023 }])).toBe(0.25);
+    expect(dateMatch(new Date(Date.UTC(2024, 2, 1)), [{ month: null, day: null, year: 2023 }])).toBe(0);
+  });
+
+  it("knows a question about when, and a message that says when", () => {
+    expect(analyzeQuery("When did we rotate the keys?").asksWhen).toBe(true);
+    expect(analyzeQuery("which month was the migration").asksWhen).toBe(true);
+    expect(analyzeQuery("how long ago did Bo join").asksWhen).toBe(true);
+    expect(analyzeQuery("what did we decide about the keys").asksWhen).toBe(false);
+    expect(analyzeQuery("ok, when is the freeze?").asksWhen).toBe(true);
+    // "When" inside a clause is not a question about time.
+    expect(analyzeQuery("what happens when the cache is full?").asksWhen).toBe(false);
+    expect(saysWhen("rotated them yesterday")).toBe(true);
+    expect(saysWhen("back from leave two weeks ago")).toBe(true);
+    expect(saysWhen("the review is on Friday")).toBe(true);
+    expect(saysWhen("rotated them on staging")).toBe(false);
   });
 });
 
@@ -111,6 +138,46 @@ describe("rank", () => {
     });
     expect(twice.map((r) => [r.doc.id, r.score])).toEqual(once.map((r) => [r.doc.id, r.score]));
     expect(once.map((r) => r.doc.id)).toEqual([2, 1]);
+  });
+
+  it("answers a question about when with the message that says when", () => {
+    // The same words; the message that says when is the longer one, which BM25 alone ranks lower.
+    const said = doc(1, "ann", "we rotated the keys yesterday evening");
+    const other = doc(2, "bo", "we rotated the keys on staging");
+    const q = analyzeQuery("when did we rotate the keys?");
+    const ids = (when: number) => rank({ query: q, matches: [said, other], neighbours: [], stats, namedPeople: [], options: { ...DEFAULT_RANKING, when } }).map((r) => r.doc.id);
+    expect(ids(DEFAULT_RANKING.when)).toEqual([1, 2]);
+    expect(ids(0)).toEqual([2, 1]);
+    // A question that does not ask when leaves the order to the words.
+    expect(rank({ query: analyzeQuery("did we rotate the keys?"), matches: [said, other], neighbours: [], stats, namedPeople: [], options: DEFAULT_RANKING }).map((r) => r.doc.id)).toEqual([2, 1]);
+  });
+
+  it("lets a strong match lend its reply more than a weak match lends its own (lend curve)", () => {
+    const strong = doc(1, "ann", "where do the billing replicas run?");
+    const strongReply = doc(2, "bo", "Frankfurt since March");
+    const weak = doc(10, "cy", "billing is slow?");
+    const weakReply = doc(11, "di", "no idea");
+    const q = analyzeQuery("billing replicas");
+    const scores = (lendCurve: number) => {
+      const ranked = rank({
+        query: q,
+        matches: [strong, weak],
+        neighbours: [
+          { anchor: 1, offset: 1, doc: strongReply },
+          { anchor: 10, offset: 1, doc: weakReply },
+        ],
+        stats,
+        namedPeople: [],
+        options: { ...DEFAULT_RANKING, session: 0, lendCurve },
+      });
+      return new Map(ranked.map((r) => [r.doc.id, r.score]));
+    };
+    const proportional = scores(1);
+    const curved = scores(DEFAULT_RANKING.lendCurve);
+    // The best match lends as before; a weaker one lends less than in proportion to its score.
+    expect(curved.get(2)).toBeCloseTo(proportional.get(2)!, 10);
+    expect(curved.get(11)! / curved.get(2)!).toBeLessThan(proportional.get(11)! / proportional.get(2)!);
+    expect(curved.get(11)!).toBeGreaterThan(0);
   });
 
   it("boosts the named person's messages", () => {
