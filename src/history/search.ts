@@ -455,8 +455,8 @@ function neighbourArms(window: number, conv: string, anchor: string): string {
 
 /**
  * PostgreSQL's form of `neighbourArms`: one index scan per anchor and side, reading `window` ids,
- * where the arms seek once per distance (and skip k - 1 entries to reach the k-th). About 12% less
- * time for the neighbours query on LoCoMo, with the same rows.
+ * where the arms seek once per distance (and skip k - 1 entries to reach the k-th). Replaying
+ * LoCoMo's 760 neighbour statements: the same rows, p50 7.2 -> 6.4 ms (on a busy machine).
  */
 function lateralArms(window: number): string {
   const side = (op: "<" | ">", order: "DESC" | "ASC", sign: "-" | "") =>
