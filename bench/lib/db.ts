@@ -3,16 +3,16 @@
  * on a fresh temporary file per benchmark (never the file named, which may hold real data);
  * `postgresql://...` names a server where a temporary database is created and then dropped.
  *
- * Benchmarks that count queries get a client whose driver adapter counts every SQL statement it
- * sends (queryRaw/executeRaw, inside transactions too): Prisma's query event is not reachable
- * through openDatabase, and the adapter is where each statement really leaves.
+ * Benchmarks that count queries get the database openDatabase opens, with its driver adapter
+ * wrapped (`instrument`) to count every SQL statement it sends (queryRaw/executeRaw, inside
+ * transactions too): the adapter is where each statement really leaves.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { openDatabase, providerOf, sqlitePath, type Database, type Db } from "../../src/db/client.ts";
+import { openDatabase, providerOf, type Database } from "../../src/db/client.ts";
 import type { Provider } from "../../src/db/migrate.ts";
 
 export interface BenchDatabase {
@@ -58,37 +58,11 @@ export async function openBenchDatabase(tag: string, opts: { countQueries?: bool
     url = u.toString();
     drop = () => adminQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   }
-  // openDatabase applies the migrations; a counting client is then opened on the migrated database.
-  const migrated = await openDatabase(url);
-  if (!opts.countQueries) {
-    return { database: migrated, provider, url, queries: () => 0, close: async () => void (await migrated.close(), await drop()) };
-  }
-  await migrated.close();
   const counter = { n: 0 };
-  let prisma: Db;
-  let end: () => Promise<void>;
-  // Loaded only for the provider in use, as openDatabase does (memory is measured by some benchmarks).
-  if (provider === "sqlite") {
-    const [{ SqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([import("../../src/db/sqlite-adapter.ts"), import("../../src/db/generated/sqlite/client.ts")]);
-    const client = new SqliteClient({ adapter: counting(new SqliteAdapter({ url: sqlitePath(url), timeout: 10_000 }), counter) });
-    await client.$queryRawUnsafe("PRAGMA foreign_keys = ON");
-    await client.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    prisma = client;
-    end = () => client.$disconnect();
-  } else {
-    const [{ PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([import("@prisma/adapter-pg"), import("../../src/db/generated/postgresql/client.ts")]);
-    const pool = new pg.Pool({ connectionString: url, max: 10 });
-    pool.on("error", () => {});
-    const client = new PostgresClient({ adapter: counting(new PrismaPg(pool), counter) });
-    prisma = client as unknown as Db;
-    end = async () => {
-      await client.$disconnect();
-      await pool.end();
-    };
-  }
-  const database: Database = { prisma, provider, migrations: migrated.migrations, close: end };
+  const database = await openDatabase(url, opts.countQueries ? { instrument: (factory) => counting(factory, counter) } : {});
+  // Migrations and set-up ran through the counting adapter too; count from here.
   counter.n = 0;
-  return { database, provider, url, queries: () => counter.n, close: async () => void (await end(), await drop()) };
+  return { database, provider, url, queries: () => counter.n, close: async () => void (await database.close(), await drop()) };
 }
 
 async function adminQuery(url: string, sql: string): Promise<void> {

@@ -157,6 +157,9 @@ export async function seed(provider: Provider, url: string, plan: SeedPlan, prog
     insert("Skill", SKILL_COLS, skillRows(plan));
     insert("Message", MSG_COLS, messageRows(plan, base.convIds, base.personIds));
     db.exec("ANALYZE");
+    // Cairn's own connection is open, so closing this one does not checkpoint: without this, the
+    // first write measured after seeding would copy the seeding's whole WAL into the database.
+    db.pragma("wal_checkpoint(TRUNCATE)");
     db.close();
     return;
   }

@@ -42,22 +42,9 @@ export interface SharedSnapshotInput {
   skills: readonly Pick<SkillIndexEntry, "name" | "description">[];
 }
 
-/**
- * Descriptions as the index shows them. Scanning is the costly part of a new session's prompt and
- * the same descriptions come back session after session, so verdicts are kept (bounded).
- */
-const shown = new Map<string, string>();
-const SHOWN_MAX = 5_000;
-
 function shownDescription(description: string): string {
-  let text = shown.get(description);
-  if (text === undefined) {
-    const verdict = scanStored(description);
-    text = verdict.ok ? description.replace(/\s+/g, " ") : `[BLOCKED: ${verdict.reason}]`;
-    if (shown.size >= SHOWN_MAX) shown.delete(shown.keys().next().value!);
-    shown.set(description, text);
-  }
-  return text;
+  const verdict = scanStored(description);
+  return verdict.ok ? description.replace(/\s+/g, " ") : `[BLOCKED: ${verdict.reason}]`;
 }
 
 function skillLines(skills: SharedSnapshotInput["skills"]): string {

@@ -39,6 +39,10 @@ export interface OpenOptions {
    * them on the pool; unhandled they would crash the process, handled the pool just reconnects.
    */
   onConnectionError?: (err: Error) => void;
+  /** SQLite files: how often the background worker checkpoints the WAL (default 1 s). */
+  checkpointIntervalMs?: number;
+  /** Wraps the driver adapter factory (benchmarks count statements there). */
+  instrument?: <T extends object>(adapterFactory: T) => T;
 }
 
 /**
@@ -47,11 +51,13 @@ export interface OpenOptions {
  */
 export async function openDatabase(url: string, opts: OpenOptions = {}): Promise<Database> {
   const provider = providerOf(url);
+  const instrument = opts.instrument ?? (<T extends object>(factory: T): T => factory);
   if (provider === "sqlite") {
-    const [{ default: BetterSqlite3 }, { SqliteAdapter }, { PrismaClient: SqliteClient }] = await Promise.all([
+    const [{ default: BetterSqlite3 }, { SqliteAdapter }, { PrismaClient: SqliteClient }, { BACKSTOP_PAGES, startCheckpointer }] = await Promise.all([
       import("better-sqlite3"),
       import("./sqlite-adapter.ts"),
       import("./generated/sqlite/client.ts"),
+      import("./sqlite-checkpoint.ts"),
     ]);
     const path = sqlitePath(url);
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -64,11 +70,18 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     } finally {
       raw.close();
     }
-    const adapter = new SqliteAdapter({ url: path, timeout: 10_000 });
+    const adapter = instrument(new SqliteAdapter({ url: path, timeout: 10_000 }));
     const prisma = new SqliteClient({ adapter });
     await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    return { prisma, provider, migrations, close: () => prisma.$disconnect() };
+    if (path === ":memory:") return { prisma, provider, migrations, close: () => prisma.$disconnect() };
+    await prisma.$queryRawUnsafe(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    const checkpointer = startCheckpointer(path, opts.checkpointIntervalMs ?? 1_000);
+    const close = async (): Promise<void> => {
+      await checkpointer.stop();
+      await prisma.$disconnect();
+    };
+    return { prisma, provider, migrations, close };
   }
   const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([
     import("pg"),
@@ -85,7 +98,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   }
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   pool.on("error", opts.onConnectionError ?? (() => {}));
-  const prisma = new PostgresClient({ adapter: new PrismaPg(pool) }) as unknown as Db;
+  const prisma = new PostgresClient({ adapter: instrument(new PrismaPg(pool)) }) as unknown as Db;
   return {
     prisma,
     provider,

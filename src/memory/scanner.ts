@@ -823,8 +823,21 @@ export function scanForWrite(text: string): ScanVerdict {
  * the very instruction being withheld.
  */
 export function scanStored(text: string): StoredVerdict {
-  const findings = findThreats(text);
-  const first = findings[0];
-  if (!first) return { ok: true };
-  return { ok: false, reason: `${KIND_TEXT[first.kind].short}: ${first.label}` };
+  let verdict = storedVerdicts.get(text);
+  if (verdict === undefined) {
+    const first = findThreats(text)[0];
+    verdict = first ? { ok: false, reason: `${KIND_TEXT[first.kind].short}: ${first.label}` } : { ok: true };
+    if (storedVerdicts.size >= STORED_VERDICTS_MAX) storedVerdicts.delete(storedVerdicts.keys().next().value!);
+    storedVerdicts.set(text, verdict);
+  }
+  return verdict;
 }
+
+/**
+ * Verdicts on stored text, by text. Every new session's prompt re-checks the place's memory entries
+ * and skill descriptions, the same texts session after session: scanning them was most of a new
+ * session's cost (about 7 ms with a couple of hundred entries). The rules are fixed for the life of
+ * the process, so a verdict never goes stale; the oldest are dropped past the bound.
+ */
+const storedVerdicts = new Map<string, StoredVerdict>();
+const STORED_VERDICTS_MAX = 20_000;
