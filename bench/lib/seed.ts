@@ -7,6 +7,7 @@ import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
 import { sqlitePath } from "../../src/db/client.ts";
 import type { Provider } from "../../src/db/migrate.ts";
+import { RULES_VERSION, scanStored } from "../../src/memory/scanner.ts";
 import { prng } from "../../test/support/scope-fuzz.ts";
 
 export interface SeedPlan {
@@ -94,7 +95,9 @@ function memoryRows(plan: SeedPlan, personIds: string[][]): unknown[][] {
     const kind = i % 10 < 2 ? "team" : i % 10 < 5 ? "channel" : "user";
     const owner = kind === "user" ? personIds[w]![Math.floor(r() * personIds[w]!.length)]! : null;
     const channel = kind === "channel" ? seedChannel(Math.floor(r() * plan.channelsPerWorkspace)) : null;
-    out.push([`sm${i}`, `sw${w}`, kind, owner, channel, sentence(r, 5, 12), "active", 1, "import", now, now]);
+    const text = sentence(r, 5, 12);
+    // As the memory store writes them: marked with the rules the text passed.
+    out.push([`sm${i}`, `sw${w}`, kind, owner, channel, text, scanStored(text).ok ? RULES_VERSION : null, "active", 1, "import", now, now]);
   }
   return out;
 }
@@ -117,7 +120,7 @@ const WS_COLS = ["id", "platform", "externalId", "name", "createdAt"];
 const PERSON_COLS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"];
 const CONV_COLS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt"];
 const MSG_COLS = ["workspaceId", "conversationId", "authorId", "role", "text", "platformId", "status", "createdAt"];
-const MEM_COLS = ["id", "workspaceId", "scope", "ownerId", "channelKey", "text", "status", "confidence", "source", "createdAt", "updatedAt"];
+const MEM_COLS = ["id", "workspaceId", "scope", "ownerId", "channelKey", "text", "scannedWith", "status", "confidence", "source", "createdAt", "updatedAt"];
 const SKILL_COLS = ["id", "workspaceId", "scope", "name", "description", "content", "status", "pinned", "bundled", "contentHash", "confidence", "source", "useCount", "createdAt", "updatedAt"];
 
 const q = (cols: string[]) => cols.map((c) => `"${c}"`).join(", ");

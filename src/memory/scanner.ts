@@ -14,6 +14,9 @@
  *
  * Pure: no I/O, no state between calls.
  */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { redactSecrets, type Redaction } from "./secrets.ts";
 
 export type { Redaction, SecretKind } from "./secrets.ts";
@@ -822,6 +825,14 @@ export function scanForWrite(text: string): ScanVerdict {
  * stored text: it is shown in the prompt as `[BLOCKED: reason]`, and echoing the text would deliver
  * the very instruction being withheld.
  */
+/**
+ * The version of these rules: a hash of this module's own text, so any change to a rule (or to
+ * anything else here) makes every stored verdict stale at once, with nothing to remember to bump.
+ * Text written through the stores passed the rules of this version when it was written
+ * (`scannedWith`), and prompts need not check it again until the rules change.
+ */
+export const RULES_VERSION = createHash("sha256").update(readFileSync(fileURLToPath(import.meta.url))).digest("hex").slice(0, 16);
+
 export function scanStored(text: string): StoredVerdict {
   let verdict = storedVerdicts.get(text);
   if (verdict === undefined) {

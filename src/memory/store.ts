@@ -12,7 +12,7 @@ import type { Db } from "../db/client.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
-import { scanForWrite, scanStored } from "./scanner.ts";
+import { RULES_VERSION, scanForWrite, scanStored } from "./scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { TtlCache } from "../core/ttl-cache.ts";
 
@@ -85,7 +85,9 @@ const normalize = (s: string) => s.toLowerCase().replace(/\s+/g, " ").replace(/[
  * How an entry is shown to the model. One stored before a scanning rule existed, and matching it
  * now, is shown as `[BLOCKED: reason]` (never its text), with the id that still lets it be removed.
  */
-export function displayEntry(entry: { id: string | null; text: string }): string {
+export function displayEntry(entry: { id: string | null; text: string; scannedWith?: string | null }): string {
+  // Written through this store under the current rules: it passed them then, and they have not changed.
+  if (entry.scannedWith === RULES_VERSION) return entry.text;
   const verdict = scanStored(entry.text);
   if (verdict.ok) return entry.text;
   return `[BLOCKED: ${verdict.reason}]${entry.id ? ` (remove it with old_text "id:${entry.id}")` : ""}`;
@@ -330,6 +332,8 @@ export class MemoryStore {
                 ownerId: target === "user" ? scope.personId : null,
                 channelKey: target === "channel" ? scope.channelKey : null,
                 text: e.text,
+                // New text passed cleanForWrite (scanForWrite) just now; redaction only puts placeholders in.
+                scannedWith: RULES_VERSION,
                 kind: e.kind,
                 status: pending ? "pending" : "active",
                 source: prov.source,
@@ -349,7 +353,7 @@ export class MemoryStore {
             await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "remove", oldText: e.original, newText: null }, prov);
             changed++;
           } else if (e.text !== e.original) {
-            await tx.memoryEntry.update({ where: { id: e.id }, data: { text: e.text } });
+            await tx.memoryEntry.update({ where: { id: e.id }, data: { text: e.text, scannedWith: RULES_VERSION } });
             await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "replace", oldText: e.original, newText: e.text }, prov);
             changed++;
           }

@@ -1376,7 +1376,8 @@ export const MemoryEntryScalarFieldEnum = {
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   lastUsedAt: 'lastUsedAt',
-  kind: 'kind'
+  kind: 'kind',
+  scannedWith: 'scannedWith'
 } as const
 
 export type MemoryEntryScalarFieldEnum = (typeof MemoryEntryScalarFieldEnum)[keyof typeof MemoryEntryScalarFieldEnum]

@@ -52,6 +52,7 @@ export type MemoryEntryMinAggregateOutputType = {
   updatedAt: Date | null
   lastUsedAt: Date | null
   kind: string | null
+  scannedWith: string | null
 }
 
 export type MemoryEntryMaxAggregateOutputType = {
@@ -70,6 +71,7 @@ export type MemoryEntryMaxAggregateOutputType = {
   updatedAt: Date | null
   lastUsedAt: Date | null
   kind: string | null
+  scannedWith: string | null
 }
 
 export type MemoryEntryCountAggregateOutputType = {
@@ -88,6 +90,7 @@ export type MemoryEntryCountAggregateOutputType = {
   updatedAt: number
   lastUsedAt: number
   kind: number
+  scannedWith: number
   _all: number
 }
 
@@ -118,6 +121,7 @@ export type MemoryEntryMinAggregateInputType = {
   updatedAt?: true
   lastUsedAt?: true
   kind?: true
+  scannedWith?: true
 }
 
 export type MemoryEntryMaxAggregateInputType = {
@@ -136,6 +140,7 @@ export type MemoryEntryMaxAggregateInputType = {
   updatedAt?: true
   lastUsedAt?: true
   kind?: true
+  scannedWith?: true
 }
 
 export type MemoryEntryCountAggregateInputType = {
@@ -154,6 +159,7 @@ export type MemoryEntryCountAggregateInputType = {
   updatedAt?: true
   lastUsedAt?: true
   kind?: true
+  scannedWith?: true
   _all?: true
 }
 
@@ -259,6 +265,7 @@ export type MemoryEntryGroupByOutputType = {
   updatedAt: Date
   lastUsedAt: Date | null
   kind: string
+  scannedWith: string | null
   _count: MemoryEntryCountAggregateOutputType | null
   _avg: MemoryEntryAvgAggregateOutputType | null
   _sum: MemoryEntrySumAggregateOutputType | null
@@ -300,6 +307,7 @@ export type MemoryEntryWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
   kind?: Prisma.StringFilter<"MemoryEntry"> | string
+  scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }
 
 export type MemoryEntryOrderByWithRelationInput = {
@@ -318,6 +326,7 @@ export type MemoryEntryOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   kind?: Prisma.SortOrder
+  scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
@@ -339,6 +348,7 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
   kind?: Prisma.StringFilter<"MemoryEntry"> | string
+  scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }, "id">
 
 export type MemoryEntryOrderByWithAggregationInput = {
@@ -357,6 +367,7 @@ export type MemoryEntryOrderByWithAggregationInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   kind?: Prisma.SortOrder
+  scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryEntryCountOrderByAggregateInput
   _avg?: Prisma.MemoryEntryAvgOrderByAggregateInput
   _max?: Prisma.MemoryEntryMaxOrderByAggregateInput
@@ -383,6 +394,7 @@ export type MemoryEntryScalarWhereWithAggregatesInput = {
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
   kind?: Prisma.StringWithAggregatesFilter<"MemoryEntry"> | string
+  scannedWith?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
 }
 
 export type MemoryEntryCreateInput = {
@@ -401,6 +413,7 @@ export type MemoryEntryCreateInput = {
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
   kind?: string
+  scannedWith?: string | null
 }
 
 export type MemoryEntryUncheckedCreateInput = {
@@ -419,6 +432,7 @@ export type MemoryEntryUncheckedCreateInput = {
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
   kind?: string
+  scannedWith?: string | null
 }
 
 export type MemoryEntryUpdateInput = {
@@ -437,6 +451,7 @@ export type MemoryEntryUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type MemoryEntryUncheckedUpdateInput = {
@@ -455,6 +470,7 @@ export type MemoryEntryUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type MemoryEntryCreateManyInput = {
@@ -473,6 +489,7 @@ export type MemoryEntryCreateManyInput = {
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
   kind?: string
+  scannedWith?: string | null
 }
 
 export type MemoryEntryUpdateManyMutationInput = {
@@ -491,6 +508,7 @@ export type MemoryEntryUpdateManyMutationInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type MemoryEntryUncheckedUpdateManyInput = {
@@ -509,6 +527,7 @@ export type MemoryEntryUncheckedUpdateManyInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type MemoryEntryCountOrderByAggregateInput = {
@@ -527,6 +546,7 @@ export type MemoryEntryCountOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  scannedWith?: Prisma.SortOrder
 }
 
 export type MemoryEntryAvgOrderByAggregateInput = {
@@ -550,6 +570,7 @@ export type MemoryEntryMaxOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  scannedWith?: Prisma.SortOrder
 }
 
 export type MemoryEntryMinOrderByAggregateInput = {
@@ -568,6 +589,7 @@ export type MemoryEntryMinOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  scannedWith?: Prisma.SortOrder
 }
 
 export type MemoryEntrySumOrderByAggregateInput = {
@@ -601,6 +623,7 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -619,6 +642,7 @@ export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -637,6 +661,7 @@ export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectScalar = {
@@ -655,9 +680,10 @@ export type MemoryEntrySelectScalar = {
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  scannedWith?: boolean
 }
 
-export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
@@ -697,6 +723,11 @@ export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.Interna
      * when the conversation touches it
      */
     kind: string
+    /**
+     * The version of the injection rules the text passed when it was written (scanner.ts
+     * RULES_VERSION); prompts re-check entries written under other rules, or none.
+     */
+    scannedWith: string | null
   }, ExtArgs["result"]["memoryEntry"]>
   composites: {}
 }
@@ -1135,6 +1166,7 @@ export interface MemoryEntryFieldRefs {
   readonly updatedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
   readonly lastUsedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
   readonly kind: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly scannedWith: Prisma.FieldRef<"MemoryEntry", 'String'>
 }
     
 

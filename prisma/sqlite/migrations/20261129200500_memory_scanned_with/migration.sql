@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "MemoryEntry" ADD COLUMN "scannedWith" TEXT;
