@@ -72,9 +72,9 @@ type Row = [id: number, conversationId: string, authorId: string | null, role: s
 
 /**
  * A neighbour: its anchor's id, its place relative to it, and the message, or just the message's
- * place among the candidates when it is one (about half of all neighbours are).
+ * id when it is among the candidates (about half of all neighbours are).
  */
-type NeighbourRow = [anchor: number, dir: number, ...message: Row | [candidate: number]];
+type NeighbourRow = [anchor: number, dir: number, ...message: Row | [candidateId: number]];
 
 /** Whose conversations and names a search's hits may show. */
 interface Shown {
@@ -135,9 +135,10 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   const { rows: near, display: shown } =
     anchors.length > 0 ? await sql.neighbours(ctx, anchors, options.window, matches, show) : { rows: [], display: await sql.display(ctx, show) };
   const neighbours: Neighbour[] = [];
+  const candidates = near.length > 0 ? new Map(matches.map((d) => [d.id, d])) : null;
   for (const r of near) {
-    // A candidate comes back as its place among them; rank() merges a message met twice.
-    const doc = r.length === 3 ? matches[r[2]] : toDoc(r, 2);
+    // A candidate comes back as its id alone; rank() merges a message met twice.
+    const doc = r.length === 3 ? candidates!.get(r[2]) : toDoc(r, 2);
     if (doc) neighbours.push({ anchor: r[0], offset: r[1], doc });
   }
 
@@ -411,17 +412,17 @@ const sqliteQueries: Queries = {
       // (preparing a statement with hundreds of placeholders cost more than running it). Each
       // neighbour id is one seek in the (conversationId, id) index; MATERIALIZED keeps SQLite from
       // pushing the joins below into every arm of the union, and CROSS JOIN keeps x first (left to
-      // itself, the planner walked all of the workspace's messages and probed x for each).
+      // itself, the planner walked all of the workspace's messages and probed x for each). Whether a
+      // neighbour is a candidate is an IN list, which SQLite indexes: as a LEFT JOIN to the
+      // candidates it scanned all of them for every neighbour (64,000 rows a search).
       `WITH a AS (SELECT json_extract(value, '$[0]') AS anchor, json_extract(value, '$[1]') AS conv FROM json_each(?)),
-            k AS MATERIALIZED (SELECT value AS id, key AS i FROM json_each(?)),
             x AS MATERIALIZED (${neighbourArms(window, "a.conv", "a.anchor")})
-       SELECT json_group_array(CASE WHEN k.i IS NOT NULL THEN json_array(x.anchor, x.dir, k.i)
+       SELECT json_group_array(CASE WHEN x.id IN (SELECT value FROM json_each(?)) THEN json_array(x.anchor, x.dir, x.id)
                                     ELSE json_array(x.anchor, x.dir, ${SQLITE_ROW}) END) AS j,
               ${SQLITE_SHOWN}
          FROM x
          CROSS JOIN "Message" m ON m.id = x.id
          JOIN "Conversation" c ON c.id = m.conversationId
-         LEFT JOIN k ON k.id = x.id
         WHERE ${SQLITE_SCOPE}`,
       JSON.stringify(anchors.map((d) => [d.id, d.conversationId])),
       JSON.stringify(known.map((d) => d.id)),
@@ -546,10 +547,10 @@ const postgresQueries: Queries = {
   async neighbours(ctx, anchors, window, known, show) {
     const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null; c: string; p: string }[]>(
       `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
-            k AS (SELECT id::int, i - 1 AS i FROM json_array_elements_text($5::json) WITH ORDINALITY AS e(id, i)),
+            k AS (SELECT id::int FROM json_array_elements_text($5::json) AS e(id)),
             -- MATERIALIZED: inlined, the arms were planned around the join to k (about 1 ms slower).
             x AS MATERIALIZED (${lateralArms(window)})
-       SELECT json_agg(CASE WHEN k.i IS NOT NULL THEN json_build_array(x.anchor, x.dir, k.i)
+       SELECT json_agg(CASE WHEN k.id IS NOT NULL THEN json_build_array(x.anchor, x.dir, x.id)
                             ELSE json_build_array(x.anchor, x.dir, ${PG_ROW}) END)::text AS j,
               ${pgShown("$6", "$1", "$2", "$7")}
          FROM x JOIN ${PG_FROM} ON m.id = x.id
