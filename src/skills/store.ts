@@ -104,14 +104,12 @@ export class SkillStore {
 
   constructor(private readonly db: Db) {}
 
-  /** A transaction that changes skills; the cached indexes go with it. */
+  /**
+   * A transaction that changes skills; the cached indexes go with it once it ends. An index read
+   * while it ran is either dropped here or, finishing later, not kept (`writes` moved).
+   */
   private write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
-    this.writes++;
-    this.indexes.clear();
-    return this.db.$transaction(fn).finally(() => {
-      this.writes++;
-      this.indexes.clear();
-    });
+    return this.db.$transaction(fn).finally(() => this.forgetCached());
   }
 
   /** After skills were changed behind this store (an erasure). */
