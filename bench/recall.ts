@@ -137,7 +137,7 @@ function inbound(workspace: string, author: string, text: string, messageId: str
 }
 
 async function ingest(db: Database, c: Conversation): Promise<Ingested> {
-  const store = new HistoryStore(db.prisma);
+  const store = new HistoryStore(db);
   const places = new Map<string, Awaited<ReturnType<HistoryStore["resolve"]>>>();
   const ids: number[] = [];
   for (const t of c.turns) {
@@ -232,7 +232,7 @@ const CJK_QUESTIONS = [
 ];
 
 async function cjkCheck(db: Database): Promise<{ questions: number; found1: number; found5: number; dmLeaks: number; ms: number[] }> {
-  const store = new HistoryStore(db.prisma);
+  const store = new HistoryStore(db);
   const ws = "bench-cjk";
   const ids: number[] = [];
   for (const [i, m] of CJK_MESSAGES.entries()) {

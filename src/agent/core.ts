@@ -14,6 +14,7 @@ import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Sc
 import { JobQueue } from "../jobs/queue.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets } from "../memory/store.ts";
+import { scanStored } from "../memory/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../gateway/queue.ts";
@@ -85,7 +86,7 @@ export class Core {
     const s = deps.settings;
     this.sessions = new SessionManager(db, s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
-    this.history = new HistoryStore(db, (id) => this.sessions.noneOpen(id));
+    this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);
     this.skills = new SkillStore(db);
     const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database) as Tool];
@@ -100,7 +101,12 @@ export class Core {
   async start(): Promise<void> {
     const dir = this.deps.settings.bundledSkillsDir;
     if (!dir) return;
-    const counts = await this.skills.importBundled(await loadBundledSkills(dir));
+    const bundled = await loadBundledSkills(dir);
+    // Every session's prompt shows these descriptions, checked by scanStored (remembered by text).
+    // Checked here, the first sessions after a start do not compile the scanner's expressions
+    // (about 165 ms, and again whenever V8 has dropped their code after a few idle collections).
+    for (const skill of bundled) scanStored(skill.description);
+    const counts = await this.skills.importBundled(bundled);
     this.deps.log.info(counts, "bundled skills imported");
   }
 

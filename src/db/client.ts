@@ -6,6 +6,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
 import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } from "./migrate.ts";
+import { pgDirect, sqliteDirect, type DirectSql } from "./direct.ts";
 
 /**
  * Both generated clients come from one logical model (prisma/models.prisma), so their model APIs
@@ -16,6 +17,8 @@ export type Db = SqliteClient;
 
 export interface Database {
   prisma: Db;
+  /** The hot statements' path below Prisma (direct.ts). */
+  direct: DirectSql;
   provider: Provider;
   migrations: MigrateResult;
   close(): Promise<void>;
@@ -41,7 +44,7 @@ export interface OpenOptions {
   onConnectionError?: (err: Error) => void;
   /** SQLite files: how often the background worker checkpoints the WAL (default 1 s). */
   checkpointIntervalMs?: number;
-  /** Wraps the driver adapter factory (benchmarks count statements there). */
+  /** Wraps the driver adapter factory and the direct path (benchmarks count statements there). */
   instrument?: <T extends object>(adapterFactory: T) => T;
 }
 
@@ -70,18 +73,20 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     } finally {
       raw.close();
     }
-    const adapter = instrument(new SqliteAdapter({ url: path, timeout: 10_000 }));
-    const prisma = new SqliteClient({ adapter });
+    const sqlite = new SqliteAdapter({ url: path, timeout: 10_000 });
+    const prisma = new SqliteClient({ adapter: instrument(sqlite) });
+    // Also opens the connection that direct statements share.
     await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
-    if (path === ":memory:") return { prisma, provider, migrations, close: () => prisma.$disconnect() };
+    const direct = instrument(sqliteDirect(() => sqlite.connection(), sqlite.gate));
+    if (path === ":memory:") return { prisma, direct, provider, migrations, close: () => prisma.$disconnect() };
     await prisma.$queryRawUnsafe(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     const checkpointer = startCheckpointer(path, opts.checkpointIntervalMs ?? 1_000);
     const close = async (): Promise<void> => {
       await checkpointer.stop();
       await prisma.$disconnect();
     };
-    return { prisma, provider, migrations, close };
+    return { prisma, direct, provider, migrations, close };
   }
   const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([
     import("pg"),
@@ -101,6 +106,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   const prisma = new PostgresClient({ adapter: instrument(new PrismaPg(pool)) }) as unknown as Db;
   return {
     prisma,
+    direct: instrument(pgDirect(pool)),
     provider,
     migrations,
     close: async () => {

@@ -1,6 +1,13 @@
-/** Prisma reports a unique-constraint violation as P2002, on every provider and driver adapter. */
+/**
+ * A unique-constraint violation: Prisma reports it as P2002 on every provider; statements on the
+ * direct path (direct.ts) get the driver's own code, better-sqlite3's or PostgreSQL's (23505).
+ */
+const UNIQUE_CODES = new Set(["P2002", "SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY", "23505"]);
+
 export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === "object" && err !== null && "code" in err && (err as { code: unknown }).code === "P2002";
+  if (typeof err !== "object" || err === null || !("code" in err)) return false;
+  const code = (err as { code: unknown }).code;
+  return typeof code === "string" && UNIQUE_CODES.has(code);
 }
 
 /**

@@ -50,12 +50,21 @@ function gated(adapter: Adapter, gate: TransactionGate): Adapter {
 
 export class SqliteAdapter extends PrismaBetterSqlite3 {
   readonly gate = new TransactionGate();
+  private client: BetterSqlite3.Database | null = null;
 
   override async connect(): Promise<Adapter> {
     const adapter = await super.connect();
     const client: unknown = Reflect.get(adapter, "client");
-    // A future adapter version that stops exposing its connection just runs without the cache.
-    if (client instanceof BetterSqlite3) cacheStatements(client);
+    // Direct statements (direct.ts) need the connection: an adapter that stops exposing it fails loudly here.
+    if (!(client instanceof BetterSqlite3)) throw new Error("@prisma/adapter-better-sqlite3 no longer exposes its connection (adapter.client)");
+    cacheStatements(client);
+    this.client = client;
     return gated(adapter, this.gate);
+  }
+
+  /** The connection Prisma's statements run on, once Prisma has connected. */
+  connection(): BetterSqlite3.Database {
+    if (!this.client) throw new Error("the SQLite connection is not open yet");
+    return this.client;
   }
 }

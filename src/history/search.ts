@@ -9,6 +9,7 @@
  * among its DMs only the asker's own.
  */
 import type { Database } from "../db/client.ts";
+import type { SqlParam } from "../db/direct.ts";
 import type { Scope } from "../core/types.ts";
 import { analyzeQuery, type AnalyzedQuery } from "./query.ts";
 import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankStats, type RankingOptions, type TermCounts } from "./rank.ts";
@@ -211,10 +212,20 @@ function toDoc(r: readonly unknown[], from: number): RankDoc {
   };
 }
 
-/** The rows of a query that returns its result set as one JSON text (column `j`). */
-function parsed<T>(rows: { j: string | null }[]): T[] {
-  const j = rows[0]?.j;
-  return j ? (JSON.parse(j) as T[]) : [];
+/** The rows of a query that returns its result set as one JSON text (its first column). */
+function parsed<T>(rows: unknown[][]): T[] {
+  const j = rows[0]?.[0];
+  return typeof j === "string" ? (JSON.parse(j) as T[]) : [];
+}
+
+/** One search statement, on the direct path (db/direct.ts): rows as arrays. */
+function run(ctx: Ctx, sql: string, ...params: SqlParam[]): Promise<unknown[][]> {
+  return ctx.db.direct.rows(sql, params);
+}
+
+/** People from rows of (id, displayName). */
+function peopleOf(rows: unknown[][]): Person[] {
+  return rows.map((r) => ({ id: r[0] as string, displayName: r[1] as string }));
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -308,14 +319,14 @@ const SQLITE_ROW = `m.id, m.conversationId, m.authorId, m.role, m.sessionId, CAS
 const SQLITE_ROW_COLS = `m.id AS id, m.conversationId AS cid, m.authorId AS aid, m.role AS role, m.sessionId AS sid,
   CAST(round(unixepoch(m.createdAt, 'subsec') * 1000) AS INTEGER) AS at, m.text AS text`;
 const SQLITE_ROW_OF_COLS = `json_array(id, cid, aid, role, sid, at, text)`;
-const scopeParams = (ctx: Ctx): unknown[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
+const scopeParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
 
 /** `display`'s two columns (conversations in scope, people's names); their `?` params are shownParams. */
 const SQLITE_SHOWN = `(SELECT json_group_array(json_array(c.id, c.key, c.isDm, c.channelId, c.threadId)) FROM "Conversation" c
     WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?)) AS c,
   (SELECT json_group_array(json_array(p.id, p.displayName)) FROM "Person" p
     WHERE p.id IN (SELECT value FROM json_each(?)) AND p.workspaceId = ?) AS p`;
-const shownParams = (ctx: Ctx, show: Shown): unknown[] => [
+const shownParams = (ctx: Ctx, show: Shown): SqlParam[] => [
   JSON.stringify(show.conversationIds),
   ctx.scope.workspaceId,
   ctx.scope.personId,
@@ -323,15 +334,17 @@ const shownParams = (ctx: Ctx, show: Shown): unknown[] => [
   ctx.scope.workspaceId,
 ];
 
-function displayOf(row: { c: string; p: string } | undefined): Display {
-  return { conversations: JSON.parse(row?.c ?? "[]") as Display["conversations"], people: JSON.parse(row?.p ?? "[]") as Display["people"] };
+/** A Display from the columns (conversations, people) of SQLITE_SHOWN / pgShown, starting at `at`. */
+function displayOf(row: readonly unknown[] | undefined, at: number): Display {
+  const json = (v: unknown): string => (typeof v === "string" ? v : "[]");
+  return { conversations: JSON.parse(json(row?.[at])) as Display["conversations"], people: JSON.parse(json(row?.[at + 1])) as Display["people"] };
 }
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
 async function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
   // ORDER BY inside the aggregate keeps the ranked order.
-  const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null }[]>(
+  const rows = await run(ctx, 
     `SELECT json_group_array(${SQLITE_ROW_OF_COLS} ${ranked ? "ORDER BY rk, id DESC" : ""}) AS j FROM (
        SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}
          FROM ${table}
@@ -349,7 +362,7 @@ async function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", term
 
 const sqliteQueries: Queries = {
   async stats(ctx) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ docs: unknown; avgChars: unknown; sessions: unknown }[]>(
+    const rows = await run(ctx, 
       `SELECT count(*) AS docs, avg(length(m.text)) AS avgChars,
               count(DISTINCT COALESCE(m.sessionId, m.conversationId || ':' || substr(m.createdAt, 1, 10))) AS sessions
          FROM "Message" m JOIN "Conversation" c ON c.id = m.conversationId
@@ -357,26 +370,26 @@ const sqliteQueries: Queries = {
       ...scopeParams(ctx),
     );
     const r = rows[0];
-    return { docs: n(r?.docs), avgChars: n(r?.avgChars), sessions: n(r?.sessions) };
+    return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };
   },
   async df(ctx, words) {
     const parts = words.map(
       (_, i) => `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM message_fts JOIN "Message" m ON m.id = message_fts.rowid
                  JOIN "Conversation" c ON c.id = m.conversationId WHERE message_fts MATCH ? AND ${SQLITE_SCOPE} LIMIT ${DF_CAP})) AS n`,
     );
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ i: unknown; n: unknown }[]>(
+    const rows = await run(ctx, 
       parts.join(" UNION ALL "),
       ...words.flatMap((w) => [`"${w}"`, ...scopeParams(ctx)]),
     );
     const out = words.map(() => 0);
-    for (const r of rows) out[n(r.i)] = n(r.n);
+    for (const r of rows) out[n(r[0])] = n(r[1]);
     return out;
   },
   async people(ctx) {
-    return ctx.db.prisma.$queryRawUnsafe<Person[]>(
+    return peopleOf(await run(ctx, 
       `SELECT id, displayName FROM "Person" WHERE workspaceId = ? AND displayName IS NOT NULL AND isBot = 0`,
       ctx.scope.workspaceId,
-    );
+    ));
   },
   async lexical(ctx, words, limit, ranked) {
     return sqliteMatch(ctx, "message_fts", words, limit, ranked);
@@ -391,7 +404,7 @@ const sqliteQueries: Queries = {
     // Two-character words (most Chinese words) are below what a trigram index can look up: they are
     // matched with LIKE over the workspace's latest messages.
     const like = q.grams.map(() => `m.text LIKE ?`).join(" OR ");
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null }[]>(
+    const rows = await run(ctx, 
       `SELECT json_group_array(${SQLITE_ROW_OF_COLS}) AS j FROM (
          SELECT ${SQLITE_ROW_COLS}
            FROM (SELECT * FROM "Message" WHERE workspaceId = ? ORDER BY createdAt DESC LIMIT ${CJK_SCAN}) m
@@ -407,7 +420,7 @@ const sqliteQueries: Queries = {
     return out;
   },
   async neighbours(ctx, anchors, window, known, show) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null; c: string; p: string }[]>(
+    const rows = await run(ctx, 
       // The anchors travel as one JSON parameter so the statement text stays short and the same
       // (preparing a statement with hundreds of placeholders cost more than running it). Each
       // neighbour id is one seek in the (conversationId, id) index; MATERIALIZED keeps SQLite from
@@ -429,11 +442,11 @@ const sqliteQueries: Queries = {
       ...shownParams(ctx, show),
       ...scopeParams(ctx),
     );
-    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0]) };
+    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0], 1) };
   },
   async display(ctx, show) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ c: string; p: string }[]>(`SELECT ${SQLITE_SHOWN}`, ...shownParams(ctx, show));
-    return displayOf(rows[0]);
+    const rows = await run(ctx, `SELECT ${SQLITE_SHOWN}`, ...shownParams(ctx, show));
+    return displayOf(rows[0], 0);
   },
 };
 
@@ -485,7 +498,7 @@ const pgShown = (conversations: string, workspace: string, person: string, autho
 
 const postgresQueries: Queries = {
   async stats(ctx) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ docs: unknown; avgChars: unknown; sessions: unknown }[]>(
+    const rows = await run(ctx, 
       `SELECT count(*) AS docs, avg(length(m.text))::float8 AS "avgChars",
               count(DISTINCT COALESCE(m."sessionId", m."conversationId" || ':' || to_char(m."createdAt", 'YYYY-MM-DD'))) AS sessions
          FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
@@ -493,11 +506,11 @@ const postgresQueries: Queries = {
       ...scopeParams(ctx),
     );
     const r = rows[0];
-    return { docs: n(r?.docs), avgChars: n(r?.avgChars), sessions: n(r?.sessions) };
+    return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };
   },
   async df(ctx, words) {
     const values = words.map((_, i) => `(${i}, $${i + 4})`).join(", ");
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ i: unknown; n: unknown }[]>(
+    const rows = await run(ctx, 
       `SELECT t.i, (SELECT count(*) FROM (SELECT 1 FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
                      WHERE m.search @@ plainto_tsquery('english', t.w) AND ${PG_SCOPE(1)} LIMIT ${DF_CAP}) x) AS n
          FROM (VALUES ${values}) AS t(i, w)`,
@@ -505,17 +518,17 @@ const postgresQueries: Queries = {
       ...words,
     );
     const out = words.map(() => 0);
-    for (const r of rows) out[n(r.i)] = n(r.n);
+    for (const r of rows) out[n(r[0])] = n(r[1]);
     return out;
   },
   async people(ctx) {
-    return ctx.db.prisma.$queryRawUnsafe<Person[]>(
-      `SELECT id, "displayName" AS "displayName" FROM "Person" WHERE "workspaceId" = $1 AND "displayName" IS NOT NULL AND "isBot" = false`,
+    return peopleOf(await run(ctx, 
+      `SELECT id, "displayName" FROM "Person" WHERE "workspaceId" = $1 AND "displayName" IS NOT NULL AND "isBot" = false`,
       ctx.scope.workspaceId,
-    );
+    ));
   },
   async lexical(ctx, words, limit, ranked) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null }[]>(
+    const rows = await run(ctx, 
       `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
            FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $4) q
@@ -531,7 +544,7 @@ const postgresQueries: Queries = {
   async cjk(ctx, q, limit) {
     // Each CJK character is a token of the `cjk` column, so a bigram is a two-token phrase.
     const tsquery = q.grams.map((g) => [...g].join(" <-> ")).join(" | ");
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null }[]>(
+    const rows = await run(ctx, 
       `SELECT json_agg(r ORDER BY rk DESC, id DESC)::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id, ts_rank_cd(m.cjk, q) AS rk
            FROM ${PG_FROM} CROSS JOIN to_tsquery('simple', $4) q
@@ -545,7 +558,7 @@ const postgresQueries: Queries = {
     return parsed<Row>(rows);
   },
   async neighbours(ctx, anchors, window, known, show) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ j: string | null; c: string; p: string }[]>(
+    const rows = await run(ctx, 
       `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
             k AS (SELECT id::int FROM json_array_elements_text($5::json) AS e(id)),
             -- MATERIALIZED: inlined, the arms were planned around the join to k (about 1 ms slower).
@@ -562,17 +575,17 @@ const postgresQueries: Queries = {
       JSON.stringify(show.conversationIds),
       JSON.stringify(show.authorIds),
     );
-    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0]) };
+    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0], 1) };
   },
   async display(ctx, show) {
-    const rows = await ctx.db.prisma.$queryRawUnsafe<{ c: string; p: string }[]>(
+    const rows = await run(ctx, 
       `SELECT ${pgShown("$1", "$2", "$3", "$4")}`,
       JSON.stringify(show.conversationIds),
       ctx.scope.workspaceId,
       ctx.scope.personId,
       JSON.stringify(show.authorIds),
     );
-    return displayOf(rows[0]);
+    return displayOf(rows[0], 0);
   },
 };
 

@@ -3,7 +3,9 @@
  * on it, so a crash mid-turn loses nothing; the (conversation, platform id) unique key makes a
  * platform's retries and double deliveries (Slack's message + app_mention) land once.
  */
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
+import { sqlTime, type DirectSql } from "../db/direct.ts";
+import type { Provider } from "../db/migrate.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
 import type { Inbound, Scope } from "../core/types.ts";
@@ -46,6 +48,8 @@ const LAST_MESSAGE_RESOLUTION_MS = 60_000;
 /**
  * Look-ups by a unique key use findFirst: Prisma sends findUnique through its batching loader, which
  * costs up to twice the CPU per call, and these run on every new place and every reaction.
+ * The statements of every message (store it, read the session, store the reply) take the direct
+ * path (db/direct.ts): `messageSql` below.
  */
 export class HistoryStore {
   private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
@@ -53,11 +57,38 @@ export class HistoryStore {
   /** People by id, for the names history shows (the same few people, message after message). */
   private readonly people = new TtlCache<string, Person>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
 
+  readonly db: Db;
+  private readonly direct: DirectSql;
+  private readonly provider: Provider;
+  private readonly sql: MessageSql;
+
   /** `onConversationCreated` hears of each conversation this store creates, once it exists. */
   constructor(
-    readonly db: Db,
+    database: Database,
     private readonly onConversationCreated: (conversationId: string) => void = () => {},
-  ) {}
+  ) {
+    this.db = database.prisma;
+    this.direct = database.direct;
+    this.provider = database.provider;
+    this.sql = MESSAGE_SQL[database.provider];
+  }
+
+  /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
+  private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
+    const rows = await this.direct.rows(this.sql.insert, [
+      m.workspaceId,
+      m.conversationId,
+      m.sessionId,
+      m.authorId,
+      m.role,
+      m.text,
+      m.platformId,
+      m.status,
+      m.replyToId,
+      sqlTime(this.provider, m.createdAt),
+    ]);
+    return { id: Number(rows[0]![0]), ...m };
+  }
 
   async resolve(inbound: Inbound): Promise<Place> {
     const cacheKey = `${conversationKey(inbound)}|${inbound.author.externalId}`;
@@ -115,18 +146,17 @@ export class HistoryStore {
    */
   async recordInbound(place: Place, inbound: Inbound, sessionId: string | null = null): Promise<Message | null> {
     try {
-      const msg = await this.db.message.create({
-        data: {
-          workspaceId: place.workspace.id,
-          conversationId: place.conversation.id,
-          sessionId,
-          authorId: place.person.id,
-          role: "user",
-          text: inbound.text,
-          platformId: inbound.messageId,
-          status: "received",
-          createdAt: inbound.sentAt,
-        },
+      const msg = await this.insertMessage({
+        workspaceId: place.workspace.id,
+        conversationId: place.conversation.id,
+        sessionId,
+        authorId: place.person.id,
+        role: "user",
+        text: inbound.text,
+        platformId: inbound.messageId,
+        status: "received",
+        replyToId: null,
+        createdAt: inbound.sentAt,
       });
       if (inbound.context?.trim()) {
         // Kept as its own row, tied to the message it preceded, so history shows it as recalled data.
@@ -152,16 +182,17 @@ export class HistoryStore {
    * failed with a failed reply (a trigger, migration message_outcome), so the two never disagree.
    */
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed"): Promise<Message> {
-    return this.db.message.create({
-      data: {
-        workspaceId: place.workspace.id,
-        conversationId: place.conversation.id,
-        sessionId,
-        replyToId,
-        role: "assistant",
-        text,
-        status,
-      },
+    return this.insertMessage({
+      workspaceId: place.workspace.id,
+      conversationId: place.conversation.id,
+      sessionId,
+      authorId: null,
+      role: "assistant",
+      text,
+      platformId: null,
+      status,
+      replyToId,
+      createdAt: new Date(),
     });
   }
 
@@ -172,18 +203,8 @@ export class HistoryStore {
    * are left out: they carry nothing the model needs.
    */
   async sessionMessages(sessionId: string, afterUserId: number | null, throughUserId: number): Promise<HistoryMessage[]> {
-    const range = { gt: afterUserId ?? 0, lte: throughUserId };
-    const rows = await this.db.message.findMany({
-      where: {
-        sessionId,
-        OR: [
-          { role: "user", id: range },
-          { role: "assistant", status: { not: "failed" }, replyToId: range },
-          { role: "context", replyToId: range },
-        ],
-      },
-      orderBy: { id: "asc" },
-    });
+    const after = afterUserId ?? 0;
+    const rows = (await this.direct.rows(this.sql.session, [sessionId, after, throughUserId, after, throughUserId])).map((r) => messageOf(r, this.provider));
     const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
@@ -246,6 +267,56 @@ export class HistoryStore {
   async countByAuthor(personId: string): Promise<number> {
     return this.db.message.count({ where: { authorId: personId } });
   }
+}
+
+interface MessageSql {
+  /** Placeholders: the Message columns in MESSAGE_COLUMNS order, createdAt last; returns the id. */
+  insert: string;
+  /**
+   * A session's person messages with ids in (after, through], each with its reply and context
+   * block. Placeholders: session id, after, through, after, through.
+   */
+  session: string;
+}
+
+/** Written by insertMessage, read back by messageOf: every Message field but id, in this order. */
+const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt"] as const;
+
+/** The turns of `session`; `p` numbers a placeholder, `reply` is the quoted replyToId column. */
+const sessionWhere = (p: (n: number) => string, reply: string): string =>
+  `(role = 'user' AND id > ${p(2)} AND id <= ${p(3)}) OR (role IN ('assistant', 'context') AND ${reply} > ${p(4)} AND ${reply} <= ${p(5)} AND (role = 'context' OR status <> 'failed'))`;
+
+const MESSAGE_SQL: Record<Provider, MessageSql> = {
+  sqlite: {
+    insert: `INSERT INTO Message (${MESSAGE_COLUMNS.join(", ")}) VALUES (${MESSAGE_COLUMNS.map(() => "?").join(", ")}) RETURNING id`,
+    session: `SELECT id, ${MESSAGE_COLUMNS.join(", ")} FROM Message WHERE sessionId = ? AND (${sessionWhere(() => "?", "replyToId")}) ORDER BY id`,
+  },
+  postgresql: {
+    insert: `INSERT INTO "Message" (${MESSAGE_COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
+    // createdAt as epoch milliseconds: pg would read a timestamp without zone as local time.
+    session: `SELECT id, ${MESSAGE_COLUMNS.slice(0, -1)
+      .map((c) => `"${c}"`)
+      .join(", ")}, (extract(epoch FROM "createdAt") * 1000)::float8 FROM "Message" WHERE "sessionId" = $1 AND (${sessionWhere((n) => `$${n}`, '"replyToId"')}) ORDER BY id`,
+  },
+};
+
+/** A Message from a row of `MessageSql.session`. */
+function messageOf(r: readonly unknown[], provider: Provider): Message {
+  const at = r[10];
+  return {
+    id: Number(r[0]),
+    workspaceId: r[1] as string,
+    conversationId: r[2] as string,
+    sessionId: r[3] as string | null,
+    authorId: r[4] as string | null,
+    role: r[5] as string,
+    text: r[6] as string,
+    platformId: r[7] as string | null,
+    status: r[8] as string,
+    replyToId: r[9] === null ? null : Number(r[9]),
+    // SQLite keeps Prisma's ISO text; PostgreSQL's comes as epoch milliseconds.
+    createdAt: provider === "sqlite" ? new Date(at as string) : new Date(at as number),
+  };
 }
 
 /** The id of the person message a history entry belongs to (itself, the one a reply answers, or the one a context block preceded). */

@@ -307,7 +307,7 @@ export class MemoryStore {
         const before = () => listEntries(w.filter((e) => e.original !== null).map((e) => ({ id: e.id, kind: e.kind, text: e.original as string })));
         if (used > limit) {
           throw new MemoryError(
-            `${target} memory would hold ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, over its budget by ${(used - limit).toLocaleString("en-US")}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${before()}`,
+            `${target} memory would hold ${grouped(used)}/${grouped(limit)} chars, over its budget by ${grouped(used - limit)}. Nothing was saved. Consolidate first: merge related entries into one shorter entry (replace) and remove stale ones, then retry in one batch. Current ${target} entries:\n${before()}`,
           );
         }
         if (lessons > LESSON_LIMITS.perTarget) {
@@ -367,7 +367,11 @@ export class MemoryStore {
 }
 
 /** `[67% - 1,474/2,200 chars]`: the budget header the prompt and tool results show. */
+/** One formatter for all: toLocaleString sets one up on every call, at about ten times the cost of a format. */
+const GROUPED = new Intl.NumberFormat("en-US");
+const grouped = (n: number): string => GROUPED.format(n);
+
 export function budgetHeader(used: number, limit: number): string {
   const pct = limit === 0 ? 100 : Math.round((used / limit) * 100);
-  return `[${pct}% - ${used.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars]`;
+  return `[${pct}% - ${grouped(used)}/${grouped(limit)} chars]`;
 }

@@ -57,7 +57,7 @@ forEachDatabase("message intake", (getDb) => {
 
   it("marks a message by the reply stored to it: answered, or failed with a failed reply; its context block changes nothing", async () => {
     const db = getDb().prisma;
-    const history = new HistoryStore(db);
+    const history = new HistoryStore(getDb());
     const opts: PlaceOptions = { workspace: h.ws, user: "UDAN", channel: "C-outcome", isDm: false };
     const asked = inboundFor(opts, "is the build green?", "o1");
     const place = await history.resolve(asked);

@@ -22,12 +22,12 @@ describe("searchTerms", () => {
 });
 
 forEachDatabase("history and search", (getDb) => {
-  const history = () => new HistoryStore(getDb().prisma);
+  const history = () => new HistoryStore(getDb());
 
   /** Resolves the place for `opts` and stores `text` as a person's message there. */
   async function say(db: Database, opts: PlaceOptions, text: string, messageId = uniqueId("m")): Promise<{ message: Message; scope: Scope }> {
     const inbound = inboundFor(opts, text, messageId);
-    const h = new HistoryStore(db.prisma);
+    const h = new HistoryStore(db);
     const resolved = await h.resolve(inbound);
     const message = await h.recordInbound(resolved, inbound);
     if (!message) throw new Error(`message ${messageId} was a duplicate`);
@@ -209,7 +209,7 @@ forEachDatabase("resetData", (getDb) => {
     const p = db.prisma;
     const opts: PlaceOptions = { workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false };
     const inbound = inboundFor(opts, "the narwhal pipeline is green");
-    const h = new HistoryStore(p);
+    const h = new HistoryStore(db);
     const resolved = await h.resolve(inbound);
     const session = await p.chatSession.create({ data: { conversationId: resolved.conversation.id } });
     const msg = await h.recordInbound(resolved, inbound, session.id);

@@ -12,7 +12,7 @@ import { forEachDatabase, inboundFor, uniqueId, type Database, type PlaceOptions
 forEachDatabase("search recall", (getDb) => {
   async function say(db: Database, opts: PlaceOptions, text: string, sentAt = new Date()): Promise<{ id: number; scope: Scope }> {
     const inbound = inboundFor(opts, text, uniqueId("m"), sentAt);
-    const h = new HistoryStore(db.prisma);
+    const h = new HistoryStore(db);
     const place = await h.resolve(inbound);
     const msg = await h.recordInbound(place, inbound);
     if (!msg) throw new Error("duplicate");

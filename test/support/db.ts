@@ -203,6 +203,6 @@ export function inboundFor(opts: PlaceOptions, text = "", messageId = uniqueId("
 
 /** Resolves (find-or-creates) the workspace, person and conversation and returns them with their Scope. */
 export async function place(db: Database, opts: PlaceOptions): Promise<{ place: Place; scope: Scope }> {
-  const resolved = await new HistoryStore(db.prisma).resolve(inboundFor(opts));
+  const resolved = await new HistoryStore(db).resolve(inboundFor(opts));
   return { place: resolved, scope: scopeOf(resolved) };
 }

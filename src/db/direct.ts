@@ -1,0 +1,82 @@
+/**
+ * Statements sent to the driver itself, below Prisma: for the few statement shapes cairn sends on
+ * every message and every search (store a message, read a session's history, the search queries).
+ * Prisma's client spends about 0.4 ms of CPU on each statement it sends (building and interpreting
+ * its query plan, mapping the result), more than SQLite spends running one of these; on a burst of
+ * new conversations that was half of all the CPU cairn used. Everything else stays on Prisma.
+ *
+ * Rules for what goes here: one statement, not part of a transaction, rows read by position.
+ * SQLite statements wait at the connection's transaction gate like Prisma's own (so none joins a
+ * transaction it is not part of) and run on the same connection; PostgreSQL statements take a
+ * connection from the same pool.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import type pg from "pg";
+import type { Provider } from "./migrate.ts";
+import type { TransactionGate } from "./sqlite-gate.ts";
+
+/** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */
+export type SqlParam = string | number | null;
+
+export interface DirectSql {
+  /**
+   * Runs one statement and returns its rows as arrays, columns in the order selected (RETURNING
+   * included). Placeholders: `?` on SQLite, `$1`... on PostgreSQL. Integers come back as numbers.
+   */
+  rows(sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
+}
+
+/**
+ * A time as a parameter, written the way Prisma writes it, so rows written here and by Prisma
+ * compare and sort alike: SQLite keeps ISO 8601 text with "+00:00"; PostgreSQL's timestamp columns
+ * hold UTC without a zone, and an input's zone is ignored for them, so the UTC ISO text is exact.
+ */
+export function sqlTime(provider: Provider, at: Date): string {
+  const iso = at.toISOString();
+  return provider === "sqlite" ? `${iso.slice(0, -1)}+00:00` : iso;
+}
+
+/** Enough for every statement shape sent here; more would mean something builds SQL per call. */
+const MAX_STATEMENTS = 200;
+
+/**
+ * SQLite: compiled statements are kept (by SQL text) and read integers as numbers (Prisma's
+ * adapter reads them as bigint, its own statements unaffected: the setting is per statement).
+ */
+export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: TransactionGate): DirectSql {
+  const cache = new Map<string, BetterSqlite3.Statement<unknown[]>>();
+  const statement = (sql: string): BetterSqlite3.Statement<unknown[]> => {
+    let stmt = cache.get(sql);
+    if (!stmt) {
+      // The prototype's prepare: the connection's own is the adapter's cache (sqlite-statements.ts).
+      stmt = BetterSqlite3.prototype.prepare.call(connection(), sql) as BetterSqlite3.Statement<unknown[]>;
+      stmt.safeIntegers(false);
+      if (stmt.reader) stmt.raw(true);
+      cache.set(sql, stmt);
+      if (cache.size > MAX_STATEMENTS) cache.delete(cache.keys().next().value!);
+    }
+    return stmt;
+  };
+  return {
+    async rows(sql, params) {
+      const wait = gate.pass();
+      if (wait) await wait;
+      const stmt = statement(sql);
+      if (!stmt.reader) {
+        stmt.run(params);
+        return [];
+      }
+      return stmt.all(params) as unknown[][];
+    },
+  };
+}
+
+/** PostgreSQL: the pool Prisma's adapter uses, rows as arrays. */
+export function pgDirect(pool: pg.Pool): DirectSql {
+  return {
+    async rows(sql, params) {
+      const result = await pool.query<unknown[]>({ text: sql, values: params as unknown[], rowMode: "array" });
+      return result.rows;
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The direct path (src/db/direct.ts): messages written and read below Prisma must be the rows Prisma
+ * would write and read, and a direct statement is never part of another caller's transaction.
+ */
+import { expect, it } from "vitest";
+import { HistoryStore } from "../../src/history/store.ts";
+import { sqlTime } from "../../src/db/direct.ts";
+import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
+
+forEachDatabase("direct SQL", (getDb) => {
+  const opts = (): PlaceOptions => ({ workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false });
+
+  it("stores messages that read back through Prisma field for field, times to the millisecond", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const o = opts();
+    const sentAt = new Date(Date.UTC(2026, 1, 3, 4, 5, 6, 789));
+    const inbound = inboundFor(o, "the deploy key rotates on fridays", uniqueId("m"), sentAt);
+    const place = await history.resolve(inbound);
+    const session = await db.prisma.chatSession.create({ data: { conversationId: place.conversation.id } });
+    const asked = await history.recordInbound(place, inbound, session.id);
+    const reply = await history.recordReply(place, session.id, asked!.id, "noted: fridays", "sent");
+
+    const viaPrisma = await db.prisma.message.findMany({ where: { sessionId: session.id }, orderBy: { id: "asc" } });
+    // The trigger (migration message_outcome) marked the question answered when the reply went in.
+    expect(viaPrisma).toEqual([{ ...asked, status: "answered" }, reply]);
+    expect(viaPrisma[0]!.createdAt.toISOString()).toBe("2026-02-03T04:05:06.789Z");
+    expect(reply.createdAt.getTime()).toBeGreaterThan(sentAt.getTime());
+
+    // And what the direct read returns is what Prisma reads.
+    const read = await history.sessionMessages(session.id, null, asked!.id);
+    expect(read.map(({ author: _author, ...m }) => m)).toEqual(viaPrisma);
+    expect(read[0]!.author?.id).toBe(place.person.id);
+  });
+
+  it("reads rows Prisma wrote, with the same ordering by turn and failed replies left out", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const o = opts();
+    const place = await history.resolve(inboundFor(o, "hi"));
+    const session = await db.prisma.chatSession.create({ data: { conversationId: place.conversation.id } });
+    const base = { workspaceId: place.workspace.id, conversationId: place.conversation.id, sessionId: session.id };
+    const q1 = await db.prisma.message.create({ data: { ...base, authorId: place.person.id, role: "user", text: "q1", platformId: uniqueId("p") } });
+    const q2 = await db.prisma.message.create({ data: { ...base, authorId: place.person.id, role: "user", text: "q2", platformId: uniqueId("p") } });
+    // Stored after q2 but answering q1: history orders by turn, not by id.
+    await db.prisma.message.create({ data: { ...base, role: "assistant", text: "a1", status: "sent", replyToId: q1.id } });
+    await db.prisma.message.create({ data: { ...base, role: "context", text: "c2", replyToId: q2.id } });
+    await db.prisma.message.create({ data: { ...base, role: "assistant", text: "sorry", status: "failed", replyToId: q2.id } });
+    const read = await history.sessionMessages(session.id, null, q2.id);
+    expect(read.map((m) => m.text)).toEqual(["q1", "a1", "c2", "q2"]);
+    expect((await history.sessionMessages(session.id, q1.id, q2.id)).map((m) => m.text)).toEqual(["c2", "q2"]);
+  });
+
+  it("reports a platform message stored twice as a retry (null), not an error", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const inbound = inboundFor(opts(), "once only");
+    const place = await history.resolve(inbound);
+    expect(await history.recordInbound(place, inbound)).not.toBeNull();
+    expect(await history.recordInbound(place, inbound)).toBeNull();
+    expect(await db.prisma.message.count({ where: { conversationId: place.conversation.id } })).toBe(1);
+  });
+
+  it("keeps a message stored while another caller's transaction is rolled back", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const inbound = inboundFor(opts(), "stored during a rollback");
+    const place = await history.resolve(inbound);
+    let opened!: () => void;
+    const open = new Promise<void>((r) => (opened = r));
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const tx = db.prisma
+      .$transaction(async (t) => {
+        await t.workspace.create({ data: { platform: "slack", externalId: uniqueId("inside") } });
+        opened();
+        await hold;
+        throw new Error("rolled back on purpose");
+      })
+      .catch((err: Error) => err.message);
+    await open;
+    const stored = history.recordInbound(place, inbound);
+    setTimeout(release, 20);
+    const msg = await stored;
+    expect(await tx).toBe("rolled back on purpose");
+    expect(await db.prisma.message.findFirst({ where: { id: msg!.id } })).toMatchObject({ text: "stored during a rollback" });
+  });
+
+  it("writes times as Prisma does, so both kinds of row compare and sort alike", async () => {
+    const db = getDb();
+    const at = new Date(Date.UTC(2026, 10, 29, 23, 59, 59, 1));
+    const ws = await db.prisma.workspace.create({ data: { platform: "slack", externalId: uniqueId("t"), createdAt: at } });
+    const same = db.provider === "sqlite" ? `SELECT count(*) FROM Workspace WHERE id = ? AND createdAt = ?` : `SELECT count(*) FROM "Workspace" WHERE id = $1 AND "createdAt" = $2`;
+    const rows = await db.direct.rows(same, [ws.id, sqlTime(db.provider, at)]);
+    expect(Number(rows[0]![0])).toBe(1);
+  });
+});
