@@ -84,7 +84,7 @@ export class Core {
   constructor(private readonly deps: CoreDeps) {
     const db = deps.database.prisma;
     const s = deps.settings;
-    this.sessions = new SessionManager(db, s.sessionIdleMs);
+    this.sessions = new SessionManager(deps.database, s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
     this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);

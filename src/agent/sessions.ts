@@ -5,7 +5,8 @@
  * session, or when compression refreshes it.
  */
 import { z } from "zod";
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
+import type { DirectSql } from "../db/direct.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../core/ttl-cache.ts";
 
@@ -48,10 +49,19 @@ export class SessionManager {
   /** Conversation id -> id of its open session (NONE: known to have none). */
   private readonly openOf = new TtlCache<string, string>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
 
+  private readonly db: Db;
+  private readonly direct: DirectSql;
+  private readonly saveSnapshotSql: string;
+
   constructor(
-    private readonly db: Db,
+    database: Database,
     private readonly idleMs: number,
-  ) {}
+  ) {
+    this.db = database.prisma;
+    this.direct = database.direct;
+    this.saveSnapshotSql =
+      database.provider === "sqlite" ? `UPDATE ChatSession SET snapshot = ? WHERE id = ?` : `UPDATE "ChatSession" SET snapshot = $1 WHERE id = $2`;
+  }
 
   private remember(row: ChatSession): ChatSession {
     this.rows.set(row.id, row);
@@ -107,8 +117,15 @@ export class SessionManager {
     return res.count > 0;
   }
 
+  /**
+   * Every new session writes one (its first turn), so it takes the direct path (db/direct.ts). A
+   * cached row is updated in place; one not cached is read afresh when next needed.
+   */
   async saveSnapshot(sessionId: string, snapshot: Snapshot): Promise<void> {
-    this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { snapshot: JSON.stringify(snapshot) } }));
+    const text = JSON.stringify(snapshot);
+    await this.direct.rows(this.saveSnapshotSql, [text, sessionId]);
+    const row = this.rows.get(sessionId);
+    if (row) this.remember({ ...row, snapshot: text });
   }
 
   async saveSummary(sessionId: string, summary: string, throughId: number, snapshot: Snapshot): Promise<void> {

@@ -6,6 +6,7 @@
 import type { Database, Db } from "../db/client.ts";
 import { sqlTime, type DirectSql } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
+import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
 import type { Inbound, Scope } from "../core/types.ts";
@@ -48,8 +49,8 @@ const LAST_MESSAGE_RESOLUTION_MS = 60_000;
 /**
  * Look-ups by a unique key use findFirst: Prisma sends findUnique through its batching loader, which
  * costs up to twice the CPU per call, and these run on every new place and every reaction.
- * The statements of every message (store it, read the session, store the reply) take the direct
- * path (db/direct.ts): `messageSql` below.
+ * The statements of every message (store it, read the session, store the reply) and the look-ups
+ * of the place it comes from take the direct path (db/direct.ts; their SQL is in rows.ts).
  */
 export class HistoryStore {
   private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
@@ -60,7 +61,7 @@ export class HistoryStore {
   readonly db: Db;
   private readonly direct: DirectSql;
   private readonly provider: Provider;
-  private readonly sql: MessageSql;
+  private readonly sql: HistorySql;
 
   /** `onConversationCreated` hears of each conversation this store creates, once it exists. */
   constructor(
@@ -70,23 +71,13 @@ export class HistoryStore {
     this.db = database.prisma;
     this.direct = database.direct;
     this.provider = database.provider;
-    this.sql = MESSAGE_SQL[database.provider];
+    this.sql = HISTORY_SQL[database.provider];
   }
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
   private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
-    const rows = await this.direct.rows(this.sql.insert, [
-      m.workspaceId,
-      m.conversationId,
-      m.sessionId,
-      m.authorId,
-      m.role,
-      m.text,
-      m.platformId,
-      m.status,
-      m.replyToId,
-      sqlTime(this.provider, m.createdAt),
-    ]);
+    const params = MESSAGE_COLUMNS.map((c) => (c === "createdAt" ? sqlTime(this.provider, m.createdAt) : m[c]));
+    const rows = await this.direct.rows(this.sql.insertMessage, params);
     return { id: Number(rows[0]![0]), ...m };
   }
 
@@ -121,7 +112,10 @@ export class HistoryStore {
     this.people.set(person.id, person);
     const key = conversationKey(inbound);
     const conversation = await findOrCreate(
-      () => this.db.conversation.findFirst({ where: { key } }),
+      async () => {
+        const [row] = await this.direct.rows(this.sql.conversation, [key]);
+        return row ? conversationOf(row) : null;
+      },
       async () => {
         const created = await this.db.conversation.create({
           data: {
@@ -204,7 +198,7 @@ export class HistoryStore {
    */
   async sessionMessages(sessionId: string, afterUserId: number | null, throughUserId: number): Promise<HistoryMessage[]> {
     const after = afterUserId ?? 0;
-    const rows = (await this.direct.rows(this.sql.session, [sessionId, after, throughUserId, after, throughUserId])).map((r) => messageOf(r, this.provider));
+    const rows = (await this.direct.rows(this.sql.sessionMessages, [sessionId, after, throughUserId, after, throughUserId])).map(messageOf);
     const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
@@ -256,7 +250,10 @@ export class HistoryStore {
 
   async person(workspaceId: string, author: Inbound["author"]): Promise<Person> {
     return findOrCreate(
-      () => this.db.person.findFirst({ where: { workspaceId, externalId: author.externalId } }),
+      async () => {
+        const [row] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
+        return row ? personOf(row) : null;
+      },
       () =>
         this.db.person.create({
           data: { workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false },
@@ -267,56 +264,6 @@ export class HistoryStore {
   async countByAuthor(personId: string): Promise<number> {
     return this.db.message.count({ where: { authorId: personId } });
   }
-}
-
-interface MessageSql {
-  /** Placeholders: the Message columns in MESSAGE_COLUMNS order, createdAt last; returns the id. */
-  insert: string;
-  /**
-   * A session's person messages with ids in (after, through], each with its reply and context
-   * block. Placeholders: session id, after, through, after, through.
-   */
-  session: string;
-}
-
-/** Written by insertMessage, read back by messageOf: every Message field but id, in this order. */
-const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt"] as const;
-
-/** The turns of `session`; `p` numbers a placeholder, `reply` is the quoted replyToId column. */
-const sessionWhere = (p: (n: number) => string, reply: string): string =>
-  `(role = 'user' AND id > ${p(2)} AND id <= ${p(3)}) OR (role IN ('assistant', 'context') AND ${reply} > ${p(4)} AND ${reply} <= ${p(5)} AND (role = 'context' OR status <> 'failed'))`;
-
-const MESSAGE_SQL: Record<Provider, MessageSql> = {
-  sqlite: {
-    insert: `INSERT INTO Message (${MESSAGE_COLUMNS.join(", ")}) VALUES (${MESSAGE_COLUMNS.map(() => "?").join(", ")}) RETURNING id`,
-    session: `SELECT id, ${MESSAGE_COLUMNS.join(", ")} FROM Message WHERE sessionId = ? AND (${sessionWhere(() => "?", "replyToId")}) ORDER BY id`,
-  },
-  postgresql: {
-    insert: `INSERT INTO "Message" (${MESSAGE_COLUMNS.map((c) => `"${c}"`).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
-    // createdAt as epoch milliseconds: pg would read a timestamp without zone as local time.
-    session: `SELECT id, ${MESSAGE_COLUMNS.slice(0, -1)
-      .map((c) => `"${c}"`)
-      .join(", ")}, (extract(epoch FROM "createdAt") * 1000)::float8 FROM "Message" WHERE "sessionId" = $1 AND (${sessionWhere((n) => `$${n}`, '"replyToId"')}) ORDER BY id`,
-  },
-};
-
-/** A Message from a row of `MessageSql.session`. */
-function messageOf(r: readonly unknown[], provider: Provider): Message {
-  const at = r[10];
-  return {
-    id: Number(r[0]),
-    workspaceId: r[1] as string,
-    conversationId: r[2] as string,
-    sessionId: r[3] as string | null,
-    authorId: r[4] as string | null,
-    role: r[5] as string,
-    text: r[6] as string,
-    platformId: r[7] as string | null,
-    status: r[8] as string,
-    replyToId: r[9] === null ? null : Number(r[9]),
-    // SQLite keeps Prisma's ISO text; PostgreSQL's comes as epoch milliseconds.
-    createdAt: provider === "sqlite" ? new Date(at as string) : new Date(at as number),
-  };
 }
 
 /** The id of the person message a history entry belongs to (itself, the one a reply answers, or the one a context block preceded). */

@@ -5,6 +5,7 @@
 import { expect, it } from "vitest";
 import { HistoryStore } from "../../src/history/store.ts";
 import { sqlTime } from "../../src/db/direct.ts";
+import { readSnapshot, SessionManager } from "../../src/agent/sessions.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 forEachDatabase("direct SQL", (getDb) => {
@@ -49,6 +50,32 @@ forEachDatabase("direct SQL", (getDb) => {
     const read = await history.sessionMessages(session.id, null, q2.id);
     expect(read.map((m) => m.text)).toEqual(["q1", "a1", "c2", "q2"]);
     expect((await history.sessionMessages(session.id, q1.id, q2.id)).map((m) => m.text)).toEqual(["c2", "q2"]);
+  });
+
+  it("finds the person and conversation a message comes from as Prisma reads them, DMs and bots included", async () => {
+    const db = getDb();
+    const o: PlaceOptions = { workspace: uniqueId("ws"), user: "UBOT", channel: "D1", isDm: true };
+    const inbound = { ...inboundFor(o, "hello"), author: { externalId: "UBOT", displayName: "Build Bot", isBot: true } };
+    const created = await new HistoryStore(db).resolve(inbound);
+    // A second store has nothing cached: it finds both rows on the direct path.
+    const found = await new HistoryStore(db).resolve(inbound);
+    expect(found.person).toEqual(await db.prisma.person.findFirst({ where: { id: created.person.id } }));
+    expect(found.conversation).toEqual(await db.prisma.conversation.findFirst({ where: { id: created.conversation.id } }));
+    expect(found.person.isBot).toBe(true);
+    expect(found.conversation.isDm).toBe(true);
+    expect(found.conversation.ownerId).toBe(created.person.id);
+  });
+
+  it("saves a session's snapshot where Prisma reads it, and the cached session sees it", async () => {
+    const db = getDb();
+    const sessions = new SessionManager(db, 60 * 60 * 1000);
+    const place = await new HistoryStore(db).resolve(inboundFor(opts(), "hi"));
+    const { session } = await sessions.current(place.conversation.id, new Date());
+    const snapshot = { shared: "team memory: deploys on thursdays", profiles: { [place.person.id]: "likes short answers" } };
+    await sessions.saveSnapshot(session.id, snapshot);
+    const stored = await db.prisma.chatSession.findFirst({ where: { id: session.id } });
+    expect(stored && readSnapshot(stored)).toEqual(snapshot);
+    expect(readSnapshot(await sessions.get(session.id))).toEqual(snapshot);
   });
 
   it("reports a platform message stored twice as a retry (null), not an error", async () => {

@@ -1,0 +1,98 @@
+/**
+ * HistoryStore's statements on the direct path (db/direct.ts), per provider, and the rows they
+ * read made back into the types Prisma would have returned: store a message, read a session's
+ * turns, and find the person and conversation a message resolves to. The rest of HistoryStore
+ * (creating rows, renames, deliveries) stays on Prisma.
+ *
+ * Times: SQLite keeps Prisma's ISO text, read back with `new Date`; PostgreSQL's timestamp columns
+ * are selected as epoch milliseconds, because pg would read a timestamp without zone as local time.
+ */
+import type { Conversation, Message, Person } from "../db/generated/sqlite/client.ts";
+import type { Provider } from "../db/migrate.ts";
+
+export interface HistorySql {
+  /** Placeholders: the Message columns in MESSAGE_COLUMNS order; returns the new id. */
+  insertMessage: string;
+  /**
+   * A session's person messages with ids in (after, through], each with its reply and context
+   * block. Placeholders: session id, after, through, after, through.
+   */
+  sessionMessages: string;
+  /** Placeholders: workspace id, external id. */
+  person: string;
+  /** Placeholder: the conversation key. */
+  conversation: string;
+}
+
+/** Written by HistoryStore's insertMessage in this order: every Message field but id. */
+export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt"] as const;
+const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"] as const;
+const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt"] as const;
+const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt"]);
+
+/** The turns of a session; `p` numbers a placeholder, `q` quotes a column. */
+const sessionWhere = (p: (n: number) => string, q: (c: string) => string): string =>
+  `(role = 'user' AND id > ${p(2)} AND id <= ${p(3)}) OR (role IN ('assistant', 'context') AND ${q("replyToId")} > ${p(4)} AND ${q("replyToId")} <= ${p(5)} AND (role = 'context' OR status <> 'failed'))`;
+
+function sqlFor(provider: Provider): HistorySql {
+  const pg = provider === "postgresql";
+  const q = (c: string): string => (pg ? `"${c}"` : c);
+  const p = (n: number): string => (pg ? `$${n}` : "?");
+  const select = (columns: readonly string[]): string =>
+    columns.map((c) => (pg && TIMES.has(c) ? `(extract(epoch FROM ${q(c)}) * 1000)::float8` : q(c))).join(", ");
+  return {
+    insertMessage: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")}) RETURNING id`,
+    sessionMessages: `SELECT id, ${select(MESSAGE_COLUMNS)} FROM ${q("Message")} WHERE ${q("sessionId")} = ${p(1)} AND (${sessionWhere(p, q)}) ORDER BY id`,
+    person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
+    conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
+  };
+}
+
+export const HISTORY_SQL: Record<Provider, HistorySql> = { sqlite: sqlFor("sqlite"), postgresql: sqlFor("postgresql") };
+
+const timeOf = (v: unknown): Date => new Date(v as string | number);
+/** SQLite keeps booleans as 0 and 1. */
+const boolOf = (v: unknown): boolean => v === true || v === 1;
+
+/** A Message from a row of `sessionMessages`. */
+export function messageOf(r: readonly unknown[]): Message {
+  return {
+    id: Number(r[0]),
+    workspaceId: r[1] as string,
+    conversationId: r[2] as string,
+    sessionId: r[3] as string | null,
+    authorId: r[4] as string | null,
+    role: r[5] as string,
+    text: r[6] as string,
+    platformId: r[7] as string | null,
+    status: r[8] as string,
+    replyToId: r[9] === null ? null : Number(r[9]),
+    createdAt: timeOf(r[10]),
+  };
+}
+
+export function personOf(r: readonly unknown[]): Person {
+  return {
+    id: r[0] as string,
+    workspaceId: r[1] as string,
+    externalId: r[2] as string,
+    displayName: r[3] as string | null,
+    isBot: boolOf(r[4]),
+    createdAt: timeOf(r[5]),
+    updatedAt: timeOf(r[6]),
+  };
+}
+
+export function conversationOf(r: readonly unknown[]): Conversation {
+  return {
+    id: r[0] as string,
+    workspaceId: r[1] as string,
+    key: r[2] as string,
+    channelId: r[3] as string,
+    threadId: r[4] as string | null,
+    isDm: boolOf(r[5]),
+    ownerId: r[6] as string | null,
+    createdAt: timeOf(r[7]),
+    lastMessageAt: timeOf(r[8]),
+  };
+}
