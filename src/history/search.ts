@@ -63,9 +63,9 @@ const CJK_SCAN = 5000;
  * A candidate as the databases return it: only what ranking reads, as one JSON array per message
  * (id, conversation, author, role, session, createdAt in epoch ms, text).
  * The whole result set comes back as one JSON text (`json_group_array` / `json_agg`) read with
- * JSON.parse: Prisma turns each row of a result into several arrays and an object, and for the
- * few hundred rows of a search that was most of what the search allocated, and what the
- * collector copied (those rows lived long enough to be promoted). What a result shows of its
+ * JSON.parse: a row per message, through Prisma, became several arrays and an object each, most of
+ * what a search allocated and what the collector copied (those rows lived long enough to be
+ * promoted). Every statement here takes the direct path (db/direct.ts). What a result shows of its
  * conversation (key, channel, thread) and author (name) is fetched once per conversation and
  * person (`display`), in the statement that fetches the neighbours.
  */
@@ -344,7 +344,8 @@ const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
 async function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
   // ORDER BY inside the aggregate keeps the ranked order.
-  const rows = await run(ctx, 
+  const rows = await run(
+    ctx,
     `SELECT json_group_array(${SQLITE_ROW_OF_COLS} ${ranked ? "ORDER BY rk, id DESC" : ""}) AS j FROM (
        SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}
          FROM ${table}
@@ -362,7 +363,8 @@ async function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", term
 
 const sqliteQueries: Queries = {
   async stats(ctx) {
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT count(*) AS docs, avg(length(m.text)) AS avgChars,
               count(DISTINCT COALESCE(m.sessionId, m.conversationId || ':' || substr(m.createdAt, 1, 10))) AS sessions
          FROM "Message" m JOIN "Conversation" c ON c.id = m.conversationId
@@ -377,7 +379,8 @@ const sqliteQueries: Queries = {
       (_, i) => `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM message_fts JOIN "Message" m ON m.id = message_fts.rowid
                  JOIN "Conversation" c ON c.id = m.conversationId WHERE message_fts MATCH ? AND ${SQLITE_SCOPE} LIMIT ${DF_CAP})) AS n`,
     );
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       parts.join(" UNION ALL "),
       ...words.flatMap((w) => [`"${w}"`, ...scopeParams(ctx)]),
     );
@@ -386,10 +389,7 @@ const sqliteQueries: Queries = {
     return out;
   },
   async people(ctx) {
-    return peopleOf(await run(ctx, 
-      `SELECT id, displayName FROM "Person" WHERE workspaceId = ? AND displayName IS NOT NULL AND isBot = 0`,
-      ctx.scope.workspaceId,
-    ));
+    return peopleOf(await run(ctx, `SELECT id, displayName FROM "Person" WHERE workspaceId = ? AND displayName IS NOT NULL AND isBot = 0`, ctx.scope.workspaceId));
   },
   async lexical(ctx, words, limit, ranked) {
     return sqliteMatch(ctx, "message_fts", words, limit, ranked);
@@ -404,7 +404,8 @@ const sqliteQueries: Queries = {
     // Two-character words (most Chinese words) are below what a trigram index can look up: they are
     // matched with LIKE over the workspace's latest messages.
     const like = q.grams.map(() => `m.text LIKE ?`).join(" OR ");
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT json_group_array(${SQLITE_ROW_OF_COLS}) AS j FROM (
          SELECT ${SQLITE_ROW_COLS}
            FROM (SELECT * FROM "Message" WHERE workspaceId = ? ORDER BY createdAt DESC LIMIT ${CJK_SCAN}) m
@@ -420,7 +421,8 @@ const sqliteQueries: Queries = {
     return out;
   },
   async neighbours(ctx, anchors, window, known, show) {
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       // The anchors travel as one JSON parameter so the statement text stays short and the same
       // (preparing a statement with hundreds of placeholders cost more than running it). Each
       // neighbour id is one seek in the (conversationId, id) index; MATERIALIZED keeps SQLite from
@@ -498,7 +500,8 @@ const pgShown = (conversations: string, workspace: string, person: string, autho
 
 const postgresQueries: Queries = {
   async stats(ctx) {
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT count(*) AS docs, avg(length(m.text))::float8 AS "avgChars",
               count(DISTINCT COALESCE(m."sessionId", m."conversationId" || ':' || to_char(m."createdAt", 'YYYY-MM-DD'))) AS sessions
          FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
@@ -510,7 +513,8 @@ const postgresQueries: Queries = {
   },
   async df(ctx, words) {
     const values = words.map((_, i) => `(${i}, $${i + 4})`).join(", ");
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT t.i, (SELECT count(*) FROM (SELECT 1 FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
                      WHERE m.search @@ plainto_tsquery('english', t.w) AND ${PG_SCOPE(1)} LIMIT ${DF_CAP}) x) AS n
          FROM (VALUES ${values}) AS t(i, w)`,
@@ -522,13 +526,13 @@ const postgresQueries: Queries = {
     return out;
   },
   async people(ctx) {
-    return peopleOf(await run(ctx, 
-      `SELECT id, "displayName" FROM "Person" WHERE "workspaceId" = $1 AND "displayName" IS NOT NULL AND "isBot" = false`,
-      ctx.scope.workspaceId,
-    ));
+    return peopleOf(
+      await run(ctx, `SELECT id, "displayName" FROM "Person" WHERE "workspaceId" = $1 AND "displayName" IS NOT NULL AND "isBot" = false`, ctx.scope.workspaceId),
+    );
   },
   async lexical(ctx, words, limit, ranked) {
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
            FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $4) q
@@ -544,7 +548,8 @@ const postgresQueries: Queries = {
   async cjk(ctx, q, limit) {
     // Each CJK character is a token of the `cjk` column, so a bigram is a two-token phrase.
     const tsquery = q.grams.map((g) => [...g].join(" <-> ")).join(" | ");
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT json_agg(r ORDER BY rk DESC, id DESC)::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id, ts_rank_cd(m.cjk, q) AS rk
            FROM ${PG_FROM} CROSS JOIN to_tsquery('simple', $4) q
@@ -558,7 +563,8 @@ const postgresQueries: Queries = {
     return parsed<Row>(rows);
   },
   async neighbours(ctx, anchors, window, known, show) {
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
             k AS (SELECT id::int FROM json_array_elements_text($5::json) AS e(id)),
             -- MATERIALIZED: inlined, the arms were planned around the join to k (about 1 ms slower).
@@ -578,7 +584,8 @@ const postgresQueries: Queries = {
     return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0], 1) };
   },
   async display(ctx, show) {
-    const rows = await run(ctx, 
+    const rows = await run(
+      ctx,
       `SELECT ${pgShown("$1", "$2", "$3", "$4")}`,
       JSON.stringify(show.conversationIds),
       ctx.scope.workspaceId,
