@@ -1,6 +1,7 @@
 /**
  * Statements sent to the driver itself, below Prisma: for the few statement shapes cairn sends on
- * every message and every search (store a message, read a session's history, the search queries).
+ * every message and every search (store a message, read a session's turns, find the person and
+ * conversation it comes from, save a session's snapshot, the search queries).
  * Prisma's client spends about 0.4 ms of CPU on each statement it sends (building and interpreting
  * its query plan, mapping the result), more than SQLite spends running one of these; on a burst of
  * new conversations that was half of all the CPU cairn used. Everything else stays on Prisma.
@@ -22,7 +23,8 @@ export type SqlParam = string | number | null;
 export interface DirectSql {
   /**
    * Runs one statement and returns its rows as arrays, columns in the order selected (RETURNING
-   * included). Placeholders: `?` on SQLite, `$1`... on PostgreSQL. Integers come back as numbers.
+   * included). Placeholders: `?` on SQLite, `$1`... on PostgreSQL. Integers come back as numbers,
+   * except PostgreSQL's bigint (a count, say), which pg reads as text.
    */
   rows(sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
 }
