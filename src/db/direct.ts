@@ -16,6 +16,7 @@ import BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import type { Provider } from "./migrate.ts";
 import type { TransactionGate } from "./sqlite-gate.ts";
+import { memoize } from "../core/memoize.ts";
 
 /** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */
 export type SqlParam = string | number | null;
@@ -47,19 +48,13 @@ const MAX_STATEMENTS = 200;
  * adapter reads them as bigint, its own statements unaffected: the setting is per statement).
  */
 export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: TransactionGate): DirectSql {
-  const cache = new Map<string, BetterSqlite3.Statement<unknown[]>>();
-  const statement = (sql: string): BetterSqlite3.Statement<unknown[]> => {
-    let stmt = cache.get(sql);
-    if (!stmt) {
-      // The prototype's prepare: the connection's own is the adapter's cache (sqlite-statements.ts).
-      stmt = BetterSqlite3.prototype.prepare.call(connection(), sql) as BetterSqlite3.Statement<unknown[]>;
-      stmt.safeIntegers(false);
-      if (stmt.reader) stmt.raw(true);
-      cache.set(sql, stmt);
-      if (cache.size > MAX_STATEMENTS) cache.delete(cache.keys().next().value!);
-    }
+  const statement = memoize((sql: string): BetterSqlite3.Statement<unknown[]> => {
+    // The prototype's prepare: the connection's own is the adapter's cache (sqlite-statements.ts).
+    const stmt = BetterSqlite3.prototype.prepare.call(connection(), sql) as BetterSqlite3.Statement<unknown[]>;
+    stmt.safeIntegers(false);
+    if (stmt.reader) stmt.raw(true);
     return stmt;
-  };
+  }, MAX_STATEMENTS);
   return {
     async rows(sql, params) {
       const wait = gate.pass();
@@ -83,16 +78,7 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
  * PgBouncer does from 1.21 with max_prepared_statements set.)
  */
 export function pgDirect(pool: pg.Pool): DirectSql {
-  const names = new Map<string, string>();
-  const nameOf = (sql: string): string => {
-    let name = names.get(sql);
-    if (!name) {
-      name = `cairn_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`;
-      names.set(sql, name);
-      if (names.size > MAX_STATEMENTS) names.delete(names.keys().next().value!);
-    }
-    return name;
-  };
+  const nameOf = memoize((sql: string) => `cairn_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, MAX_STATEMENTS);
   return {
     async rows(sql, params) {
       const result = await pool.query<unknown[]>({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });

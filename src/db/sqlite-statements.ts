@@ -8,6 +8,7 @@
  * hands out a small view that passes the arguments at each call instead of binding them.
  */
 import BetterSqlite3 from "better-sqlite3";
+import { memoize } from "../core/memoize.ts";
 
 type Statement = BetterSqlite3.Statement<unknown[]>;
 
@@ -53,17 +54,10 @@ class BoundStatement {
 
 /** Makes `db.prepare` return cached statements. */
 export function cacheStatements(db: BetterSqlite3.Database, max = MAX_STATEMENTS): void {
-  const cache = new Map<string, Compiled>();
   const prepare = db.prepare.bind(db) as (sql: string) => Statement;
-  const cached = (sql: string): BoundStatement => {
-    let compiled = cache.get(sql);
-    if (!compiled) {
-      compiled = { stmt: prepare(sql) };
-      cache.set(sql, compiled);
-      if (cache.size > max) cache.delete(cache.keys().next().value!);
-    }
-    return new BoundStatement(compiled, []);
-  };
-  // The adapter only uses the members BoundStatement has; nothing else holds this connection.
+  const compiled = memoize((sql: string): Compiled => ({ stmt: prepare(sql) }), max);
+  const cached = (sql: string): BoundStatement => new BoundStatement(compiled(sql), []);
+  // The adapter only uses the members BoundStatement has. The direct path (direct.ts) shares the
+  // connection but compiles its statements with the prototype's prepare, not through this one.
   db.prepare = cached as unknown as typeof db.prepare;
 }

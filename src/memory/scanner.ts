@@ -12,12 +12,14 @@
  * spacing removed) so that fullwidth, Cyrillic-spelled, spaced-out or leetspeak variants of a phrase
  * meet the same rule; redaction runs on the original so benign text is returned untouched.
  *
- * Pure: no I/O, no state between calls.
+ * No I/O after loading (which hashes this file for RULES_VERSION); the only state is scanStored's
+ * memory of verdicts, which the fixed rules make safe to keep.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { redactSecrets, type Redaction } from "./secrets.ts";
+import { memoize } from "../core/memoize.ts";
 
 export type { Redaction, SecretKind } from "./secrets.ts";
 export { redactSecrets } from "./secrets.ts";
@@ -821,11 +823,6 @@ export function scanForWrite(text: string): ScanVerdict {
 }
 
 /**
- * Re-check an entry stored before the current rules existed. The reason names the rule, never the
- * stored text: it is shown in the prompt as `[BLOCKED: reason]`, and echoing the text would deliver
- * the very instruction being withheld.
- */
-/**
  * The version of these rules: a hash of this module's own text, so any change to a rule (or to
  * anything else here) makes every stored verdict stale at once, with nothing to remember to bump.
  * Text written through the stores passed the rules of this version when it was written
@@ -833,22 +830,20 @@ export function scanForWrite(text: string): ScanVerdict {
  */
 export const RULES_VERSION = createHash("sha256").update(readFileSync(fileURLToPath(import.meta.url))).digest("hex").slice(0, 16);
 
-export function scanStored(text: string): StoredVerdict {
-  let verdict = storedVerdicts.get(text);
-  if (verdict === undefined) {
-    const first = findThreats(text)[0];
-    verdict = first ? { ok: false, reason: `${KIND_TEXT[first.kind].short}: ${first.label}` } : { ok: true };
-    if (storedVerdicts.size >= STORED_VERDICTS_MAX) storedVerdicts.delete(storedVerdicts.keys().next().value!);
-    storedVerdicts.set(text, verdict);
-  }
-  return verdict;
-}
+/**
+ * Verdicts on stored text are remembered by text. Every new session's prompt re-checks the place's
+ * memory entries and skill descriptions, the same texts session after session: scanning them was
+ * most of a new session's cost (about 7 ms with a couple of hundred entries). The rules are fixed
+ * for the life of the process, so a verdict never goes stale; the oldest are dropped past the bound.
+ */
+const STORED_VERDICTS_MAX = 20_000;
 
 /**
- * Verdicts on stored text, by text. Every new session's prompt re-checks the place's memory entries
- * and skill descriptions, the same texts session after session: scanning them was most of a new
- * session's cost (about 7 ms with a couple of hundred entries). The rules are fixed for the life of
- * the process, so a verdict never goes stale; the oldest are dropped past the bound.
+ * Re-check an entry stored before the current rules existed. The reason names the rule, never the
+ * stored text: it is shown in the prompt as `[BLOCKED: reason]`, and echoing the text would deliver
+ * the very instruction being withheld.
  */
-const storedVerdicts = new Map<string, StoredVerdict>();
-const STORED_VERDICTS_MAX = 20_000;
+export const scanStored: (text: string) => StoredVerdict = memoize((text: string): StoredVerdict => {
+  const first = findThreats(text)[0];
+  return first ? { ok: false, reason: `${KIND_TEXT[first.kind].short}: ${first.label}` } : { ok: true };
+}, STORED_VERDICTS_MAX);

@@ -366,11 +366,11 @@ export class MemoryStore {
   }
 }
 
-/** `[67% - 1,474/2,200 chars]`: the budget header the prompt and tool results show. */
 /** One formatter for all: toLocaleString sets one up on every call, at about ten times the cost of a format. */
 const GROUPED = new Intl.NumberFormat("en-US");
 const grouped = (n: number): string => GROUPED.format(n);
 
+/** `[67% - 1,474/2,200 chars]`: the budget header the prompt and tool results show. */
 export function budgetHeader(used: number, limit: number): string {
   const pct = limit === 0 ? 100 : Math.round((used / limit) * 100);
   return `[${pct}% - ${grouped(used)}/${grouped(limit)} chars]`;
