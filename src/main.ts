@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
 import { createLogger } from "./log.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
-import { Core } from "./agent/core.ts";
+import { Core } from "./core/core.ts";
 import { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./settings.ts";
 import { startSlack } from "./platforms/slack/adapter.ts";

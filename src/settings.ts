@@ -2,8 +2,8 @@
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./paths.ts";
 import type { Config } from "./config.ts";
-import type { AgentSettings } from "./agent/core.ts";
-import { accessPolicy } from "./gateway/access.ts";
+import type { AgentSettings } from "./core/core.ts";
+import { accessPolicy } from "./admission/access.ts";
 
 export const BUNDLED_SKILLS_DIR = join(PROJECT_ROOT, "skills");
 

@@ -1,5 +1,5 @@
 /** A real Core for the benchmarks, with production defaults (from the config schema) and a fake model. */
-import { Core, type AgentSettings } from "../../src/agent/core.ts";
+import { Core, type AgentSettings } from "../../src/core/core.ts";
 import { loadConfig } from "../../src/config.ts";
 import { agentSettings } from "../../src/settings.ts";
 import { silentLogger } from "../../src/log.ts";

@@ -7,7 +7,7 @@ import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
 import { sqlitePath } from "../../src/db/client.ts";
 import type { Provider } from "../../src/db/migrate.ts";
-import { RULES_VERSION, scanStored } from "../../src/memory/scanner.ts";
+import { RULES_VERSION, scanStored } from "../../src/safety/scanner.ts";
 import { prng } from "../../test/support/scope-fuzz.ts";
 
 export interface SeedPlan {

@@ -3,12 +3,12 @@
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers and the rules (who
  * may do what) live here, so every platform behaves the same.
  */
-import type { Core } from "./core.ts";
+import type { Core } from "../core/core.ts";
 import type { Inbound } from "../core/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
-import { erasePerson, forgetEntry } from "../memory/erase.ts";
-import { isAdmin } from "../gateway/access.ts";
+import { erasePerson, forgetEntry } from "../erasure/erase.ts";
+import { isAdmin } from "../admission/access.ts";
 
 export const COMMANDS = ["help", "me", "skills", "new", "forget", "confirm", "pin", "unpin"] as const;
 export type CommandName = (typeof COMMANDS)[number];

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { Database, Db } from "../db/client.ts";
 import type { DirectSql } from "../db/direct.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
-import { TtlCache } from "../core/ttl-cache.ts";
+import { TtlCache } from "../cache/ttl-cache.ts";
 
 /**
  * The frozen part of the system prompt. `shared` (team/channel memory, skills index) is the same

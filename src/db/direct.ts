@@ -16,7 +16,7 @@ import BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import type { Provider } from "./migrate.ts";
 import type { TransactionGate } from "./sqlite-gate.ts";
-import { memoize } from "../core/memoize.ts";
+import { memoize } from "../cache/memoize.ts";
 
 /** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */
 export type SqlParam = string | number | null;

@@ -10,7 +10,7 @@ import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
 import type { Inbound, Scope } from "../core/types.ts";
-import { TtlCache } from "../core/ttl-cache.ts";
+import { TtlCache } from "../cache/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
 

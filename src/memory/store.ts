@@ -12,9 +12,9 @@ import type { Db } from "../db/client.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
-import { RULES_VERSION, scanForWrite, scanStored } from "./scanner.ts";
+import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
-import { TtlCache } from "../core/ttl-cache.ts";
+import { TtlCache } from "../cache/ttl-cache.ts";
 
 /**
  * fact: shown in every prompt of its scope, within the target's character budget.

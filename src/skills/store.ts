@@ -14,9 +14,9 @@ import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
 import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
-import { scanForWrite } from "../memory/scanner.ts";
+import { scanForWrite } from "../safety/scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
-import { TtlCache } from "../core/ttl-cache.ts";
+import { TtlCache } from "../cache/ttl-cache.ts";
 
 /** Every write from the agent is scanned first: threats are refused, secrets redacted. */
 function cleanOrThrow(text: string, what: string): string {

@@ -4,7 +4,7 @@ import { defineTool, ToolError, type Tool } from "./registry.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Provenance } from "../db/revisions.ts";
 import type { ToolContext } from "./registry.ts";
-import { scanStored } from "../memory/scanner.ts";
+import { scanStored } from "../safety/scanner.ts";
 
 /** A stored text that matches a scanning rule written after it was saved is withheld from the model. */
 function shown(text: string, what: string): string {

@@ -13,7 +13,7 @@ import { forEachDatabase } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeGuild, type FakeUser, type PostedMessage } from "../fakes/discord.ts";
-import type { Core } from "../../src/agent/core.ts";
+import type { Core } from "../../src/core/core.ts";
 import { COMMANDS } from "../../src/agent/commands.ts";
 import { silentLogger } from "../../src/log.ts";
 import { startDiscord, DISCORD_INTENTS, type DiscordAdapter, type DiscordSettings } from "../../src/platforms/discord/adapter.ts";

@@ -8,7 +8,7 @@ import { forEachDatabase, inboundFor, place, type PlaceOptions } from "../suppor
 import { coreHarness, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { loadBundledSkills } from "../../src/skills/bundled.ts";
-import { RULES_VERSION, scanStored } from "../../src/memory/scanner.ts";
+import { RULES_VERSION, scanStored } from "../../src/safety/scanner.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
 
 forEachDatabase("memory and skill writes are scanned", (getDb) => {

@@ -6,11 +6,11 @@ import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts";
 import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
-import { accessPolicy } from "../../src/gateway/access.ts";
-import { TOMBSTONE } from "../../src/memory/erase.ts";
+import { accessPolicy } from "../../src/admission/access.ts";
+import { TOMBSTONE } from "../../src/erasure/erase.ts";
 import { searchMessages } from "../../src/history/search.ts";
 import { scopeOf } from "../../src/history/store.ts";
-import type { Core } from "../../src/agent/core.ts";
+import type { Core } from "../../src/core/core.ts";
 import type { HandleResult, Outbound } from "../../src/core/types.ts";
 
 function replyOf(result: HandleResult): Outbound {

@@ -19,7 +19,7 @@ import {
   type FakeSlack,
   type SlackCall,
 } from "../fakes/slack.ts";
-import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/agent/core.ts";
+import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
 import { chunkMrkdwn, SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";

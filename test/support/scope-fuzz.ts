@@ -5,7 +5,7 @@
  * model randomly searches for markers. Every prompt the model receives is checked: a marker may
  * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
  */
-import type { Core } from "../../src/agent/core.ts";
+import type { Core } from "../../src/core/core.ts";
 import type { Platform } from "../../src/core/types.ts";
 import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
 import { systemText } from "../fakes/anthropic.ts";

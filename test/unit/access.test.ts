@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { accessPolicy, checkAccess, isAdmin, OPEN_POLICY } from "../../src/gateway/access.ts";
-import { limitText, RateLimiter } from "../../src/gateway/rate-limit.ts";
+import { accessPolicy, checkAccess, isAdmin, OPEN_POLICY } from "../../src/admission/access.ts";
+import { limitText, RateLimiter } from "../../src/admission/rate-limit.ts";
 import type { Inbound } from "../../src/core/types.ts";
 
 const msg = (user: string, channel: string, isDm = false, roles?: string[]): Pick<Inbound, "platform" | "author" | "channel"> => ({

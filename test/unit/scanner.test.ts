@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { scanForWrite, scanStored, type ScanVerdict, type SecretKind, type ThreatKind } from "../../src/memory/scanner.ts";
+import { scanForWrite, scanStored, type ScanVerdict, type SecretKind, type ThreatKind } from "../../src/safety/scanner.ts";
 
 type CorpusLine = {
   text: string;

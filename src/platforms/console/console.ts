@@ -5,7 +5,7 @@
 import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import { parseCommandLine } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
 

@@ -27,7 +27,7 @@ import {
   type PartialUser,
   type User,
 } from "discord.js";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import type { FeedbackEvent } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";
 import { handleInteraction } from "./commands.ts";

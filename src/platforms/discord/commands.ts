@@ -22,7 +22,7 @@ import {
   type Interaction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from "discord.js";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import { COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";

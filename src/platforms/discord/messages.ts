@@ -12,10 +12,10 @@
  * by the core (dedupe on the Discord message id) and answered once; the duplicate is dropped quietly.
  */
 import type { Message } from "discord.js";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import type { HandleResult } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";
-import { KeyedQueue } from "../../gateway/queue.ts";
+import { KeyedQueue } from "../../core/keyed-queue.ts";
 import { classify, NOTICES, type Trigger } from "./events.ts";
 import type { ThreadFollower } from "./follow.ts";
 import { postReply } from "./reply.ts";

@@ -9,7 +9,7 @@
 import http from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver, webApi, type Receiver } from "@slack/bolt";
 import { z } from "zod";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";

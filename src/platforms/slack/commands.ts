@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { RespondFn } from "@slack/bolt";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import { COMMANDS, parseCommandLine } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import type { Logger } from "../../log.ts";
 import { slackErrorCode } from "./errors.ts";
-import { TtlCache } from "../../core/ttl-cache.ts";
+import { TtlCache } from "../../cache/ttl-cache.ts";
 
 export interface SlackPerson {
   displayName?: string;

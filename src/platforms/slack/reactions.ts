@@ -4,7 +4,7 @@
  * whether the message is one of its replies.
  */
 import { z } from "zod";
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import type { FeedbackEvent } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";
 import { EnvelopeSchema, type BotIdentity } from "./events.ts";

@@ -4,7 +4,7 @@
  * thread's earlier messages when entering it, run the core's turn (showing tool statuses and the
  * answer as it streams), post the final answer over that draft, and record the delivery.
  */
-import type { Core } from "../../agent/core.ts";
+import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../log.ts";
 import { threadContext, type ContextLimits } from "./context.ts";
 import { slackErrorCode } from "./errors.ts";

@@ -19,7 +19,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { redactSecrets, type Redaction } from "./secrets.ts";
-import { memoize } from "../core/memoize.ts";
+import { memoize } from "../cache/memoize.ts";
 
 export type { Redaction, SecretKind } from "./secrets.ts";
 export { redactSecrets } from "./secrets.ts";

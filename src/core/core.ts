@@ -10,28 +10,28 @@
  */
 import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
-import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../core/types.ts";
+import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "./types.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets } from "../memory/store.ts";
-import { scanStored } from "../memory/scanner.ts";
+import { scanStored } from "../safety/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
-import { KeyedQueue } from "../gateway/queue.ts";
-import { checkAccess, type AccessPolicy } from "../gateway/access.ts";
-import { limitText, RateLimiter } from "../gateway/rate-limit.ts";
+import { KeyedQueue } from "./keyed-queue.ts";
+import { checkAccess, type AccessPolicy } from "../admission/access.ts";
+import { limitText, RateLimiter } from "../admission/rate-limit.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
-import { ModelUnavailableError, type ModelClient } from "./model.ts";
-import { SessionManager, readSnapshot, type Snapshot } from "./sessions.ts";
-import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "./prompt.ts";
+import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
+import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
+import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../memory/lessons.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
-import { runToolLoop } from "./loop.ts";
-import { droppedNote, summarize } from "./compress.ts";
-import { runCommand, type CommandName, type CommandReply } from "./commands.ts";
+import { runToolLoop } from "../agent/loop.ts";
+import { droppedNote, summarize } from "../agent/compress.ts";
+import { runCommand, type CommandName, type CommandReply } from "../agent/commands.ts";
 
 export interface AgentSettings {
   model: string;
