@@ -64,3 +64,8 @@ export function createLogger(level: string = "info", destination: NodeJS.Writabl
 
 /** A logger that drops everything: for tests that do not look at logs. */
 export const silentLogger: Logger = pino({ level: "silent" });
+
+/** An error's message for a log field, whatever was thrown. */
+export function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -11,6 +11,7 @@ import { agentSettings } from "./settings.ts";
 import { startSlack } from "./platforms/slack/adapter.ts";
 import { slackSettings } from "./platforms/slack/settings.ts";
 import { startDiscord } from "./platforms/discord/adapter.ts";
+import type { PlatformAdapter } from "./core/adapter.ts";
 
 /** Resolves on SIGINT or SIGTERM: platform adapters run until the process is asked to stop. */
 function untilStopped(): Promise<string> {
@@ -51,36 +52,30 @@ async function main(): Promise<number> {
   const core = new Core({ database, model, settings: agentSettings(cfg), log });
   await core.start();
 
-  const stops: (() => Promise<void>)[] = [];
+  // The configured platforms, each connected and attached to the core (replies and the core's own posts).
+  const adapters: PlatformAdapter[] = [];
   const slack = slackSettings(cfg);
-  if (slack) {
-    const handle = await startSlack(core, slack, log);
-    stops.push(() => handle.stop());
-    log.info({ mode: handle.mode }, "slack adapter started");
-  }
+  if (slack) adapters.push(await startSlack(core, slack, log));
   if (cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
-    const discord = await startDiscord(
-      core,
-      { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) },
-      log,
-    );
-    stops.push(() => discord.stop());
-    log.info("discord adapter started");
+    const discord = { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) };
+    adapters.push(await startDiscord(core, discord, log));
   }
-  if (stops.length === 0) {
+  for (const adapter of adapters) log.info({ platform: adapter.platform }, "adapter started");
+  if (adapters.length === 0) {
     // No platform configured: the console chat, until the input ends or /quit.
-    const chat = new ConsoleAdapter(core, {
+    const chat = new ConsoleAdapter({
       input: process.stdin,
       output: process.stdout,
       user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,
       prompt: process.stdin.isTTY === true,
+      color: process.stdout.isTTY === true,
     });
-    await chat.run();
+    await chat.run(core);
   } else {
     const signal = await untilStopped();
     log.info({ signal }, "stopping");
     // Stop receiving first, let answers in flight finish, then close the database.
-    await Promise.allSettled(stops.map((stop) => stop()));
+    await Promise.allSettled(adapters.map((adapter) => adapter.stop()));
   }
   await database.close();
   return 0;

@@ -25,6 +25,10 @@ import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
+import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
+import { DeliveryPath } from "./delivery.ts";
+import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget } from "./adapter.ts";
+import type { Platform } from "./types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../memory/lessons.ts";
@@ -62,20 +66,17 @@ export interface CoreDeps {
 /** Reactions that mean "yes, share it": Slack names and Discord's unicode characters. */
 const CONFIRM_EMOJI = new Set(["white_check_mark", "heavy_check_mark", "✅", "✔️"]);
 
-export const MODEL_UNAVAILABLE_REPLY =
-  "Sorry, I can't reach my language model right now, so I couldn't answer. Your message is saved; please try again in a few minutes.";
-/** For an answer that broke off while it was being shown: the person saw part of it disappear. */
-export const MODEL_INTERRUPTED_REPLY =
-  "Sorry, my answer broke off because my language model stopped responding partway through. Your message is saved; please ask again in a moment.";
-const INTERNAL_ERROR_REPLY = "Sorry, something went wrong on my side while answering. Your message is saved; please try again.";
+export { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
 
-export class Core {
+export class Core implements CorePort {
   readonly history: HistoryStore;
   readonly memory: MemoryStore;
   readonly skills: SkillStore;
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   readonly jobs: JobQueue;
+  /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
+  readonly delivery: DeliveryPath;
   private readonly queue: KeyedQueue;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
@@ -95,6 +96,26 @@ export class Core {
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(s.rateLimitPerHour);
+    this.delivery = new DeliveryPath({
+      handle: (inbound, hooks) => this.handle(inbound, hooks),
+      recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),
+      history: this.history,
+      log: deps.log,
+    });
+  }
+
+  /** Makes a platform reachable for the core's own posts and for its replies' rendering. */
+  attach(adapter: PlatformAdapter): void {
+    this.delivery.attach(adapter);
+  }
+
+  receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
+    return this.delivery.receive(inbound, target);
+  }
+
+  /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */
+  post(platform: Platform, target: PostTarget, markdown: string): Promise<Posted> {
+    return this.delivery.post(platform, target, markdown);
   }
 
   /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */

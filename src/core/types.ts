@@ -22,6 +22,11 @@ export interface Inbound {
   text: string;
   sentAt: Date;
   /**
+   * False for a message that did not address cairn (no DM, mention or reply to cairn) in a thread
+   * cairn may follow: the core answers it only where it follows the thread. Default true.
+   */
+  addressed?: boolean;
+  /**
    * Earlier messages the platform showed before cairn was addressed (a thread's history, read when
    * cairn is first mentioned in it). Stored beside the message and shown to the model as recalled
    * data, never as the person's own words.

@@ -99,19 +99,27 @@ export class HistoryStore {
   }
 
   private async load(inbound: Inbound): Promise<Place> {
-    const { platform } = inbound;
-    const wsExt = inbound.workspace.externalId;
-    const workspace = await this.workspaces.load(`${platform}:${wsExt}`, () =>
-      findOrCreate(
-        () => this.db.workspace.findFirst({ where: { platform, externalId: wsExt } }),
-        () => this.db.workspace.create({ data: { platform, externalId: wsExt, name: inbound.workspace.name ?? null } }),
-      ),
-    );
+    const workspace = await this.workspaceOf(inbound.platform, inbound.workspace.externalId, inbound.workspace.name);
     // A new display name is written by resolve(), for loaded and cached rows alike.
     const person = await this.person(workspace.id, inbound.author);
     this.people.set(person.id, person);
+    const conversation = await this.conversationOf(workspace.id, inbound, person.id);
+    return { workspace, person, conversation };
+  }
+
+  private workspaceOf(platform: string, externalId: string, name?: string): Promise<Workspace> {
+    return this.workspaces.load(`${platform}:${externalId}`, () =>
+      findOrCreate(
+        () => this.db.workspace.findFirst({ where: { platform, externalId } }),
+        () => this.db.workspace.create({ data: { platform, externalId, name: name ?? null } }),
+      ),
+    );
+  }
+
+  /** `ownerId`: the person a DM belongs to. */
+  private conversationOf(workspaceId: string, inbound: Inbound, ownerId: string | null): Promise<Conversation> {
     const key = conversationKey(inbound);
-    const conversation = await findOrCreate(
+    return findOrCreate(
       async () => {
         const [row] = await this.direct.rows(this.sql.conversation, [key]);
         return row ? conversationOf(row) : null;
@@ -119,19 +127,18 @@ export class HistoryStore {
       async () => {
         const created = await this.db.conversation.create({
           data: {
-            workspaceId: workspace.id,
+            workspaceId,
             key,
             channelId: inbound.channel.externalId,
             threadId: inbound.channel.isDm ? null : inbound.threadId,
             isDm: inbound.channel.isDm,
-            ownerId: inbound.channel.isDm ? person.id : null,
+            ownerId: inbound.channel.isDm ? ownerId : null,
           },
         });
         this.onConversationCreated(created.id);
         return created;
       },
     );
-    return { workspace, person, conversation };
   }
 
   /**
@@ -238,6 +245,55 @@ export class HistoryStore {
 
   async findDelivery(workspaceId: string, channelId: string, platformId: string) {
     return this.db.delivery.findFirst({ where: { workspaceId, channelId, platformId } });
+  }
+
+  /** A conversation is stored under this key (see `conversationKey`): cairn answered there. */
+  async conversationExists(key: string): Promise<boolean> {
+    const [row] = await this.direct.rows(this.sql.conversation, [key]);
+    return row !== undefined;
+  }
+
+  /** One of cairn's posts in this workspace has this platform id (a thread may have grown from it). */
+  async postedAs(platform: string, workspaceExternalId: string, platformId: string): Promise<boolean> {
+    const workspace = await this.findWorkspace(platform, workspaceExternalId);
+    if (!workspace) return false;
+    return (await this.db.delivery.findFirst({ where: { workspaceId: workspace.id, platformId }, select: { id: true } })) !== null;
+  }
+
+  /**
+   * The conversation a post cairn starts itself goes to (a channel, a thread in it, or a person's
+   * DMs), created if need be. `dmOwner` is the person whose DMs these are.
+   */
+  async placeOfPost(platform: string, workspaceExternalId: string, channelId: string, threadId: string | null, dmOwner: string | null): Promise<Conversation> {
+    const inbound: Inbound = {
+      platform: platform as Inbound["platform"],
+      workspace: { externalId: workspaceExternalId },
+      author: { externalId: dmOwner ?? "" },
+      channel: { externalId: channelId, isDm: dmOwner !== null },
+      threadId,
+      messageId: "",
+      text: "",
+      sentAt: new Date(),
+    };
+    if (dmOwner !== null) return (await this.resolve(inbound)).conversation;
+    const workspace = await this.workspaceOf(platform, workspaceExternalId);
+    return this.conversationOf(workspace.id, inbound, null);
+  }
+
+  /** Stores a post cairn started itself (no person's message answered): its deliveries hang on it. */
+  async recordPost(conversation: Conversation, text: string): Promise<Message> {
+    return this.insertMessage({
+      workspaceId: conversation.workspaceId,
+      conversationId: conversation.id,
+      sessionId: null,
+      authorId: null,
+      role: "assistant",
+      text,
+      platformId: null,
+      status: "sent",
+      replyToId: null,
+      createdAt: new Date(),
+    });
   }
 
   async findWorkspace(platform: string, externalId: string): Promise<Workspace | null> {

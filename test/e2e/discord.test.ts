@@ -17,7 +17,7 @@ import type { Core } from "../../src/core/core.ts";
 import { COMMANDS } from "../../src/agent/commands.ts";
 import { silentLogger } from "../../src/log.ts";
 import { startDiscord, DISCORD_INTENTS, type DiscordAdapter, type DiscordSettings } from "../../src/platforms/discord/adapter.ts";
-import { fencesBalanced } from "../../src/platforms/discord/chunk.ts";
+import { fencesBalanced } from "../../src/core/chunk.ts";
 import { slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands.ts";
 import { NOTICES } from "../../src/platforms/discord/events.ts";
 import { registerCommands, registerSettingsFromEnv } from "../../scripts/discord-register.ts";

@@ -90,7 +90,7 @@ export interface ApiMessage {
   member?: ApiMember;
   content: string;
   timestamp: string;
-  edited_timestamp: null;
+  edited_timestamp: string | null;
   tts: boolean;
   mention_everyone: boolean;
   mentions: (ApiUser & { member?: ApiMember })[];
@@ -127,7 +127,7 @@ export interface PostedMessage {
   replyTo: string | null;
   flags: number;
   allowedMentions: unknown;
-  via: "channel" | "interaction" | "followup" | "edit";
+  via: "channel" | "interaction" | "followup" | "edit" | "delete";
   interactionId?: string;
 }
 
@@ -642,9 +642,23 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       }
       if (method === "POST") return createMessage(c, body, reply);
     }
-    if (method === "GET" && (m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
+    if ((m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
       const msg = messages.get(m[2]!);
-      return msg && msg.channel_id === m[1] ? reply(200, msg) : reply(404, { message: "Unknown Message", code: 10008 });
+      if (!msg || msg.channel_id !== m[1]) return reply(404, { message: "Unknown Message", code: 10008 });
+      if (method === "GET") return reply(200, msg);
+      if (msg.author.id !== bot.id) return reply(403, { message: "Cannot edit a message authored by another user", code: 50005 });
+      if (method === "PATCH") {
+        const parsed = CreateMessageBody.safeParse(body);
+        if (!parsed.success || (parsed.data.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
+        const edited = store({ ...msg, content: parsed.data.content ?? msg.content, edited_timestamp: new Date().toISOString() });
+        posts.push({ id: msg.id, channelId: msg.channel_id, content: edited.content, replyTo: null, flags: edited.flags, allowedMentions: null, via: "edit" });
+        return reply(200, edited);
+      }
+      if (method === "DELETE") {
+        messages.delete(msg.id);
+        posts.push({ id: msg.id, channelId: msg.channel_id, content: msg.content, replyTo: null, flags: 0, allowedMentions: null, via: "delete" });
+        return reply(204, null);
+      }
     }
     if (method === "POST" && (m = /^\/channels\/(\d+)\/typing$/.exec(path))) {
       return channels.has(m[1]!) ? reply(204, null) : unknownChannel(reply);

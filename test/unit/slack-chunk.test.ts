@@ -1,8 +1,11 @@
 /** Splitting mrkdwn under Slack's limit without breaking code fences, entities or links. */
 import { describe, expect, it } from "vitest";
-import { chunkMrkdwn, splitLongLine, SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { chunkText } from "../../src/core/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 
+/** The core's chunker with Slack's limits: no line cap. */
+const chunkMrkdwn = (text: string, limit = SLACK_CHUNK_LIMIT): string[] => chunkText(text, { maxChars: limit, maxLines: Infinity });
 const fences = (s: string) => s.split("```").length - 1;
 /** The text without the fences chunking adds: what a reader sees, joined back. */
 const content = (chunks: string[]) => chunks.flatMap((c) => c.split("\n")).filter((l) => l !== "```" && l.trim() !== "");
@@ -65,14 +68,16 @@ describe("chunkMrkdwn", () => {
   });
 });
 
-describe("splitLongLine", () => {
-  it("cuts at spaces, and never inside an entity or a <...> sequence", () => {
-    expect(splitLongLine("aaaa bbbb cccc", 9)).toEqual(["aaaa bbbb", "cccc"]);
-    const entity = `${"x".repeat(18)}&amp;yyyy`;
-    for (const part of splitLongLine(entity, 20)) expect(part).not.toMatch(/&(?!amp;)|&a?m?p?$/);
-    const link = `${"z".repeat(12)}<https://example.com/a|label>`;
-    const parts = splitLongLine(link, 20);
-    expect(parts[0]).toBe("z".repeat(12));
-    expect(parts.join("")).toBe(link);
+describe("over-long lines", () => {
+  it("cut at spaces, and never inside an entity or a <...> sequence", () => {
+    expect(chunkMrkdwn(`${"a".repeat(40)} ${"b".repeat(40)}`, 64)).toEqual(["a".repeat(40), "b".repeat(40)]);
+    const entity = `${"x".repeat(60)}&amp;yyyy`;
+    const parts = chunkMrkdwn(entity, 64);
+    for (const part of parts) expect(part).not.toMatch(/&(?!amp;)|&a?m?p?$/);
+    expect(parts.join("")).toBe(entity);
+    const link = `${"z".repeat(50)}<https://example.com/a|label>`;
+    const cut = chunkMrkdwn(link, 64);
+    expect(cut[0]).toBe("z".repeat(50));
+    expect(cut.join("")).toBe(link);
   });
 });

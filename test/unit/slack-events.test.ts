@@ -2,9 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { classifyMessage, plainText, toInbound, type BotIdentity } from "../../src/platforms/slack/events.ts";
 import { toFeedback } from "../../src/platforms/slack/reactions.ts";
-import { threadConversationKey } from "../../src/platforms/slack/threads.ts";
 import { conversationKey } from "../../src/history/store.ts";
-import { RecentSet } from "../../src/platforms/slack/recent.ts";
+import { RecentSet } from "../../src/cache/recent-set.ts";
 
 const bot: BotIdentity = { userId: "UBOT", botId: "BBOT", name: "cairn", teamId: "T1", teamName: "Team" };
 const body = { team_id: "T1", event_id: "Ev1" };
@@ -27,7 +26,7 @@ describe("classifyMessage", () => {
     expect(conversationKey(ia)).toBe(conversationKey(ib));
     expect(ia.messageId).toBe(ib.messageId);
     expect(ia).toMatchObject({ threadId: "1700000001.000100", text: "deploy?", workspace: { externalId: "T1", name: "Team" } });
-    expect(conversationKey(ia)).toBe(threadConversationKey("T1", "C1", "1700000001.000100"));
+    expect(conversationKey(ia)).toBe("slack:T1:C1:1700000001.000100");
   });
 
   it("replies in the thread of a threaded post and marks it as inside a thread", () => {

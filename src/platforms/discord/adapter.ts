@@ -10,6 +10,8 @@
  *   or identifies again; the core's dedupe answers a replayed message once.
  * - `stop()` stops taking new work, waits (bounded) for turns in flight to post their answers, then
  *   closes the gateway.
+ * - It implements the core's adapter contract: Markdown is Discord's own format, drafts stream by
+ *   post-and-edit, and the core's delivery path does the rest.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -27,13 +29,14 @@ import {
   type PartialUser,
   type User,
 } from "discord.js";
-import type { Core } from "../../core/core.ts";
+import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
 import type { FeedbackEvent } from "../../core/types.ts";
-import type { Logger } from "../../log.ts";
+import { errText, type Logger } from "../../log.ts";
 import { handleInteraction } from "./commands.ts";
-import { ThreadFollower } from "./follow.ts";
-import { errText, MessageHandler } from "./messages.ts";
+import { MessageHandler } from "./messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
+import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
+import { channelTarget } from "./target.ts";
 import { TYPING_INTERVAL_MS } from "./typing.ts";
 
 export interface DiscordSettings {
@@ -52,7 +55,10 @@ export interface DiscordTuning {
   shutdownGraceMs?: number;
   /** How long start-up waits for the gateway to become ready. */
   readyTimeoutMs?: number;
+  /** Least time between two edits of a working message (Discord allows about 5 edits per 5 s per channel). */
+  progressIntervalMs?: number;
 }
+
 
 export const DISCORD_INTENTS = [
   GatewayIntentBits.Guilds,
@@ -65,14 +71,14 @@ export const DISCORD_INTENTS = [
 
 export const DISCORD_PARTIALS = [Partials.Channel, Partials.Message, Partials.Reaction, Partials.User] as const;
 
-export interface DiscordAdapter {
-  stop(): Promise<void>;
+export interface DiscordAdapter extends PlatformAdapter {
   client: Client;
   /** Resolves once every event handler started so far has finished (tests; orderly hand-offs). */
   idle(): Promise<void>;
 }
 
-export async function startDiscord(core: Core, cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): Promise<DiscordAdapter> {
+/** Starts Discord and attaches it to the core (replies and the core's own posts). */
+export async function startDiscord(core: CorePort & AdapterHost, cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): Promise<DiscordAdapter> {
   const log = baseLog.child({ platform: "discord" });
   const client = new Client({
     intents: [...DISCORD_INTENTS],
@@ -87,8 +93,7 @@ export async function startDiscord(core: Core, cfg: DiscordSettings, baseLog: Lo
     if (!client.user) throw new Error("the Discord client is not ready");
     return client.user.id;
   };
-  const follower = new ThreadFollower(botId, log);
-  const messages = new MessageHandler({ core, log, follower, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
+  const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
 
   let stopping = false;
   const inflight = new Set<Promise<void>>();
@@ -165,7 +170,30 @@ export async function startDiscord(core: Core, cfg: DiscordSettings, baseLog: Lo
   }
   log.info({ user: user?.tag, guilds: client.guilds.cache.size }, "discord connected");
 
-  return {
+  const capabilities: Capabilities = {
+    edits: true,
+    reactions: true,
+    ephemeral: true,
+    threads: true,
+    maxMessageLength: DISCORD_MESSAGE_LIMIT,
+    maxMessageLines: DISCORD_MAX_LINES,
+    minEditIntervalMs: tuning.progressIntervalMs ?? 1_200,
+  };
+  const open = async (target: PostTarget): Promise<ReplyTarget> => {
+    // A Discord thread is a channel of its own.
+    const channel =
+      target.kind === "dm" ? await (await client.users.fetch(target.person)).createDM() : await client.channels.fetch(target.threadId ?? target.channel);
+    if (!channel?.isSendable()) throw new Error(`cannot post to Discord channel ${target.kind === "dm" ? `DM of ${target.person}` : target.channel}`);
+    return channelTarget(channel);
+  };
+  const adapter: DiscordAdapter = {
+    platform: "discord",
+    capabilities,
+    // Markdown is Discord's own format.
+    render: (markdown) => markdown,
+    // Connected above, before the core is told of the adapter.
+    start: async () => {},
+    open,
     client,
     async idle() {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
@@ -180,8 +208,9 @@ export async function startDiscord(core: Core, cfg: DiscordSettings, baseLog: Lo
       log.info("discord disconnected");
     },
   };
+  core.attach(adapter);
+  return adapter;
 }
-
 function closeExplanation(code: number): string {
   switch (code) {
     case GatewayCloseCodes.DisallowedIntents:

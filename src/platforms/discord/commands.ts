@@ -22,13 +22,13 @@ import {
   type Interaction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from "discord.js";
-import type { Core } from "../../core/core.ts";
+import type { CorePort } from "../../core/adapter.ts";
 import { COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
-import type { Logger } from "../../log.ts";
-import { chunkMessage } from "./chunk.ts";
+import { errText, type Logger } from "../../log.ts";
+import { chunkText } from "../../core/chunk.ts";
+import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 import { dmWorkspace } from "./events.ts";
-import { errText } from "./messages.ts";
 
 export const SLASH_COMMAND = "cairn";
 
@@ -80,7 +80,7 @@ export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody
 }
 
 export interface InteractionDeps {
-  core: Core;
+  core: CorePort;
   log: Logger;
   deferAfterMs: number;
 }
@@ -134,7 +134,7 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
 }
 
 function partsOf(text: string): string[] {
-  const parts = chunkMessage(text);
+  const parts = chunkText(text, { maxChars: DISCORD_MESSAGE_LIMIT, maxLines: DISCORD_MAX_LINES });
   return parts.length ? parts : ["(nothing to show)"];
 }
 

@@ -10,9 +10,10 @@
  *   autocomplete offers both) or when the message replies to one of cairn's messages. cairn
  *   answers in place, with a reply that references the message; the channel's main line is one
  *   conversation (threadId null), so a reply chain keeps its context.
- * - Threads: one conversation per thread (channel = threadId = the thread's id). Once cairn is in a
- *   thread (it was addressed there, posted there, or the thread was started from its message),
- *   every message in it is a turn, without a mention.
+ * - Threads: one conversation per thread (channel = threadId = the thread's id). A message in a
+ *   thread that does not address cairn goes to the core as not addressed: the core answers it where
+ *   it follows the thread (cairn was addressed there, posted there, or the thread was started from
+ *   its message).
  * - No text: a message addressed to cairn with only attachments or stickers gets a short notice
  *   (cairn reads text only); a bare mention gets a hint. In a followed thread such messages are
  *   ignored: people share screenshots with each other there, and a notice each time is noise.
@@ -43,7 +44,7 @@ export interface MessageFacts {
   inThread: boolean;
   mentionsBot: boolean;
   repliesToBot: boolean;
-  /** cairn is in this thread already (only asked for when nothing else addresses it). */
+  /** cairn may be in this thread: the core decides, by the threads it follows. */
   followed: boolean;
   /** The text after the mention is stripped. */
   text: string;
@@ -106,8 +107,6 @@ export interface Classified {
 
 export interface ClassifyContext {
   botId: string;
-  /** Asked only for an unaddressed human message in a thread. */
-  isFollowedThread: (message: Message) => Promise<boolean>;
 }
 
 /** Reads the facts off a discord.js message, decides, and builds the Inbound for a turn. */
@@ -138,7 +137,8 @@ export async function classify(message: Message, ctx: ClassifyContext): Promise<
     text: stripped,
     files: files.length + message.stickers.size,
   };
-  if (!isDm && inThread && !mentionsBot && !repliesToBot) facts.followed = await ctx.isFollowedThread(message);
+  // Unaddressed in a thread: a turn candidate; the core answers it only where it follows the thread.
+  if (!isDm && inThread && !mentionsBot && !repliesToBot) facts.followed = true;
   const decision = decide(facts);
   if (decision.kind !== "turn") return { decision, inbound: null };
 
@@ -155,6 +155,7 @@ export async function classify(message: Message, ctx: ClassifyContext): Promise<
     },
     channel: { externalId: message.channelId, isDm, ...("name" in channel && channel.name ? { name: channel.name } : {}) },
     threadId: inThread ? message.channelId : null,
+    addressed: decision.trigger !== "thread",
     messageId: message.id,
     // Other mentions become readable names (@Alice, #general) instead of <@123> for the model and search.
     text: cleanContent(stripped, channel) + attachmentNote([...files, ...message.stickers.map((s) => `sticker ${s.name}`)]),

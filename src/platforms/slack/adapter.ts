@@ -5,11 +5,14 @@
  * Every event is acknowledged at once (Bolt acks Events API requests before listeners run) and
  * handled after: listeners only start the work and return, so a 30-second answer never makes Slack
  * retry. `stop()` stops receiving, then waits (bounded) for answers already in flight.
+ *
+ * It implements the core's adapter contract: events become `Inbound` and feedback, Markdown is
+ * rendered as mrkdwn, and the core's delivery path does the rest.
  */
 import http from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver, webApi, type Receiver } from "@slack/bolt";
 import { z } from "zod";
-import type { Core } from "../../core/core.ts";
+import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
 import type { Logger } from "../../log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
@@ -17,10 +20,11 @@ import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from "./context.ts";
 import { isPlatformError, slackErrorCode } from "./errors.ts";
 import type { BotIdentity } from "./events.ts";
 import { boltLogger } from "./logger.ts";
+import { toMrkdwn } from "./mrkdwn.ts";
 import { NameCache } from "./names.ts";
 import { onReactionEvent } from "./reactions.ts";
-import { RecentSet } from "./recent.ts";
-import { ThreadTracker, type ConversationLookup } from "./threads.ts";
+import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
+import { placeTarget } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 
 export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
@@ -51,13 +55,14 @@ export interface SlackSettings {
   contextLimits?: ContextLimits;
 }
 
-export interface SlackHandle {
+export interface SlackHandle extends PlatformAdapter {
   readonly mode: "socket" | "http";
   /** HTTP mode's bound port; null in Socket Mode. */
   readonly port: number | null;
   readonly bot: BotIdentity;
-  stop(): Promise<void>;
 }
+
+const OpenedSchema = z.looseObject({ channel: z.looseObject({ id: z.string().min(1) }) });
 
 const AuthTestSchema = z.looseObject({
   user_id: z.string().min(1),
@@ -71,7 +76,8 @@ const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
 
 const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed"]);
 
-export async function startSlack(core: Core, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
+/** Starts Slack and attaches it to the core (replies and the core's own posts). */
+export async function startSlack(core: CorePort & AdapterHost, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
   const mode = cfg.appToken ? "socket" : cfg.signingSecret ? "http" : null;
   if (!mode) {
     throw new Error("Slack needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode) next to SLACK_BOT_TOKEN");
@@ -105,17 +111,21 @@ export async function startSlack(core: Core, cfg: SlackSettings, log: Logger): P
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
-  const turnDeps: TurnDeps = {
-    core,
-    client,
-    bot,
-    names,
-    threads: new ThreadTracker(storedConversation(core)),
-    // Slack retries for about five minutes; ten cover a slow acknowledgement with room to spare.
-    seen: new RecentSet(10 * 60_000, 20_000),
-    log: slog,
-    minUpdateMs: cfg.progressIntervalMs ?? 1_000,
-    contextLimits: cfg.contextLimits ?? DEFAULT_CONTEXT_LIMITS,
+  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
+  const capabilities: Capabilities = {
+    edits: true,
+    reactions: true,
+    ephemeral: true,
+    threads: true,
+    maxMessageLength: SLACK_CHUNK_LIMIT,
+    maxMessageLines: Number.POSITIVE_INFINITY,
+    // Slack allows about one edit per second per channel.
+    minEditIntervalMs: cfg.progressIntervalMs ?? 1_000,
+  };
+  const open = async (target: PostTarget): Promise<ReplyTarget> => {
+    if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined);
+    const opened = OpenedSchema.parse(await client.conversations.open({ users: target.person }));
+    return placeTarget(client, opened.channel.id, undefined);
   };
 
   const inFlight = new Set<Promise<void>>();
@@ -169,7 +179,13 @@ export async function startSlack(core: Core, cfg: SlackSettings, log: Logger): P
   slog.info({ port, bot: bot.userId }, mode === "socket" ? "slack connected (Socket Mode)" : "slack listening (HTTP mode, /slack/events)");
 
   let stopped: Promise<void> | null = null;
-  return {
+  const handle: SlackHandle = {
+    platform: "slack",
+    capabilities,
+    render: toMrkdwn,
+    // Connected above: Bolt's receivers start listening before the first event can be delivered.
+    start: async () => {},
+    open,
     mode,
     port,
     bot,
@@ -192,6 +208,8 @@ export async function startSlack(core: Core, cfg: SlackSettings, log: Logger): P
       return stopped;
     },
   };
+  core.attach(handle);
+  return handle;
 }
 
 async function identify(client: SlackClient): Promise<BotIdentity> {
@@ -206,9 +224,4 @@ async function identify(client: SlackClient): Promise<BotIdentity> {
   if (!parsed.success) throw new Error(`unexpected auth.test answer: ${z.prettifyError(parsed.error)}`);
   const a = parsed.data;
   return { userId: a.user_id, botId: a.bot_id, teamId: a.team_id, name: a.user ?? "cairn", ...(a.team ? { teamName: a.team } : {}) };
-}
-
-/** A conversation stored under this key means cairn answered there: how a restart still follows its threads. */
-function storedConversation(core: Core): ConversationLookup {
-  return async (key) => (await core.history.db.conversation.findUnique({ where: { key }, select: { id: true } })) !== null;
 }

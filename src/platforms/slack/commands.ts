@@ -6,15 +6,16 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { RespondFn } from "@slack/bolt";
-import type { Core } from "../../core/core.ts";
+import type { CorePort } from "../../core/adapter.ts";
 import { COMMANDS, parseCommandLine } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";
-import { chunkMrkdwn } from "./chunk.ts";
+import { chunkText } from "../../core/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import type { SlackClient } from "./client.ts";
 import { slackErrorCode } from "./errors.ts";
 import type { BotIdentity } from "./events.ts";
-import { escapeKeepingSequences } from "./mrkdwn.ts";
+import { toMrkdwn } from "./mrkdwn.ts";
 import type { NameCache } from "./names.ts";
 
 export const SLASH_COMMAND = "/cairn";
@@ -30,7 +31,7 @@ export const CommandPayloadSchema = z.looseObject({
 });
 
 export interface CommandDeps {
-  core: Core;
+  core: CorePort;
   client: SlackClient;
   names: NameCache;
   bot: BotIdentity;
@@ -61,8 +62,8 @@ export async function runSlashCommand(deps: CommandDeps, payload: unknown, respo
       text = "Sorry, something went wrong on my side running that command. Please try again.";
     }
   }
-  // Command texts are already written in Slack's dialect (`*bold*`, `- ` lists): only escape them.
-  for (const chunk of chunkMrkdwn(escapeKeepingSequences(text))) {
+  // Command answers are Markdown, like every text inside cairn.
+  for (const chunk of chunkText(toMrkdwn(text), { maxChars: SLACK_CHUNK_LIMIT, maxLines: Number.POSITIVE_INFINITY })) {
     await send(deps, p, chunk, ephemeral, respond, log);
   }
   log.info({ ephemeral }, "slash command answered");

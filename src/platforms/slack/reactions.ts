@@ -4,7 +4,7 @@
  * whether the message is one of its replies.
  */
 import { z } from "zod";
-import type { Core } from "../../core/core.ts";
+import type { CorePort } from "../../core/adapter.ts";
 import type { FeedbackEvent } from "../../core/types.ts";
 import type { Logger } from "../../log.ts";
 import { EnvelopeSchema, type BotIdentity } from "./events.ts";
@@ -52,7 +52,7 @@ export function baseEmoji(name: string): string {
 }
 
 export interface ReactionDeps {
-  core: Core;
+  core: CorePort;
   names: NameCache;
   bot: BotIdentity;
   log: Logger;

@@ -1,12 +1,15 @@
 /**
- * The Slack reply writer on its own: the real Web API client against the fake Slack, driven with
- * status and text hooks the way a turn calls them, so draft timing and rendering can be pinned down.
+ * The core's post-and-edit draft on its own, over Slack's reply target: the real Web API client
+ * against the fake Slack, driven with status and text the way a turn calls them, so draft timing
+ * and rendering can be pinned down.
  */
 import { webApi } from "@slack/bolt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chunkMrkdwn } from "../../src/platforms/slack/chunk.ts";
+import { chunkText } from "../../src/core/chunk.ts";
+import { DraftReply, statusLine } from "../../src/core/draft.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
-import { ReplyWriter, statusLine } from "../../src/platforms/slack/reply.ts";
+import { placeTarget } from "../../src/platforms/slack/target.ts";
 import { BOT_TOKEN, captureLogger, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 
 let slack: FakeSlack;
@@ -28,9 +31,18 @@ beforeEach(() => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const APOLOGY = "Sorry, I couldn't post that.";
+const chunkMrkdwn = (text: string, limit = SLACK_CHUNK_LIMIT) => chunkText(text, { maxChars: limit, maxLines: Number.POSITIVE_INFINITY });
+
 function writer(minUpdateMs: number, chunkLimit?: number) {
   const logs = captureLogger();
-  const w = new ReplyWriter(client, { channel, threadTs: "1700000000.000001" }, logs.log, { minUpdateMs, ...(chunkLimit ? { chunkLimit } : {}) });
+  const w = new DraftReply(placeTarget(client, channel, "1700000000.000001"), {
+    render: toMrkdwn,
+    chunk: (text) => chunkMrkdwn(text, chunkLimit),
+    minUpdateMs,
+    apology: APOLOGY,
+    log: logs.log,
+  });
   return { w, logs };
 }
 
@@ -39,7 +51,7 @@ const shown = () =>
   slack.calls.filter((c) => c.ok && c.args.channel === channel && c.method.startsWith("chat.")).map((c) => [c.method, String(c.args.text ?? c.args.ts)] as const);
 const thread = () => slack.messages(channel).map((m) => m.text);
 
-describe("ReplyWriter", () => {
+describe("DraftReply", () => {
   it("posts a short answer once when it is done before the first draft is due", async () => {
     const { w } = writer(200);
     w.text("Deploys go out ");
@@ -71,9 +83,9 @@ describe("ReplyWriter", () => {
     await waitUntil("status", () => shown().length === 1);
     w.text("Let me also check the skills.");
     await waitUntil("preamble", () => thread()[0] === "Let me also check the skills.");
-    w.resetText();
+    w.reset();
     w.progress("reading skills");
-    await waitUntil("second status", () => thread()[0] === statusLine("reading skills"));
+    await waitUntil("second status", () => thread()[0] === toMrkdwn(statusLine("reading skills")));
     w.text("Two skills match.");
     await waitUntil("answer draft", () => thread()[0] === "Two skills match.");
     await w.finish("Two skills match.");
@@ -116,14 +128,26 @@ describe("ReplyWriter", () => {
     expect(posted).toEqual(kept.map((m) => m.ts));
   });
 
-  it("apologises over the working messages when the turn fails", async () => {
+  it("apologises over the working messages when the platform refuses the answer", async () => {
     const { w } = writer(10, 100);
     w.text(Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"));
     await waitUntil("a long draft", () => thread().length >= 2);
-    await w.apologise("Sorry, something went wrong.");
-    expect(thread()).toEqual(["Sorry, something went wrong."]);
+    slack.failNext("chat.update", "msg_too_long");
+    slack.failNext("chat.postMessage", "msg_too_long");
+    const { posted, failed } = await w.finish("The answer.");
+    expect(failed).toBe(true);
+    expect(posted).toEqual([]);
+    expect(thread()).toEqual([APOLOGY]);
     w.text("late delta");
     await sleep(30);
-    expect(thread()).toEqual(["Sorry, something went wrong."]);
+    expect(thread()).toEqual([APOLOGY]);
+  });
+
+  it("cancels: a draft nobody needs is taken down", async () => {
+    const { w } = writer(10);
+    w.progress("searching history");
+    await waitUntil("status", () => thread().length === 1);
+    await w.cancel();
+    expect(thread()).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * A bounded set of recently seen keys. Slack delivers one post as `message` and `app_mention` and
- * retries events for minutes; this answers "seen it already?" without unbounded growth.
+ * A bounded set of recently seen keys with a time to live: platforms deliver one post more than once
+ * (Slack as `message` and `app_mention`, and its retries for minutes; gateway replays); this answers
+ * "seen it already?" without unbounded growth.
  */
 export class RecentSet {
   /** key -> expiry (ms). A Map keeps insertion order, so the oldest entries are first. */

@@ -1,30 +1,28 @@
 /**
- * Splits a reply into Discord messages.
+ * Splits a rendered reply into platform messages (Slack mrkdwn, Discord markdown: both fence code
+ * with ```), by the adapter's limits.
  *
  * Invariants (each part, whatever the input):
- * - at most `maxChars` characters (Discord rejects a message over 2,000 with 50035 Invalid Form Body);
+ * - at most `maxChars` characters (platforms refuse or truncate longer messages);
  * - every code fence it opens is closed: a block cut across parts is closed at the end of one part
  *   and reopened, with its language, at the start of the next, so highlighting and monospace survive;
  * - nothing is lost: joining the parts (less the added fence lines) gives back the text, less
  *   whitespace at the cuts.
  *
  * Preferences (where the text allows):
- * - at most `maxLines` lines. Discord does not cut tall messages, but a message taller than a screen
- *   has to be scrolled back to find its start, and each part arrives as a notification. 40 lines is
- *   about one desktop screen; a cap near 20 would cut ordinary code blocks and bullet lists into
- *   many parts, each one more REST call against the channel's 5-per-5-seconds send limit.
+ * - at most `maxLines` lines, where the adapter sets a cap (Discord: a message taller than a screen
+ *   has to be scrolled back to find its start, and each part arrives as a notification);
  * - cut between blocks (a blank line, before a code block opens, after one closes, before a list
  *   item or heading) rather than mid-paragraph, as long as the part stays at least half full;
- * - a line too long for one message is cut at whitespace outside inline markdown spans (`code`,
- *   **bold**, __underline__, ~~strike~~, ||spoiler||, [links](url)), so their markers stay paired.
+ * - a line too long for one message is cut at whitespace outside inline spans (`code`, **bold**,
+ *   __underline__, ~~strike~~, ||spoiler||, [links](url), Slack's <url|label> and &amp; entities),
+ *   so their markers stay paired and no link or entity is broken.
  */
 
-export const DISCORD_MESSAGE_LIMIT = 2000;
-export const DEFAULT_MAX_LINES = 40;
-
 export interface ChunkOptions {
-  maxChars?: number;
-  maxLines?: number;
+  maxChars: number;
+  /** Infinity: no cap on lines. */
+  maxLines: number;
 }
 
 interface Fence {
@@ -107,6 +105,8 @@ function inlineSpans(line: string): [number, number][] {
     /\*\*[\s\S]+?\*\*/g, // **bold**
     /__[\s\S]+?__/g, // __underline__
     /~~[\s\S]+?~~/g, // ~~strike~~
+    /<[^<>\s][^<>]*>/g, // <https://link|label>, <@U123> (Slack, Discord)
+    /&[a-z]+;/g, // &amp; (Slack's escaped text)
   ];
   for (const re of patterns) {
     for (const m of line.matchAll(re)) spans.push([m.index, m.index + m[0].length]);
@@ -155,7 +155,10 @@ function splitLongLine(line: Line, budget: number): Line[] {
       glue = rest[cut] ?? " ";
       rest = rest.slice(cut + 1);
     } else {
-      const at = safeCut(rest, budget);
+      let at = safeCut(rest, budget);
+      // No whitespace to cut at: still never inside a link, mention or entity that starts later.
+      const span = spans.find(([s, e]) => at > s && at < e);
+      if (span && span[0] > 0) at = span[0];
       pieces.push({ ...line, text: rest.slice(0, at), glue });
       glue = "";
       rest = rest.slice(at);
@@ -208,9 +211,8 @@ function breakScore(lines: Line[], k: number): number {
   return 0;
 }
 
-export function chunkMessage(input: string, opts: ChunkOptions = {}): string[] {
-  const maxChars = opts.maxChars ?? DISCORD_MESSAGE_LIMIT;
-  const maxLines = opts.maxLines ?? DEFAULT_MAX_LINES;
+export function chunkText(input: string, opts: ChunkOptions): string[] {
+  const { maxChars, maxLines } = opts;
   if (maxChars < 64) throw new Error(`maxChars must be at least 64, got ${maxChars}`);
   if (maxLines < 3) throw new Error(`maxLines must be at least 3 (a fence, a line, its closer), got ${maxLines}`);
   const text = input.replace(/\r\n?/g, "\n").replace(/\s+$/, "");

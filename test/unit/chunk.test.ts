@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { chunkMessage, DEFAULT_MAX_LINES, DISCORD_MESSAGE_LIMIT, fencesBalanced } from "../../src/platforms/discord/chunk.ts";
+import { chunkText, fencesBalanced, type ChunkOptions } from "../../src/core/chunk.ts";
+
+// Discord's limits (2,000 characters, 40 lines a part) as the adapter declares them.
+const DISCORD_MESSAGE_LIMIT = 2000;
+const DEFAULT_MAX_LINES = 40;
+const chunkMessage = (text: string, opts: Partial<ChunkOptions> = {}): string[] => chunkText(text, { maxChars: DISCORD_MESSAGE_LIMIT, maxLines: DEFAULT_MAX_LINES, ...opts });
 
 /**
  * What a text says, for "nothing lost" checks: fence lines (the only lines the chunker adds) and
@@ -22,7 +27,7 @@ function expectValid(parts: string[], maxChars = DISCORD_MESSAGE_LIMIT): void {
   }
 }
 
-describe("chunkMessage", () => {
+describe("chunkText", () => {
   it("keeps a short reply whole and drops nothing but trailing whitespace", () => {
     expect(chunkMessage("hello **there**\n\n- a\n- b\n\n")).toEqual(["hello **there**\n\n- a\n- b"]);
     expect(chunkMessage("   \n\n ")).toEqual([]);

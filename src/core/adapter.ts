@@ -1,0 +1,117 @@
+/**
+ * The one contract between the core and a platform (Slack, Discord, the console, the next one).
+ *
+ * An adapter knows its platform and nothing else: it turns events into `Inbound` and
+ * `FeedbackEvent`, renders Markdown into the platform's text, and moves already-rendered parts
+ * onto the platform (send, edit, delete). The turn policy (who is answered, what a refusal or an
+ * apology looks like, drafts, chunking, deliveries, thread following, dedupe) lives once, in the
+ * core's delivery path (`delivery.ts`), and every platform gets it by implementing this file.
+ */
+import type { CommandName, CommandReply } from "../agent/commands.ts";
+import type { Logger } from "../log.ts";
+import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
+
+export interface Capabilities {
+  /** The adapter edits its own messages: drafts and tool statuses are shown by post-and-edit. */
+  edits: boolean;
+  /** Emoji reactions exist (the working indicator, feedback on replies). */
+  reactions: boolean;
+  /** Command answers can be shown to the asker alone. */
+  ephemeral: boolean;
+  threads: boolean;
+  /** The longest message the platform takes, in rendered characters. */
+  maxMessageLength: number;
+  /** Lines per message before a long answer is split for readability (Infinity: no such cap). */
+  maxMessageLines: number;
+  /** Least time between two edits of a working message (the platform's edit rate limit). */
+  minEditIntervalMs: number;
+}
+
+/** Where one reply, or one post the core starts, lands: the adapter's handle on that place. */
+export interface ReplyTarget {
+  /** The platform channel the parts are posted in: deliveries are recorded under it. */
+  readonly channelId: string;
+  /** Posts one rendered part (within the limit) and returns its platform id. */
+  send(text: string): Promise<string>;
+  /** Replaces a part's text; present when the platform can edit. */
+  edit?(id: string, text: string): Promise<void>;
+  /** Deletes a working part the final answer does not need. */
+  remove?(id: string): Promise<void>;
+  /** Marks the person's message as being worked on (👀, typing); the result takes the mark off. */
+  working?(): Promise<() => Promise<void>>;
+  /** The thread's earlier messages, read when cairn is first addressed in a thread it was not in. */
+  threadContext?(): Promise<string>;
+  /** A platform that streams natively (a terminal) shows the turn itself instead of post-and-edit. */
+  surface?(): ReplySurface;
+}
+
+/** What a turn shows while it runs, and its final answer. Markdown in, the platform's text out. */
+export interface ReplySurface {
+  /** A short status while cairn works ("searching history"). Synchronous; never throws. */
+  progress(status: string): void;
+  /** The answer as the model writes it, delta by delta. Synchronous; never throws. */
+  text(delta: string): void;
+  /** The text streamed since the last reset was a preamble to tool calls, not the answer. */
+  reset(): void;
+  /** Shows the final answer over whatever the draft showed; the ids of every part carrying it. */
+  finish(markdown: string): Promise<Shown>;
+  /** Nothing is to be shown after all: take down what the draft showed. */
+  cancel(): Promise<void>;
+}
+
+export interface Shown {
+  /** Platform ids of the parts that carry the answer, in order. */
+  posted: string[];
+  /** The platform refused a part for good; what was posted is still listed. */
+  failed: boolean;
+}
+
+/** A message the core starts itself: a question, a proposal, a report. */
+export type PostTarget =
+  /** A channel's main line, or a thread in it (`threadId`). */
+  | { kind: "channel"; workspace: string; channel: string; threadId?: string | null }
+  /** A person's direct messages with cairn. */
+  | { kind: "dm"; workspace: string; person: string };
+
+export interface PlatformAdapter {
+  readonly platform: Platform;
+  readonly capabilities: Capabilities;
+  /** Markdown (cairn's one text format) to the platform's own text. Pure. */
+  render(markdown: string): string;
+  /** Connects and starts delivering events to the core; resolves once connected. */
+  start(core: CorePort): Promise<void>;
+  /** Stops taking events, lets replies in flight finish (bounded), disconnects. */
+  stop(): Promise<void>;
+  /** The place a post the core starts itself goes to (a DM is opened if need be). */
+  open(target: PostTarget): Promise<ReplyTarget>;
+}
+
+/** What the delivery path did with an inbound message. */
+export type Received =
+  | { kind: "dropped"; reason: "duplicate" | "bot" | "empty" | "not_addressed" }
+  | { kind: "replied"; status: "ok" | "failed" | "refused" | "limited"; replyMessageId: number | null; posted: string[]; failed: boolean }
+  /** A refusal for someone chatting in a followed thread: they did not ask cairn anything. */
+  | { kind: "silent"; status: "refused" };
+
+export interface Posted {
+  /** The stored id of the post (history), under which its deliveries are recorded. */
+  messageId: number;
+  posted: string[];
+  failed: boolean;
+}
+
+/** The narrow part of the core an adapter talks to. */
+export interface CorePort {
+  /** One message from a person: the whole turn, from admission to the recorded delivery. */
+  receive(inbound: Inbound, target: ReplyTarget): Promise<Received>;
+  /** A reaction on a message: feedback when it is on one of cairn's replies. */
+  feedback(event: FeedbackEvent): Promise<FeedbackResult>;
+  /** `/cairn <name> <args>`: the answer in Markdown. */
+  command(inbound: Inbound, name: CommandName, args?: readonly string[]): Promise<CommandReply>;
+  readonly log: Logger;
+}
+
+/** What wires adapters to the core: the core renders and posts through an attached adapter. */
+export interface AdapterHost {
+  attach(adapter: PlatformAdapter): void;
+}

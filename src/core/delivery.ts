@@ -1,0 +1,196 @@
+/**
+ * The one delivery path: from a platform's message to cairn's answer on that platform, and the
+ * posts the core starts itself. Every adapter gets the same turn policy from here.
+ *
+ * Invariants kept here:
+ * - One post is answered once: a synchronous check-and-set catches a platform's double deliveries
+ *   and retries in this process; the stored-message key catches what a restart forgets.
+ * - A message in a thread is a turn without a mention only where cairn follows the thread.
+ * - The messages of one conversation reach the turn queue, and their answers reach the platform,
+ *   in arrival order, whatever each adapter's or the database's look-ups cost on the way.
+ * - Someone chatting in a followed thread who may not use cairn is never answered with a refusal;
+ *   someone who addressed cairn is told once, and nothing of theirs is stored.
+ * - A failure anywhere ends in a polite reply where the platform still takes one; every posted
+ *   part of a reply is recorded as a delivery, so a reaction on any part reaches the core.
+ */
+import { errText, type Logger } from "../log.ts";
+import { RecentSet } from "../cache/recent-set.ts";
+import { conversationKey, type HistoryStore } from "../history/store.ts";
+import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget } from "./adapter.ts";
+import { chunkText } from "./chunk.ts";
+import { DraftReply } from "./draft.ts";
+import { ThreadFollowing, type ThreadRef } from "./follow.ts";
+import { KeyedQueue } from "./keyed-queue.ts";
+import { INTERNAL_ERROR_REPLY, postFailedApology } from "./replies.ts";
+import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "./types.ts";
+
+export interface DeliveryDeps {
+  /** The core's turn: admission, storage, the model. */
+  handle(inbound: Inbound, hooks: TurnHooks): Promise<HandleResult>;
+  /** Records where a reply's parts were posted. */
+  recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void>;
+  history: HistoryStore;
+  log: Logger;
+}
+
+type Settled = { ok: HandleResult } | { err: unknown };
+
+/** A turn under way: what its delivery needs once the core has answered. */
+interface Started {
+  settled: Promise<Settled>;
+  surface: ReplySurface;
+  target: ReplyTarget;
+  working: Promise<(() => Promise<void>) | null>;
+  thread: ThreadRef | null;
+  /** The thread was followed before this message. */
+  wasFollowed: boolean;
+  addressed: boolean;
+}
+
+export class DeliveryPath {
+  private readonly adapters = new Map<Platform, PlatformAdapter>();
+  /** Posts taken on by this process. Platforms retry for minutes; ten cover it with room to spare. */
+  private readonly seen = new RecentSet(10 * 60_000, 20_000);
+  readonly following: ThreadFollowing;
+  /** Up to the hand-off to the turn queue, in arrival order per conversation. */
+  private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
+  /** Answers posted in arrival order per conversation (a quick refusal never overtakes an answer). */
+  private readonly posting = new KeyedQueue(Number.MAX_SAFE_INTEGER);
+
+  constructor(private readonly deps: DeliveryDeps) {
+    this.following = new ThreadFollowing({
+      conversationExists: (key) => deps.history.conversationExists(key),
+      postedAs: (platform, workspace, id) => deps.history.postedAs(platform, workspace, id),
+    });
+  }
+
+  attach(adapter: PlatformAdapter): void {
+    this.adapters.set(adapter.platform, adapter);
+  }
+
+  private adapter(platform: Platform): PlatformAdapter {
+    const adapter = this.adapters.get(platform);
+    if (!adapter) throw new Error(`no ${platform} adapter is attached`);
+    return adapter;
+  }
+
+  receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
+    if (inbound.author.isBot) return Promise.resolve({ kind: "dropped", reason: "bot" });
+    if (!inbound.text.trim()) return Promise.resolve({ kind: "dropped", reason: "empty" });
+    // Synchronous: of two deliveries of one post racing here, the first wins.
+    if (!this.seen.addIfNew(`${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`)) {
+      return Promise.resolve({ kind: "dropped", reason: "duplicate" });
+    }
+    const key = conversationKey(inbound);
+    // Both queues are entered now, so order is fixed before the first await.
+    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target) }));
+    return this.posting.run(key, async () => {
+      const { turn } = await started;
+      return turn ? this.deliver(inbound, turn) : { kind: "dropped", reason: "not_addressed" };
+    });
+  }
+
+  /** Decides, marks the message as being worked on, and hands the turn to the core (not waiting for it). */
+  private async start(inbound: Inbound, target: ReplyTarget): Promise<Started | null> {
+    const addressed = inbound.addressed !== false;
+    const thread = !inbound.channel.isDm && inbound.threadId ? threadRef(inbound) : null;
+    const wasFollowed = thread !== null && (!addressed || target.threadContext !== undefined) ? await this.following.isFollowed(thread) : false;
+    if (!addressed && !wasFollowed) return null;
+    // Followed before the answer, so a quick follow-up in the thread is not missed.
+    if (thread) this.following.follow(thread);
+    const working = target.working ? target.working().catch(() => null) : Promise.resolve(null);
+    let context = "";
+    if (addressed && thread && !wasFollowed && target.threadContext) {
+      context = await target.threadContext().catch((err: unknown) => {
+        this.deps.log.warn({ err: errText(err), channel: inbound.channel.externalId }, "could not read the thread's earlier messages");
+        return "";
+      });
+    }
+    const surface = this.surfaceFor(inbound.platform, target);
+    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s) };
+    // Streaming costs a little per delta: only where something shows it.
+    if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
+    const settled = this.deps.handle(context ? { ...inbound, context } : inbound, hooks).then(
+      (ok): Settled => ({ ok }),
+      (err: unknown): Settled => ({ err }),
+    );
+    return { settled, surface, target, working, thread, wasFollowed, addressed };
+  }
+
+  private async deliver(inbound: Inbound, turn: Started): Promise<Received> {
+    const log = this.deps.log.child({ platform: inbound.platform, channel: inbound.channel.externalId, message: inbound.messageId });
+    try {
+      const settled = await turn.settled;
+      if ("err" in settled) {
+        log.error({ err: settled.err }, "the turn failed before an answer");
+        const shown = await turn.surface.finish(INTERNAL_ERROR_REPLY);
+        return { kind: "replied", status: "failed", replyMessageId: null, ...shown };
+      }
+      const result = settled.ok;
+      if (result.kind === "dropped") {
+        await turn.surface.cancel();
+        log.debug({ reason: result.reason }, "the core dropped the message");
+        return { kind: "dropped", reason: result.reason };
+      }
+      const reply = result.reply;
+      if (reply.status === "refused" && !turn.addressed) {
+        await turn.surface.cancel();
+        log.info("not answering an unaddressed message from someone cairn may not serve");
+        return { kind: "silent", status: "refused" };
+      }
+      if (reply.status === "refused" && turn.thread && !turn.wasFollowed) this.following.unfollow(turn.thread);
+      if (reply.status !== "ok") log.warn({ reply: reply.replyMessageId, status: reply.status }, "posting the core's non-answer (apology, refusal or limit)");
+      const shown = await turn.surface.finish(reply.text);
+      if (shown.posted.length) {
+        try {
+          await this.deps.recordDelivery(reply, turn.target.channelId, shown.posted);
+        } catch (err) {
+          log.error({ err, reply: reply.replyMessageId, parts: shown.posted }, "could not record the delivery; reactions on it will be ignored");
+        }
+      }
+      log.info({ reply: reply.replyMessageId, parts: shown.posted.length, status: reply.status, failed: shown.failed }, "reply posted");
+      return { kind: "replied", status: reply.status, replyMessageId: reply.replyMessageId, ...shown };
+    } finally {
+      const unmark = await turn.working;
+      if (unmark) await unmark().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
+    }
+  }
+
+  /**
+   * A message cairn starts itself (a question, a proposal, a report): stored in the conversation of
+   * the place it goes to, posted in parts, every part recorded as a delivery so reactions on it
+   * reach the core; a thread it starts or posts in is followed.
+   */
+  async post(platform: Platform, target: PostTarget, markdown: string): Promise<Posted> {
+    const adapter = this.adapter(platform);
+    const place = await adapter.open(target);
+    const threadId = target.kind === "channel" ? (target.threadId ?? null) : null;
+    const conversation = await this.deps.history.placeOfPost(platform, target.workspace, place.channelId, threadId, target.kind === "dm" ? target.person : null);
+    const message = await this.deps.history.recordPost(conversation, markdown);
+    const shown = await new DraftReply(place, this.draftOptions(platform, null)).finish(markdown);
+    if (shown.posted.length) await this.deps.history.recordDeliveries(message, place.channelId, shown.posted);
+    if (threadId) this.following.follow({ platform, workspace: target.workspace, threadId, key: conversation.key });
+    this.deps.log.info({ platform, channel: place.channelId, parts: shown.posted.length, failed: shown.failed }, "post delivered");
+    return { messageId: message.id, ...shown };
+  }
+
+  private surfaceFor(platform: Platform, target: ReplyTarget): ReplySurface {
+    return target.surface?.() ?? new DraftReply(target, this.draftOptions(platform, postFailedApology(platform)));
+  }
+
+  private draftOptions(platform: Platform, apology: string | null) {
+    const adapter = this.adapter(platform);
+    const caps = adapter.capabilities;
+    return {
+      render: (markdown: string) => adapter.render(markdown),
+      chunk: (text: string) => chunkText(text, { maxChars: caps.maxMessageLength, maxLines: caps.maxMessageLines }),
+      minUpdateMs: caps.minEditIntervalMs,
+      apology,
+      log: this.deps.log,
+    };
+  }
+}
+
+function threadRef(inbound: Inbound): ThreadRef {
+  return { platform: inbound.platform, workspace: inbound.workspace.externalId, threadId: inbound.threadId ?? "", key: conversationKey(inbound) };
+}

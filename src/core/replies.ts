@@ -1,0 +1,16 @@
+/** What a person is told when cairn cannot answer: one wording for every platform. */
+import type { Platform } from "./types.ts";
+
+export const MODEL_UNAVAILABLE_REPLY =
+  "Sorry, I can't reach my language model right now, so I couldn't answer. Your message is saved; please try again in a few minutes.";
+/** For an answer that broke off while it was being shown: the person saw part of it disappear. */
+export const MODEL_INTERRUPTED_REPLY =
+  "Sorry, my answer broke off because my language model stopped responding partway through. Your message is saved; please ask again in a moment.";
+export const INTERNAL_ERROR_REPLY = "Sorry, something went wrong on my side while answering. Your message is saved; please try again.";
+
+const PLATFORM_NAMES: Record<Platform, string> = { slack: "Slack", discord: "Discord", console: "the console" };
+
+/** Shown over a reply the platform refused to take. */
+export function postFailedApology(platform: Platform): string {
+  return `Sorry, I couldn't post my answer here because ${PLATFORM_NAMES[platform]} returned an error. Your message is saved; please try again in a moment.`;
+}

@@ -1,0 +1,45 @@
+/**
+ * Where a Discord reply or post lands, as the core's `ReplyTarget`.
+ *
+ * - In guild channels and threads the first part of a reply is a Discord reply (message_reference)
+ *   to the message that asked, so it is clear what is answered while others talk;
+ *   `failIfNotExists: false` still posts it if that message was deleted meanwhile. In DMs parts are
+ *   plain messages.
+ * - Mentions never ping from model text: `parse: []` keeps "@everyone", roles and users inert; only
+ *   the person replied to is notified.
+ * - A REST 429 is waited out by discord.js and the same call retried, so a part arrives once.
+ * - While cairn works, the channel shows "cairn is typing…".
+ */
+import type { Message, SendableChannels } from "discord.js";
+import type { ReplyTarget } from "../../core/adapter.ts";
+import { startTyping } from "./typing.ts";
+
+const NO_PINGS = { parse: [] as [], repliedUser: true };
+
+/** A channel, thread or DM channel: send, edit and delete cairn's own parts there. */
+export function channelTarget(channel: SendableChannels): ReplyTarget {
+  return {
+    channelId: channel.id,
+    send: async (content) => (await channel.send({ content, allowedMentions: NO_PINGS })).id,
+    edit: async (id, content) => void (await channel.messages.edit(id, { content, allowedMentions: NO_PINGS })),
+    remove: async (id) => void (await channel.messages.delete(id)),
+  };
+}
+
+/** The reply to one person's message, with the typing indicator while the turn runs. */
+export function messageTarget(message: Message, channel: SendableChannels, typingIntervalMs: number, onTypingError: (err: unknown) => void): ReplyTarget {
+  const base = channelTarget(channel);
+  let referenced = !message.inGuild();
+  return {
+    ...base,
+    send: async (content) => {
+      if (referenced) return base.send(content);
+      referenced = true;
+      return (await message.reply({ content, allowedMentions: NO_PINGS, failIfNotExists: false })).id;
+    },
+    working: async () => {
+      const typing = startTyping(channel, typingIntervalMs, onTypingError);
+      return async () => typing.stop();
+    },
+  };
+}
