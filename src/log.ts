@@ -1,3 +1,5 @@
+import { mkdirSync, openSync } from "node:fs";
+import { dirname } from "node:path";
 import { pino, type Logger } from "pino";
 
 export type { Logger };
@@ -23,11 +25,50 @@ export function scrubTokens(line: string): string {
   return out;
 }
 
+export interface LoggerOptions {
+  /**
+   * Every line also goes to this file, appended (its folder is created), and then only warnings and
+   * errors still go to `stderr`: a person in the terminal sees problems, not the chatter.
+   */
+  file?: string;
+  /** Where lines go without a file, and warnings and errors with one. Tests pass their own. */
+  stderr?: NodeJS.WritableStream;
+}
+
 /**
- * Structured logs on stderr (stdout belongs to the console chat). Known secret fields are removed by
- * path, and every line is scrubbed of token shapes before it is written.
+ * Structured logs on stderr (stdout belongs to the console chat), or in a file (see `file`). Known
+ * secret fields are removed by path, and every line is scrubbed of token shapes before it is
+ * written, whichever stream it goes to: the scrub is pino's `streamWrite` hook, which sees a line
+ * before any destination, multistream included.
+ *
+ * The file is written asynchronously (SonicBoom, `pino.destination` with `sync: false`). pino flushes
+ * it at exit: it registers the stream with on-exit-leak-free, which calls `flushSync()` on the
+ * process `exit` event (so `process.exit()` and an uncaught exception lose nothing) and
+ * `flush()` then `end()` on `beforeExit` (the event loop ran dry). A signal that ends the process
+ * without an `exit` event (SIGINT or SIGTERM with no handler of its own, SIGKILL) loses what is still
+ * buffered, which after a burst is most of it: whoever owns the process should turn SIGINT and
+ * SIGTERM into `process.exit()`. The file is opened synchronously here, not by SonicBoom: a stream
+ * still opening when the process exits throws "sonic boom is not ready yet" from that exit hook and
+ * drops its lines.
  */
-export function createLogger(level: string = "info", destination: NodeJS.WritableStream = process.stderr): Logger {
+export function createLogger(level: string = "info", opts: LoggerOptions = {}): Logger {
+  const stderr = (opts.stderr ?? process.stderr) as pino.DestinationStream;
+  let destination = stderr;
+  if (opts.file) {
+    mkdirSync(dirname(opts.file), { recursive: true });
+    const file = pino.destination({ dest: openSync(opts.file, "a"), sync: false });
+    // A full disk or a lost mount must not end the process: say so, once, where a person looks.
+    let told = false;
+    file.on("error", (err: Error) => {
+      if (!told) stderr.write(`cairn: cannot write the log file ${opts.file}: ${err.message}\n`);
+      told = true;
+    });
+    // The logger's level filters first; the file takes what passes, stderr warnings and errors.
+    destination = pino.multistream([
+      { level: "trace", stream: file },
+      { level: "warn", stream: stderr },
+    ]);
+  }
   return pino(
     {
       level,
@@ -58,7 +99,7 @@ export function createLogger(level: string = "info", destination: NodeJS.Writabl
       },
       hooks: { streamWrite: scrubTokens },
     },
-    destination as pino.DestinationStream,
+    destination,
   );
 }
 
@@ -68,4 +109,13 @@ export const silentLogger: Logger = pino({ level: "silent" });
 /** An error's message for a log field, whatever was thrown. */
 export function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * The console's log file, in the data folder: next to a SQLite database (`file:./data/cairn.db` gives
+ * `./data/cairn.log`), else (PostgreSQL, an in-memory database) `./data/cairn.log`.
+ */
+export function consoleLogFile(databaseUrl: string): string {
+  const path = databaseUrl.startsWith("file:") ? databaseUrl.slice("file:".length) : "";
+  return `${path && path !== ":memory:" ? dirname(path) : "./data"}/cairn.log`;
 }
