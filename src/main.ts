@@ -2,7 +2,7 @@
 import { userInfo } from "node:os";
 import dotenv from "dotenv";
 import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
-import { createLogger } from "./log.ts";
+import { consoleLogFile, createLogger } from "./log.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
 import { Core } from "./core/core.ts";
@@ -37,7 +37,12 @@ async function main(): Promise<number> {
     process.stderr.write(`${MISSING_API_KEY_MESSAGE}\n`);
     return 2;
   }
-  const log = createLogger(cfg.LOG_LEVEL);
+  const slack = slackSettings(cfg);
+  const discordOn = Boolean(cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID);
+  const consoleMode = !slack && !discordOn;
+  // In the console, logs go to a file in the data folder (warnings and errors still to stderr), so
+  // the chat stays readable.
+  const log = createLogger(cfg.LOG_LEVEL, consoleMode ? { file: consoleLogFile(cfg.DATABASE_URL) } : {});
   const database = await openDatabase(cfg.DATABASE_URL, {
     onConnectionError: (err) => log.warn({ err: err.message }, "database connection lost; the pool reconnects"),
   });
@@ -54,15 +59,16 @@ async function main(): Promise<number> {
 
   // The configured platforms, each connected and attached to the core (replies and the core's own posts).
   const adapters: PlatformAdapter[] = [];
-  const slack = slackSettings(cfg);
   if (slack) adapters.push(await startSlack(core, slack, log));
-  if (cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
+  if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
     const discord = { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) };
     adapters.push(await startDiscord(core, discord, log));
   }
   for (const adapter of adapters) log.info({ platform: adapter.platform }, "adapter started");
-  if (adapters.length === 0) {
-    // No platform configured: the console chat, until the input ends or /quit.
+  if (consoleMode) {
+    // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
+    // exits through process.exit, so the log file's buffered lines are flushed.
+    void untilStopped().then(() => process.exit(0));
     const chat = new ConsoleAdapter({
       input: process.stdin,
       output: process.stdout,

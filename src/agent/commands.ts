@@ -1,7 +1,7 @@
 /**
  * The commands every platform offers (`/cairn help|me|skills|new|forget|confirm|pin|unpin`, console
- * `/help` ...). Adapters map their syntax to a name and arguments; the answers and the rules (who
- * may do what) live here, so every platform behaves the same.
+ * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
+ * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../core/types.ts";
@@ -31,7 +31,7 @@ export function parseCommandLine(text: string): { name: CommandName; args: strin
   return name ? { name, args } : null;
 }
 
-const HELP = `*cairn* remembers what your team teaches it.
+const HELP = `**cairn** remembers what your team teaches it.
 - Talk to it in a DM, or mention it in a channel; it follows the thread after that.
 - Tell it your preferences ("I prefer bullet points"), team conventions and decisions: it saves them.
 - It keeps a shared library of skills (procedures) the whole team can use and improve.
@@ -51,8 +51,7 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
     case "help":
       return { text: HELP, ephemeral: true };
     case "new": {
-      const p = await place();
-      await core.sessions.end(p.conversation.id, "request");
+      await core.endSession(inbound, "request");
       return { text: "Started a new session: I'll take a fresh look at memory and skills from your next message. Earlier conversations stay searchable.", ephemeral: false };
     }
     case "me":
@@ -60,7 +59,7 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
     case "skills": {
       const skills = await core.skills.list(scopeOf(await place()));
       const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}: ${s.description}`) : ["- (none yet)"];
-      return { text: [`*Skills* (${skills.length})`, ...lines].join("\n"), ephemeral: true };
+      return { text: [`**Skills** (${skills.length})`, ...lines].join("\n"), ephemeral: true };
     }
     case "forget":
       return forget(core, await place(), args);
@@ -95,12 +94,12 @@ async function describePerson(core: Core, p: Place): Promise<string> {
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
   const messages = await core.history.countByAuthor(p.person.id);
   const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date }) =>
-    `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  _(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})_`;
+    `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})*`;
   return [
-    `*Your profile* ${budgetHeader(used, core.memory.limit("user"))}`,
+    `**Your profile** ${budgetHeader(used, core.memory.limit("user"))}`,
     ...(entries.length ? entries.map(line) : ["- (nothing yet)"]),
-    ...(pending.length ? ["*Waiting for your confirmation to share with the team* (`confirm <id>`)", ...pending.map(line)] : []),
-    ...(skills.length ? ["*Your private skills*", ...skills.map((s) => `- \`${s.name}\` (id ${s.id})`)] : []),
+    ...(pending.length ? ["**Waiting for your confirmation to share with the team** (`confirm <id>`)", ...pending.map(line)] : []),
+    ...(skills.length ? ["**Your private skills**", ...skills.map((s) => `- \`${s.name}\` (id ${s.id})`)] : []),
     `Stored messages from you: ${messages}.`,
     "`forget <id>` deletes one entry; `forget me` erases everything cairn holds about you.",
   ].join("\n");

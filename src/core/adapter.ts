@@ -106,6 +106,8 @@ export interface CorePort {
   receive(inbound: Inbound, target: ReplyTarget): Promise<Received>;
   /** A reaction on a message: feedback when it is on one of cairn's replies. */
   feedback(event: FeedbackEvent): Promise<FeedbackResult>;
+  /** Ends the conversation's session: the next message starts a fresh one (earlier ones stay searchable). */
+  endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void>;
   /** `/cairn <name> <args>`: the answer in Markdown. */
   command(inbound: Inbound, name: CommandName, args?: readonly string[]): Promise<CommandReply>;
   readonly log: Logger;

@@ -221,6 +221,11 @@ export class Core implements CorePort {
     }
   }
 
+  async endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void> {
+    const place = await this.history.resolve(inbound);
+    await this.sessions.end(place.conversation.id, reason);
+  }
+
   /** `/cairn <name> <args>` on every platform; access rules apply as for messages. */
   async command(inbound: Inbound, name: CommandName, args: readonly string[] = []): Promise<CommandReply> {
     const access = checkAccess(this.deps.settings.access, inbound);

@@ -89,14 +89,16 @@ describe("npm start: the console chat", () => {
       { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: "Dana is on the payments team" }] } }] },
       { text: "Noted." },
     );
-    const answered = (out: string, sent: number) => (out.match(/^(cairn> |\*Your profile|Started a new|\*Skills)/gm)?.length ?? 0) >= sent;
+    const answered = (out: string, sent: number) => (out.match(/^(cairn> |Your profile|Started a new|Skills)/gm)?.length ?? 0) >= sent;
     const first = await runCairn(env, ["hello", "I work on the payments team", "/me", "/skills"], answered);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain("talking as dana");
     expect(first.stdout).toContain("cairn> Hello Dana.");
     expect(first.stdout).toContain("cairn> Noted.");
-    expect(first.stdout).toMatch(/Your profile\* \[\d+% - 28\/1,375 chars\]\n- Dana is on the payments team/);
-    expect(first.stdout).toContain("`cairn-guide` (bundled)");
+    // Markdown rendered for the terminal: no raw markup.
+    expect(first.stdout).toMatch(/^Your profile \[\d+% - 28\/1,375 chars\]\n• Dana is on the payments team/m);
+    expect(first.stdout).toContain("• cairn-guide (bundled)");
+    expect(first.stdout).not.toMatch(/\*\*|`/);
     expect(existsSync(dbPath)).toBe(true);
 
     // A restart starts a new session whose snapshot holds what was learned.
@@ -126,11 +128,11 @@ describe("npm start: the console chat", () => {
     const dbPath = join(dir, "built.db");
     const env = { ANTHROPIC_API_KEY: fake.apiKey, ANTHROPIC_BASE_URL: fake.url, DATABASE_URL: `file:${dbPath}`, CAIRN_CONSOLE_USER: "erin", LOG_LEVEL: "silent" };
     fake.enqueue({ text: "Hello Erin." });
-    const answered = (out: string, sent: number) => (out.match(/^(cairn> |\*Skills)/gm)?.length ?? 0) >= sent;
+    const answered = (out: string, sent: number) => (out.match(/^(cairn> |Skills)/gm)?.length ?? 0) >= sent;
     const run = await runCairn(env, ["hello", "/skills"], answered, [process.execPath, ["dist/src/main.js"]]);
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("cairn> Hello Erin.");
-    expect(run.stdout).toContain("`cairn-guide` (bundled)");
+    expect(run.stdout).toContain("• cairn-guide (bundled)");
     const raw = new BetterSqlite3(dbPath, { readonly: true });
     try {
       const applied = raw.prepare(`SELECT migration_name FROM "_prisma_migrations"`).all() as { migration_name: string }[];

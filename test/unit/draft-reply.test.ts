@@ -130,8 +130,10 @@ describe("DraftReply", () => {
 
   it("apologises over the working messages when the platform refuses the answer", async () => {
     const { w } = writer(10, 100);
-    w.text(Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n"));
-    await waitUntil("a long draft", () => thread().length >= 2);
+    const draft = Array.from({ length: 30 }, (_, i) => `line ${i}`).join("\n");
+    w.text(draft);
+    const parts = chunkMrkdwn(toMrkdwn(draft), 100).length;
+    await waitUntil("the whole draft", () => thread().length === parts);
     slack.failNext("chat.update", "msg_too_long");
     slack.failNext("chat.postMessage", "msg_too_long");
     const { posted, failed } = await w.finish("The answer.");

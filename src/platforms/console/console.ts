@@ -92,7 +92,7 @@ export class ConsoleAdapter implements PlatformAdapter {
     core.attach(this);
     await this.start(core);
     // Every start is a new session: what was learned last time reaches this one's snapshot.
-    await core.command(this.inbound("/new"), "new");
+    await core.endSession(this.inbound(""), "restart");
     this.write(`cairn console: talking as ${this.opts.user}. /help for commands, /quit to leave.\n`);
     const rl = createInterface({ input: this.opts.input, terminal: false });
     const showPrompt = () => {

@@ -16,7 +16,7 @@ import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, 
 import type { Logger } from "../../log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
-import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from "./context.ts";
+import type { ContextLimits } from "./context.ts";
 import { isPlatformError, slackErrorCode } from "./errors.ts";
 import type { BotIdentity } from "./events.ts";
 import { boltLogger } from "./logger.ts";
