@@ -36,20 +36,6 @@ export interface SearchOptions {
   ranking?: Partial<RankingOptions>;
 }
 
-// Words too common to help ranking; kept short on purpose (the FTS engines stem the rest).
-const STOP = new Set(
-  "a an and are as at be but by did do does for from had has have he her his how i if in is it its me my of on or our she so that the their them they this to was we were what when where which who why will with you your".split(
-    " ",
-  ),
-);
-
-/** The query's searchable words: letters and digits only, so no FTS syntax can be injected. */
-export function searchTerms(query: string): string[] {
-  const words = query.toLowerCase().normalize("NFKC").match(/[\p{L}\p{N}]+/gu) ?? [];
-  const kept = words.filter((w) => !STOP.has(w));
-  return [...new Set(kept.length > 0 ? kept : words)].slice(0, 32);
-}
-
 /** Candidates fetched per query: enough that truncation by the database's own rank rarely matters. */
 const MAX_CANDIDATES = 400;
 /** Candidates whose neighbours are fetched. */
