@@ -5,9 +5,9 @@
 import { DF_CAP, displayOf, n, parsed, peopleOf, run, scopeParams, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
 
 /**
- * PostgreSQL's form of SQLite's `neighbourArms` (search-sqlite.ts): one index scan per anchor and side, reading `window` ids,
- * where the arms seek once per distance (and skip k - 1 entries to reach the k-th). Replaying
- * LoCoMo's 760 neighbour statements: the same rows, p50 7.2 -> 6.4 ms (on a busy machine).
+ * PostgreSQL's form of SQLite's `neighbourArms` (search-sqlite.ts), for the same rows: one index
+ * scan per anchor and side, reading `window` ids, where the arms seek once per distance (and skip
+ * k - 1 entries to reach the k-th).
  */
 function lateralArms(window: number): string {
   const side = (op: "<" | ">", order: "DESC" | "ASC", sign: "-" | "") =>
@@ -100,9 +100,10 @@ export const postgresQueries: Queries = {
   async neighbours(ctx, anchors, window, known, show) {
     const rows = await run(
       ctx,
+      // MATERIALIZED plans the arms on their own: inlined, PostgreSQL planned them around the join
+      // to k, and the statement ran slower.
       `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
             k AS (SELECT id::int FROM json_array_elements_text($5::json) AS e(id)),
-            -- MATERIALIZED: inlined, the arms were planned around the join to k (about 1 ms slower).
             x AS MATERIALIZED (${lateralArms(window)})
        SELECT json_agg(CASE WHEN k.id IS NOT NULL THEN json_build_array(x.anchor, x.dir, x.id)
                             ELSE json_build_array(x.anchor, x.dir, ${PG_ROW}) END)::text AS j,

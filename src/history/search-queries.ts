@@ -72,7 +72,7 @@ export interface Queries {
   /**
    * Up to `window` messages on each side of each anchor in its conversation, in scope. The ids come
    * from the (conversationId, id) index first, so the rows are then read by primary key. Messages
-   * among `known` (the candidates) come back as their index in it alone. With them, what `display`
+   * among `known` (the candidates) come back as their id alone. With them, what `display`
    * returns for `show`.
    */
   neighbours(ctx: Ctx, anchors: RankDoc[], window: number, known: RankDoc[], show: Shown): Promise<{ rows: NeighbourRow[]; display: Display }>;

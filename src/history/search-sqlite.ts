@@ -121,7 +121,7 @@ export const sqliteQueries: Queries = {
       // pushing the joins below into every arm of the union, and CROSS JOIN keeps x first (left to
       // itself, the planner walked all of the workspace's messages and probed x for each). Whether a
       // neighbour is a candidate is an IN list, which SQLite indexes: as a LEFT JOIN to the
-      // candidates it scanned all of them for every neighbour (64,000 rows a search).
+      // candidates it scanned all of them for every neighbour.
       `WITH a AS (SELECT json_extract(value, '$[0]') AS anchor, json_extract(value, '$[1]') AS conv FROM json_each(?)),
             x AS MATERIALIZED (${neighbourArms(window, "a.conv", "a.anchor")})
        SELECT json_group_array(CASE WHEN x.id IN (SELECT value FROM json_each(?)) THEN json_array(x.anchor, x.dir, x.id)

@@ -88,8 +88,8 @@ export function scanForWrite(text: string): ScanVerdict {
 /**
  * Verdicts on stored text are remembered by text. Every new session's prompt re-checks the place's
  * memory entries and skill descriptions, the same texts session after session: scanning them was
- * most of a new session's cost (about 7 ms with a couple of hundred entries). The rules are fixed
- * for the life of the process, so a verdict never goes stale; the oldest are dropped past the bound.
+ * most of a new session's cost. The rules are fixed for the life of the process, so a verdict never
+ * goes stale; the oldest are dropped past the bound.
  */
 const STORED_VERDICTS_MAX = 20_000;
 

@@ -112,7 +112,7 @@ export function invisibleIndexes(chars: readonly string[]): number[] {
   return bad;
 }
 
-/** The finding for the hostile characters at `bad` (indexes into `chars`): the first is named, the rest counted. */
+/** One finding for the hostile characters at `bad` (indexes into `chars`), naming the first. */
 export function invisibleFindings(chars: readonly string[], bad: readonly number[]): Finding[] {
   if (bad.length === 0) return [];
   const firstCp = chars[bad[0] ?? 0]?.codePointAt(0) ?? 0;
