@@ -2,9 +2,9 @@
  * Statements sent to the driver itself, below Prisma: for the few statement shapes cairn sends on
  * every message and every search (store a message, read a session's turns, find the person and
  * conversation it comes from, save a session's snapshot, the search queries).
- * Prisma's client spends about 0.4 ms of CPU on each statement it sends (building and interpreting
- * its query plan, mapping the result), more than SQLite spends running one of these; on a burst of
- * new conversations that was half of all the CPU cairn used. Everything else stays on Prisma.
+ * Prisma's client spends more CPU on each statement it sends (building and interpreting its query
+ * plan, mapping the result) than SQLite spends running one of these, and these run on every message
+ * and every search. Everything else stays on Prisma.
  *
  * Rules for what goes here: one statement, not part of a transaction, rows read by position.
  * SQLite statements wait at the connection's transaction gate like Prisma's own (so none joins a
@@ -71,11 +71,11 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
 
 /**
  * PostgreSQL: the pool Prisma's adapter uses, rows as arrays. Statements are prepared (named by
- * their text's hash) on each connection the first time it runs them: planning a search statement
- * took about a quarter of its time on the server (0.9 of 3.7 ms for the neighbours), and a
- * prepared statement is planned again only when PostgreSQL finds its plan should change. (A
- * connection pooler in front of PostgreSQL must then keep prepared statements per client, as
- * PgBouncer does from 1.21 with max_prepared_statements set.)
+ * their text's hash) on each connection the first time it runs them: planning is a good part of a
+ * search statement's time on the server, and a prepared statement is planned again only when
+ * PostgreSQL finds its plan should change. (A connection pooler in front of PostgreSQL must then
+ * keep prepared statements per client, as PgBouncer does from 1.21 with max_prepared_statements
+ * set.)
  */
 export function pgDirect(pool: pg.Pool): DirectSql {
   const nameOf = memoize((sql: string) => `cairn_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, MAX_STATEMENTS);

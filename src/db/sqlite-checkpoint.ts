@@ -1,9 +1,8 @@
 /**
  * WAL checkpoints off the event loop. SQLite copies the write-ahead log back into the database
  * (a checkpoint) when the log passes its threshold, in whichever connection's commit crosses it,
- * and a checkpoint ends with fsync. better-sqlite3 is synchronous, so that commit blocked the whole
- * process: measured here, every ~4 MB of writes (a few hundred messages with their search index)
- * one turn took about 230 ms instead of 20.
+ * and a checkpoint ends with fsync. better-sqlite3 is synchronous, so that commit blocks the whole
+ * process: every few megabytes of writes, one turn would wait for the copy and the fsync.
  *
  * A worker thread with its own connection runs a PASSIVE checkpoint every interval (it never waits
  * for a lock and never blocks a writer); the main connection's own threshold is raised to a

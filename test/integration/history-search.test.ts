@@ -5,21 +5,13 @@
 import { describe, expect, it } from "vitest";
 import type { Scope } from "../../src/core/types.ts";
 import type { Message } from "../../src/db/generated/sqlite/client.ts";
-import { searchMessages, searchTerms, type SearchOptions } from "../../src/history/search.ts";
+import { searchMessages, type SearchOptions } from "../../src/history/search.ts";
 import { HistoryStore, scopeOf } from "../../src/history/store.ts";
 import { MemoryStore } from "../../src/memory/store.ts";
 import { SkillStore } from "../../src/skills/store.ts";
 import { forEachDatabase, inboundFor, place, resetData, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";
 
 const OPTS: SearchOptions = { limit: 10 };
-
-describe("searchTerms", () => {
-  it("keeps only letters and digits, drops stop words and duplicates", () => {
-    expect(searchTerms(`"foo" OR bar*) NEAR(`)).toEqual(["foo", "bar", "near"]);
-    expect(searchTerms("What did we decide about the Deploy deploy?")).toEqual(["decide", "about", "deploy"]);
-    expect(searchTerms("!!! ... ???")).toEqual([]);
-  });
-});
 
 forEachDatabase("history and search", (getDb) => {
   const history = () => new HistoryStore(getDb());

@@ -1,0 +1,133 @@
+/**
+ * The search statements on PostgreSQL: candidates from the english tsvector (`search`) and the CJK
+ * character tsvector (`cjk`), and neighbours and counts in scope.
+ */
+import { DF_CAP, displayOf, n, parsed, peopleOf, run, scopeParams, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
+
+/**
+ * PostgreSQL's form of SQLite's `neighbourArms` (search-sqlite.ts), for the same rows: one index
+ * scan per anchor and side, reading `window` ids, where the arms seek once per distance (and skip
+ * k - 1 entries to reach the k-th).
+ */
+function lateralArms(window: number): string {
+  const side = (op: "<" | ">", order: "DESC" | "ASC", sign: "-" | "") =>
+    `SELECT a.anchor, ${sign}n.n::int AS dir, n.id FROM a CROSS JOIN LATERAL (
+       SELECT id, row_number() OVER (ORDER BY id ${order}) AS n
+         FROM (SELECT id FROM "Message" WHERE "conversationId" = a.conv AND id ${op} a.anchor ORDER BY id ${order} LIMIT ${window}) s) n`;
+  return `${side("<", "DESC", "-")} UNION ALL ${side(">", "ASC", "")}`;
+}
+
+/** pg placeholders for the scope, numbered from `from`. */
+const PG_SCOPE = (from: number): string =>
+  `m."workspaceId" = $${from} AND (c."isDm" = false OR c."ownerId" = $${from + 1}) AND (m."sessionId" IS NULL OR m."sessionId" <> $${from + 2}) AND m.status <> 'failed'`;
+/** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
+const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
+const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
+/**
+ * `display`'s two columns; placeholders: the conversation ids (JSON), the workspace, the asking
+ * person, the author ids (JSON).
+ */
+const pgShown = (conversations: string, workspace: string, person: string, authors: string): string =>
+  `(SELECT coalesce(json_agg(json_build_array(c.id, c.key, c."isDm", c."channelId", c."threadId")), '[]')::text FROM "Conversation" c
+     WHERE c.id IN (SELECT json_array_elements_text(${conversations}::json)) AND c."workspaceId" = ${workspace} AND (c."isDm" = false OR c."ownerId" = ${person})) AS c,
+   (SELECT coalesce(json_agg(json_build_array(p.id, p."displayName")), '[]')::text FROM "Person" p
+     WHERE p.id IN (SELECT json_array_elements_text(${authors}::json)) AND p."workspaceId" = ${workspace}) AS p`;
+
+export const postgresQueries: Queries = {
+  async stats(ctx) {
+    const rows = await run(
+      ctx,
+      `SELECT count(*) AS docs, avg(length(m.text))::float8 AS "avgChars",
+              count(DISTINCT COALESCE(m."sessionId", m."conversationId" || ':' || to_char(m."createdAt", 'YYYY-MM-DD'))) AS sessions
+         FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+        WHERE ${PG_SCOPE(1)}`,
+      ...scopeParams(ctx),
+    );
+    const r = rows[0];
+    return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };
+  },
+  async df(ctx, words) {
+    const values = words.map((_, i) => `(${i}, $${i + 4})`).join(", ");
+    const rows = await run(
+      ctx,
+      `SELECT t.i, (SELECT count(*) FROM (SELECT 1 FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+                     WHERE m.search @@ plainto_tsquery('english', t.w) AND ${PG_SCOPE(1)} LIMIT ${DF_CAP}) x) AS n
+         FROM (VALUES ${values}) AS t(i, w)`,
+      ...scopeParams(ctx),
+      ...words,
+    );
+    const out = words.map(() => 0);
+    for (const r of rows) out[n(r[0])] = n(r[1]);
+    return out;
+  },
+  async people(ctx) {
+    return peopleOf(
+      await run(ctx, `SELECT id, "displayName" FROM "Person" WHERE "workspaceId" = $1 AND "displayName" IS NOT NULL AND "isBot" = false`, ctx.scope.workspaceId),
+    );
+  },
+  async lexical(ctx, words, limit, ranked) {
+    const rows = await run(
+      ctx,
+      `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
+         SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
+           FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $4) q
+          WHERE m.search @@ q AND ${PG_SCOPE(1)}
+          ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
+          LIMIT $5) x`,
+      ...scopeParams(ctx),
+      words.join(" | "),
+      limit,
+    );
+    return parsed<Row>(rows);
+  },
+  async cjk(ctx, q, limit) {
+    // Each CJK character is a token of the `cjk` column, so a bigram is a two-token phrase.
+    const tsquery = q.grams.map((g) => [...g].join(" <-> ")).join(" | ");
+    const rows = await run(
+      ctx,
+      `SELECT json_agg(r ORDER BY rk DESC, id DESC)::text AS j FROM (
+         SELECT json_build_array(${PG_ROW}) AS r, m.id, ts_rank_cd(m.cjk, q) AS rk
+           FROM ${PG_FROM} CROSS JOIN to_tsquery('simple', $4) q
+          WHERE m.cjk @@ q AND ${PG_SCOPE(1)}
+          ORDER BY ts_rank_cd(m.cjk, q) DESC, m.id DESC
+          LIMIT $5) x`,
+      ...scopeParams(ctx),
+      tsquery,
+      limit,
+    );
+    return parsed<Row>(rows);
+  },
+  async neighbours(ctx, anchors, window, known, show) {
+    const rows = await run(
+      ctx,
+      // MATERIALIZED plans the arms on their own: inlined, PostgreSQL planned them around the join
+      // to k, and the statement ran slower.
+      `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
+            k AS (SELECT id::int FROM json_array_elements_text($5::json) AS e(id)),
+            x AS MATERIALIZED (${lateralArms(window)})
+       SELECT json_agg(CASE WHEN k.id IS NOT NULL THEN json_build_array(x.anchor, x.dir, x.id)
+                            ELSE json_build_array(x.anchor, x.dir, ${PG_ROW}) END)::text AS j,
+              ${pgShown("$6", "$1", "$2", "$7")}
+         FROM x JOIN ${PG_FROM} ON m.id = x.id
+         LEFT JOIN k ON k.id = x.id
+        WHERE ${PG_SCOPE(1)}`,
+      ...scopeParams(ctx),
+      JSON.stringify(anchors.map((d) => [d.id, d.conversationId])),
+      JSON.stringify(known.map((d) => d.id)),
+      JSON.stringify(show.conversationIds),
+      JSON.stringify(show.authorIds),
+    );
+    return { rows: parsed<NeighbourRow>(rows), display: displayOf(rows[0], 1) };
+  },
+  async display(ctx, show) {
+    const rows = await run(
+      ctx,
+      `SELECT ${pgShown("$1", "$2", "$3", "$4")}`,
+      JSON.stringify(show.conversationIds),
+      ctx.scope.workspaceId,
+      ctx.scope.personId,
+      JSON.stringify(show.authorIds),
+    );
+    return displayOf(rows[0], 0);
+  },
+};

@@ -1,0 +1,114 @@
+/**
+ * What a search asks of a database, and what comes back: the statements each provider implements
+ * (search-sqlite.ts, search-postgres.ts) and the shapes of their results, which search.ts ranks.
+ *
+ * Invariant: results come only from conversations the asker may see, enforced in the WHERE clause
+ * of every statement (candidates, neighbours, counts, what hits show): the asker's workspace, and
+ * among its DMs only the asker's own.
+ */
+import type { Database } from "../db/client.ts";
+import type { SqlParam } from "../db/direct.ts";
+import type { Scope } from "../core/types.ts";
+import type { AnalyzedQuery } from "./query.ts";
+import type { RankDoc, RankStats } from "./rank.ts";
+
+/** Document-frequency counts stop here: past it a word's weight is near zero anyway. */
+export const DF_CAP = 5000;
+
+/**
+ * A candidate as the databases return it: only what ranking reads, as one JSON array per message
+ * (id, conversation, author, role, session, createdAt in epoch ms, text).
+ * The whole result set comes back as one JSON text (`json_group_array` / `json_agg`) read with
+ * JSON.parse: a row per message, through Prisma, became several arrays and an object each, most of
+ * what a search allocated and what the collector copied (those rows lived long enough to be
+ * promoted). Every search statement takes the direct path (db/direct.ts). What a result shows of its
+ * conversation (key, channel, thread) and author (name) is fetched once per conversation and
+ * person (`display`), in the statement that fetches the neighbours.
+ */
+export type Row = [id: number, conversationId: string, authorId: string | null, role: string, sessionId: string | null, createdAt: number, text: string];
+
+/**
+ * A neighbour: its anchor's id, its place relative to it, and the message, or just the message's
+ * id when it is among the candidates (about half of all neighbours are).
+ */
+export type NeighbourRow = [anchor: number, dir: number, ...message: Row | [candidateId: number]];
+
+/** Whose conversations and names a search's hits may show. */
+export interface Shown {
+  conversationIds: string[];
+  authorIds: string[];
+}
+
+/** What hits show of their conversations and authors. */
+export interface Display {
+  conversations: [id: string, key: string, isDm: number | boolean, channelId: string, threadId: string | null][];
+  people: [id: string, displayName: string | null][];
+}
+
+/** One search: the database, the asker's scope, and the session whose messages to leave out ("" for none). */
+export interface Ctx {
+  db: Database;
+  scope: Scope;
+  exclude: string;
+}
+
+export type Stats = Omit<RankStats, "df">;
+
+export interface Person {
+  id: string;
+  displayName: string;
+}
+
+/** The statements a search sends, as each provider writes them. */
+export interface Queries {
+  stats(ctx: Ctx): Promise<Stats>;
+  /** Messages in scope containing each word (capped at DF_CAP), in the order given. */
+  df(ctx: Ctx, words: string[]): Promise<number[]>;
+  /** The workspace's (human) people with a display name. */
+  people(ctx: Ctx): Promise<Person[]>;
+  /** Messages in scope matching any word; ranked by the database only when `ranked`. */
+  lexical(ctx: Ctx, words: string[], limit: number, ranked: boolean): Promise<Row[]>;
+  cjk(ctx: Ctx, q: AnalyzedQuery, limit: number): Promise<Row[]>;
+  /**
+   * Up to `window` messages on each side of each anchor in its conversation, in scope. The ids come
+   * from the (conversationId, id) index first, so the rows are then read by primary key. Messages
+   * among `known` (the candidates) come back as their id alone. With them, what `display`
+   * returns for `show`.
+   */
+  neighbours(ctx: Ctx, anchors: RankDoc[], window: number, known: RankDoc[], show: Shown): Promise<{ rows: NeighbourRow[]; display: Display }>;
+  /** What hits show: of these conversations those in scope, and these people's names. */
+  display(ctx: Ctx, show: Shown): Promise<Display>;
+}
+
+/** The rows of a query that returns its result set as one JSON text (its first column). */
+export function parsed<T>(rows: unknown[][]): T[] {
+  const j = rows[0]?.[0];
+  return typeof j === "string" ? (JSON.parse(j) as T[]) : [];
+}
+
+/** One search statement, on the direct path (db/direct.ts): rows as arrays. */
+export function run(ctx: Ctx, sql: string, ...params: SqlParam[]): Promise<unknown[][]> {
+  return ctx.db.direct.rows(sql, params);
+}
+
+/** People from rows of (id, displayName). */
+export function peopleOf(rows: unknown[][]): Person[] {
+  return rows.map((r) => ({ id: r[0] as string, displayName: r[1] as string }));
+}
+
+/** A count or average as a number, whichever type the driver returns it as. */
+export function n(v: unknown): number {
+  return typeof v === "bigint" ? Number(v) : typeof v === "number" ? v : Number(v ?? 0);
+}
+
+/** The scope's parameters, in the order both providers' scope clauses number them. */
+export const scopeParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
+
+/**
+ * A Display from the columns (conversations, people) of SQLITE_SHOWN (search-sqlite.ts) or pgShown
+ * (search-postgres.ts), starting at `at`.
+ */
+export function displayOf(row: readonly unknown[] | undefined, at: number): Display {
+  const json = (v: unknown): string => (typeof v === "string" ? v : "[]");
+  return { conversations: JSON.parse(json(row?.[at])) as Display["conversations"], people: JSON.parse(json(row?.[at + 1])) as Display["people"] };
+}

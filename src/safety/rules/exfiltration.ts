@@ -1,0 +1,118 @@
+/**
+ * Exfiltration in words and links: reading credentials files, dumping the environment, images and
+ * links that carry data in their URL, and requests to send secrets or conversation data to an
+ * outside address or a capture webhook.
+ */
+import type { Finding } from "./finding.ts";
+import { SENSITIVE_NAME } from "./commands.ts";
+import { B, E, rx, testNoState, type PatternRule } from "./pattern.ts";
+
+/** Files whose contents are credentials. A `.pub` key is public and may be shown. */
+const SEP = String.raw`[\\/]`;
+const SECRET_PATHS = String.raw`(?<![\w-])\.ssh(?:${SEP}(?![\w.-]*\.pub${E})|(?![\w\\/.-]))|${B}id_(?:rsa|dsa|ecdsa|ed25519)(?!\.pub)${E}|${SEP}etc${SEP}(?:passwd|shadow|sudoers)${E}|\.aws${SEP}credentials|(?<![\w.-])\.netrc|\.git-credentials|(?<![\w.-])\.npmrc|(?<![\w.-])\.pypirc|\.kube${SEP}config|\.docker${SEP}config\.json|\.config${SEP}gh${SEP}hosts\.yml`;
+const SHELL_READ = String.raw`cat|less|more|head|tail|type|get-content|gc|base64|xxd|od|strings|nl|tac`;
+const NL_EXPOSE = String.raw`print|show|display|dump|output|reveal|leak|send|upload|exfiltrate|paste|post|share|email|forward`;
+
+export const EXFIL_RULES: PatternRule[] = [
+  {
+    kind: "exfiltration",
+    label: "reads a credentials file",
+    forms: ["deconf"],
+    re: rx(String.raw`(?<![\w.-])(?:${SHELL_READ}|${NL_EXPOSE}|read|open|copy|cp|scp|rsync|tar|zip)${E}[^\n]{0,80}?(?:${SECRET_PATHS})`),
+  },
+  {
+    kind: "exfiltration",
+    label: "reads the .env file",
+    forms: ["deconf"],
+    re: rx(String.raw`(?<![\w.-])(?:${SHELL_READ}|${NL_EXPOSE}|contents\s+of)${E}[^\n]{0,60}?(?<![\w.-])\.env(?![\w.-])`),
+  },
+  {
+    kind: "exfiltration",
+    label: "dumps the environment",
+    forms: ["deconf"],
+    re: rx(String.raw`(?<![\w.-])printenv${E}(?:\s+([A-Za-z_][A-Za-z0-9_]*))?([^\n]*)|(?<![\w.$-])env\s*(?:\||>)|(?<![\w-])(?:get-childitem|gci|ls|dir)\s+env:|(?:JSON\.stringify|console\.(?:log|info|error)|Object\.(?:entries|values))\s*\(\s*process\.env\s*[,)]|print\s*\(\s*(?:dict\s*\()?\s*os\.environ\s*\)?\s*\)`),
+    also: (m) => {
+      if (!/^printenv/i.test(m[0])) return true;
+      const name = m[1];
+      const rest = m[2] ?? "";
+      return name === undefined || SENSITIVE_NAME.test(name) || /[|>]/.test(rest);
+    },
+  },
+  {
+    kind: "exfiltration",
+    label: "image that sends data in its URL",
+    forms: ["deconf"],
+    // Images load by themselves when rendered, so a templated query string leaks without a click.
+    re: rx(String.raw`(?:!\[[^\]\n]*\]\(\s*<?|<img\s[^<>]{0,300}src\s*=\s*["']?)https?://[^)\s"'>]*\?[^)\s"'>]*(?:\{[^}]*\}|\$\w|%7B|(?:secret|token|key|password|conversation|history|memory|data|q|d)=)`),
+  },
+  {
+    kind: "exfiltration",
+    label: "link with a template for secrets or conversation data",
+    forms: ["deconf"],
+    re: rx(String.raw`https?://[^\s)"'>]*(?:\{\{?|%7B%7B|%7B|\$\{)\s*(?:secrets?|tokens?|api_?keys?|passwords?|credentials|conversation|chat|history|memory|messages|env|system_?prompt)`),
+  },
+  {
+    kind: "exfiltration",
+    label: "asks to send secrets or conversation data to an outside address (non-English)",
+    forms: ["norm"],
+    re: rx(String.raw`(?:${B}(?:schick|schicke|schicken|sende|senden|übermittle|übermitteln|leite|lade|envía|envia|enviar|manda|mandar|reenvía|envoie|envoyez|envoyer|transfère|transférez|invia|inviare|envie|отправь|отправьте|перешли|перешлите)${E}|发送|发给|發送|發給|转发|轉發|上传|上傳|送信|転送|送って)[^\n]{0,120}?(?:https?://|[\w.+-]+@[\w-]+\.[\w.]+)`),
+    // Word order varies (Chinese puts the object before the verb), so the noun may be anywhere on the line.
+    also: (m, src) =>
+      /passw|kennw|schlüssel|token|geheimnis|zugangsdaten|verlauf|contraseñ|clave|credencial|historial|conversaci|mot\s+de\s+passe|mots\s+de\s+passe|clés?\b|identifiants|historique|chiav|credenzial|cronologia|senha|chave|histórico|密码|密碼|密钥|密鑰|令牌|聊天记录|聊天記錄|对话|對話|凭证|憑證|パスワード|トークン|鍵|会話|履歴|пароль|ключ|токен|переписк|истори/iu.test(lineAround(src, m.index)),
+  },
+];
+
+/** What makes sending something somewhere an exfiltration rather than a status update. */
+const SENSITIVE_NOUN = rx(
+  String.raw`${B}(?:secrets?|api[\s_-]?keys?|keys|tokens?|credentials?|creds|passwords?|passwd|private\s+keys?|ssh\s+keys?|env(?:ironment)?\s+(?:variables|vars|file)|\.env|conversations?|chat\s+(?:history|logs?)|(?:chat|conversation|message|full|entire|whole|dm|channel|slack|discord|search)\s+history|history\s+of\s+(?:the\s+|this\s+)?(?:chat|conversation|channel|messages)|(?:all|every|private|direct|dm|previous|past|user'?s?|their|the\s+user'?s?)\s+(?:\w+\s+)?messages?|dms|(?:all|every|each|any|private|their|user'?s?)\s+(?:\w+\s+)?dms?|(?:your|team|the\s+team'?s?|all|stored|entire|whole|cairn'?s?|bot'?s?)\s+memor(?:y|ies)|memories|memory\s+(?:entries|contents|store|notes)|transcripts?|system\s+prompt|cookies?|session\s+(?:ids?|tokens?|cookies?)|(?:user|people'?s|personal|all|every)\s+profiles?|personal\s+data|pii)${E}`,
+);
+const SEND_VERB = rx(String.raw`${B}(?:send|sends|sending|post|posting|upload|uploading|forward|forwarding|email|e-mail|mail|exfiltrate|transmit|leak|dump|copy|paste|submit|deliver|relay|beacon|push|sync|mirror|share)${E}`);
+const DESTINATION = rx(
+  String.raw`${B}(?:to|at|into|via|on|onto)\s+(?:https?://|hxxps?://|ftp://|www\.|[\w.+-]+@[\w-]+\.[\w.]+|<[@#][\w|.-]+>|@[\w.-]+|[\w-]+\.(?:ngrok|webhook\.site|requestbin|pipedream|burpcollaborator|interact\.sh|oast))`,
+);
+const WEBHOOK = rx(
+  String.raw`hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks|webhook\.site|requestbin|pipedream\.net|\.ngrok(?:-free)?\.(?:io|app)|burpcollaborator|interact\.sh|oast\.(?:fun|me|pro|live|site|online)|canarytokens|pastebin\.com|transfer\.sh|hookbin`,
+);
+
+/** The line of `src` that holds `index`. */
+function lineAround(src: string, index: number): string {
+  const start = src.lastIndexOf("\n", index) + 1;
+  const end = src.indexOf("\n", index);
+  return src.slice(start, end === -1 ? undefined : end);
+}
+
+/** The paragraph-bounded stretch of `text` from `before` characters ahead of `from` to `after` past `to`. */
+function windowAround(text: string, from: number, to: number, before: number, after: number): { start: number; text: string } {
+  const paraStart = text.lastIndexOf("\n\n", from);
+  const paraEnd = text.indexOf("\n\n", to);
+  const start = Math.max(0, paraStart, from - before);
+  const end = Math.min(text.length, paraEnd === -1 ? text.length : paraEnd, to + after);
+  return { start, text: text.slice(start, end) };
+}
+
+/**
+ * "Send/post/forward X to <url|email|@someone>" is fine for a status report; it is exfiltration when
+ * X is a secret or conversation data. Checked per destination, against the same paragraph: mostly the
+ * text before it (where the verb and object normally are) and a little after ("to https://x: all the tokens").
+ */
+export function sendFindings(plain: string): Finding[] {
+  const out: Finding[] = [];
+  for (const m of plain.matchAll(DESTINATION)) {
+    const w = windowAround(plain, m.index, m.index + m[0].length, 240, 80);
+    SEND_VERB.lastIndex = 0;
+    const verb = SEND_VERB.exec(w.text);
+    if (verb && testNoState(SENSITIVE_NOUN, w.text)) {
+      const excerpt = plain.slice(Math.min(w.start + verb.index, m.index), m.index + m[0].length);
+      out.push({ kind: "exfiltration", label: "asks to send secrets or conversation data to an outside address", excerpt });
+      break;
+    }
+  }
+  for (const hook of plain.matchAll(WEBHOOK)) {
+    const w = windowAround(plain, hook.index, hook.index + hook[0].length, 300, 300);
+    if (testNoState(SENSITIVE_NOUN, w.text)) {
+      out.push({ kind: "exfiltration", label: "webhook or capture URL combined with secrets or history", excerpt: w.text });
+      break;
+    }
+  }
+  return out;
+}
