@@ -64,7 +64,7 @@ async function main(): Promise<number> {
     const discord = { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) };
     adapters.push(await startDiscord(core, discord, log));
   }
-  for (const adapter of adapters) log.info({ platform: adapter.platform }, "adapter started");
+  for (const adapter of adapters) log.info(`${adapter.platform} adapter started`);
   if (consoleMode) {
     // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
     // exits through process.exit, so the log file's buffered lines are flushed.

@@ -113,7 +113,11 @@ export interface CorePort {
   readonly log: Logger;
 }
 
-/** What wires adapters to the core: the core renders and posts through an attached adapter. */
+/**
+ * What wires adapters to the core. `attach` returns the port the adapter hands its events to: its
+ * replies are rendered and chunked by that adapter; the core's own posts to the platform go through
+ * the adapter attached last for it.
+ */
 export interface AdapterHost {
-  attach(adapter: PlatformAdapter): void;
+  attach(adapter: PlatformAdapter): CorePort;
 }

@@ -13,7 +13,7 @@ import type { Logger } from "../log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "./types.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
-import { MemoryStore, usedChars, type MemoryBudgets } from "../memory/store.ts";
+import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
@@ -32,7 +32,6 @@ import type { Platform } from "./types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../memory/lessons.ts";
-import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { droppedNote, summarize } from "../agent/compress.ts";
 import { runCommand, type CommandName, type CommandReply } from "../agent/commands.ts";
@@ -104,11 +103,19 @@ export class Core implements CorePort {
     });
   }
 
-  /** Makes a platform reachable for the core's own posts and for its replies' rendering. */
-  attach(adapter: PlatformAdapter): void {
+  /** Makes a platform reachable for the core's own posts; the port it returns renders replies with that adapter. */
+  attach(adapter: PlatformAdapter): CorePort {
     this.delivery.attach(adapter);
+    return {
+      receive: (inbound, target) => this.delivery.receive(inbound, target, adapter),
+      feedback: (event) => this.feedback(event),
+      endSession: (inbound, reason) => this.endSession(inbound, reason),
+      command: (inbound, name, args) => this.command(inbound, name, args),
+      log: this.log,
+    };
   }
 
+  /** A message through the adapter attached last for its platform. */
   receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
     return this.delivery.receive(inbound, target);
   }

@@ -74,7 +74,8 @@ export class DeliveryPath {
     return adapter;
   }
 
-  receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
+  /** `via`: the adapter the message came through (default: the one attached last for its platform). */
+  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter): Promise<Received> {
     if (inbound.author.isBot) return Promise.resolve({ kind: "dropped", reason: "bot" });
     if (!inbound.text.trim()) return Promise.resolve({ kind: "dropped", reason: "empty" });
     // Synchronous: of two deliveries of one post racing here, the first wins.
@@ -83,7 +84,8 @@ export class DeliveryPath {
     }
     const key = conversationKey(inbound);
     // Both queues are entered now, so order is fixed before the first await.
-    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target) }));
+    const adapter = via ?? this.adapter(inbound.platform);
+    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target, adapter) }));
     return this.posting.run(key, async () => {
       const { turn } = await started;
       return turn ? this.deliver(inbound, turn) : { kind: "dropped", reason: "not_addressed" };
@@ -91,7 +93,7 @@ export class DeliveryPath {
   }
 
   /** Decides, marks the message as being worked on, and hands the turn to the core (not waiting for it). */
-  private async start(inbound: Inbound, target: ReplyTarget): Promise<Started | null> {
+  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter): Promise<Started | null> {
     const addressed = inbound.addressed !== false;
     const thread = !inbound.channel.isDm && inbound.threadId ? threadRef(inbound) : null;
     const wasFollowed = thread !== null && (!addressed || target.threadContext !== undefined) ? await this.following.isFollowed(thread) : false;
@@ -106,7 +108,7 @@ export class DeliveryPath {
         return "";
       });
     }
-    const surface = this.surfaceFor(inbound.platform, target);
+    const surface = target.surface?.() ?? new DraftReply(target, this.draftOptions(adapter, postFailedApology(inbound.platform)));
     const hooks: TurnHooks = { onProgress: (s) => surface.progress(s) };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
@@ -167,19 +169,14 @@ export class DeliveryPath {
     const threadId = target.kind === "channel" ? (target.threadId ?? null) : null;
     const conversation = await this.deps.history.placeOfPost(platform, target.workspace, place.channelId, threadId, target.kind === "dm" ? target.person : null);
     const message = await this.deps.history.recordPost(conversation, markdown);
-    const shown = await new DraftReply(place, this.draftOptions(platform, null)).finish(markdown);
+    const shown = await new DraftReply(place, this.draftOptions(adapter, null)).finish(markdown);
     if (shown.posted.length) await this.deps.history.recordDeliveries(message, place.channelId, shown.posted);
     if (threadId) this.following.follow({ platform, workspace: target.workspace, threadId, key: conversation.key });
     this.deps.log.info({ platform, channel: place.channelId, parts: shown.posted.length, failed: shown.failed }, "post delivered");
     return { messageId: message.id, ...shown };
   }
 
-  private surfaceFor(platform: Platform, target: ReplyTarget): ReplySurface {
-    return target.surface?.() ?? new DraftReply(target, this.draftOptions(platform, postFailedApology(platform)));
-  }
-
-  private draftOptions(platform: Platform, apology: string | null) {
-    const adapter = this.adapter(platform);
+  private draftOptions(adapter: PlatformAdapter, apology: string | null) {
     const caps = adapter.capabilities;
     return {
       render: (markdown: string) => adapter.render(markdown),

@@ -10,6 +10,8 @@
  */
 import type { Db } from "../db/client.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
+
+export type { MemoryEntry };
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope } from "../core/types.ts";
 import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";

@@ -444,6 +444,7 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(shown.filter((c) => c.method === "chat.postMessage")).toHaveLength(1);
     expect(shown.slice(1).every((c) => c.ts === final[0]!.ts)).toBe(true);
     const texts = shown.map((c) => c.text);
+
     const preamble = texts.findIndex((t) => t.startsWith("Let me"));
     const status = texts.findIndex((t) => /^⏳ _.+…_$/.test(t));
     const drafting = texts.findIndex((t, i) => i > status && t.startsWith("We have"));

@@ -78,7 +78,7 @@ export interface DiscordAdapter extends PlatformAdapter {
 }
 
 /** Starts Discord and attaches it to the core (replies and the core's own posts). */
-export async function startDiscord(core: CorePort & AdapterHost, cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): Promise<DiscordAdapter> {
+export async function startDiscord(host: AdapterHost, cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): Promise<DiscordAdapter> {
   const log = baseLog.child({ platform: "discord" });
   const client = new Client({
     intents: [...DISCORD_INTENTS],
@@ -93,6 +93,45 @@ export async function startDiscord(core: CorePort & AdapterHost, cfg: DiscordSet
     if (!client.user) throw new Error("the Discord client is not ready");
     return client.user.id;
   };
+  const capabilities: Capabilities = {
+    edits: true,
+    reactions: true,
+    ephemeral: true,
+    threads: true,
+    maxMessageLength: DISCORD_MESSAGE_LIMIT,
+    maxMessageLines: DISCORD_MAX_LINES,
+    minEditIntervalMs: tuning.progressIntervalMs ?? 1_200,
+  };
+  const open = async (target: PostTarget): Promise<ReplyTarget> => {
+    // A Discord thread is a channel of its own.
+    const channel =
+      target.kind === "dm" ? await (await client.users.fetch(target.person)).createDM() : await client.channels.fetch(target.threadId ?? target.channel);
+    if (!channel?.isSendable()) throw new Error(`cannot post to Discord channel ${target.kind === "dm" ? `DM of ${target.person}` : target.channel}`);
+    return channelTarget(channel);
+  };
+  const adapter: DiscordAdapter = {
+    platform: "discord",
+    capabilities,
+    // Markdown is Discord's own format.
+    render: (markdown) => markdown,
+    // startDiscord connects; the core is told of the adapter first, so no event finds it missing.
+    start: async () => {},
+    open,
+    client,
+    async idle() {
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+    },
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      const grace = new AbortController();
+      await Promise.race([Promise.allSettled([...inflight]), sleep(tuning.shutdownGraceMs ?? 10_000, undefined, { signal: grace.signal }).catch(() => {})]);
+      grace.abort();
+      await client.destroy();
+      log.info("discord disconnected");
+    },
+  };
+  const core: CorePort = host.attach(adapter);
   const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
 
   let stopping = false;
@@ -170,45 +209,6 @@ export async function startDiscord(core: CorePort & AdapterHost, cfg: DiscordSet
   }
   log.info({ user: user?.tag, guilds: client.guilds.cache.size }, "discord connected");
 
-  const capabilities: Capabilities = {
-    edits: true,
-    reactions: true,
-    ephemeral: true,
-    threads: true,
-    maxMessageLength: DISCORD_MESSAGE_LIMIT,
-    maxMessageLines: DISCORD_MAX_LINES,
-    minEditIntervalMs: tuning.progressIntervalMs ?? 1_200,
-  };
-  const open = async (target: PostTarget): Promise<ReplyTarget> => {
-    // A Discord thread is a channel of its own.
-    const channel =
-      target.kind === "dm" ? await (await client.users.fetch(target.person)).createDM() : await client.channels.fetch(target.threadId ?? target.channel);
-    if (!channel?.isSendable()) throw new Error(`cannot post to Discord channel ${target.kind === "dm" ? `DM of ${target.person}` : target.channel}`);
-    return channelTarget(channel);
-  };
-  const adapter: DiscordAdapter = {
-    platform: "discord",
-    capabilities,
-    // Markdown is Discord's own format.
-    render: (markdown) => markdown,
-    // Connected above, before the core is told of the adapter.
-    start: async () => {},
-    open,
-    client,
-    async idle() {
-      while (inflight.size > 0) await Promise.allSettled([...inflight]);
-    },
-    async stop() {
-      if (stopping) return;
-      stopping = true;
-      const grace = new AbortController();
-      await Promise.race([Promise.allSettled([...inflight]), sleep(tuning.shutdownGraceMs ?? 10_000, undefined, { signal: grace.signal }).catch(() => {})]);
-      grace.abort();
-      await client.destroy();
-      log.info("discord disconnected");
-    },
-  };
-  core.attach(adapter);
   return adapter;
 }
 function closeExplanation(code: number): string {

@@ -12,7 +12,7 @@
  */
 import type { Message, SendableChannels } from "discord.js";
 import type { ReplyTarget } from "../../core/adapter.ts";
-import { startTyping } from "./typing.ts";
+import { startTyping, type Typing } from "./typing.ts";
 
 const NO_PINGS = { parse: [] as [], repliedUser: true };
 
@@ -26,20 +26,26 @@ export function channelTarget(channel: SendableChannels): ReplyTarget {
   };
 }
 
-/** The reply to one person's message, with the typing indicator while the turn runs. */
+/**
+ * The reply to one person's message. "cairn is typing…" shows until cairn's first part is on
+ * screen (a status, a draft or the answer): after that the text itself says cairn is at work, and a
+ * typing call landing after the answer would show cairn typing again for 10 s.
+ */
 export function messageTarget(message: Message, channel: SendableChannels, typingIntervalMs: number, onTypingError: (err: unknown) => void): ReplyTarget {
   const base = channelTarget(channel);
   let referenced = !message.inGuild();
+  let typing: Typing | null = null;
   return {
     ...base,
     send: async (content) => {
+      typing?.stop();
       if (referenced) return base.send(content);
       referenced = true;
       return (await message.reply({ content, allowedMentions: NO_PINGS, failIfNotExists: false })).id;
     },
     working: async () => {
-      const typing = startTyping(channel, typingIntervalMs, onTypingError);
-      return async () => typing.stop();
+      typing = startTyping(channel, typingIntervalMs, onTypingError);
+      return async () => typing?.stop();
     },
   };
 }

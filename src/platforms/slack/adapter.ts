@@ -77,7 +77,7 @@ const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
 const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed"]);
 
 /** Starts Slack and attaches it to the core (replies and the core's own posts). */
-export async function startSlack(core: CorePort & AdapterHost, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
+export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
   const mode = cfg.appToken ? "socket" : cfg.signingSecret ? "http" : null;
   if (!mode) {
     throw new Error("Slack needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode) next to SLACK_BOT_TOKEN");
@@ -111,7 +111,14 @@ export async function startSlack(core: CorePort & AdapterHost, cfg: SlackSetting
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
-  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
+  // Set once attached (right after the receiver starts, before any event can be handled).
+  let attached: CorePort | null = null;
+  const turnDeps: TurnDeps = {
+    get core(): CorePort {
+      if (!attached) throw new Error("the Slack adapter is not attached to the core yet");
+      return attached;
+    },
+    client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const capabilities: Capabilities = {
     edits: true,
     reactions: true,
@@ -152,7 +159,7 @@ export async function startSlack(core: CorePort & AdapterHost, cfg: SlackSetting
   }
   for (const type of ["reaction_added", "reaction_removed"] as const) {
     app.event(type, async ({ event, body }) => {
-      track(type, () => onReactionEvent({ core, names, bot, log: slog }, event, body, { eventType: type, eventId: eventId(body) }));
+      track(type, () => onReactionEvent({ core: turnDeps.core, names, bot, log: slog }, event, body, { eventType: type, eventId: eventId(body) }));
     });
   }
   app.event(/.*/, async ({ event, body }) => {
@@ -161,7 +168,7 @@ export async function startSlack(core: CorePort & AdapterHost, cfg: SlackSetting
   app.command(SLASH_COMMAND, async ({ command, ack, respond }) => {
     // Acknowledge first: Slack shows the person an error after 3 s without it.
     await ack();
-    track("command", () => runSlashCommand({ core, client, names, bot, log: slog }, command, respond));
+    track("command", () => runSlashCommand({ core: turnDeps.core, client, names, bot, log: slog }, command, respond));
   });
   app.error(async (error) => {
     slog.error({ err: error }, "bolt reported an error");
@@ -208,7 +215,7 @@ export async function startSlack(core: CorePort & AdapterHost, cfg: SlackSetting
       return stopped;
     },
   };
-  core.attach(handle);
+  attached = host.attach(handle);
   return handle;
 }
 
