@@ -65,9 +65,10 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       return forget(core, await place(), args);
     case "confirm": {
       const p = await place();
-      const ids = args.length ? args : (await core.memory.pendingBy(p.workspace.id, p.person.id)).map((e) => e.id);
+      const scope = scopeOf(p);
+      const ids = args.length ? args : (await core.memory.pendingBy(scope)).map((e) => e.id);
       if (ids.length === 0) return { text: "You have nothing waiting to be shared with the team.", ephemeral: true };
-      const shared = await core.memory.confirm(p.workspace.id, p.person.id, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
+      const shared = await core.memory.confirm(scope, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
       if (shared.length === 0) return { text: `No pending entry of yours has the id ${ids.join(", ")}. \`me\` lists them.`, ephemeral: true };
       return { text: `Shared with the team:\n${shared.map((e) => `- ${e.text}`).join("\n")}`, ephemeral: true };
     }
@@ -89,10 +90,10 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
 async function describePerson(core: Core, p: Place): Promise<string> {
   const scope = scopeOf(p);
   const entries = await core.memory.entries(scope, "user");
-  const pending = await core.memory.pendingBy(p.workspace.id, p.person.id);
+  const pending = await core.memory.pendingBy(scope);
   const skills = (await core.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
-  const messages = await core.history.countByAuthor(p.person.id);
+  const messages = await core.history.countByAuthor(scope);
   const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date }) =>
     `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})*`;
   return [
@@ -109,7 +110,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   const [what, ...rest] = args;
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
-    const ok = await forgetEntry(core.history.db, p.person.id, what);
+    const ok = await forgetEntry(core.history.db, scopeOf(p), what);
     core.memory.forgetCached();
     core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
     return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` lists them.`, ephemeral: true };
@@ -126,7 +127,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   }
   pendingErasures.delete(p.person.id);
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
-  const counts = await erasePerson(core.history.db, p.person.id, { anonymize });
+  const counts = await erasePerson(core.history.db, scopeOf(p), { anonymize });
   core.history.forgetPerson(p.person.id);
   core.sessions.forgetCached();
   core.memory.forgetCached();

@@ -9,6 +9,7 @@ import type { Database, Db } from "../db/client.ts";
 import type { DirectSql } from "../db/direct.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../cache/ttl-cache.ts";
+import type { ConversationScope } from "../core/types.ts";
 
 /**
  * The frozen part of the system prompt. `shared` (team/channel memory, skills index) is the same
@@ -104,9 +105,18 @@ export class SessionManager {
     return { session: this.remember(session), isNew: true };
   }
 
-  /** A session as it stands (its snapshot and summary may have changed since it was opened). */
-  async get(sessionId: string): Promise<ChatSession> {
-    return this.rows.get(sessionId) ?? this.remember(await this.db.chatSession.findFirstOrThrow({ where: { id: sessionId } }));
+  /**
+   * A session of this conversation as it stands (its snapshot and summary may have changed since it
+   * was opened). Throws for a session of another conversation. Session rows have no workspace of
+   * their own: their conversation's id, unique across workspaces, is the whole key.
+   */
+  async get(scope: ConversationScope, sessionId: string): Promise<ChatSession> {
+    const { conversationId } = scope;
+    const cached = this.rows.get(sessionId);
+    if (cached?.conversationId === conversationId) return cached;
+    const row = await this.db.chatSession.findFirst({ where: { id: sessionId, conversationId } });
+    if (!row) throw new Error(`no session ${sessionId} in conversation ${conversationId}`);
+    return this.remember(row);
   }
 
   /** Ends the open session (`/new`, console start-up); the next message starts a fresh one. */

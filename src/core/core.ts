@@ -10,7 +10,7 @@
  */
 import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
-import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "./types.ts";
+import type { ConversationScope, FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "./types.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
@@ -182,10 +182,8 @@ export class Core implements CorePort {
 
   /** Adapters call this once a reply is posted: one platform id per part of a split reply. */
   async recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void> {
-    if (reply.replyMessageId === null) return;
-    const message = await this.history.findMessage(reply.replyMessageId);
-    if (!message) throw new Error(`no stored reply ${reply.replyMessageId}`);
-    await this.history.recordDeliveries(message, channelId, platformIds);
+    if (reply.replyMessageId === null || reply.conversationId === null) return;
+    await this.history.recordDeliveries(reply.conversationId, reply.replyMessageId, channelId, platformIds);
   }
 
   /**
@@ -195,7 +193,7 @@ export class Core implements CorePort {
   async feedback(event: FeedbackEvent): Promise<FeedbackResult> {
     if (event.reactor.isBot) return { kind: "ignored", reason: "bot" };
     const workspace = await this.history.findWorkspace(event.platform, event.workspace.externalId);
-    const delivery = workspace && (await this.history.findDelivery(workspace.id, event.channel.externalId, event.targetMessageId));
+    const delivery = workspace && (await this.history.findDelivery({ workspaceId: workspace.id }, event.channel.externalId, event.targetMessageId));
     if (!workspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
     const reactor = await this.history.person(workspace.id, event.reactor);
     const payload = {
@@ -211,18 +209,21 @@ export class Core implements CorePort {
     const { job, created } = await this.jobs.enqueue("feedback", payload, { uniqueKey });
     if (!created) return { kind: "ignored", reason: "duplicate" };
     this.deps.log.info({ reply: delivery.messageId, emoji: event.emoji, action: event.action }, "feedback recorded");
-    if (event.action === "added" && CONFIRM_EMOJI.has(event.emoji)) await this.confirmByReaction(workspace.id, reactor.id, delivery.messageId);
+    if (event.action === "added" && CONFIRM_EMOJI.has(event.emoji)) await this.confirmByReaction({ workspaceId: workspace.id, personId: reactor.id }, delivery);
     return { kind: "recorded", replyMessageId: delivery.messageId, jobId: job.id };
   }
 
-  /** ✅ on a reply confirms the team entries that the reactor proposed in the message it answers. */
-  private async confirmByReaction(workspaceId: string, personId: string, replyMessageId: number): Promise<void> {
-    const reply = await this.history.findMessage(replyMessageId);
+  /**
+   * ✅ on a reply confirms the team entries that the reactor proposed in the message it answers.
+   * The delivery, found in the reactor's workspace, names the reply's conversation.
+   */
+  private async confirmByReaction(reactor: PersonScope, delivery: ConversationScope & { messageId: number }): Promise<void> {
+    const reply = await this.history.findMessage(delivery, delivery.messageId);
     if (!reply?.replyToId) return;
-    const pending = await this.memory.pendingBy(workspaceId, personId, reply.replyToId);
+    const pending = await this.memory.pendingBy(reactor, reply.replyToId);
     if (pending.length === 0) return;
     try {
-      await this.memory.confirm(workspaceId, personId, pending.map((e) => e.id), { source: "reaction", actorId: personId, sourceMessageId: reply.replyToId, reason: "confirmed with a reaction" });
+      await this.memory.confirm(reactor, pending.map((e) => e.id), { source: "reaction", actorId: reactor.personId, sourceMessageId: reply.replyToId, reason: "confirmed with a reaction" });
     } catch (err) {
       this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "confirmation by reaction refused");
     }
@@ -254,14 +255,14 @@ export class Core implements CorePort {
     const s = this.deps.settings;
     const scope = scopeOf(place);
     // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
-    const session = await this.sessions.get(sessionId);
+    const session = await this.sessions.get(scope, sessionId);
 
     let text: string;
     let status: Outbound["status"] = "ok";
     try {
       const snapshot = await this.ensureSnapshot(session.id, readSnapshot(session), scope, place);
       let summary = session.summary;
-      let messages = known ?? (await this.history.sessionMessages(session.id, session.summaryThroughId, messageId));
+      let messages = known ?? (await this.history.sessionMessages(scope, session.id, session.summaryThroughId, messageId));
       const compressed = await this.compressIfNeeded(session.id, summary, messages, scope, place);
       if (compressed) ({ summary, messages } = compressed);
       // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.

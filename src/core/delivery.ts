@@ -170,7 +170,7 @@ export class DeliveryPath {
     const conversation = await this.deps.history.placeOfPost(platform, target.workspace, place.channelId, threadId, target.kind === "dm" ? target.person : null);
     const message = await this.deps.history.recordPost(conversation, markdown);
     const shown = await new DraftReply(place, this.draftOptions(adapter, null)).finish(markdown);
-    if (shown.posted.length) await this.deps.history.recordDeliveries(message, place.channelId, shown.posted);
+    if (shown.posted.length) await this.deps.history.recordDeliveries(conversation.id, message.id, place.channelId, shown.posted);
     if (threadId) this.following.follow({ platform, workspace: target.workspace, threadId, key: conversation.key });
     this.deps.log.info({ platform, channel: place.channelId, parts: shown.posted.length, failed: shown.failed }, "post delivered");
     return { messageId: message.id, ...shown };

@@ -6,8 +6,15 @@
  * they contributed stay (they belong to the team), optionally without their name.
  */
 import type { Db } from "../db/client.ts";
+import type { PersonScope } from "../core/types.ts";
+import { pendingWhere } from "../memory/store.ts";
 
 export const TOMBSTONE = "[erased at the author's request]";
+
+/** The person's profile entries and the pending entries they proposed. */
+function ownEntriesWhere(person: PersonScope) {
+  return { workspaceId: person.workspaceId, OR: [{ scope: "user", ownerId: person.personId }, pendingWhere(person)] };
+}
 
 export interface ErasureCounts {
   profileEntries: number;
@@ -18,28 +25,32 @@ export interface ErasureCounts {
   anonymized: number;
 }
 
-export async function erasePerson(db: Db, personId: string, opts: { anonymize: boolean }): Promise<ErasureCounts> {
+/** A person's rows are all in their own workspace: every statement here is kept to it. */
+export async function erasePerson(db: Db, person: PersonScope, opts: { anonymize: boolean }): Promise<ErasureCounts> {
+  const { workspaceId, personId } = person;
   return db.$transaction(async (tx) => {
+    const found = await tx.person.updateMany({ where: { id: personId, workspaceId }, data: { displayName: null } });
+    if (found.count === 0) throw new Error(`no person ${personId} in workspace ${workspaceId}`);
     const entries = await tx.memoryEntry.findMany({
-      where: { OR: [{ scope: "user", ownerId: personId }, { status: "pending", createdById: personId }] },
+      where: ownEntriesWhere(person),
       select: { id: true, status: true },
     });
     const entryIds = entries.map((e) => e.id);
     await tx.revision.deleteMany({ where: { entityType: "memory", entityId: { in: entryIds } } });
     await tx.memoryEntry.deleteMany({ where: { id: { in: entryIds } } });
 
-    const skills = await tx.skill.findMany({ where: { scope: "user", ownerId: personId, bundled: false }, select: { id: true } });
+    const skills = await tx.skill.findMany({ where: { workspaceId, scope: "user", ownerId: personId, bundled: false }, select: { id: true } });
     const skillIds = skills.map((s) => s.id);
     await tx.revision.deleteMany({ where: { entityType: "skill", entityId: { in: skillIds } } });
     await tx.skill.deleteMany({ where: { id: { in: skillIds } } });
 
-    const dms = await tx.conversation.findMany({ where: { isDm: true, ownerId: personId }, select: { id: true } });
+    const dms = await tx.conversation.findMany({ where: { workspaceId, isDm: true, ownerId: personId }, select: { id: true } });
     const dmIds = dms.map((c) => c.id);
-    const authored = await tx.message.updateMany({ where: { authorId: personId }, data: { text: TOMBSTONE } });
-    const replies = await tx.message.updateMany({ where: { conversationId: { in: dmIds }, role: "assistant" }, data: { text: TOMBSTONE } });
+    const authored = await tx.message.updateMany({ where: { workspaceId, authorId: personId }, data: { text: TOMBSTONE } });
+    const replies = await tx.message.updateMany({ where: { workspaceId, conversationId: { in: dmIds }, role: "assistant" }, data: { text: TOMBSTONE } });
 
     // Snapshots freeze the person's profile; summaries may quote them. Clear both wherever they spoke.
-    const spokeIn = await tx.message.findMany({ where: { authorId: personId, sessionId: { not: null } }, select: { sessionId: true }, distinct: ["sessionId"] });
+    const spokeIn = await tx.message.findMany({ where: { workspaceId, authorId: personId, sessionId: { not: null } }, select: { sessionId: true }, distinct: ["sessionId"] });
     const sessionIds = [...new Set(spokeIn.map((m) => m.sessionId).filter((id): id is string => id !== null))];
     const cleared = await tx.chatSession.updateMany({
       where: { OR: [{ id: { in: sessionIds } }, { conversationId: { in: dmIds } }] },
@@ -48,11 +59,10 @@ export async function erasePerson(db: Db, personId: string, opts: { anonymize: b
 
     let anonymized = 0;
     if (opts.anonymize) {
-      anonymized += (await tx.memoryEntry.updateMany({ where: { createdById: personId }, data: { createdById: null } })).count;
-      anonymized += (await tx.skill.updateMany({ where: { createdById: personId }, data: { createdById: null } })).count;
-      await tx.revision.updateMany({ where: { actorId: personId }, data: { actorId: null } });
+      anonymized += (await tx.memoryEntry.updateMany({ where: { workspaceId, createdById: personId }, data: { createdById: null } })).count;
+      anonymized += (await tx.skill.updateMany({ where: { workspaceId, createdById: personId }, data: { createdById: null } })).count;
+      await tx.revision.updateMany({ where: { workspaceId, actorId: personId }, data: { actorId: null } });
     }
-    await tx.person.update({ where: { id: personId }, data: { displayName: null } });
     return {
       profileEntries: entries.filter((e) => e.status !== "pending").length,
       pendingEntries: entries.filter((e) => e.status === "pending").length,
@@ -65,11 +75,9 @@ export async function erasePerson(db: Db, personId: string, opts: { anonymize: b
 }
 
 /** Deletes one of the person's own profile entries (or a pending entry they proposed), with its revisions. */
-export async function forgetEntry(db: Db, personId: string, entryId: string): Promise<boolean> {
+export async function forgetEntry(db: Db, person: PersonScope, entryId: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
-    const entry = await tx.memoryEntry.findFirst({
-      where: { id: entryId, OR: [{ scope: "user", ownerId: personId }, { status: "pending", createdById: personId }] },
-    });
+    const entry = await tx.memoryEntry.findFirst({ where: { id: entryId, ...ownEntriesWhere(person) } });
     if (!entry) return false;
     await tx.revision.deleteMany({ where: { entityType: "memory", entityId: entry.id } });
     await tx.memoryEntry.delete({ where: { id: entry.id } });

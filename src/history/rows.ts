@@ -15,7 +15,9 @@ export interface HistorySql {
   insertMessage: string;
   /**
    * A session's person messages with ids in (after, through], each with its reply and context
-   * block. Placeholders: session id, after, through, after, through.
+   * block, in the conversation and workspace given. Placeholders: workspace id, conversation id,
+   * session id, after, through, after, through. It seeks the (sessionId, id) index; the scope is
+   * checked on the session's rows found there.
    */
   sessionMessages: string;
   /** Placeholders: workspace id, external id. */
@@ -32,17 +34,21 @@ const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt"]);
 
 /** The turns of a session; `p` numbers a placeholder, `q` quotes a column. */
 const sessionWhere = (p: (n: number) => string, q: (c: string) => string): string =>
-  `(role = 'user' AND id > ${p(2)} AND id <= ${p(3)}) OR (role IN ('assistant', 'context') AND ${q("replyToId")} > ${p(4)} AND ${q("replyToId")} <= ${p(5)} AND (role = 'context' OR status <> 'failed'))`;
+  `(role = 'user' AND id > ${p(4)} AND id <= ${p(5)}) OR (role IN ('assistant', 'context') AND ${q("replyToId")} > ${p(6)} AND ${q("replyToId")} <= ${p(7)} AND (role = 'context' OR status <> 'failed'))`;
 
 function sqlFor(provider: Provider): HistorySql {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
   const p = (n: number): string => (pg ? `$${n}` : "?");
+  // SQLite: a column under unary + is checked on the rows found, never used to find them, so the
+  // scope's columns cannot draw the planner off the index a statement is written for (given
+  // statistics, it took the (conversationId, id) index for a session id of no row).
+  const filter = (c: string): string => (pg ? q(c) : `+${c}`);
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (pg && TIMES.has(c) ? `(extract(epoch FROM ${q(c)}) * 1000)::float8` : q(c))).join(", ");
   return {
     insertMessage: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")}) RETURNING id`,
-    sessionMessages: `SELECT id, ${select(MESSAGE_COLUMNS)} FROM ${q("Message")} WHERE ${q("sessionId")} = ${p(1)} AND (${sessionWhere(p, q)}) ORDER BY id`,
+    sessionMessages: `SELECT id, ${select(MESSAGE_COLUMNS)} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`,
     person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
   };

@@ -9,7 +9,7 @@ import type { Provider } from "../db/migrate.ts";
 import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
-import type { Inbound, Scope } from "../core/types.ts";
+import type { ConversationScope, Inbound, PersonScope, Scope, WorkspaceScope } from "../core/types.ts";
 import { TtlCache } from "../cache/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
@@ -201,11 +201,12 @@ export class HistoryStore {
    * A session's messages in turn order: person messages with ids in (afterUserId, throughUserId], each
    * followed by cairn's reply to it. Ordering by turn, not by id, matters because messages queued in
    * a busy conversation are stored before the replies to the ones ahead of them. Failed apologies
-   * are left out: they carry nothing the model needs.
+   * are left out: they carry nothing the model needs. A session of another conversation reads as empty.
    */
-  async sessionMessages(sessionId: string, afterUserId: number | null, throughUserId: number): Promise<HistoryMessage[]> {
+  async sessionMessages(scope: ConversationScope, sessionId: string, afterUserId: number | null, throughUserId: number): Promise<HistoryMessage[]> {
     const after = afterUserId ?? 0;
-    const rows = (await this.direct.rows(this.sql.sessionMessages, [sessionId, after, throughUserId, after, throughUserId])).map(messageOf);
+    const params = [scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, after, throughUserId];
+    const rows = (await this.direct.rows(this.sql.sessionMessages, params)).map(messageOf);
     const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
@@ -227,9 +228,15 @@ export class HistoryStore {
     return out;
   }
 
-  /** Records where a reply was posted (each part of a split reply), so reactions can find it. */
-  async recordDeliveries(reply: Message, channelId: string, platformIds: readonly string[]): Promise<void> {
+  /**
+   * Records where a reply of this conversation was posted (each part of a split reply), so
+   * reactions can find it. Throws if the conversation has no such message.
+   */
+  async recordDeliveries(conversationId: string, replyId: number, channelId: string, platformIds: readonly string[]): Promise<void> {
     if (platformIds.length === 0) return;
+    // The first part doubles as the reply's own platform id; the row written says where the reply lives.
+    const [reply] = await this.db.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null } });
+    if (!reply) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
     await this.db.delivery.createMany({
       data: platformIds.map((platformId) => ({
         workspaceId: reply.workspaceId,
@@ -239,12 +246,11 @@ export class HistoryStore {
         platformId,
       })),
     });
-    // The first part doubles as the reply's own platform id.
-    await this.db.message.update({ where: { id: reply.id }, data: { platformId: platformIds[0] ?? null } });
   }
 
-  async findDelivery(workspaceId: string, channelId: string, platformId: string) {
-    return this.db.delivery.findFirst({ where: { workspaceId, channelId, platformId } });
+  /** The delivery of one of cairn's replies in this workspace with this platform id, if any. */
+  async findDelivery(scope: WorkspaceScope, channelId: string, platformId: string) {
+    return this.db.delivery.findFirst({ where: { workspaceId: scope.workspaceId, channelId, platformId } });
   }
 
   /** A conversation is stored under this key (see `conversationKey`): cairn answered there. */
@@ -300,8 +306,9 @@ export class HistoryStore {
     return this.db.workspace.findFirst({ where: { platform, externalId } });
   }
 
-  async findMessage(id: number): Promise<Message | null> {
-    return this.db.message.findFirst({ where: { id } });
+  /** A message of this conversation; null for another conversation's. */
+  async findMessage(scope: ConversationScope, id: number): Promise<Message | null> {
+    return this.db.message.findFirst({ where: { id, workspaceId: scope.workspaceId, conversationId: scope.conversationId } });
   }
 
   async person(workspaceId: string, author: Inbound["author"]): Promise<Person> {
@@ -317,8 +324,8 @@ export class HistoryStore {
     );
   }
 
-  async countByAuthor(personId: string): Promise<number> {
-    return this.db.message.count({ where: { authorId: personId } });
+  async countByAuthor(scope: PersonScope): Promise<number> {
+    return this.db.message.count({ where: { workspaceId: scope.workspaceId, authorId: scope.personId } });
   }
 }
 

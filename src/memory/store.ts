@@ -13,7 +13,7 @@ import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 
 export type { MemoryEntry };
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
-import type { MemoryTarget, Scope } from "../core/types.ts";
+import type { MemoryTarget, PersonScope, Scope } from "../core/types.ts";
 import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { TtlCache } from "../cache/ttl-cache.ts";
@@ -61,6 +61,11 @@ export function targetWhere(scope: Scope, target: MemoryTarget) {
     case "team":
       return { ...base, scope: "team" };
   }
+}
+
+/** The entries a person proposed for the team from a DM and has not confirmed yet. */
+export function pendingWhere(scope: PersonScope) {
+  return { workspaceId: scope.workspaceId, status: "pending", createdById: scope.personId };
 }
 
 /** Everything active that a prompt in this place may draw on: team, channel (not in a DM), the person's own. */
@@ -201,17 +206,21 @@ export class MemoryStore {
   }
 
   /** Entries this person proposed for the team from a DM, waiting for their confirmation. */
-  async pendingBy(workspaceId: string, personId: string, sourceMessageId?: number): Promise<MemoryEntry[]> {
+  async pendingBy(scope: PersonScope, sourceMessageId?: number): Promise<MemoryEntry[]> {
     return this.db.memoryEntry.findMany({
-      where: { workspaceId, status: "pending", createdById: personId, ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
+      where: { ...pendingWhere(scope), ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
       orderBy: { createdAt: "asc" },
     });
   }
 
-  /** The person confirms sharing pending entries with the team. Throws MemoryError if the team budget would overflow. */
-  async confirm(workspaceId: string, personId: string, ids: readonly string[], prov: Provenance): Promise<MemoryEntry[]> {
+  /**
+   * The person confirms sharing pending entries with the team; ids that are not their pending
+   * entries are passed over. Throws MemoryError if the team budget would overflow.
+   */
+  async confirm(scope: PersonScope, ids: readonly string[], prov: Provenance): Promise<MemoryEntry[]> {
+    const { workspaceId } = scope;
     const confirmed = await this.db.$transaction(async (tx) => {
-      const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, workspaceId, status: "pending", createdById: personId } });
+      const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, ...pendingWhere(scope) } });
       if (rows.length === 0) return [];
       const team = await tx.memoryEntry.findMany({ where: { workspaceId, scope: "team", status: "active" } });
       const used = usedChars([...team, ...rows].filter((e) => kindOf(e) === "fact").map((e) => e.text));

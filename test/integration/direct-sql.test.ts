@@ -3,7 +3,7 @@
  * would write and read, and a direct statement is never part of another caller's transaction.
  */
 import { expect, it } from "vitest";
-import { HistoryStore } from "../../src/history/store.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store.ts";
 import { sqlTime } from "../../src/db/direct.ts";
 import { readSnapshot, SessionManager } from "../../src/agent/sessions.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
@@ -29,7 +29,7 @@ forEachDatabase("direct SQL", (getDb) => {
     expect(reply.createdAt.getTime()).toBeGreaterThan(sentAt.getTime());
 
     // And what the direct read returns is what Prisma reads.
-    const read = await history.sessionMessages(session.id, null, asked!.id);
+    const read = await history.sessionMessages(scopeOf(place), session.id, null, asked!.id);
     expect(read.map(({ author: _author, ...m }) => m)).toEqual(viaPrisma);
     expect(read[0]!.author?.id).toBe(place.person.id);
   });
@@ -47,9 +47,9 @@ forEachDatabase("direct SQL", (getDb) => {
     await db.prisma.message.create({ data: { ...base, role: "assistant", text: "a1", status: "sent", replyToId: q1.id } });
     await db.prisma.message.create({ data: { ...base, role: "context", text: "c2", replyToId: q2.id } });
     await db.prisma.message.create({ data: { ...base, role: "assistant", text: "sorry", status: "failed", replyToId: q2.id } });
-    const read = await history.sessionMessages(session.id, null, q2.id);
+    const read = await history.sessionMessages(scopeOf(place), session.id, null, q2.id);
     expect(read.map((m) => m.text)).toEqual(["q1", "a1", "c2", "q2"]);
-    expect((await history.sessionMessages(session.id, q1.id, q2.id)).map((m) => m.text)).toEqual(["c2", "q2"]);
+    expect((await history.sessionMessages(scopeOf(place), session.id, q1.id, q2.id)).map((m) => m.text)).toEqual(["c2", "q2"]);
   });
 
   it("finds the person and conversation a message comes from as Prisma reads them, DMs and bots included", async () => {
@@ -75,7 +75,7 @@ forEachDatabase("direct SQL", (getDb) => {
     await sessions.saveSnapshot(session.id, snapshot);
     const stored = await db.prisma.chatSession.findFirst({ where: { id: session.id } });
     expect(stored && readSnapshot(stored)).toEqual(snapshot);
-    expect(readSnapshot(await sessions.get(session.id))).toEqual(snapshot);
+    expect(readSnapshot(await sessions.get(scopeOf(place), session.id))).toEqual(snapshot);
   });
 
   it("reports a platform message stored twice as a retry (null), not an error", async () => {
