@@ -7,7 +7,6 @@ import type { Core } from "../core/core.ts";
 import type { Inbound } from "../core/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
-import { erasePerson, forgetEntry } from "../erasure/erase.ts";
 import { isAdmin } from "../admission/access.ts";
 
 export const COMMANDS = ["help", "me", "skills", "new", "forget", "confirm", "pin", "unpin"] as const;
@@ -110,7 +109,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   const [what, ...rest] = args;
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
-    const ok = await forgetEntry(core.history.db, scopeOf(p), what);
+    const ok = await core.erasure.forgetEntry(scopeOf(p), what);
     core.memory.forgetCached();
     core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
     return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` lists them.`, ephemeral: true };
@@ -127,7 +126,7 @@ async function forget(core: Core, p: Place, args: readonly string[]): Promise<Co
   }
   pendingErasures.delete(p.person.id);
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
-  const counts = await erasePerson(core.history.db, scopeOf(p), { anonymize });
+  const counts = await core.erasure.erasePerson(scopeOf(p), { anonymize });
   core.history.forgetPerson(p.person.id);
   core.sessions.forgetCached();
   core.memory.forgetCached();

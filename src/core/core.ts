@@ -12,6 +12,7 @@ import type { Database } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import type { ConversationScope, FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "./types.ts";
 import { JobQueue } from "../jobs/queue.ts";
+import { erasePerson, forgetEntry } from "../erasure/erase.ts";
 import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
@@ -74,6 +75,11 @@ export class Core implements CorePort {
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   readonly jobs: JobQueue;
+  /** Real deletion: one entry, or everything of a person (the database handle stays with the stores). */
+  readonly erasure: {
+    forgetEntry: (person: PersonScope, entryId: string) => ReturnType<typeof forgetEntry>;
+    erasePerson: (person: PersonScope, opts: Parameters<typeof erasePerson>[2]) => ReturnType<typeof erasePerson>;
+  };
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
   private readonly queue: KeyedQueue;
@@ -95,6 +101,10 @@ export class Core implements CorePort {
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(s.rateLimitPerHour);
+    this.erasure = {
+      forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
+      erasePerson: (person, opts) => erasePerson(db, person, opts),
+    };
     this.delivery = new DeliveryPath({
       handle: (inbound, hooks) => this.handle(inbound, hooks),
       recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),

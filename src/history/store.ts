@@ -58,7 +58,7 @@ export class HistoryStore {
   /** People by id, for the names history shows (the same few people, message after message). */
   private readonly people = new TtlCache<string, Person>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
 
-  readonly db: Db;
+  private readonly db: Db;
   private readonly direct: DirectSql;
   private readonly provider: Provider;
   private readonly sql: HistorySql;
