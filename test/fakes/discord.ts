@@ -241,6 +241,8 @@ export interface FakeDiscord {
   readonly gateway: { identifies: number; resumes: number; heartbeats: number; intents: number | null; invalidSessions: number };
   /** Stored messages by id (dispatched, seeded and posted). */
   message(id: string): ApiMessage | undefined;
+  /** The messages a channel (or thread, or DM channel) holds now, oldest first: edits applied, deletions gone. */
+  messagesIn(channelId: string): ApiMessage[];
   /** The id of the bot's managed role in a guild (what `@cairn` may resolve to in Discord's autocomplete). */
   botRole(guildId: string): string;
   /** The DM channel id for this person (created on first use). */
@@ -802,6 +804,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     connections,
     gateway,
     message: (id) => messages.get(id),
+    messagesIn: (channelId) => [...messages.values()].filter((m) => m.channel_id === channelId).sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)),
     botRole: (guildId) => {
       const role = botRoles.get(guildId);
       if (!role) throw new Error(`fake discord: unknown guild ${guildId}`);

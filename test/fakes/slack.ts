@@ -102,6 +102,8 @@ export interface FakeSlack {
   /** Adds a message to the store (as if posted by a person); returns its ts. */
   seedMessage(msg: Omit<StoredMessage, "ts"> & { ts?: string }): string;
   messages(channel: string): StoredMessage[];
+  /** The DM channel between the bot and `user`, as conversations.open answers it (created on first use). */
+  dmChannel(user: string): string;
   /** A fresh, increasing message timestamp ("1700000123.000100"). */
   nextTs(): string;
   /** Reactions currently on a message, by name. */
@@ -214,6 +216,15 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
   const users = new Map<string, FakeUser>();
   const store = new Map<string, StoredMessage[]>();
   const reactions = new Map<string, Set<string>>();
+  const dms = new Map<string, string>();
+  const dmChannel = (user: string): string => {
+    let id = dms.get(user);
+    if (!id) {
+      id = `D${user.replace(/^[UW]/, "")}${dms.size + 1}`;
+      dms.set(user, id);
+    }
+    return id;
+  };
   const sockets = new Set<WebSocket>();
   const timers = new Set<NodeJS.Timeout>();
   let seq = 0;
@@ -382,6 +393,12 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
           response_metadata: { next_cursor: "" },
         };
       }
+      case "conversations.open": {
+        // One person: their DM with the bot (group DMs are not modelled).
+        const users = (str("users") ?? "").split(",").filter(Boolean);
+        if (users.length !== 1 || !/^[UW]/.test(users[0]!)) return { ok: false, error: users.length ? "user_not_found" : "users_list_not_supplied" };
+        return { ok: true, channel: { id: dmChannel(users[0]!) } };
+      }
       case "users.info": {
         const id = str("user") ?? "";
         if (!/^[UW]/.test(id)) return { ok: false, error: "user_not_found" };
@@ -428,6 +445,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       return ts;
     },
     messages: (channel) => [...(store.get(channel) ?? [])],
+    dmChannel,
     nextTs,
     reactionsOn: (channel, ts) => [...(reactions.get(`${channel}:${ts}`) ?? [])],
     responseUrl: () => `${origin}/respond/${randomUUID()}`,

@@ -9,6 +9,7 @@ export const BOT_SCOPES = {
   "channels:history": "message.channels events (replies in followed threads) and conversations.replies in public channels",
   "groups:history": "message.groups events and conversations.replies in private channels",
   "im:history": "message.im events: direct messages to cairn",
+  "im:write": "conversations.open: a person's DM, for a message cairn starts itself (a question, a reminder, a report)",
   "mpim:history": "conversations.replies in group DMs cairn is mentioned in",
   "chat:write": "chat.postMessage, chat.update (answers, status line, streamed drafts), chat.delete (drafts an answer did not need) and chat.postEphemeral",
   "reactions:read": "reaction_added / reaction_removed events: feedback on replies",
@@ -30,6 +31,7 @@ export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] 
   "chat.postEphemeral": ["chat:write"],
   "reactions.add": ["reactions:write"],
   "reactions.remove": ["reactions:write"],
+  "conversations.open": ["im:write"],
   "conversations.replies": ["channels:history", "groups:history", "im:history", "mpim:history"],
   "users.info": ["users:read"],
 };
