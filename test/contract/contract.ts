@@ -113,15 +113,31 @@ export class Observer implements CorePort, AdapterHost {
     return this.core.log;
   }
 
-  attach(adapter: PlatformAdapter): void {
-    this.core.attach(adapter);
+  /** The port the core gives the adapter, with each call noted on the way through. */
+  attach(adapter: PlatformAdapter): CorePort {
+    const port = this.core.attach(adapter);
+    return {
+      receive: (inbound, target) => this.noteReceive(inbound, () => port.receive(inbound, target)),
+      feedback: (event) => this.noteFeedback(event, () => port.feedback(event)),
+      endSession: (inbound, reason) => port.endSession(inbound, reason),
+      command: (inbound, name, args) => port.command(inbound, name, args),
+      log: port.log,
+    };
   }
 
-  async receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
+  receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
+    return this.noteReceive(inbound, () => this.core.receive(inbound, target));
+  }
+
+  feedback(event: FeedbackEvent): Promise<FeedbackResult> {
+    return this.noteFeedback(event, () => this.core.feedback(event));
+  }
+
+  private async noteReceive(inbound: Inbound, run: () => Promise<Received>): Promise<Received> {
     const entry: (typeof this.received)[number] = { inbound, result: null, error: null };
     this.received.push(entry);
     try {
-      entry.result = await this.core.receive(inbound, target);
+      entry.result = await run();
       return entry.result;
     } catch (err) {
       entry.error = err ?? new Error("receive rejected");
@@ -129,10 +145,10 @@ export class Observer implements CorePort, AdapterHost {
     }
   }
 
-  async feedback(event: FeedbackEvent): Promise<FeedbackResult> {
+  private async noteFeedback(event: FeedbackEvent, run: () => Promise<FeedbackResult>): Promise<FeedbackResult> {
     const entry: (typeof this.feedbacks)[number] = { event, result: null };
     this.feedbacks.push(entry);
-    entry.result = await this.core.feedback(event);
+    entry.result = await run();
     return entry.result;
   }
 
