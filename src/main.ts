@@ -8,9 +8,9 @@ import { createModelClient } from "./agent/model.ts";
 import { Core } from "./core/core.ts";
 import { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./settings.ts";
-import { startSlack } from "./platforms/slack/adapter.ts";
+import { slackAdapter } from "./platforms/slack/adapter.ts";
 import { slackSettings } from "./platforms/slack/settings.ts";
-import { startDiscord } from "./platforms/discord/adapter.ts";
+import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./core/adapter.ts";
 
 /** Resolves on SIGINT or SIGTERM: platform adapters run until the process is asked to stop. */
@@ -57,14 +57,17 @@ async function main(): Promise<number> {
   const core = new Core({ database, model, settings: agentSettings(cfg), log });
   await core.start();
 
-  // The configured platforms, each connected and attached to the core (replies and the core's own posts).
+  // The configured platforms: each is attached to the core (its replies and the core's own posts
+  // go through it), then started.
   const adapters: PlatformAdapter[] = [];
-  if (slack) adapters.push(await startSlack(core, slack, log));
+  if (slack) adapters.push(slackAdapter(slack, log));
   if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
-    const discord = { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) };
-    adapters.push(await startDiscord(core, discord, log));
+    adapters.push(discordAdapter({ token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) }, log));
   }
-  for (const adapter of adapters) log.info(`${adapter.platform} adapter started`);
+  for (const adapter of adapters) {
+    await adapter.start(core.attach(adapter));
+    log.info(`${adapter.platform} adapter started`);
+  }
   if (consoleMode) {
     // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
     // exits through process.exit, so the log file's buffered lines are flushed.

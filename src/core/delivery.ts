@@ -51,7 +51,7 @@ export class DeliveryPath {
   private readonly adapters = new Map<Platform, PlatformAdapter>();
   /** Posts taken on by this process. Platforms retry for minutes; ten cover it with room to spare. */
   private readonly seen = new RecentSet(10 * 60_000, 20_000);
-  readonly following: ThreadFollowing;
+  private readonly following: ThreadFollowing;
   /** Up to the hand-off to the turn queue, in arrival order per conversation. */
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   /** Answers posted in arrival order per conversation (a quick refusal never overtakes an answer). */

@@ -9,7 +9,7 @@ import type { Provider } from "../db/migrate.ts";
 import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
-import type { ConversationScope, Inbound, PersonScope, Scope, WorkspaceScope } from "../core/types.ts";
+import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../core/types.ts";
 import { TtlCache } from "../cache/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
@@ -270,9 +270,9 @@ export class HistoryStore {
    * The conversation a post cairn starts itself goes to (a channel, a thread in it, or a person's
    * DMs), created if need be. `dmOwner` is the person whose DMs these are.
    */
-  async placeOfPost(platform: string, workspaceExternalId: string, channelId: string, threadId: string | null, dmOwner: string | null): Promise<Conversation> {
+  async placeOfPost(platform: Platform, workspaceExternalId: string, channelId: string, threadId: string | null, dmOwner: string | null): Promise<Conversation> {
     const inbound: Inbound = {
-      platform: platform as Inbound["platform"],
+      platform,
       workspace: { externalId: workspaceExternalId },
       author: { externalId: dmOwner ?? "" },
       channel: { externalId: channelId, isDm: dmOwner !== null },

@@ -22,6 +22,7 @@ import {
 import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import type { AdapterHost, CorePort } from "../../src/core/adapter.ts";
 import { chunkText } from "../../src/core/chunk.ts";
 import { postFailedApology } from "../../src/core/replies.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
@@ -588,7 +589,8 @@ it("refuses to start without an app token or a signing secret, and with a bad bo
   const slack = await startFakeSlack();
   try {
     const { log } = captureLogger();
-    const core = {} as Core;
+    // Start-up fails before any event could reach the core.
+    const core: AdapterHost = { attach: () => ({}) as CorePort };
     await expect(startSlack(core, { botToken: BOT_TOKEN, apiUrl: slack.apiUrl, port: 0 }, log)).rejects.toThrow(/SLACK_APP_TOKEN.*SLACK_SIGNING_SECRET/);
     await expect(startSlack(core, { botToken: "xoxb-wrong", signingSecret: "s", apiUrl: slack.apiUrl, port: 0, retries: 0 }, log)).rejects.toThrow(
       /Slack rejected SLACK_BOT_TOKEN \(auth.test: invalid_auth\)/,

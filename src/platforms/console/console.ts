@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import { parseCommandLine } from "../../agent/commands.ts";
-import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../core/adapter.ts";
+import type { AdapterHost, Capabilities, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../core/adapter.ts";
 import type { Inbound } from "../../core/types.ts";
 import { renderTerminal } from "./render.ts";
 
@@ -40,7 +40,6 @@ export class ConsoleAdapter implements PlatformAdapter {
     maxMessageLines: Number.POSITIVE_INFINITY,
     minEditIntervalMs: 0,
   };
-  private core: CorePort | null = null;
 
   constructor(private readonly opts: ConsoleOptions) {}
 
@@ -48,9 +47,8 @@ export class ConsoleAdapter implements PlatformAdapter {
     return renderTerminal(markdown, { color: this.opts.color ?? false });
   }
 
-  async start(core: CorePort): Promise<void> {
-    this.core = core;
-  }
+  /** A terminal has nothing to connect to: `run` reads the input once attached. */
+  async start(): Promise<void> {}
 
   async stop(): Promise<void> {}
 
@@ -88,9 +86,9 @@ export class ConsoleAdapter implements PlatformAdapter {
   }
 
   /** Attaches to the core and chats until the input ends or the person types /quit. */
-  async run(core: CorePort & AdapterHost): Promise<void> {
-    core.attach(this);
-    await this.start(core);
+  async run(host: AdapterHost): Promise<void> {
+    const core = host.attach(this);
+    await this.start();
     // Every start is a new session: what was learned last time reaches this one's snapshot.
     await core.endSession(this.inbound(""), "restart");
     this.write(`cairn console: talking as ${this.opts.user}. /help for commands, /quit to leave.\n`);

@@ -79,6 +79,13 @@ export interface DiscordAdapter extends PlatformAdapter {
 
 /** Starts Discord and attaches it to the core (replies and the core's own posts). */
 export async function startDiscord(host: AdapterHost, cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): Promise<DiscordAdapter> {
+  const adapter = discordAdapter(cfg, baseLog, tuning);
+  await adapter.start(host.attach(adapter));
+  return adapter;
+}
+
+/** The Discord adapter for these settings; `start` wires the gateway's events to the core and logs in. */
+export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): DiscordAdapter {
   const log = baseLog.child({ platform: "discord" });
   const client = new Client({
     intents: [...DISCORD_INTENTS],
@@ -114,8 +121,7 @@ export async function startDiscord(host: AdapterHost, cfg: DiscordSettings, base
     capabilities,
     // Markdown is Discord's own format.
     render: (markdown) => markdown,
-    // startDiscord connects; the core is told of the adapter first, so no event finds it missing.
-    start: async () => {},
+    start: (core) => connect(core),
     open,
     client,
     async idle() {
@@ -131,85 +137,87 @@ export async function startDiscord(host: AdapterHost, cfg: DiscordSettings, base
       log.info("discord disconnected");
     },
   };
-  const core: CorePort = host.attach(adapter);
-  const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
-
   let stopping = false;
   const inflight = new Set<Promise<void>>();
-  const track = (what: string, work: () => Promise<void>): void => {
-    if (stopping) return;
-    const p = work().catch((err: unknown) => log.error({ err, what }, "discord event handler failed"));
-    inflight.add(p);
-    void p.finally(() => inflight.delete(p));
-  };
-
-  const feedback = async (event: FeedbackEvent | null): Promise<void> => {
-    if (!event) return;
-    const result = await core.feedback(event);
-    log.debug({ message: event.targetMessageId, emoji: event.emoji, action: event.action, result: result.kind }, "reaction delivered");
-  };
-  const onReaction = (action: ReactionAction) => (reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser) =>
-    track("reaction", async () => feedback(await feedbackFromReaction(reaction, user, action, botId())));
-
-  client.on(Events.MessageCreate, (message: Message) => track("message", () => messages.handle(message)));
-  client.on(Events.MessageReactionAdd, onReaction("added"));
-  client.on(Events.MessageReactionRemove, onReaction("removed"));
-  client.on("raw", (packet: unknown) => {
-    // Before discord.js handles the packet: a DM reaction it is about to drop (see reactions.ts).
-    if (!client.user) return;
-    const event = rawDmReaction(packet, client.user.id, (id) => client.channels.cache.get(id)?.isTextBased() === true);
-    if (event) track("dm reaction", () => feedback(event));
-  });
-  client.on(Events.InteractionCreate, (interaction) =>
-    track("interaction", () => handleInteraction(interaction, { core, log, deferAfterMs: tuning.interactionDeferMs ?? 2_000 })),
-  );
-  client.on(Events.MessageUpdate, (_old, updated: Message | PartialMessage) => {
-    // Edits are not turns: cairn answered the original text; a note in the log helps support.
-    log.trace({ message: updated.id }, "message edit ignored");
-  });
-  client.on(Events.Error, (err) => log.error({ err }, "discord client error"));
-  client.on(Events.Warn, (message) => log.warn({ message }, "discord client warning"));
-  client.on(Events.ShardError, (err) => log.warn({ err: errText(err) }, "discord gateway connection error"));
-  client.on(Events.ShardReconnecting, () => {
-    // discord.js reports its own shutdown as a disconnect too.
-    if (!stopping) log.warn("discord gateway disconnected; reconnecting");
-  });
-  client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, closeExplanation(event.code)));
-  client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, "discord gateway resumed"));
-  client.on(Events.Debug, (message) => log.trace({ message }, "discord.js"));
-  client.rest.on(RESTEvents.RateLimited, (info) => log.warn({ route: info.route, retryAfterMs: info.retryAfter, global: info.global }, "discord rate limit; waiting"));
-
-  const readyTimeoutMs = tuning.readyTimeoutMs ?? 60_000;
-  const abort = new AbortController();
-  const ready = new Promise<void>((resolve, reject) => {
-    client.once(Events.ClientReady, () => resolve());
-    client.on(Events.ShardDisconnect, (event) => reject(new Error(closeExplanation(event.code))));
-    sleep(readyTimeoutMs, undefined, { signal: abort.signal }).then(
-      () => reject(new Error(`Discord did not become ready within ${readyTimeoutMs / 1000}s (gateway from ${cfg.apiUrl ?? "discord.com"})`)),
-      () => {},
-    );
-  });
-  try {
-    // login() resolves when the gateway session is up; `ready` when the guilds have arrived. A
-    // refused IDENTIFY (bad intents) never resolves login(), so the race also watches `ready`.
-    await Promise.race([Promise.all([client.login(cfg.token), ready]), ready]);
-    await ready;
-  } catch (err) {
-    await client.destroy().catch(() => {});
-    throw startError(err);
-  } finally {
-    abort.abort();
-  }
-  const user = client.user;
-  if (user && client.application && client.application.id !== cfg.applicationId) {
-    log.warn(
-      { configured: cfg.applicationId, actual: client.application.id },
-      "DISCORD_APPLICATION_ID is not the application of DISCORD_TOKEN: slash commands registered for it will not reach this bot",
-    );
-  }
-  log.info({ user: user?.tag, guilds: client.guilds.cache.size }, "discord connected");
-
   return adapter;
+
+  /** Wires the gateway's events to the core, then logs in and waits for the guilds. */
+  async function connect(core: CorePort): Promise<void> {
+    const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
+
+    const track = (what: string, work: () => Promise<void>): void => {
+      if (stopping) return;
+      const p = work().catch((err: unknown) => log.error({ err, what }, "discord event handler failed"));
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+    };
+
+    const feedback = async (event: FeedbackEvent | null): Promise<void> => {
+      if (!event) return;
+      const result = await core.feedback(event);
+      log.debug({ message: event.targetMessageId, emoji: event.emoji, action: event.action, result: result.kind }, "reaction delivered");
+    };
+    const onReaction = (action: ReactionAction) => (reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser) =>
+      track("reaction", async () => feedback(await feedbackFromReaction(reaction, user, action, botId())));
+
+    client.on(Events.MessageCreate, (message: Message) => track("message", () => messages.handle(message)));
+    client.on(Events.MessageReactionAdd, onReaction("added"));
+    client.on(Events.MessageReactionRemove, onReaction("removed"));
+    client.on("raw", (packet: unknown) => {
+      // Before discord.js handles the packet: a DM reaction it is about to drop (see reactions.ts).
+      if (!client.user) return;
+      const event = rawDmReaction(packet, client.user.id, (id) => client.channels.cache.get(id)?.isTextBased() === true);
+      if (event) track("dm reaction", () => feedback(event));
+    });
+    client.on(Events.InteractionCreate, (interaction) =>
+      track("interaction", () => handleInteraction(interaction, { core, log, deferAfterMs: tuning.interactionDeferMs ?? 2_000 })),
+    );
+    client.on(Events.MessageUpdate, (_old, updated: Message | PartialMessage) => {
+      // Edits are not turns: cairn answered the original text; a note in the log helps support.
+      log.trace({ message: updated.id }, "message edit ignored");
+    });
+    client.on(Events.Error, (err) => log.error({ err }, "discord client error"));
+    client.on(Events.Warn, (message) => log.warn({ message }, "discord client warning"));
+    client.on(Events.ShardError, (err) => log.warn({ err: errText(err) }, "discord gateway connection error"));
+    client.on(Events.ShardReconnecting, () => {
+      // discord.js reports its own shutdown as a disconnect too.
+      if (!stopping) log.warn("discord gateway disconnected; reconnecting");
+    });
+    client.on(Events.ShardDisconnect, (event) => log.error({ code: event.code }, closeExplanation(event.code)));
+    client.on(Events.ShardResume, (_id, replayed) => log.info({ replayed }, "discord gateway resumed"));
+    client.on(Events.Debug, (message) => log.trace({ message }, "discord.js"));
+    client.rest.on(RESTEvents.RateLimited, (info) => log.warn({ route: info.route, retryAfterMs: info.retryAfter, global: info.global }, "discord rate limit; waiting"));
+
+    const readyTimeoutMs = tuning.readyTimeoutMs ?? 60_000;
+    const abort = new AbortController();
+    const ready = new Promise<void>((resolve, reject) => {
+      client.once(Events.ClientReady, () => resolve());
+      client.on(Events.ShardDisconnect, (event) => reject(new Error(closeExplanation(event.code))));
+      sleep(readyTimeoutMs, undefined, { signal: abort.signal }).then(
+        () => reject(new Error(`Discord did not become ready within ${readyTimeoutMs / 1000}s (gateway from ${cfg.apiUrl ?? "discord.com"})`)),
+        () => {},
+      );
+    });
+    try {
+      // login() resolves when the gateway session is up; `ready` when the guilds have arrived. A
+      // refused IDENTIFY (bad intents) never resolves login(), so the race also watches `ready`.
+      await Promise.race([Promise.all([client.login(cfg.token), ready]), ready]);
+      await ready;
+    } catch (err) {
+      await client.destroy().catch(() => {});
+      throw startError(err);
+    } finally {
+      abort.abort();
+    }
+    const user = client.user;
+    if (user && client.application && client.application.id !== cfg.applicationId) {
+      log.warn(
+        { configured: cfg.applicationId, actual: client.application.id },
+        "DISCORD_APPLICATION_ID is not the application of DISCORD_TOKEN: slash commands registered for it will not reach this bot",
+      );
+    }
+    log.info({ user: user?.tag, guilds: client.guilds.cache.size }, "discord connected");
+  }
 }
 function closeExplanation(code: number): string {
   switch (code) {

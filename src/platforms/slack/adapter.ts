@@ -12,7 +12,7 @@
 import http from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver, webApi, type Receiver } from "@slack/bolt";
 import { z } from "zod";
-import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
+import type { AdapterHost, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
 import type { Logger } from "../../log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
@@ -78,10 +78,65 @@ const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "rea
 
 /** Starts Slack and attaches it to the core (replies and the core's own posts). */
 export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
+  const adapter = slackAdapter(cfg, log);
+  await adapter.start(host.attach(adapter));
+  return adapter;
+}
+
+/** What a started Slack adapter holds. */
+interface Connected {
+  client: SlackClient;
+  bot: BotIdentity;
+  port: number | null;
+  stop(): Promise<void>;
+}
+
+/** The Slack adapter for these settings; `start` checks the token and connects. */
+export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
   const mode = cfg.appToken ? "socket" : cfg.signingSecret ? "http" : null;
   if (!mode) {
     throw new Error("Slack needs SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode) next to SLACK_BOT_TOKEN");
   }
+  let connected: Connected | null = null;
+  const running = (): Connected => {
+    if (!connected) throw new Error("the Slack adapter is not started");
+    return connected;
+  };
+  return {
+    platform: "slack",
+    capabilities: {
+      edits: true,
+      reactions: true,
+      ephemeral: true,
+      threads: true,
+      maxMessageLength: SLACK_CHUNK_LIMIT,
+      maxMessageLines: Number.POSITIVE_INFINITY,
+      // Slack allows about one edit per second per channel.
+      minEditIntervalMs: cfg.progressIntervalMs ?? 1_000,
+    },
+    render: toMrkdwn,
+    mode,
+    get port() {
+      return connected?.port ?? null;
+    },
+    get bot() {
+      return running().bot;
+    },
+    async start(core) {
+      connected = await connect(core, cfg, mode, log);
+    },
+    async open(target: PostTarget): Promise<ReplyTarget> {
+      const { client } = running();
+      if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined);
+      const opened = OpenedSchema.parse(await client.conversations.open({ users: target.person }));
+      return placeTarget(client, opened.channel.id, undefined);
+    },
+    stop: () => connected?.stop() ?? Promise.resolve(),
+  };
+}
+
+/** Checks the token, wires Bolt's events to the core and starts receiving. */
+async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "http", log: Logger): Promise<Connected> {
   const slog = log.child({ platform: "slack", mode });
   const sdkLogger = boltLogger(slog);
   const slackApiUrl = cfg.apiUrl ?? DEFAULT_SLACK_API_URL;
@@ -111,30 +166,7 @@ export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Log
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
-  // Set once attached (right after the receiver starts, before any event can be handled).
-  let attached: CorePort | null = null;
-  const turnDeps: TurnDeps = {
-    get core(): CorePort {
-      if (!attached) throw new Error("the Slack adapter is not attached to the core yet");
-      return attached;
-    },
-    client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
-  const capabilities: Capabilities = {
-    edits: true,
-    reactions: true,
-    ephemeral: true,
-    threads: true,
-    maxMessageLength: SLACK_CHUNK_LIMIT,
-    maxMessageLines: Number.POSITIVE_INFINITY,
-    // Slack allows about one edit per second per channel.
-    minEditIntervalMs: cfg.progressIntervalMs ?? 1_000,
-  };
-  const open = async (target: PostTarget): Promise<ReplyTarget> => {
-    if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined);
-    const opened = OpenedSchema.parse(await client.conversations.open({ users: target.person }));
-    return placeTarget(client, opened.channel.id, undefined);
-  };
-
+  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const track = (what: string, work: () => Promise<void>): void => {
@@ -159,7 +191,7 @@ export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Log
   }
   for (const type of ["reaction_added", "reaction_removed"] as const) {
     app.event(type, async ({ event, body }) => {
-      track(type, () => onReactionEvent({ core: turnDeps.core, names, bot, log: slog }, event, body, { eventType: type, eventId: eventId(body) }));
+      track(type, () => onReactionEvent({ core, names, bot, log: slog }, event, body, { eventType: type, eventId: eventId(body) }));
     });
   }
   app.event(/.*/, async ({ event, body }) => {
@@ -168,7 +200,7 @@ export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Log
   app.command(SLASH_COMMAND, async ({ command, ack, respond }) => {
     // Acknowledge first: Slack shows the person an error after 3 s without it.
     await ack();
-    track("command", () => runSlashCommand({ core: turnDeps.core, client, names, bot, log: slog }, command, respond));
+    track("command", () => runSlashCommand({ core, client, names, bot, log: slog }, command, respond));
   });
   app.error(async (error) => {
     slog.error({ err: error }, "bolt reported an error");
@@ -185,38 +217,27 @@ export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Log
   const port = address && typeof address === "object" ? address.port : null;
   slog.info({ port, bot: bot.userId }, mode === "socket" ? "slack connected (Socket Mode)" : "slack listening (HTTP mode, /slack/events)");
 
+
   let stopped: Promise<void> | null = null;
-  const handle: SlackHandle = {
-    platform: "slack",
-    capabilities,
-    render: toMrkdwn,
-    // Connected above: Bolt's receivers start listening before the first event can be delivered.
-    start: async () => {},
-    open,
-    mode,
-    port,
-    bot,
-    stop: () => {
-      stopped ??= (async () => {
-        stopping = true;
-        const closing = app.stop();
-        // Slack keeps connections alive; without this, close() would wait for them to time out.
-        server?.closeAllConnections();
-        await closing.catch((err: unknown) => slog.warn({ error: slackErrorCode(err) }, "slack receiver did not stop cleanly"));
-        let timer: NodeJS.Timeout | undefined;
-        const drained = await Promise.race([
-          Promise.allSettled([...inFlight]).then(() => true),
-          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), cfg.drainMs ?? 30_000))),
-        ]);
-        clearTimeout(timer);
-        if (!drained) slog.warn({ pending: inFlight.size }, "stopped with answers still in flight");
-        slog.info("slack stopped");
-      })();
-      return stopped;
-    },
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      stopping = true;
+      const closing = app.stop();
+      // Slack keeps connections alive; without this, close() would wait for them to time out.
+      server?.closeAllConnections();
+      await closing.catch((err: unknown) => slog.warn({ error: slackErrorCode(err) }, "slack receiver did not stop cleanly"));
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        Promise.allSettled([...inFlight]).then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), cfg.drainMs ?? 30_000))),
+      ]);
+      clearTimeout(timer);
+      if (!drained) slog.warn({ pending: inFlight.size }, "stopped with answers still in flight");
+      slog.info("slack stopped");
+    })();
+    return stopped;
   };
-  attached = host.attach(handle);
-  return handle;
+  return { client, bot, port, stop };
 }
 
 async function identify(client: SlackClient): Promise<BotIdentity> {
