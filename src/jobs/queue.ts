@@ -9,6 +9,14 @@ import type { Db } from "../db/client.ts";
 import type { Job } from "../db/generated/sqlite/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 
+/** A claimed job: its id, the worker holding it and the attempt it is on identify the claim. */
+export type Claim = Pick<Job, "id" | "lockedBy" | "attempts" | "maxAttempts">;
+
+/** Only the claim that holds a job may change it: a worker whose lease was taken over cannot. */
+function held(claim: Claim) {
+  return { id: claim.id, status: "running", lockedBy: claim.lockedBy, attempts: claim.attempts };
+}
+
 export interface EnqueueOptions {
   uniqueKey?: string;
   runAt?: Date;
@@ -67,24 +75,42 @@ export class JobQueue {
     return null;
   }
 
-  async complete(id: string): Promise<void> {
-    await this.db.job.update({ where: { id }, data: { status: "done", lockedBy: null, lockedUntil: null, lastError: null } });
+  /**
+   * Extends a claim's lease while its work runs, so leases can be short and a dead worker's jobs
+   * are taken over soon. False: the claim was lost (the lease ran out and another worker took it).
+   */
+  async renew(claim: Claim, leaseMs: number): Promise<boolean> {
+    const won = await this.db.job.updateMany({
+      where: held(claim),
+      data: { lockedUntil: new Date(this.now().getTime() + leaseMs) },
+    });
+    return won.count === 1;
   }
 
-  /** Records a failure: retried later with backoff, or marked failed after maxAttempts. */
-  async fail(id: string, error: string, backoffMs = 30_000): Promise<void> {
-    const job = await this.db.job.findUniqueOrThrow({ where: { id } });
-    const final = job.attempts >= job.maxAttempts;
-    await this.db.job.update({
-      where: { id },
+  /** Marks the job done, if this claim still holds it; false when another worker has it now. */
+  async complete(claim: Claim): Promise<boolean> {
+    const won = await this.db.job.updateMany({ where: held(claim), data: { status: "done", lockedBy: null, lockedUntil: null, lastError: null } });
+    return won.count === 1;
+  }
+
+  /**
+   * Records a failure, if this claim still holds the job: retried later with backoff, or marked
+   * failed after maxAttempts (or at once when `final`), the error kept.
+   */
+  async fail(claim: Claim, error: string, opts: { backoffMs?: number; final?: boolean } = {}): Promise<boolean> {
+    const final = opts.final === true || claim.attempts >= claim.maxAttempts;
+    const backoffMs = opts.backoffMs ?? 30_000;
+    const won = await this.db.job.updateMany({
+      where: held(claim),
       data: {
         status: final ? "failed" : "queued",
         lastError: error.slice(0, 2000),
         lockedBy: null,
         lockedUntil: null,
-        runAt: final ? job.runAt : new Date(this.now().getTime() + backoffMs * 2 ** (job.attempts - 1)),
+        ...(final ? {} : { runAt: new Date(this.now().getTime() + backoffMs * 2 ** (claim.attempts - 1)) }),
       },
     });
+    return won.count === 1;
   }
 
   async list(kind: string, status?: string): Promise<Job[]> {

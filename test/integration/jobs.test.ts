@@ -38,19 +38,19 @@ forEachDatabase("durable job queue", (getDb) => {
     const again = await new JobQueue(db, clock).claim([kind], 60_000);
     expect(again?.id).toBe(first?.id);
     expect(again?.attempts).toBe(2);
-    await q.fail(again!.id, "review model down");
+    await q.fail(again!, "review model down");
     const failed = (await q.list(kind))[0]!;
     expect(failed.status).toBe("failed");
     expect(failed.lastError).toBe("review model down");
 
     await q.enqueue(kind, { step: 2 });
     const job = await q.claim([kind]);
-    await q.fail(job!.id, "transient", 1_000);
+    await q.fail(job!, "transient", { backoffMs: 1_000 });
     expect(await q.claim([kind])).toBeNull();
     now = new Date(now.getTime() + 1_001);
     const retried = await q.claim([kind]);
     expect(retried?.id).toBe(job?.id);
-    await q.complete(retried!.id);
+    await q.complete(retried!);
     expect((await q.list(kind, "done")).map((j) => j.id)).toEqual([job!.id]);
   });
 });
