@@ -5,8 +5,10 @@
  * Invariants kept here (the queue's conditional updates make them hold across processes):
  * - A job is claimed with a short lease that is renewed while its handler runs; a worker that dies
  *   leaves its jobs to whichever worker claims them once the lease runs out.
- * - A job never runs twice to completion: only the claim that holds a job may mark it done, and a
- *   handler whose lease was taken over is told (its signal aborts) and its result is not recorded.
+ * - A job is recorded done at most once: only the claim that holds a job may mark it done. A
+ *   handler whose lease was taken over (its worker stalled longer than a lease) is told through its
+ *   signal and its result is not recorded; since the new holder runs it again, handlers write
+ *   through idempotent keys (a unique key, a conditional update), so a second run changes nothing.
  * - A failure is retried with backoff and ends as `failed` with the error kept after the job's
  *   attempts; a payload its handler's schema refuses fails at once (retrying cannot fix it).
  */

@@ -37,7 +37,9 @@ forEachDatabase("job worker", (getDb) => {
     for (let n = 0; n < 20; n++) await q.enqueue(kind, { n });
     await q.enqueue(other, { n: 99 });
     const c = counting(kind, { ms: 5 });
-    const workers = [worker([c.handler]), worker([c.handler])];
+    // Leases long enough that a loaded machine's stalls never expire one here: this case is about
+    // two workers sharing the work, the next ones about leases.
+    const workers = [worker([c.handler], { leaseMs: 10_000 }), worker([c.handler], { leaseMs: 10_000 })];
     for (const w of workers) w.start();
     try {
       await waitUntil("20 jobs done", async () => (await q.list(kind, "done")).length === 20, 20_000);
@@ -105,8 +107,9 @@ forEachDatabase("job worker", (getDb) => {
     const kind = uniqueId("long");
     const q = queue();
     await q.enqueue(kind, { n: 1 });
-    const c = counting(kind, { ms: 900 });
-    const workers = [worker([c.handler], { leaseMs: 150 }), worker([c.handler], { leaseMs: 150 })];
+    // Three leases long: without renewal the second worker would take it over.
+    const c = counting(kind, { ms: 3_000 });
+    const workers = [worker([c.handler], { leaseMs: 1_000 }), worker([c.handler], { leaseMs: 1_000 })];
     for (const w of workers) w.start();
     try {
       await waitUntil("done", async () => (await q.list(kind, "done")).length === 1, 10_000);
