@@ -51,6 +51,16 @@ const KIND_TEXT: Record<ThreatKind, { what: string; advice: string; short: strin
     advice: "Retype it in a single alphabet; nothing was saved.",
     short: "homoglyph",
   },
+  self_tampering: {
+    what: "tells the assistant to change its own instructions, configuration or safety checks",
+    advice: "Only people who run cairn change how it works; nothing was saved.",
+    short: "self-tampering",
+  },
+  persistence: {
+    what: "plants access or a foothold (keys, scheduled tasks, startup files)",
+    advice: "Memory must not carry steps that grant access or run things on their own; nothing was saved.",
+    short: "persistence",
+  },
   exfiltration: {
     what: "looks like an attempt to send secrets or private data somewhere",
     advice: "Memory must not carry commands or requests that move data out; nothing was saved.",

@@ -169,7 +169,28 @@ const RULES: readonly SecretRule[] = [
       return v.length >= 6 && !isPlaceholder(v) && !looksLikeCode(v) && secretShaped(v);
     },
   },
+  {
+    kind: "assignment",
+    // Prose with no known prefix: "the deploy token for prod — ZQ8xk2LmP9vT4wR7", "signing key
+    // 9f8e7d6c5b4a3928". A few words may stand between the word and the value, so only a value
+    // shaped like a random key counts: "the signing key lives in KMS under alias/release" stays.
+    re: /(?<pre>(?<![A-Za-z0-9])(?:password|passwd|passphrase|passcode|secret|token|key|credentials?|creds)(?![A-Za-z0-9])[^\n"'`]{0,40}?[\s:=>\u2013\u2014-]\s*["'`]?)(?<s>[^\s"'`]{10,})/gi,
+    valid: (raw) => {
+      const v = trimValue(raw);
+      return !isPlaceholder(v) && !looksLikeCode(v) && !/^(?:[~.]?\/|https?:)/i.test(v) && randomShaped(v);
+    },
+  },
 ];
+
+/**
+ * Shaped like a generated key rather than a word, a name or an id: some run of at least eight
+ * letters and digits switches between the two at least three times ("8f7a6d5c", "Tr0ub4dor"),
+ * where words, product names, slugs and versions keep them in one or two blocks ("1Password",
+ * "release2026", "service-a12").
+ */
+function randomShaped(v: string): boolean {
+  return v.split(/[^A-Za-z0-9]+/).some((run) => run.length >= 8 && (run.match(/[A-Za-z](?=\d)|\d(?=[A-Za-z])/g)?.length ?? 0) >= 3);
+}
 
 /** Code that reads a secret from somewhere (`getToken()`, `req.body.password`) rather than a literal. */
 function looksLikeCode(v: string): boolean {

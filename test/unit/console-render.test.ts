@@ -139,13 +139,11 @@ describe("renderTerminal on odd and hostile input", () => {
     expect(color("\uFDD1y\uFDD2")).toBe("y");
   });
 
-  it("keeps a 10,000-character line whole and renders hostile lines quickly", () => {
+  it("keeps a 10,000-character line whole and renders hostile lines (a backtracking pattern would hit the test timeout)", () => {
     const long = "word ".repeat(2000).trim() + " **end**";
     expect(plain(long)).toBe(`${"word ".repeat(2000)}end`);
     const hostile = ["**a ".repeat(2500), "***a ".repeat(2000), " __a".repeat(2500), "~~a ".repeat(2500), "`".repeat(10_000), "``a".repeat(3333), "![".repeat(5000), "[x](" + "a(".repeat(5000), "\\".repeat(10_000), "*_`~[](<>\\".repeat(1000), "[".repeat(10_000)];
-    const started = performance.now();
     for (const line of hostile) expect(stripAnsi(color(line)).length).toBeLessThanOrEqual(line.length + 2);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 
   it("pairs emphasis marks at most 1,000 characters apart (what keeps unclosed marks linear)", () => {

@@ -13,6 +13,7 @@ import { MULTILINGUAL_INJECTION } from "./multilingual.ts";
 import { buildForms } from "./normalise.ts";
 import { runRules } from "./pattern.ts";
 import { ROLE_RULES } from "./roles.ts";
+import { TAMPERING_RULES } from "./tampering.ts";
 
 /** What is wrong with `text`, one finding per rule that fired; none when it may be stored. */
 export function findThreats(text: string): Finding[] {
@@ -27,6 +28,7 @@ export function findThreats(text: string): Finding[] {
   runRules(HIDDEN_RULES, forms, findings);
   findings.push(...commandFindings(forms.deconf));
   runRules(EXFIL_RULES, forms, findings);
+  runRules(TAMPERING_RULES, forms, findings);
   findings.push(...sendFindings(forms.plain));
   // The compact-form rule exists for disguised phrasing; when the plain rule already fired it adds nothing.
   const plainHit = findings.some((f) => f.kind === "prompt_injection" && !f.label.endsWith(DISGUISED));

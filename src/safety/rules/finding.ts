@@ -7,7 +7,9 @@ export type ThreatKind =
   | "invisible_unicode"
   | "homoglyph"
   | "hidden_comment"
-  | "role_impersonation";
+  | "role_impersonation"
+  | "self_tampering"
+  | "persistence";
 
 /** One rule hit. `label` is our wording (safe to show anywhere); `excerpt` is the offending text. */
 export interface Finding {
