@@ -61,6 +61,7 @@ export const configSchema = z.object({
   CAIRN_ALLOWED_CHANNELS: csv,
   CAIRN_ALLOWED_ROLES: csv,
   CAIRN_RATE_LIMIT_PER_HOUR: int(120, 0, 100_000),
+  CAIRN_MAX_MESSAGE_CHARS: int(20_000, 1_000, 1_000_000),
 });
 
 export type Config = z.infer<typeof configSchema>;

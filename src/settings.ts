@@ -20,6 +20,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
+    maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
   };
 }

@@ -27,6 +27,7 @@ import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
+import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, withinLimit } from "./text.ts";
 import { DeliveryPath } from "./delivery.ts";
 import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget } from "./adapter.ts";
 import type { Platform } from "./types.ts";
@@ -51,6 +52,8 @@ export interface AgentSettings {
   access: AccessPolicy;
   /** Messages per person per hour; 0 = unlimited. */
   rateLimitPerHour: number;
+  /** The longest message read whole; longer ones are cut with a note to the person (default 20,000). */
+  maxMessageChars?: number;
   /** Where bundled skills are read from; null skips the import (tests that want an empty library). */
   bundledSkillsDir: string | null;
 }
@@ -148,9 +151,13 @@ export class Core implements CorePort {
     this.deps.log.info(counts, "bundled skills imported");
   }
 
-  async handle(inbound: Inbound, hooks: TurnHooks = {}): Promise<HandleResult> {
-    if (inbound.author.isBot) return { kind: "dropped", reason: "bot" };
-    if (!inbound.text.trim()) return { kind: "dropped", reason: "empty" };
+  async handle(received: Inbound, hooks: TurnHooks = {}): Promise<HandleResult> {
+    if (received.author.isBot) return { kind: "dropped", reason: "bot" };
+    // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
+    if (!hasVisibleText(received.text)) return { kind: "dropped", reason: "empty" };
+    const limit = this.deps.settings.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
+    const fitted = withinLimit(storable(received.text), limit);
+    const inbound: Inbound = { ...received, text: fitted.text, ...(received.context ? { context: storable(received.context) } : {}) };
     const access = checkAccess(this.deps.settings.access, inbound);
     if (!access.ok) {
       // Refused people's messages are not stored: cairn keeps nothing of someone it may not serve.
@@ -179,7 +186,9 @@ export class Core implements CorePort {
       return { turn: this.queue.run(key, () => this.turn(place, session.id, stored.id, hooks, history)) };
     });
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
-    return { kind: "reply", reply: await accepted.turn };
+    const reply = await accepted.turn;
+    // The person is told what was left out of an over-long message, with the answer to the rest.
+    return { kind: "reply", reply: fitted.cut ? { ...reply, text: `${cutNote(fitted.cut, limit)}\n\n${reply.text}` } : reply };
   }
 
   /** Over the rate limit: the message stays stored (and in history); the reply says when to return. */
@@ -298,7 +307,7 @@ export class Core implements CorePort {
         ...(hooks.onTextReset ? { onTextReset: hooks.onTextReset } : {}),
       });
       log.info({ iterations: result.iterations, tools: result.toolCalls, stop: result.stopReason }, "turn answered");
-      text = result.text || "(I have nothing to add.)";
+      text = storable(result.text) || "(I have nothing to add.)";
     } catch (err) {
       status = "failed";
       if (err instanceof ModelUnavailableError) {

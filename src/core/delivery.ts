@@ -18,6 +18,7 @@ import { RecentSet } from "../cache/recent-set.ts";
 import { conversationKey, type HistoryStore } from "../history/store.ts";
 import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget } from "./adapter.ts";
 import { chunkText } from "./chunk.ts";
+import { hasVisibleText } from "./text.ts";
 import { DraftReply } from "./draft.ts";
 import { ThreadFollowing, type ThreadRef } from "./follow.ts";
 import { KeyedQueue } from "./keyed-queue.ts";
@@ -77,7 +78,7 @@ export class DeliveryPath {
   /** `via`: the adapter the message came through (default: the one attached last for its platform). */
   receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter): Promise<Received> {
     if (inbound.author.isBot) return Promise.resolve({ kind: "dropped", reason: "bot" });
-    if (!inbound.text.trim()) return Promise.resolve({ kind: "dropped", reason: "empty" });
+    if (!hasVisibleText(inbound.text)) return Promise.resolve({ kind: "dropped", reason: "empty" });
     // Synchronous: of two deliveries of one post racing here, the first wins.
     if (!this.seen.addIfNew(`${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`)) {
       return Promise.resolve({ kind: "dropped", reason: "duplicate" });

@@ -28,9 +28,13 @@ describe("toMrkdwn inline", () => {
     expect(convertInline(md)).toBe(expected);
   });
 
-  it("keeps Slack's mention, channel, special and link sequences verbatim", () => {
-    const text = "ask <@U123ABC> or <@W42|dana> in <#C1> / <#C2|general>, <!here> <!subteam^S12|@ops> <https://a.io|A> & co";
-    expect(convertInline(text)).toBe("ask <@U123ABC> or <@W42|dana> in <#C1> / <#C2|general>, <!here> <!subteam^S12|@ops> <https://a.io|A> &amp; co");
+  it("keeps Slack's mention, channel, date and link sequences verbatim, and shows mass mentions as text", () => {
+    const text = "ask <@U123ABC> or <@W42|dana> in <#C1> / <#C2|general>, <!date^1700000000^{date}|Nov 14> <https://a.io|A> & co";
+    expect(convertInline(text)).toBe("ask <@U123ABC> or <@W42|dana> in <#C1> / <#C2|general>, <!date^1700000000^{date}|Nov 14> <https://a.io|A> &amp; co");
+    // Anyone could ask cairn to repeat these: they must never ping a channel, a workspace or a group.
+    const mass = "<!here> <!channel> <!everyone> <!subteam^S12|@ops> <!here|here>";
+    expect(convertInline(mass)).toBe("&lt;!here&gt; &lt;!channel&gt; &lt;!everyone&gt; &lt;!subteam^S12|@ops&gt; &lt;!here|here&gt;");
+    expect(toMrkdwn(`**Heads up** ${mass}`)).not.toMatch(/<!(?:here|channel|everyone|subteam)/);
     expect(escapeKeepingSequences("<@U1> says 1 < 2 & <b>")).toBe("<@U1> says 1 &lt; 2 &amp; &lt;b&gt;");
   });
 });

@@ -4,11 +4,13 @@
  * Slack's dialect differs where it hurts: `*x*` is bold (Markdown's italics), links are
  * `<url|label>`, there are no headings or tables, and `&`, `<`, `>` are control characters that must
  * be escaped everywhere, code included, except in Slack's own sequences (`<@U123>`, `<#C1>`,
- * `<!here>`, `<https://...|label>`), which the model may write on purpose to mention people.
+ * `<https://...|label>`), which the model may write on purpose to mention people. Mass mentions
+ * (`<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^…>`) are escaped too, so they show as text:
+ * anyone can ask cairn to repeat one, and a bot must not ping a whole channel for them.
  */
 
 /** Slack's own `<...>` sequences: user, channel and special mentions, and links. Kept verbatim. */
-const SLACK_SEQUENCE = /<(?:[@#!][A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
+const SLACK_SEQUENCE = /<(?:(?:[@#]|!(?!(?:channel|here|everyone|subteam\^)))[A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
 
 export function escapeText(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
