@@ -567,6 +567,22 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     await logged("reply posted", (l) => l.ts === second.ts && l.failed === true && l.parts === 0);
   });
 
+  it("refuses signed bodies that are not an object and timestamps far from now in either direction, and keeps answering", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    for (const body of [null, 42, "text", [1, 2]]) expect((await postSigned(eventsUrl, body)).status).toBe(400);
+    const event = dm("UALICE", "still there?");
+    expect((await postSigned(eventsUrl, eventCallback(team, event), { timestamp: now + 10 * 60 })).status).toBe(401);
+    expect((await postSigned(eventsUrl, eventCallback(team, event), { timestamp: now - 10 * 60 })).status).toBe(401);
+    await logged("slack request refused", (l) => l.why === "timestamp more than five minutes from now");
+    expect(posts(event.channel)).toHaveLength(0);
+    expect(await storedMessages()).toBe(0);
+    // A small clock difference is no reason to refuse, and the process is still up to answer.
+    anthropic.enqueue({ text: "Still here." });
+    expect((await postSigned(eventsUrl, eventCallback(team, event), { timestamp: now + 60 })).status).toBe(200);
+    const [reply] = await waitForPosts(event.channel, 1);
+    expect(reply!.args.text).toBe("Still here.");
+  });
+
   it("logs and acknowledges malformed and unknown events", async () => {
     const bad = await send({ type: "message", channel: "DUALICE", channel_type: "im", user: "UALICE", text: "no ts" });
     const unknown = await send({ type: "pin_added", user: "UALICE", channel_id: "C1", event_ts: slack.nextTs() });

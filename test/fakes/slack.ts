@@ -147,12 +147,13 @@ export function slackSignature(secret: string, timestamp: number, rawBody: strin
  * API) or, given a record of strings and the form content type, form-encoded (slash commands).
  * A fresh connection per request (no keep-alive) so stopping the receiver never waits on it.
  */
-export function postSigned(url: string, body: Record<string, unknown>, opts: SignedPostOptions = {}): Promise<{ status: number; body: string }> {
+export function postSigned(url: string, body: unknown, opts: SignedPostOptions = {}): Promise<{ status: number; body: string }> {
   const contentType = opts.contentType ?? "application/json";
+  const fields = body !== null && typeof body === "object" ? Object.entries(body) : [];
   const raw =
     contentType === "application/json"
       ? JSON.stringify(body)
-      : new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
+      : new URLSearchParams(fields.map(([k, v]): [string, string] => [k, typeof v === "string" ? v : JSON.stringify(v)])).toString();
   const timestamp = opts.timestamp ?? Math.floor(Date.now() / 1000);
   const headers: Record<string, string> = {
     "content-type": contentType,

@@ -24,6 +24,7 @@ import { toMrkdwn } from "./mrkdwn.ts";
 import { NameCache } from "./names.ts";
 import { onReactionEvent } from "./reactions.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
+import { guardedListener } from "./http-guard.ts";
 import { placeTarget } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 
@@ -159,7 +160,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
           // The Socket Mode client makes its own apps.connections.open call; point it at the same API.
           installerOptions: { clientOptions: { slackApiUrl } },
         })
-      : new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: ["/slack/events"] });
+      : guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: ["/slack/events"] }), slog);
 
   // botId and botUserId are passed so Bolt does not call auth.test again; its ignoreSelf middleware
   // uses them to drop the bot's own messages and reactions (the 👀 it adds).
@@ -238,6 +239,12 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     return stopped;
   };
   return { client, bot, port, stop };
+}
+
+/** Bolt's HTTP receiver behind the guard (see http-guard.ts); the receiver calls its listener per request. */
+function guarded(receiver: HTTPReceiver, log: Logger): HTTPReceiver {
+  receiver.requestListener = guardedListener(receiver.requestListener, (refusal) => log.warn(refusal, "slack request refused"));
+  return receiver;
 }
 
 async function identify(client: SlackClient): Promise<BotIdentity> {
