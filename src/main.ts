@@ -3,6 +3,7 @@ import { userInfo } from "node:os";
 import dotenv from "dotenv";
 import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
 import { consoleLogFile, createLogger } from "./log.ts";
+import { databaseProblem, listenProblem, StartupError } from "./startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
 import { Core } from "./core/core.ts";
@@ -42,9 +43,17 @@ async function main(): Promise<number> {
   const consoleMode = !slack && !discordOn;
   // In the console, logs go to a file in the data folder (warnings and errors still to stderr), so
   // the chat stays readable.
-  const log = createLogger(cfg.LOG_LEVEL, consoleMode ? { file: consoleLogFile(cfg.DATABASE_URL) } : {});
+  const logFile = consoleMode ? consoleLogFile(cfg.DATABASE_URL) : null;
+  let log;
+  try {
+    log = createLogger(cfg.LOG_LEVEL, logFile ? { file: logFile } : {});
+  } catch (err) {
+    throw new StartupError(`could not write the log file ${logFile} (${err instanceof Error ? err.message : String(err)}): make its folder writable, or set DATABASE_URL to a file in a writable folder.`, { cause: err });
+  }
   const database = await openDatabase(cfg.DATABASE_URL, {
     onConnectionError: (err) => log.warn({ err: err.message }, "database connection lost; the pool reconnects"),
+  }).catch((err: unknown) => {
+    throw new StartupError(databaseProblem(cfg.DATABASE_URL, err), { cause: err });
   });
   if (database.migrations.applied.length) log.info({ applied: database.migrations.applied }, "migrations applied");
   const model = createModelClient({
@@ -65,7 +74,11 @@ async function main(): Promise<number> {
     adapters.push(discordAdapter({ token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) }, log));
   }
   for (const adapter of adapters) {
-    await adapter.start(core.attach(adapter));
+    await adapter.start(core.attach(adapter)).catch(async (err: unknown) => {
+      await database.close();
+      // The platforms' own start-up errors are sentences already ("Slack rejected SLACK_BOT_TOKEN ...").
+      throw new StartupError(listenProblem(err, cfg.PORT) ?? `${adapter.platform} did not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
     log.info(`${adapter.platform} adapter started`);
   }
   if (consoleMode) {
@@ -93,7 +106,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`cairn stopped: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    // What a person can fix is one sentence; anything else is a bug and keeps its stack.
+    const said = err instanceof StartupError ? `cairn could not start: ${err.message}` : `cairn stopped: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+    process.stderr.write(`${said}\n`);
     process.exit(1);
   },
 );

@@ -3,7 +3,7 @@
  * against the fake Anthropic server and a fresh SQLite file.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, existsSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -73,6 +73,17 @@ describe("npm start: the console chat", () => {
     const run = await runCairn({ ANTHROPIC_API_KEY: "k", CAIRN_SESSION_IDLE_MINUTES: "soon" }, []);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("CAIRN_SESSION_IDLE_MINUTES");
+  });
+
+  it("says in one sentence, without a stack, what stops it from starting", async () => {
+    const down = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: "postgresql://postgres@127.0.0.1:1/cairn" }, []);
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim()).toBe("cairn could not start: could not reach PostgreSQL at 127.0.0.1:1 (ECONNREFUSED): start it, or point DATABASE_URL at a running server.");
+    const folder = join(dir, "a-folder");
+    mkdirSync(folder);
+    const notAFile = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${folder}` }, []);
+    expect(notAFile.code).toBe(1);
+    expect(notAFile.stderr.trim()).toMatch(new RegExp(`^cairn could not start: could not open the SQLite file ${folder} \\([A-Z_]+\\): make sure its folder exists and is writable, or set DATABASE_URL to another file\\.$`));
   });
 
   it("chats, learns, remembers across restarts, and creates its database with migrations", async () => {
