@@ -69,6 +69,17 @@ export type SkillFile = Prisma.SkillFileModel
  */
 export type Revision = Prisma.RevisionModel
 /**
+ * Model ReplyTrace
+ * What a reply of cairn's drew on, and how people reacted to it: the learning loop's evidence.
+ */
+export type ReplyTrace = Prisma.ReplyTraceModel
+/**
+ * Model Correction
+ * A negative reaction on a reply, followed through: cairn asked what it should have done (once per
+ * reply), the reactor's next message there is the correction, a lesson is learned from it.
+ */
+export type Correction = Prisma.CorrectionModel
+/**
  * Model Job
  * Durable background work (reviews, curator runs, reports). `uniqueKey` makes a cron slot run once.
  */

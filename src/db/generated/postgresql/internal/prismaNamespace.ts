@@ -407,6 +407,8 @@ export const ModelName = {
   Skill: 'Skill',
   SkillFile: 'SkillFile',
   Revision: 'Revision',
+  ReplyTrace: 'ReplyTrace',
+  Correction: 'Correction',
   Job: 'Job'
 } as const
 
@@ -423,7 +425,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "job"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1167,6 +1169,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ReplyTrace: {
+      payload: Prisma.$ReplyTracePayload<ExtArgs>
+      fields: Prisma.ReplyTraceFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ReplyTraceFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ReplyTraceFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>
+        }
+        findFirst: {
+          args: Prisma.ReplyTraceFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ReplyTraceFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>
+        }
+        findMany: {
+          args: Prisma.ReplyTraceFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>[]
+        }
+        create: {
+          args: Prisma.ReplyTraceCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>
+        }
+        createMany: {
+          args: Prisma.ReplyTraceCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ReplyTraceCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>[]
+        }
+        delete: {
+          args: Prisma.ReplyTraceDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>
+        }
+        update: {
+          args: Prisma.ReplyTraceUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>
+        }
+        deleteMany: {
+          args: Prisma.ReplyTraceDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ReplyTraceUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ReplyTraceUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>[]
+        }
+        upsert: {
+          args: Prisma.ReplyTraceUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ReplyTracePayload>
+        }
+        aggregate: {
+          args: Prisma.ReplyTraceAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateReplyTrace>
+        }
+        groupBy: {
+          args: Prisma.ReplyTraceGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ReplyTraceGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ReplyTraceCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ReplyTraceCountAggregateOutputType> | number
+        }
+      }
+    }
+    Correction: {
+      payload: Prisma.$CorrectionPayload<ExtArgs>
+      fields: Prisma.CorrectionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.CorrectionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.CorrectionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>
+        }
+        findFirst: {
+          args: Prisma.CorrectionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.CorrectionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>
+        }
+        findMany: {
+          args: Prisma.CorrectionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>[]
+        }
+        create: {
+          args: Prisma.CorrectionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>
+        }
+        createMany: {
+          args: Prisma.CorrectionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.CorrectionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>[]
+        }
+        delete: {
+          args: Prisma.CorrectionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>
+        }
+        update: {
+          args: Prisma.CorrectionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>
+        }
+        deleteMany: {
+          args: Prisma.CorrectionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.CorrectionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.CorrectionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>[]
+        }
+        upsert: {
+          args: Prisma.CorrectionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$CorrectionPayload>
+        }
+        aggregate: {
+          args: Prisma.CorrectionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateCorrection>
+        }
+        groupBy: {
+          args: Prisma.CorrectionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.CorrectionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.CorrectionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.CorrectionCountAggregateOutputType> | number
+        }
+      }
+    }
     Job: {
       payload: Prisma.$JobPayload<ExtArgs>
       fields: Prisma.JobFieldRefs
@@ -1380,6 +1530,10 @@ export const MemoryEntryScalarFieldEnum = {
   updatedAt: 'updatedAt',
   lastUsedAt: 'lastUsedAt',
   kind: 'kind',
+  quote: 'quote',
+  origin: 'origin',
+  replacesId: 'replacesId',
+  proposalMessageId: 'proposalMessageId',
   scannedWith: 'scannedWith'
 } as const
 
@@ -1404,6 +1558,7 @@ export const SkillScalarFieldEnum = {
   createdById: 'createdById',
   sourceMessageId: 'sourceMessageId',
   useCount: 'useCount',
+  successCount: 'successCount',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   lastUsedAt: 'lastUsedAt'
@@ -1441,6 +1596,38 @@ export const RevisionScalarFieldEnum = {
 } as const
 
 export type RevisionScalarFieldEnum = (typeof RevisionScalarFieldEnum)[keyof typeof RevisionScalarFieldEnum]
+
+
+export const ReplyTraceScalarFieldEnum = {
+  messageId: 'messageId',
+  workspaceId: 'workspaceId',
+  conversationId: 'conversationId',
+  toolCalls: 'toolCalls',
+  skills: 'skills',
+  lessons: 'lessons',
+  positive: 'positive',
+  negative: 'negative',
+  createdAt: 'createdAt'
+} as const
+
+export type ReplyTraceScalarFieldEnum = (typeof ReplyTraceScalarFieldEnum)[keyof typeof ReplyTraceScalarFieldEnum]
+
+
+export const CorrectionScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  conversationId: 'conversationId',
+  replyMessageId: 'replyMessageId',
+  reactorId: 'reactorId',
+  status: 'status',
+  questionMessageId: 'questionMessageId',
+  correctionMessageId: 'correctionMessageId',
+  lessonId: 'lessonId',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type CorrectionScalarFieldEnum = (typeof CorrectionScalarFieldEnum)[keyof typeof CorrectionScalarFieldEnum]
 
 
 export const JobScalarFieldEnum = {
@@ -1715,6 +1902,8 @@ export type GlobalOmitConfig = {
   skill?: Prisma.SkillOmit
   skillFile?: Prisma.SkillFileOmit
   revision?: Prisma.RevisionOmit
+  replyTrace?: Prisma.ReplyTraceOmit
+  correction?: Prisma.CorrectionOmit
   job?: Prisma.JobOmit
 }
 

@@ -61,6 +61,8 @@ export const ModelName = {
   Skill: 'Skill',
   SkillFile: 'SkillFile',
   Revision: 'Revision',
+  ReplyTrace: 'ReplyTrace',
+  Correction: 'Correction',
   Job: 'Job'
 } as const
 
@@ -180,6 +182,10 @@ export const MemoryEntryScalarFieldEnum = {
   updatedAt: 'updatedAt',
   lastUsedAt: 'lastUsedAt',
   kind: 'kind',
+  quote: 'quote',
+  origin: 'origin',
+  replacesId: 'replacesId',
+  proposalMessageId: 'proposalMessageId',
   scannedWith: 'scannedWith'
 } as const
 
@@ -204,6 +210,7 @@ export const SkillScalarFieldEnum = {
   createdById: 'createdById',
   sourceMessageId: 'sourceMessageId',
   useCount: 'useCount',
+  successCount: 'successCount',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
   lastUsedAt: 'lastUsedAt'
@@ -241,6 +248,38 @@ export const RevisionScalarFieldEnum = {
 } as const
 
 export type RevisionScalarFieldEnum = (typeof RevisionScalarFieldEnum)[keyof typeof RevisionScalarFieldEnum]
+
+
+export const ReplyTraceScalarFieldEnum = {
+  messageId: 'messageId',
+  workspaceId: 'workspaceId',
+  conversationId: 'conversationId',
+  toolCalls: 'toolCalls',
+  skills: 'skills',
+  lessons: 'lessons',
+  positive: 'positive',
+  negative: 'negative',
+  createdAt: 'createdAt'
+} as const
+
+export type ReplyTraceScalarFieldEnum = (typeof ReplyTraceScalarFieldEnum)[keyof typeof ReplyTraceScalarFieldEnum]
+
+
+export const CorrectionScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  conversationId: 'conversationId',
+  replyMessageId: 'replyMessageId',
+  reactorId: 'reactorId',
+  status: 'status',
+  questionMessageId: 'questionMessageId',
+  correctionMessageId: 'correctionMessageId',
+  lessonId: 'lessonId',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type CorrectionScalarFieldEnum = (typeof CorrectionScalarFieldEnum)[keyof typeof CorrectionScalarFieldEnum]
 
 
 export const JobScalarFieldEnum = {

@@ -30,12 +30,14 @@ export type SkillAvgAggregateOutputType = {
   confidence: number | null
   sourceMessageId: number | null
   useCount: number | null
+  successCount: number | null
 }
 
 export type SkillSumAggregateOutputType = {
   confidence: number | null
   sourceMessageId: number | null
   useCount: number | null
+  successCount: number | null
 }
 
 export type SkillMinAggregateOutputType = {
@@ -56,6 +58,7 @@ export type SkillMinAggregateOutputType = {
   createdById: string | null
   sourceMessageId: number | null
   useCount: number | null
+  successCount: number | null
   createdAt: Date | null
   updatedAt: Date | null
   lastUsedAt: Date | null
@@ -79,6 +82,7 @@ export type SkillMaxAggregateOutputType = {
   createdById: string | null
   sourceMessageId: number | null
   useCount: number | null
+  successCount: number | null
   createdAt: Date | null
   updatedAt: Date | null
   lastUsedAt: Date | null
@@ -102,6 +106,7 @@ export type SkillCountAggregateOutputType = {
   createdById: number
   sourceMessageId: number
   useCount: number
+  successCount: number
   createdAt: number
   updatedAt: number
   lastUsedAt: number
@@ -113,12 +118,14 @@ export type SkillAvgAggregateInputType = {
   confidence?: true
   sourceMessageId?: true
   useCount?: true
+  successCount?: true
 }
 
 export type SkillSumAggregateInputType = {
   confidence?: true
   sourceMessageId?: true
   useCount?: true
+  successCount?: true
 }
 
 export type SkillMinAggregateInputType = {
@@ -139,6 +146,7 @@ export type SkillMinAggregateInputType = {
   createdById?: true
   sourceMessageId?: true
   useCount?: true
+  successCount?: true
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
@@ -162,6 +170,7 @@ export type SkillMaxAggregateInputType = {
   createdById?: true
   sourceMessageId?: true
   useCount?: true
+  successCount?: true
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
@@ -185,6 +194,7 @@ export type SkillCountAggregateInputType = {
   createdById?: true
   sourceMessageId?: true
   useCount?: true
+  successCount?: true
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
@@ -295,6 +305,7 @@ export type SkillGroupByOutputType = {
   createdById: string | null
   sourceMessageId: number | null
   useCount: number
+  successCount: number
   createdAt: Date
   updatedAt: Date
   lastUsedAt: Date | null
@@ -341,6 +352,7 @@ export type SkillWhereInput = {
   createdById?: Prisma.StringNullableFilter<"Skill"> | string | null
   sourceMessageId?: Prisma.IntNullableFilter<"Skill"> | number | null
   useCount?: Prisma.IntFilter<"Skill"> | number
+  successCount?: Prisma.IntFilter<"Skill"> | number
   createdAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"Skill"> | Date | string | null
@@ -365,6 +377,7 @@ export type SkillOrderByWithRelationInput = {
   createdById?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -393,6 +406,7 @@ export type SkillWhereUniqueInput = Prisma.AtLeast<{
   createdById?: Prisma.StringNullableFilter<"Skill"> | string | null
   sourceMessageId?: Prisma.IntNullableFilter<"Skill"> | number | null
   useCount?: Prisma.IntFilter<"Skill"> | number
+  successCount?: Prisma.IntFilter<"Skill"> | number
   createdAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"Skill"> | Date | string | null
@@ -417,6 +431,7 @@ export type SkillOrderByWithAggregationInput = {
   createdById?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -448,6 +463,7 @@ export type SkillScalarWhereWithAggregatesInput = {
   createdById?: Prisma.StringNullableWithAggregatesFilter<"Skill"> | string | null
   sourceMessageId?: Prisma.IntNullableWithAggregatesFilter<"Skill"> | number | null
   useCount?: Prisma.IntWithAggregatesFilter<"Skill"> | number
+  successCount?: Prisma.IntWithAggregatesFilter<"Skill"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Skill"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Skill"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Skill"> | Date | string | null
@@ -471,6 +487,7 @@ export type SkillCreateInput = {
   createdById?: string | null
   sourceMessageId?: number | null
   useCount?: number
+  successCount?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
@@ -495,6 +512,7 @@ export type SkillUncheckedCreateInput = {
   createdById?: string | null
   sourceMessageId?: number | null
   useCount?: number
+  successCount?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
@@ -519,6 +537,7 @@ export type SkillUpdateInput = {
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   useCount?: Prisma.IntFieldUpdateOperationsInput | number
+  successCount?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -543,6 +562,7 @@ export type SkillUncheckedUpdateInput = {
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   useCount?: Prisma.IntFieldUpdateOperationsInput | number
+  successCount?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -567,6 +587,7 @@ export type SkillCreateManyInput = {
   createdById?: string | null
   sourceMessageId?: number | null
   useCount?: number
+  successCount?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
@@ -590,6 +611,7 @@ export type SkillUpdateManyMutationInput = {
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   useCount?: Prisma.IntFieldUpdateOperationsInput | number
+  successCount?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -613,6 +635,7 @@ export type SkillUncheckedUpdateManyInput = {
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   useCount?: Prisma.IntFieldUpdateOperationsInput | number
+  successCount?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -641,6 +664,7 @@ export type SkillCountOrderByAggregateInput = {
   createdById?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
@@ -650,6 +674,7 @@ export type SkillAvgOrderByAggregateInput = {
   confidence?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
 }
 
 export type SkillMaxOrderByAggregateInput = {
@@ -670,6 +695,7 @@ export type SkillMaxOrderByAggregateInput = {
   createdById?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
@@ -693,6 +719,7 @@ export type SkillMinOrderByAggregateInput = {
   createdById?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
@@ -702,6 +729,7 @@ export type SkillSumOrderByAggregateInput = {
   confidence?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   useCount?: Prisma.SortOrder
+  successCount?: Prisma.SortOrder
 }
 
 export type SkillScalarRelationFilter = {
@@ -741,6 +769,7 @@ export type SkillCreateWithoutFilesInput = {
   createdById?: string | null
   sourceMessageId?: number | null
   useCount?: number
+  successCount?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
@@ -764,6 +793,7 @@ export type SkillUncheckedCreateWithoutFilesInput = {
   createdById?: string | null
   sourceMessageId?: number | null
   useCount?: number
+  successCount?: number
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
@@ -803,6 +833,7 @@ export type SkillUpdateWithoutFilesInput = {
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   useCount?: Prisma.IntFieldUpdateOperationsInput | number
+  successCount?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -826,6 +857,7 @@ export type SkillUncheckedUpdateWithoutFilesInput = {
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   useCount?: Prisma.IntFieldUpdateOperationsInput | number
+  successCount?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
@@ -880,6 +912,7 @@ export type SkillSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   createdById?: boolean
   sourceMessageId?: boolean
   useCount?: boolean
+  successCount?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
@@ -905,6 +938,7 @@ export type SkillSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   createdById?: boolean
   sourceMessageId?: boolean
   useCount?: boolean
+  successCount?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
@@ -928,6 +962,7 @@ export type SkillSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   createdById?: boolean
   sourceMessageId?: boolean
   useCount?: boolean
+  successCount?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
@@ -951,12 +986,13 @@ export type SkillSelectScalar = {
   createdById?: boolean
   sourceMessageId?: boolean
   useCount?: boolean
+  successCount?: boolean
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
 }
 
-export type SkillOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "name" | "description" | "content" | "status" | "pinned" | "bundled" | "contentHash" | "confidence" | "source" | "createdById" | "sourceMessageId" | "useCount" | "createdAt" | "updatedAt" | "lastUsedAt", ExtArgs["result"]["skill"]>
+export type SkillOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "name" | "description" | "content" | "status" | "pinned" | "bundled" | "contentHash" | "confidence" | "source" | "createdById" | "sourceMessageId" | "useCount" | "successCount" | "createdAt" | "updatedAt" | "lastUsedAt", ExtArgs["result"]["skill"]>
 export type SkillInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   files?: boolean | Prisma.Skill$filesArgs<ExtArgs>
   _count?: boolean | Prisma.SkillCountOutputTypeDefaultArgs<ExtArgs>
@@ -990,6 +1026,10 @@ export type $SkillPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs 
     createdById: string | null
     sourceMessageId: number | null
     useCount: number
+    /**
+     * Positive reactions on replies that read this skill.
+     */
+    successCount: number
     createdAt: Date
     updatedAt: Date
     lastUsedAt: Date | null
@@ -1434,6 +1474,7 @@ export interface SkillFieldRefs {
   readonly createdById: Prisma.FieldRef<"Skill", 'String'>
   readonly sourceMessageId: Prisma.FieldRef<"Skill", 'Int'>
   readonly useCount: Prisma.FieldRef<"Skill", 'Int'>
+  readonly successCount: Prisma.FieldRef<"Skill", 'Int'>
   readonly createdAt: Prisma.FieldRef<"Skill", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Skill", 'DateTime'>
   readonly lastUsedAt: Prisma.FieldRef<"Skill", 'DateTime'>

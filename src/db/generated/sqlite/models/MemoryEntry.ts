@@ -29,11 +29,13 @@ export type AggregateMemoryEntry = {
 export type MemoryEntryAvgAggregateOutputType = {
   confidence: number | null
   sourceMessageId: number | null
+  proposalMessageId: number | null
 }
 
 export type MemoryEntrySumAggregateOutputType = {
   confidence: number | null
   sourceMessageId: number | null
+  proposalMessageId: number | null
 }
 
 export type MemoryEntryMinAggregateOutputType = {
@@ -52,6 +54,10 @@ export type MemoryEntryMinAggregateOutputType = {
   updatedAt: Date | null
   lastUsedAt: Date | null
   kind: string | null
+  quote: string | null
+  origin: string | null
+  replacesId: string | null
+  proposalMessageId: number | null
   scannedWith: string | null
 }
 
@@ -71,6 +77,10 @@ export type MemoryEntryMaxAggregateOutputType = {
   updatedAt: Date | null
   lastUsedAt: Date | null
   kind: string | null
+  quote: string | null
+  origin: string | null
+  replacesId: string | null
+  proposalMessageId: number | null
   scannedWith: string | null
 }
 
@@ -90,6 +100,10 @@ export type MemoryEntryCountAggregateOutputType = {
   updatedAt: number
   lastUsedAt: number
   kind: number
+  quote: number
+  origin: number
+  replacesId: number
+  proposalMessageId: number
   scannedWith: number
   _all: number
 }
@@ -98,11 +112,13 @@ export type MemoryEntryCountAggregateOutputType = {
 export type MemoryEntryAvgAggregateInputType = {
   confidence?: true
   sourceMessageId?: true
+  proposalMessageId?: true
 }
 
 export type MemoryEntrySumAggregateInputType = {
   confidence?: true
   sourceMessageId?: true
+  proposalMessageId?: true
 }
 
 export type MemoryEntryMinAggregateInputType = {
@@ -121,6 +137,10 @@ export type MemoryEntryMinAggregateInputType = {
   updatedAt?: true
   lastUsedAt?: true
   kind?: true
+  quote?: true
+  origin?: true
+  replacesId?: true
+  proposalMessageId?: true
   scannedWith?: true
 }
 
@@ -140,6 +160,10 @@ export type MemoryEntryMaxAggregateInputType = {
   updatedAt?: true
   lastUsedAt?: true
   kind?: true
+  quote?: true
+  origin?: true
+  replacesId?: true
+  proposalMessageId?: true
   scannedWith?: true
 }
 
@@ -159,6 +183,10 @@ export type MemoryEntryCountAggregateInputType = {
   updatedAt?: true
   lastUsedAt?: true
   kind?: true
+  quote?: true
+  origin?: true
+  replacesId?: true
+  proposalMessageId?: true
   scannedWith?: true
   _all?: true
 }
@@ -265,6 +293,10 @@ export type MemoryEntryGroupByOutputType = {
   updatedAt: Date
   lastUsedAt: Date | null
   kind: string
+  quote: string | null
+  origin: string | null
+  replacesId: string | null
+  proposalMessageId: number | null
   scannedWith: string | null
   _count: MemoryEntryCountAggregateOutputType | null
   _avg: MemoryEntryAvgAggregateOutputType | null
@@ -307,6 +339,10 @@ export type MemoryEntryWhereInput = {
   updatedAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
   kind?: Prisma.StringFilter<"MemoryEntry"> | string
+  quote?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  origin?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  replacesId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  proposalMessageId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }
 
@@ -326,6 +362,10 @@ export type MemoryEntryOrderByWithRelationInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   kind?: Prisma.SortOrder
+  quote?: Prisma.SortOrderInput | Prisma.SortOrder
+  origin?: Prisma.SortOrderInput | Prisma.SortOrder
+  replacesId?: Prisma.SortOrderInput | Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
@@ -348,6 +388,10 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   updatedAt?: Prisma.DateTimeFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
   kind?: Prisma.StringFilter<"MemoryEntry"> | string
+  quote?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  origin?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  replacesId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  proposalMessageId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }, "id">
 
@@ -367,6 +411,10 @@ export type MemoryEntryOrderByWithAggregationInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   kind?: Prisma.SortOrder
+  quote?: Prisma.SortOrderInput | Prisma.SortOrder
+  origin?: Prisma.SortOrderInput | Prisma.SortOrder
+  replacesId?: Prisma.SortOrderInput | Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryEntryCountOrderByAggregateInput
   _avg?: Prisma.MemoryEntryAvgOrderByAggregateInput
@@ -394,6 +442,10 @@ export type MemoryEntryScalarWhereWithAggregatesInput = {
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"MemoryEntry"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
   kind?: Prisma.StringWithAggregatesFilter<"MemoryEntry"> | string
+  quote?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  origin?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  replacesId?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  proposalMessageId?: Prisma.IntNullableWithAggregatesFilter<"MemoryEntry"> | number | null
   scannedWith?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
 }
 
@@ -413,6 +465,10 @@ export type MemoryEntryCreateInput = {
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
   kind?: string
+  quote?: string | null
+  origin?: string | null
+  replacesId?: string | null
+  proposalMessageId?: number | null
   scannedWith?: string | null
 }
 
@@ -432,6 +488,10 @@ export type MemoryEntryUncheckedCreateInput = {
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
   kind?: string
+  quote?: string | null
+  origin?: string | null
+  replacesId?: string | null
+  proposalMessageId?: number | null
   scannedWith?: string | null
 }
 
@@ -451,6 +511,10 @@ export type MemoryEntryUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  quote?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -470,6 +534,10 @@ export type MemoryEntryUncheckedUpdateInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  quote?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -489,6 +557,10 @@ export type MemoryEntryCreateManyInput = {
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
   kind?: string
+  quote?: string | null
+  origin?: string | null
+  replacesId?: string | null
+  proposalMessageId?: number | null
   scannedWith?: string | null
 }
 
@@ -508,6 +580,10 @@ export type MemoryEntryUpdateManyMutationInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  quote?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -527,6 +603,10 @@ export type MemoryEntryUncheckedUpdateManyInput = {
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   kind?: Prisma.StringFieldUpdateOperationsInput | string
+  quote?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -546,12 +626,17 @@ export type MemoryEntryCountOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  quote?: Prisma.SortOrder
+  origin?: Prisma.SortOrder
+  replacesId?: Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
 
 export type MemoryEntryAvgOrderByAggregateInput = {
   confidence?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrder
 }
 
 export type MemoryEntryMaxOrderByAggregateInput = {
@@ -570,6 +655,10 @@ export type MemoryEntryMaxOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  quote?: Prisma.SortOrder
+  origin?: Prisma.SortOrder
+  replacesId?: Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
 
@@ -589,12 +678,17 @@ export type MemoryEntryMinOrderByAggregateInput = {
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
   kind?: Prisma.SortOrder
+  quote?: Prisma.SortOrder
+  origin?: Prisma.SortOrder
+  replacesId?: Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
 
 export type MemoryEntrySumOrderByAggregateInput = {
   confidence?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  proposalMessageId?: Prisma.SortOrder
 }
 
 export type FloatFieldUpdateOperationsInput = {
@@ -623,6 +717,10 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  quote?: boolean
+  origin?: boolean
+  replacesId?: boolean
+  proposalMessageId?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
@@ -642,6 +740,10 @@ export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  quote?: boolean
+  origin?: boolean
+  replacesId?: boolean
+  proposalMessageId?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
@@ -661,6 +763,10 @@ export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  quote?: boolean
+  origin?: boolean
+  replacesId?: boolean
+  proposalMessageId?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
@@ -680,10 +786,14 @@ export type MemoryEntrySelectScalar = {
   updatedAt?: boolean
   lastUsedAt?: boolean
   kind?: boolean
+  quote?: boolean
+  origin?: boolean
+  replacesId?: boolean
+  proposalMessageId?: boolean
   scannedWith?: boolean
 }
 
-export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
@@ -720,9 +830,28 @@ export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.Interna
     lastUsedAt: Date | null
     /**
      * fact: shown in every prompt of its scope | lesson: a correction or convention, shown only
-     * when the conversation touches it
+     * when the conversation touches it | rule: a team rule (an approved correction, ALWAYS/NEVER),
+     * shown in every session's snapshot of the workspace
      */
     kind: string
+    /**
+     * Lessons and rules: the correction in its author's own words, shown beside the rule.
+     */
+    quote: string | null
+    /**
+     * Lessons and rules learned from a correction: the case as JSON (question, wrong answer,
+     * correction, who, when, where); see src/learning/lesson-case.ts.
+     */
+    origin: string | null
+    /**
+     * A pending entry that would replace (or, with empty text, remove) this active entry once a
+     * person confirms it.
+     */
+    replacesId: string | null
+    /**
+     * The stored id of the post proposing this lesson as a team rule: ✅ on it approves.
+     */
+    proposalMessageId: number | null
     /**
      * The version of the injection rules the text passed when it was written (scanner.ts
      * RULES_VERSION); prompts re-check entries written under other rules, or none.
@@ -1166,6 +1295,10 @@ export interface MemoryEntryFieldRefs {
   readonly updatedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
   readonly lastUsedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
   readonly kind: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly quote: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly origin: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly replacesId: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly proposalMessageId: Prisma.FieldRef<"MemoryEntry", 'Int'>
   readonly scannedWith: Prisma.FieldRef<"MemoryEntry", 'String'>
 }
     

@@ -1,0 +1,48 @@
+-- AlterTable
+ALTER TABLE "MemoryEntry" ADD COLUMN "origin" TEXT;
+ALTER TABLE "MemoryEntry" ADD COLUMN "proposalMessageId" INTEGER;
+ALTER TABLE "MemoryEntry" ADD COLUMN "quote" TEXT;
+ALTER TABLE "MemoryEntry" ADD COLUMN "replacesId" TEXT;
+
+-- CreateTable
+CREATE TABLE "ReplyTrace" (
+    "messageId" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+    "workspaceId" TEXT NOT NULL,
+    "conversationId" TEXT NOT NULL,
+    "toolCalls" INTEGER NOT NULL DEFAULT 0,
+    "skills" TEXT NOT NULL DEFAULT '[]',
+    "lessons" TEXT NOT NULL DEFAULT '[]',
+    "positive" INTEGER NOT NULL DEFAULT 0,
+    "negative" INTEGER NOT NULL DEFAULT 0,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+
+-- CreateTable
+CREATE TABLE "Correction" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspaceId" TEXT NOT NULL,
+    "conversationId" TEXT NOT NULL,
+    "replyMessageId" INTEGER NOT NULL,
+    "reactorId" TEXT NOT NULL,
+    "status" TEXT NOT NULL DEFAULT 'asked',
+    "questionMessageId" INTEGER,
+    "correctionMessageId" INTEGER,
+    "lessonId" TEXT,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" DATETIME NOT NULL
+);
+
+-- AlterTable
+ALTER TABLE "Skill" ADD COLUMN "successCount" INTEGER NOT NULL DEFAULT 0;
+
+-- CreateIndex
+CREATE INDEX "ReplyTrace_workspaceId_createdAt_idx" ON "ReplyTrace"("workspaceId", "createdAt");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "Correction_replyMessageId_key" ON "Correction"("replyMessageId");
+
+-- CreateIndex
+CREATE INDEX "Correction_conversationId_reactorId_status_idx" ON "Correction"("conversationId", "reactorId", "status");
+
+-- CreateIndex
+CREATE INDEX "Correction_workspaceId_createdAt_idx" ON "Correction"("workspaceId", "createdAt");
