@@ -46,7 +46,7 @@ export async function run(): Promise<BenchOutcome> {
     let clock = Date.parse("2026-03-02T09:00:00Z");
     const model = fakeModel(
       (req) => {
-        if (req.model === settings.reviewModel) return { text: `Summary: the team discussed ${TOPICS.slice(0, 4).join(", ")}; decisions were recorded in the channel.` };
+        if (req.model === settings.summaryModel) return { text: `Summary: the team discussed ${TOPICS.slice(0, 4).join(", ")}; decisions were recorded in the channel.` };
         const m = /^Turn (\d+)/.exec(lastUserText(req));
         return { text: reply(Number(m?.[1] ?? 0)) };
       },
@@ -60,7 +60,7 @@ export async function run(): Promise<BenchOutcome> {
       const text = userMessage(i, r);
       const before = model.requests.length;
       const answer = await replyText(core, channelMessage("prompt-ws", "UALEX", "D-ALEX", text, `p-${i}`, new Date(clock), true));
-      const main = model.requests.slice(before).filter((q) => q.model !== settings.reviewModel).at(-1);
+      const main = model.requests.slice(before).filter((q) => q.model !== settings.summaryModel).at(-1);
       if (!main) throw new Error(`turn ${i}: no model request`);
       historyChars += text.length;
       turns.push({ main, history: historyChars });

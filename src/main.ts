@@ -81,6 +81,8 @@ async function main(): Promise<number> {
     });
     log.info(`${adapter.platform} adapter started`);
   }
+  // Reviews, reactions and lessons run on the job worker, after replies, never in front of them.
+  core.startBackground();
   if (consoleMode) {
     // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
     // exits through process.exit, so the log file's buffered lines are flushed.
@@ -99,6 +101,8 @@ async function main(): Promise<number> {
     // Stop receiving first, let answers in flight finish, then close the database.
     await Promise.allSettled(adapters.map((adapter) => adapter.stop()));
   }
+  // Jobs under way get a moment to finish; the rest are handed back through their leases.
+  await core.stopBackground(5_000);
   await database.close();
   return 0;
 }

@@ -10,7 +10,7 @@ export const BUNDLED_SKILLS_DIR = join(PROJECT_ROOT, "skills");
 export function agentSettings(cfg: Config): AgentSettings {
   return {
     model: cfg.CAIRN_MODEL,
-    reviewModel: cfg.CAIRN_REVIEW_MODEL,
+    summaryModel: cfg.CAIRN_REVIEW_MODEL,
     maxTokens: cfg.CAIRN_MAX_TOKENS,
     budgets: { user: cfg.CAIRN_MEMORY_USER_CHARS, channel: cfg.CAIRN_MEMORY_CHANNEL_CHARS, team: cfg.CAIRN_MEMORY_TEAM_CHARS },
     sessionIdleMs: cfg.CAIRN_SESSION_IDLE_MINUTES * 60_000,

@@ -22,13 +22,13 @@ export function transcript(messages: readonly HistoryMessage[]): string {
 
 export async function summarize(
   model: ModelClient,
-  reviewModel: string,
+  summaryModel: string,
   previous: string | null,
   older: readonly HistoryMessage[],
 ): Promise<string> {
   const prior = previous ? `Summary so far:\n${previous}\n\n` : "";
   const reply = await model.create({
-    model: reviewModel,
+    model: summaryModel,
     max_tokens: 1024,
     system: INSTRUCTIONS,
     messages: [{ role: "user", content: `${prior}Messages to fold in:\n${transcript(older)}\n\nWrite the updated summary.` }],

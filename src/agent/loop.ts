@@ -10,7 +10,8 @@ import type { ToolContext, ToolRegistry } from "../tools/registry.ts";
 export interface LoopResult {
   text: string;
   iterations: number;
-  toolCalls: { name: string; isError: boolean }[];
+  /** Every call the model asked for, with its arguments (what a skill_view read, for the learning loop). */
+  toolCalls: { name: string; isError: boolean; input: unknown }[];
   stopReason: "answered" | "budget" | "repeated_failures";
 }
 
@@ -88,7 +89,7 @@ export async function runToolLoop({ model, request, tools, ctx, maxIterations, o
       const earlier = failed.get(key);
       if (earlier !== undefined) {
         repeats++;
-        toolCalls.push({ name: use.name, isError: true });
+        toolCalls.push({ name: use.name, isError: true, input: use.input });
         results.push({
           type: "tool_result",
           tool_use_id: use.id,
@@ -99,7 +100,7 @@ export async function runToolLoop({ model, request, tools, ctx, maxIterations, o
       }
       onProgress?.(tools.progressLabel(use.name));
       const outcome = await tools.execute(use.name, use.input, ctx);
-      toolCalls.push({ name: use.name, isError: outcome.isError });
+      toolCalls.push({ name: use.name, isError: outcome.isError, input: use.input });
       if (outcome.isError) failed.set(key, outcome.content);
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
     }

@@ -35,10 +35,21 @@ export function renderMemoryBlock(block: MemoryBlock, title = TITLES[block.targe
   return `${header}\n${body}`;
 }
 
+/** A team rule as the snapshot shows it: dated, with the correction's words beside it. */
+export interface RuleLine {
+  id: string | null;
+  text: string;
+  quote: string | null;
+  createdAt: Date;
+  scannedWith?: string | null;
+}
+
 export interface SharedSnapshotInput {
   now: Date;
   place: string;
   blocks: MemoryBlock[];
+  /** Team rules (approved corrections), shown after team memory. */
+  rules?: readonly RuleLine[];
   skills: readonly Pick<SkillIndexEntry, "name" | "description">[];
 }
 
@@ -52,14 +63,27 @@ function skillLines(skills: SharedSnapshotInput["skills"]): string {
 }
 
 /** Team and channel memory and the skills everyone here may see: frozen once per session. */
-export function renderShared({ now, place, blocks, skills }: SharedSnapshotInput): string {
+export function renderShared({ now, place, blocks, rules = [], skills }: SharedSnapshotInput): string {
   const memory = blocks.filter((b) => b.target !== "user").map((b) => renderMemoryBlock(b));
+  if (rules.length) memory.splice(1, 0, renderRules(rules));
   const index = skills.length ? skillLines(skills) : "(no skills yet)";
   return [
     `Session started ${now.toISOString().slice(0, 16).replace("T", " ")} UTC. Place: ${place}.`,
     ...memory,
     `══ SKILLS (read one with skill_view before following it) ══\n${index}`,
   ].join("\n\n");
+}
+
+/** The team rules block: every rule dated, with a short quote of the correction it came from. */
+export function renderRules(rules: readonly RuleLine[]): string {
+  const lines = rules.map((r) => `§ ${displayEntry(r)} (team rule since ${r.createdAt.toISOString().slice(0, 10)}${r.quote ? `; the correction: ${quoted(r.quote)}` : ""})`);
+  return `══ TEAM RULES (approved corrections: follow them everywhere in this workspace) ══\n${lines.join("\n")}`;
+}
+
+/** A person's words in quotes, as data: shown only if they pass the scanner as stored text. */
+function quoted(quote: string): string {
+  const verdict = scanStored(quote);
+  return verdict.ok ? `"${quote.replace(/\s+/g, " ")}"` : "[quote withheld]";
 }
 
 /** The speaker's own profile block and private skills, frozen the first time they speak in a session. */
@@ -75,10 +99,10 @@ export function renderProfile(name: string, block: MemoryBlock, skills: SharedSn
  * blocks, they were scanned when written; the frame says they come from cairn's memory, not from
  * the person.
  */
-export function withLessons(turns: Turn[], lessons: readonly { id: string; scope: string; text: string }[]): Turn[] {
+export function withLessons(turns: Turn[], lessons: readonly { id: string; scope: string; text: string; quote?: string | null }[]): Turn[] {
   const last = turns.at(-1);
   if (lessons.length === 0 || !last || last.role !== "user") return turns;
-  const lines = lessons.map((e) => `- ${displayEntry(e)} (${e.scope} lesson, id ${e.id})`);
+  const lines = lessons.map((e) => `- ${displayEntry(e)} (${e.scope} lesson, id ${e.id}${e.quote ? `; the correction: ${quoted(e.quote)}` : ""})`);
   const text = [`══ LESSONS THAT MAY APPLY (from your memory, not written by the person: corrections and conventions taught earlier here) ══`, ...lines, "══ END OF LESSONS ══"].join("\n");
   return [...turns.slice(0, -1), { ...last, content: [{ type: "text", text }, ...last.content] }];
 }

@@ -34,13 +34,17 @@ import type { Platform } from "./types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../memory/lessons.ts";
-import { runToolLoop } from "../agent/loop.ts";
+import { runToolLoop, type LoopResult } from "../agent/loop.ts";
+import { errText } from "../log.ts";
 import { droppedNote, summarize } from "../agent/compress.ts";
 import { runCommand, type CommandName, type CommandReply } from "../agent/commands.ts";
+import { Learning } from "../learning/learning.ts";
+import { DEFAULT_LEARNING, type LearningSettings } from "../learning/settings.ts";
+import { withCorrection } from "../learning/correction-frame.ts";
 
 export interface AgentSettings {
   model: string;
-  reviewModel: string;
+  summaryModel: string;
   maxTokens: number;
   budgets: MemoryBudgets;
   sessionIdleMs: number;
@@ -56,6 +60,8 @@ export interface AgentSettings {
   maxMessageChars?: number;
   /** Where bundled skills are read from; null skips the import (tests that want an empty library). */
   bundledSkillsDir: string | null;
+  /** The learning loop: reviews, corrections, rules, the job worker (default DEFAULT_LEARNING). */
+  learning?: Partial<LearningSettings>;
 }
 
 export interface CoreDeps {
@@ -85,6 +91,8 @@ export class Core implements CorePort {
   };
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
+  /** Reviews, corrections, lessons and rules, run by the job worker after replies. */
+  readonly learning: Learning;
   private readonly queue: KeyedQueue;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
@@ -111,9 +119,42 @@ export class Core implements CorePort {
     this.delivery = new DeliveryPath({
       handle: (inbound, hooks) => this.handle(inbound, hooks),
       recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),
+      delivered: (reply) => this.delivered(reply),
       history: this.history,
       log: deps.log,
     });
+    this.learning = new Learning({
+      db,
+      jobs: this.jobs,
+      model: deps.model,
+      memory: this.memory,
+      skills: this.skills,
+      history: this.history,
+      post: (platform, target, markdown) => this.post(platform, target, markdown),
+      settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: { ...DEFAULT_LEARNING, ...s.learning } },
+      log: deps.log,
+      now: this.now,
+    });
+  }
+
+  /** Starts the job worker (reviews, feedback, lessons): call once the adapters are started. */
+  startBackground(): void {
+    this.learning.start();
+  }
+
+  /** Stops claiming jobs; jobs under way finish within `graceMs` or are handed back through their leases. */
+  stopBackground(graceMs?: number): Promise<void> {
+    return this.learning.stop(graceMs);
+  }
+
+  /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */
+  private async delivered(reply: Outbound): Promise<void> {
+    if (reply.status !== "ok" || reply.replyMessageId === null || reply.conversationId === null) return;
+    try {
+      await this.learning.afterDelivered(reply.replyMessageId, reply.conversationId);
+    } catch (err) {
+      this.deps.log.error({ err, reply: reply.replyMessageId }, "could not queue the learning jobs of a reply");
+    }
   }
 
   /** Makes a platform reachable for the core's own posts; the port it returns renders replies with that adapter. */
@@ -227,6 +268,7 @@ export class Core implements CorePort {
     const uniqueKey = `feedback:${delivery.id}:${reactor.id}:${event.emoji}:${event.action}:${payload.at}`;
     const { job, created } = await this.jobs.enqueue("feedback", payload, { uniqueKey });
     if (!created) return { kind: "ignored", reason: "duplicate" };
+    this.learning.worker.kick();
     this.deps.log.info({ reply: delivery.messageId, emoji: event.emoji, action: event.action }, "feedback recorded");
     if (event.action === "added" && CONFIRM_EMOJI.has(event.emoji)) await this.confirmByReaction({ workspaceId: workspace.id, personId: reactor.id }, delivery);
     return { kind: "recorded", replyMessageId: delivery.messageId, jobId: job.id };
@@ -278,6 +320,8 @@ export class Core implements CorePort {
 
     let text: string;
     let status: Outbound["status"] = "ok";
+    let toolCalls: LoopResult["toolCalls"] = [];
+    let shownLessons: string[] = [];
     try {
       const snapshot = await this.ensureSnapshot(session.id, readSnapshot(session), scope, place);
       let summary = session.summary;
@@ -287,13 +331,16 @@ export class Core implements CorePort {
       // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
       const asked = messages.find((m) => m.id === messageId)?.text ?? "";
       const lessons = relevantLessons(await this.memory.lessons(scope), asked);
+      // The person's message after cairn asked them what it should have done: the correction.
+      const correction = await this.learning.claimCorrection(scope, messageId);
+      shownLessons = lessons.map((l) => l.id);
       const request = buildRequest({
         model: s.model,
         maxTokens: s.maxTokens,
         snapshot: compressed?.snapshot ?? snapshot,
         speakerId: place.person.id,
         summary,
-        history: withLessons(historyToMessages(messages, !place.conversation.isDm), lessons),
+        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons), correction),
         tools: this.tools.definitions(),
       });
       const result = await runToolLoop({
@@ -306,8 +353,9 @@ export class Core implements CorePort {
         ...(hooks.onText ? { onText: hooks.onText } : {}),
         ...(hooks.onTextReset ? { onTextReset: hooks.onTextReset } : {}),
       });
-      log.info({ iterations: result.iterations, tools: result.toolCalls, stop: result.stopReason }, "turn answered");
+      log.info({ iterations: result.iterations, tools: result.toolCalls.map((c) => c.name), stop: result.stopReason, correction: correction?.id }, "turn answered");
       text = storable(result.text) || "(I have nothing to add.)";
+      toolCalls = result.toolCalls;
     } catch (err) {
       status = "failed";
       if (err instanceof ModelUnavailableError) {
@@ -319,6 +367,9 @@ export class Core implements CorePort {
       }
     }
     const reply = await this.history.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed");
+    if (status === "ok") {
+      await this.learning.recordTurn(scope, reply.id, { toolCalls }, shownLessons).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
+    }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
 
@@ -340,7 +391,8 @@ export class Core implements CorePort {
    */
   private async renderSnapshotShared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
     const skills = (await this.skills.index(scope)).filter((s) => !isPrivateSkill(s));
-    return renderShared({ now: this.now(), place: this.placeLabel(place), blocks: this.memory.blocksOf(scope, facts), skills });
+    const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule");
+    return renderShared({ now: this.now(), place: this.placeLabel(place), blocks: this.memory.blocksOf(scope, facts), rules, skills });
   }
 
   private async renderSpeakerProfile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
@@ -387,7 +439,7 @@ export class Core implements CorePort {
     const kept = messages.slice(cut);
     let next: string;
     try {
-      next = await summarize(this.deps.model, s.reviewModel, summary, older);
+      next = await summarize(this.deps.model, s.summaryModel, summary, older);
     } catch (err) {
       this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "compression summary failed; dropping older turns");
       next = droppedNote(summary, older.length);

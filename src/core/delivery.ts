@@ -30,6 +30,8 @@ export interface DeliveryDeps {
   handle(inbound: Inbound, hooks: TurnHooks): Promise<HandleResult>;
   /** Records where a reply's parts were posted. */
   recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void>;
+  /** Once a reply's parts are posted and recorded: what follows a reply (the learning loop's jobs). */
+  delivered?(reply: Outbound): Promise<void>;
   history: HistoryStore;
   log: Logger;
 }
@@ -150,6 +152,7 @@ export class DeliveryPath {
         } catch (err) {
           log.error({ err, reply: reply.replyMessageId, parts: shown.posted }, "could not record the delivery; reactions on it will be ignored");
         }
+        await this.deps.delivered?.(reply);
       }
       log.info({ reply: reply.replyMessageId, parts: shown.posted.length, status: reply.status, failed: shown.failed }, "reply posted");
       return { kind: "replied", status: reply.status, replyMessageId: reply.replyMessageId, ...shown };

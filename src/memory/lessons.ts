@@ -20,7 +20,7 @@ export const LESSON_RECALL = {
 const K1 = 1.2;
 const B = 0.75;
 
-export function relevantLessons<T extends { text: string }>(lessons: readonly T[], message: string, opts = LESSON_RECALL): T[] {
+export function relevantLessons<T extends { text: string }>(lessons: readonly T[], message: string, opts: { max: number; relative: number } = LESSON_RECALL): T[] {
   const query = new Set(docKeys(message));
   if (query.size === 0 || lessons.length === 0) return [];
   const keyed = lessons.map((entry, i) => ({ entry, i, keys: docKeys(entry.text) }));

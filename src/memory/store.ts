@@ -22,8 +22,11 @@ import { TtlCache } from "../cache/ttl-cache.ts";
  * fact: shown in every prompt of its scope, within the target's character budget.
  * lesson: a correction or convention, shown with a message only when the message touches it (see
  * lessons.ts), so a channel can keep many without every prompt carrying all of them.
+ * rule: a team rule, an approved correction in ALWAYS/NEVER form (src/learning): in every prompt of
+ * the workspace like a team fact, within the team budget; changed only through corrections and
+ * approvals, never by the memory tool.
  */
-export type MemoryKind = "fact" | "lesson";
+export type MemoryKind = "fact" | "lesson" | "rule";
 
 /** Lessons a target may hold, and the length of one: they are recalled a few at a time, never all. */
 export const LESSON_LIMITS = { perTarget: 300, chars: 500 } as const;
@@ -79,7 +82,7 @@ function lessonKey(scope: Scope): string {
 }
 
 export function kindOf(entry: { kind: string }): MemoryKind {
-  return entry.kind === "lesson" ? "lesson" : "fact";
+  return entry.kind === "lesson" ? "lesson" : entry.kind === "rule" ? "rule" : "fact";
 }
 
 export function usedChars(texts: readonly string[]): number {
@@ -101,7 +104,7 @@ export function displayEntry(entry: { id: string | null; text: string; scannedWi
 }
 
 function listEntries(entries: readonly { id: string | null; text: string; kind?: MemoryKind }[]): string {
-  return entries.length === 0 ? "  (none)" : entries.map((e) => `  - ${e.kind === "lesson" ? "(lesson) " : ""}${displayEntry(e)}`).join("\n");
+  return entries.length === 0 ? "  (none)" : entries.map((e) => `  - ${e.kind === "lesson" ? "(lesson) " : e.kind === "rule" ? "(team rule) " : ""}${displayEntry(e)}`).join("\n");
 }
 
 /** Scans text before it is written: blocks threats, redacts secrets. Throws MemoryError for the model. */
@@ -177,7 +180,8 @@ export class MemoryStore {
     const before = this.writes;
     const rows = await this.visible(scope);
     if (before === this.writes) this.lessonCache.set(lessonKey(scope), rows.filter((e) => kindOf(e) === "lesson"));
-    return rows.filter((e) => kindOf(e) === "fact");
+    // Facts and team rules: both are in every prompt.
+    return rows.filter((e) => kindOf(e) !== "lesson");
   }
 
   private changed(workspaceId: string): void {
@@ -193,7 +197,7 @@ export class MemoryStore {
 
   /** The fact blocks a prompt shows for this scope: team, then channel (not in DMs), then the person's profile. */
   async blocks(scope: Scope): Promise<MemoryBlock[]> {
-    return this.blocksOf(scope, await this.visible(scope, "fact"));
+    return this.blocksOf(scope, (await this.visible(scope)).filter((e) => kindOf(e) !== "lesson"));
   }
 
   /** `blocks` from entries already read (with `visible`); lessons among them are left out. */
@@ -201,7 +205,9 @@ export class MemoryStore {
     const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
     return targets.map((target) => {
       const entries = rows.filter((e) => e.scope === target && kindOf(e) === "fact");
-      return { target, entries, used: usedChars(entries.map((e) => e.text)), limit: this.budgets[target] };
+      // Team rules are shown apart (renderShared) but spend the team's budget like its facts.
+      const rules = rows.filter((e) => e.scope === target && kindOf(e) === "rule");
+      return { target, entries, used: usedChars([...entries, ...rules].map((e) => e.text)), limit: this.budgets[target] };
     });
   }
 
@@ -223,7 +229,7 @@ export class MemoryStore {
       const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, ...pendingWhere(scope) } });
       if (rows.length === 0) return [];
       const team = await tx.memoryEntry.findMany({ where: { workspaceId, scope: "team", status: "active" } });
-      const used = usedChars([...team, ...rows].filter((e) => kindOf(e) === "fact").map((e) => e.text));
+      const used = usedChars([...team, ...rows].filter((e) => kindOf(e) !== "lesson").map((e) => e.text));
       if (used > this.budgets.team) {
         throw new MemoryError(`Sharing would put team memory at ${used}/${this.budgets.team} chars. Ask cairn to consolidate team memory first.`);
       }
@@ -294,6 +300,11 @@ export class MemoryStore {
           );
         }
         const hit = hits[0]!;
+        if (hit.kind === "rule") {
+          throw new MemoryError(
+            `${where}"${displayEntry(hit)}" is a team rule: rules change only when a person approves a correction (a ✅ on its proposal), and admins archive them with /cairn forget ${hit.id}. Nothing was saved.`,
+          );
+        }
         if (op.action === "remove") {
           hit.removed = true;
           lines.push(`removed from ${op.target}: "${displayEntry(hit)}"`);
@@ -311,7 +322,7 @@ export class MemoryStore {
       for (const [target, w] of work) {
         const kept = w.filter((e) => !e.removed && !e.pending);
         // Facts are in every prompt, so they share the budget; lessons only count against their own cap.
-        const live = kept.filter((e) => e.kind === "fact").map((e) => e.text);
+        const live = kept.filter((e) => e.kind !== "lesson").map((e) => e.text);
         const lessons = kept.length - live.length;
         const used = usedChars(live);
         const limit = this.budgets[target];

@@ -11,7 +11,7 @@ import { uniqueId } from "./db.ts";
 
 export const TEST_SETTINGS: AgentSettings = {
   model: "claude-sonnet-5-5",
-  reviewModel: "claude-haiku-5-5",
+  summaryModel: "claude-haiku-5-5",
   maxTokens: 1024,
   budgets: { user: 1375, channel: 1500, team: 2200 },
   sessionIdleMs: 2 * 60 * 60 * 1000,

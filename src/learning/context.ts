@@ -1,0 +1,37 @@
+/** What the learning loop's jobs need from the core: its stores, the model, and its post operation. */
+import type { Db } from "../db/client.ts";
+import type { JobQueue } from "../jobs/queue.ts";
+import type { ModelClient } from "../agent/model.ts";
+import type { MemoryBudgets, MemoryStore } from "../memory/store.ts";
+import type { SkillStore } from "../skills/store.ts";
+import type { HistoryStore } from "../history/store.ts";
+import type { Posted, PostTarget } from "../core/adapter.ts";
+import type { Platform } from "../core/types.ts";
+import type { AccessPolicy } from "../admission/access.ts";
+import type { Logger } from "../log.ts";
+import type { LearningSettings } from "./settings.ts";
+import type { Corrections } from "./corrections.ts";
+import type { ReplyTraces } from "./traces.ts";
+import type { EmojiSignals } from "./emoji.ts";
+
+export interface LearningDeps {
+  db: Db;
+  jobs: JobQueue;
+  model: ModelClient;
+  memory: MemoryStore;
+  skills: SkillStore;
+  history: HistoryStore;
+  /** The core's post operation (adapter contract): stored, chunked, recorded as deliveries. */
+  post(platform: Platform, target: PostTarget, markdown: string): Promise<Posted>;
+  settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };
+  log: Logger;
+  now: () => Date;
+}
+
+export interface LearningContext extends LearningDeps {
+  corrections: Corrections;
+  traces: ReplyTraces;
+  signals: EmojiSignals;
+  /** The model reviews and lessons are written with. */
+  reviewModel: string;
+}

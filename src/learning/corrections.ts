@@ -1,0 +1,86 @@
+/**
+ * The correction asked for after a negative reaction: cairn asks once per reply, in the reply's
+ * conversation; the reactor's next message there is the correction.
+ *
+ * Invariants kept here:
+ * - One question per reply, however many people react or how often: the reply id is unique.
+ * - A correction is claimed by exactly one message: the claim is a conditional update
+ *   (asked -> received), so two replicas handling the reactor's next messages cannot both take it.
+ * - A question waits `windowMs`; after that the reactor's messages are ordinary messages again.
+ */
+import type { Db } from "../db/client.ts";
+import type { Correction } from "../db/generated/sqlite/client.ts";
+import type { Scope } from "../core/types.ts";
+
+export type { Correction };
+
+/** The correction a turn is answering: what was asked and what cairn wrongly said. */
+export interface ClaimedCorrection {
+  id: string;
+  question: string | null;
+  wrongAnswer: string;
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return typeof err === "object" && err !== null && "code" in err && (err as { code?: unknown }).code === "P2002";
+}
+
+export class Corrections {
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => Date,
+    private readonly windowMs: number,
+  ) {}
+
+  /**
+   * Opens the correction of a reply. Null when one was opened for it before (asked once per reply),
+   * unless it is this reactor's and its question was never posted (a run that failed before
+   * posting): then that one, so the retry asks.
+   */
+  async open(input: { workspaceId: string; conversationId: string; replyMessageId: number; reactorId: string }): Promise<Correction | null> {
+    try {
+      return await this.db.correction.create({ data: { ...input, status: "asked", createdAt: this.now() } });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const earlier = await this.db.correction.findFirst({ where: { replyMessageId: input.replyMessageId, workspaceId: input.workspaceId } });
+      return earlier && earlier.reactorId === input.reactorId && earlier.questionMessageId === null && earlier.status === "asked" ? earlier : null;
+    }
+  }
+
+  async asked(id: string, questionMessageId: number): Promise<void> {
+    await this.db.correction.updateMany({ where: { id }, data: { questionMessageId } });
+  }
+
+  /**
+   * The person's message in a conversation where they were asked for a correction: takes the open
+   * correction (the latest, within the window) for this message. Null when there is none.
+   */
+  async claim(scope: Scope, messageId: number): Promise<ClaimedCorrection | null> {
+    const since = new Date(this.now().getTime() - this.windowMs);
+    const open = await this.db.correction.findFirst({
+      where: { conversationId: scope.conversationId, workspaceId: scope.workspaceId, reactorId: scope.personId, status: "asked", createdAt: { gte: since } },
+      orderBy: { createdAt: "desc" },
+    });
+    if (!open) return null;
+    const taken = await this.db.correction.updateMany({ where: { id: open.id, status: "asked" }, data: { status: "received", correctionMessageId: messageId } });
+    if (taken.count !== 1) return null;
+    const reply = await this.db.message.findFirst({ where: { id: open.replyMessageId, conversationId: open.conversationId } });
+    const question = reply?.replyToId ? await this.db.message.findFirst({ where: { id: reply.replyToId, conversationId: open.conversationId } }) : null;
+    return { id: open.id, question: question?.text ?? null, wrongAnswer: reply?.text ?? "" };
+  }
+
+  /** The correction a person's message was taken as (status received), if any. */
+  async receivedFor(workspaceId: string, correctionMessageId: number): Promise<Correction | null> {
+    return this.db.correction.findFirst({ where: { workspaceId, correctionMessageId, status: "received" } });
+  }
+
+  async get(id: string): Promise<Correction | null> {
+    return this.db.correction.findFirst({ where: { id } });
+  }
+
+  /** Ends a correction without a lesson (its text was refused by the scanner). Only from `received`. */
+  async drop(id: string): Promise<boolean> {
+    const r = await this.db.correction.updateMany({ where: { id, status: "received" }, data: { status: "dropped" } });
+    return r.count === 1;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The `feedback` job: a reaction on one of cairn's messages, queued by Core.feedback.
+ * - Negative (👎 ❌, Slack's "Not right" button): counted; the lessons shown in that reply lose
+ *   confidence; cairn asks in the reply's thread what it should have done, once per reply.
+ * - Positive (👍 ✅ ⭐ 🎉): counted for the reply and for every skill it read; lessons shown gain.
+ * - ✅ on a proposal post: an approval of the proposed team rule (approvals.ts).
+ * Reactions by someone who could not see the message (another person's DM) do nothing.
+ */
+import { z } from "zod";
+import { defineJob } from "../jobs/worker.ts";
+import { replyPlace, postTargetOf, nameOf } from "./places.ts";
+import { adjustConfidence, invalidate } from "./lesson-store.ts";
+import { EmojiSignals } from "./emoji.ts";
+import { approveProposal } from "./approvals.ts";
+import type { LearningContext } from "./context.ts";
+
+export const FeedbackPayload = z.object({
+  replyMessageId: z.number().int(),
+  conversationId: z.string(),
+  workspaceId: z.string(),
+  reactorId: z.string(),
+  emoji: z.string(),
+  action: z.enum(["added", "removed"]),
+  at: z.string(),
+});
+export type FeedbackPayload = z.infer<typeof FeedbackPayload>;
+
+/** Confidence moves: a correction weighs more than praise. */
+const LOST_ON_CORRECTION = 0.25;
+const GAINED_ON_PRAISE = 0.1;
+
+export const CORRECTION_QUESTION = (name: string) =>
+  `**${name}**, what should I have done instead? Reply here with the correction: I'll answer again with it applied and remember it for next time.`;
+
+export function feedbackJob(ctx: LearningContext) {
+  return defineJob({
+    kind: "feedback",
+    payload: FeedbackPayload,
+    async run(p) {
+      const place = await replyPlace(ctx.db, p.workspaceId, p.replyMessageId);
+      if (!place || place.conversation.id !== p.conversationId) return;
+      // In a DM only its owner sees the messages.
+      if (place.conversation.isDm && place.conversation.ownerId !== p.reactorId) {
+        ctx.log.info({ reply: p.replyMessageId }, "reaction from someone outside the DM ignored");
+        return;
+      }
+      if (p.action === "added" && EmojiSignals.isApproval(p.emoji) && (await approveProposal(ctx, place, p.reactorId))) return;
+      const signal = ctx.signals.signal(p.emoji);
+      if (!signal) return;
+      const delta = p.action === "added" ? 1 : -1;
+      await ctx.traces.count(p.workspaceId, p.replyMessageId, signal, delta);
+      // Removing a reaction takes its count back; what it started (a question, confidence) stays.
+      if (p.action === "removed") return;
+      const trace = await ctx.traces.get(p.workspaceId, p.replyMessageId);
+      if (signal === "positive") {
+        if (trace?.skills.length) {
+          await ctx.db.skill.updateMany({
+            where: { name: { in: trace.skills }, OR: [{ workspaceId: p.workspaceId }, { bundled: true }] },
+            data: { successCount: { increment: 1 } },
+          });
+        }
+        await adjustConfidence(ctx.db, p.workspaceId, trace?.lessons ?? [], GAINED_ON_PRAISE);
+        invalidate(ctx.memory);
+        return;
+      }
+      await adjustConfidence(ctx.db, p.workspaceId, trace?.lessons ?? [], -LOST_ON_CORRECTION);
+      invalidate(ctx.memory);
+      // Only an answer to a person can be corrected (not a question, a proposal or a notice of cairn's).
+      if (!place.question) return;
+      const correction = await ctx.corrections.open({
+        workspaceId: p.workspaceId,
+        conversationId: place.conversation.id,
+        replyMessageId: p.replyMessageId,
+        reactorId: p.reactorId,
+      });
+      if (!correction) return;
+      const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
+      if (!where) return;
+      const reactor = await ctx.db.person.findFirst({ where: { id: p.reactorId, workspaceId: p.workspaceId } });
+      const posted = await ctx.post(where.platform, where.target, CORRECTION_QUESTION(nameOf(reactor)));
+      await ctx.corrections.asked(correction.id, posted.messageId);
+      ctx.log.info({ reply: p.replyMessageId, correction: correction.id }, "asked for a correction");
+    },
+  });
+}

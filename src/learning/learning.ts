@@ -1,0 +1,89 @@
+/**
+ * The learning loop, wired: the job worker and its handlers (feedback, lesson, review), the
+ * correction a turn may be answering, and what is queued once a reply was delivered.
+ *
+ * Invariants kept here:
+ * - Nobody waits on learning: jobs are queued after the reply was posted and run on the worker.
+ * - Every trigger is queued under a unique key, so it runs at most once however often the
+ *   delivery is reported, and survives a crash between queueing and running.
+ */
+import type { JobHandler } from "../jobs/worker.ts";
+import { JobWorker } from "../jobs/worker.ts";
+import type { Scope } from "../core/types.ts";
+import type { LoopResult } from "../agent/loop.ts";
+import { Corrections, type ClaimedCorrection } from "./corrections.ts";
+import { ReplyTraces } from "./traces.ts";
+import { EmojiSignals } from "./emoji.ts";
+import { feedbackJob } from "./feedback-job.ts";
+import { lessonJob } from "./lesson-job.ts";
+import { reviewJob, type ReviewPayload } from "./review.ts";
+import type { LearningContext, LearningDeps } from "./context.ts";
+
+export class Learning {
+  readonly ctx: LearningContext;
+  readonly worker: JobWorker;
+
+  constructor(deps: LearningDeps, extraHandlers: readonly JobHandler<unknown>[] = []) {
+    const s = deps.settings.learning;
+    this.ctx = {
+      ...deps,
+      corrections: new Corrections(deps.db, deps.now, s.correctionWindowMs),
+      traces: new ReplyTraces(deps.db),
+      signals: new EmojiSignals(s),
+      reviewModel: s.reviewModel ?? deps.settings.model,
+    };
+    const handlers = [feedbackJob(this.ctx), lessonJob(this.ctx), reviewJob(this.ctx), ...extraHandlers];
+    this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker);
+  }
+
+  /** The correction this message answers, when cairn asked its author for one here. */
+  claimCorrection(scope: Scope, messageId: number): Promise<ClaimedCorrection | null> {
+    return this.ctx.corrections.claim(scope, messageId);
+  }
+
+  /** What the turn drew on, stored with its reply. */
+  async recordTurn(scope: Scope, replyMessageId: number, result: Pick<LoopResult, "toolCalls">, lessonIds: readonly string[]): Promise<void> {
+    await this.ctx.traces.record({ replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: result.toolCalls, lessonIds });
+  }
+
+  /**
+   * A reply was posted: queue what it triggers. A memory review every `reviewEveryTurns` person
+   * messages of the conversation, a skill review after a turn with many tool calls, and the lesson
+   * of a correction it answered.
+   */
+  async afterDelivered(replyMessageId: number, conversationId: string): Promise<void> {
+    const { db, jobs } = this.ctx;
+    const s = this.ctx.settings.learning;
+    const reply = await db.message.findFirst({ where: { id: replyMessageId, conversationId, role: "assistant", status: "sent" } });
+    if (!reply?.replyToId) return;
+    const queued: Promise<unknown>[] = [];
+    const review = (kind: ReviewPayload["kind"], key: string) =>
+      jobs.enqueue("review", { kind, workspaceId: reply.workspaceId, conversationId, replyMessageId } satisfies ReviewPayload, { uniqueKey: key });
+    if (s.reviewEveryTurns > 0) {
+      const turns = await db.message.count({ where: { conversationId, role: "user", id: { lte: reply.replyToId } } });
+      if (turns > 0 && turns % s.reviewEveryTurns === 0) queued.push(review("memory", `review:memory:${conversationId}:${turns}`));
+    }
+    if (s.skillReviewToolCalls > 0) {
+      const trace = await this.ctx.traces.get(reply.workspaceId, replyMessageId);
+      if (trace && trace.toolCalls >= s.skillReviewToolCalls) queued.push(review("skills", `review:skills:${replyMessageId}`));
+    }
+    const correction = await this.ctx.corrections.receivedFor(reply.workspaceId, reply.replyToId);
+    if (correction) queued.push(jobs.enqueue("lesson", { correctionId: correction.id, workspaceId: reply.workspaceId }, { uniqueKey: `lesson:${correction.id}` }));
+    if (queued.length === 0) return;
+    await Promise.all(queued);
+    this.worker.kick();
+  }
+
+  start(): void {
+    this.worker.start();
+  }
+
+  stop(graceMs?: number): Promise<void> {
+    return this.worker.stop(graceMs);
+  }
+
+  /** Runs every due job now, one after another (scripts, tests, the demo). */
+  drain(): Promise<void> {
+    return this.worker.drain();
+  }
+}

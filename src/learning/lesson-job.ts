@@ -1,0 +1,178 @@
+/**
+ * The `lesson` job: a correction received (the reactor's message after cairn asked) becomes a
+ * lesson, queued once the corrected answer was posted.
+ * - In a DM: the person's private lesson. It never reaches anyone else, and is never promoted.
+ * - In a channel: a channel lesson at once (that channel only), and a proposal in the thread: ✅ by
+ *   someone else makes it a team rule (approvals.ts). The same correction made before by another
+ *   person, or in another conversation, promotes it at once, and the post says so.
+ * - A correction the scanner blocks teaches nothing; the person is told why.
+ */
+import { z } from "zod";
+import { defineJob } from "../jobs/worker.ts";
+import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
+import { relevantLessons } from "../memory/lessons.ts";
+import { MemoryError } from "../memory/store.ts";
+import { scanForWrite } from "../safety/scanner.ts";
+import { distill, type Distilled } from "./distill.ts";
+import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "./lesson-case.ts";
+import { createRule, invalidate, saveLesson } from "./lesson-store.ts";
+import { nameOf, postTargetOf, replyPlace, type ReplyPlace } from "./places.ts";
+import type { LearningContext } from "./context.ts";
+import type { Platform } from "../core/types.ts";
+
+export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });
+
+/** Candidates the distiller may call "the same": a handful, by shared words. */
+const CANDIDATES = { max: 6, relative: 0.2 };
+
+export const LESSON_SAVED_DM = (rule: string) => `Saved as a lesson for you (private to you): **${rule}**`;
+export const LESSON_PROPOSED = (rule: string, who: string, quote: string, replaces: string | null) =>
+  [
+    `Saved as a lesson for this channel: **${rule}**`,
+    `(from ${who}'s correction: "${quote}")`,
+    replaces ? `It would replace the team rule: "${replaces}".` : null,
+    `React ✅ to make it a **team rule** for the whole workspace (anyone but ${who}, or an admin).`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+export const RULE_PROMOTED = (rule: string, earlier: string) =>
+  `The same correction was made before (${earlier}), so it is now a **team rule** for everyone in this workspace: **${rule}**`;
+export const RULE_PENDING = (rule: string, earlier: string, replaces: string) =>
+  `The same correction was made before (${earlier}), but it contradicts the team rule "${replaces}". React ✅ to replace that rule with: **${rule}**`;
+
+export function lessonJob(ctx: LearningContext) {
+  return defineJob({
+    kind: "lesson",
+    payload: LessonPayload,
+    async run(p) {
+      const correction = await ctx.corrections.get(p.correctionId);
+      // Learned or dropped already (a re-run after a lost lease): nothing more to do.
+      if (!correction || correction.workspaceId !== p.workspaceId || correction.status !== "received" || correction.correctionMessageId === null) return;
+      const place = await replyPlace(ctx.db, correction.workspaceId, correction.replyMessageId);
+      const said = await ctx.db.message.findFirst({ where: { id: correction.correctionMessageId, conversationId: correction.conversationId } });
+      const reactor = await ctx.db.person.findFirst({ where: { id: correction.reactorId, workspaceId: correction.workspaceId } });
+      if (!place || !said || !reactor) return;
+      const verdict = scanForWrite(said.text);
+      if (!verdict.ok) {
+        if (await ctx.corrections.drop(correction.id)) {
+          ctx.log.warn({ correction: correction.id, reasons: verdict.reasons }, "correction refused by the scanner");
+          await say(ctx, place, `I did not save that as a lesson: ${verdict.message}`);
+        }
+        return;
+      }
+      const text = verdict.text;
+      const dm = place.conversation.isDm;
+      const candidates = await candidateLessons(ctx, place, reactor.id, `${place.question?.text ?? ""}\n${text}`);
+      const d = await distill(ctx.model, ctx.reviewModel, {
+        question: place.question?.text ?? null,
+        wrongAnswer: place.reply.text,
+        correction: text,
+        candidates: candidates.map((c) => ({ id: c.id, kind: c.kind, text: c.text })),
+      });
+      const same = d.sameAs ? (candidates.find((c) => c.id === d.sameAs) ?? null) : null;
+      const lessonCase: LessonCase = {
+        question: place.question ? excerpt(place.question.text, 1000) : null,
+        wrongAnswer: excerpt(place.reply.text, 1000),
+        correction: excerpt(text, 1000),
+        by: { id: reactor.id, name: nameOf(reactor) },
+        at: said.createdAt.toISOString(),
+        conversationId: place.conversation.id,
+        channel: place.conversation.channelId,
+        isDm: dm,
+        replyMessageId: place.reply.id,
+        correctionMessageId: said.id,
+        link: messageLink(place.workspace.platform as Platform, place.workspace.externalId, place.conversation.channelId, said.platformId),
+      };
+      const quote = excerpt(text, QUOTE_CHARS);
+      const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: said.id, reason: `correction of reply ${place.reply.id}` };
+      let lesson: MemoryEntry;
+      try {
+        lesson = await ctx.db.$transaction(async (tx) => {
+          const row = await saveLesson(tx, {
+            workspaceId: correction.workspaceId,
+            target: dm ? "user" : "channel",
+            ownerId: dm ? reactor.id : null,
+            channelKey: dm ? null : place.conversation.channelId,
+            text: d.rule,
+            quote,
+            origin: JSON.stringify(lessonCase),
+            prov,
+          });
+          const done = await tx.correction.updateMany({ where: { id: correction.id, status: "received" }, data: { status: "learned", lessonId: row.id } });
+          if (done.count !== 1) throw new Error("the correction was learned by another run");
+          return row;
+        });
+      } catch (err) {
+        if (!(err instanceof MemoryError)) throw err;
+        await ctx.corrections.drop(correction.id);
+        await say(ctx, place, `I could not save that as a lesson: ${err.message}.`);
+        return;
+      }
+      invalidate(ctx.memory);
+      ctx.log.info({ correction: correction.id, lesson: lesson.id, byModel: d.byModel, same: same?.id ?? null }, "lesson learned");
+      if (dm) {
+        await say(ctx, place, LESSON_SAVED_DM(lesson.text));
+        return;
+      }
+      await settleChannelLesson(ctx, place, lesson, lessonCase, d, same, candidates);
+    },
+  });
+}
+
+/**
+ * Lessons and rules a new correction may repeat or contradict. A DM correction is compared with the
+ * person's own lessons only: it is private, so it never joins anyone else's to become a rule.
+ */
+async function candidateLessons(ctx: LearningContext, place: ReplyPlace, personId: string, text: string): Promise<MemoryEntry[]> {
+  const base = { workspaceId: place.workspace.id, status: "active" };
+  const rows = place.conversation.isDm
+    ? await ctx.db.memoryEntry.findMany({ where: { ...base, scope: "user", ownerId: personId, kind: "lesson" } })
+    : await ctx.db.memoryEntry.findMany({ where: { ...base, OR: [{ scope: "channel", kind: "lesson" }, { scope: "team", kind: "rule" }] } });
+  return relevantLessons(rows, text, CANDIDATES);
+}
+
+async function settleChannelLesson(
+  ctx: LearningContext,
+  place: ReplyPlace,
+  lesson: MemoryEntry,
+  lessonCase: LessonCase,
+  d: Distilled,
+  same: MemoryEntry | null,
+  candidates: readonly MemoryEntry[],
+): Promise<void> {
+  const contradicted = d.contradicts ? (candidates.find((c) => c.id === d.contradicts) ?? null) : null;
+  const who = lessonCase.by.name;
+  const earlierCase = same?.kind === "lesson" ? parseCase(same.origin) : null;
+  // The same correction twice counts only from another person or another conversation.
+  const repeated = same !== null && same.kind === "lesson" && (same.createdById !== lesson.createdById || (earlierCase !== null && earlierCase.conversationId !== lessonCase.conversationId));
+  if (repeated) {
+    const earlier = `by ${earlierCase?.by.name ?? "someone"}${earlierCase?.at ? ` on ${earlierCase.at.slice(0, 10)}` : ""}`;
+    const prov = { source: "reaction" as const, actorId: lesson.createdById, sourceMessageId: lesson.sourceMessageId, reason: `the same correction twice (lessons ${same.id}, ${lesson.id})` };
+    try {
+      const pending = contradicted !== null;
+      const origin = pending ? JSON.stringify({ ...lessonCase, fromLessons: [same.id, lesson.id] }) : lesson.origin;
+      const rule = await ctx.db.$transaction((tx) =>
+        createRule(tx, { workspaceId: lesson.workspaceId, from: [same, lesson], text: lesson.text, quote: lesson.quote, origin, replaces: contradicted, pending, teamBudget: ctx.settings.budgets.team, prov }),
+      );
+      invalidate(ctx.memory);
+      ctx.log.info({ rule: rule.id, pending }, "the same correction twice: team rule");
+      const posted = await say(ctx, place, pending ? RULE_PENDING(rule.text, earlier, contradicted.text) : RULE_PROMOTED(rule.text, earlier));
+      if (pending && posted !== null) await ctx.db.memoryEntry.updateMany({ where: { id: rule.id }, data: { proposalMessageId: posted } });
+      return;
+    } catch (err) {
+      if (!(err instanceof MemoryError)) throw err;
+      ctx.log.warn({ err: err.message }, "promotion refused");
+    }
+  }
+  const posted = await say(ctx, place, LESSON_PROPOSED(lesson.text, who, lesson.quote ?? "", contradicted?.text ?? null));
+  if (posted !== null) {
+    await ctx.db.memoryEntry.updateMany({ where: { id: lesson.id }, data: { proposalMessageId: posted, replacesId: contradicted?.id ?? null } });
+  }
+}
+
+/** Posts in the reply's conversation; the stored id of the post, or null when there is nowhere to post. */
+async function say(ctx: LearningContext, place: ReplyPlace, text: string): Promise<number | null> {
+  const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
+  if (!where) return null;
+  return (await ctx.post(where.platform, where.target, text)).messageId;
+}

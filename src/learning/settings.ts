@@ -1,0 +1,38 @@
+/** The learning loop's settings (environment: CAIRN_REVIEW_*, CAIRN_CORRECTION_EMOJI, ...; see .env.example). */
+export type ReviewNotice = "off" | "brief" | "verbose";
+
+export interface LearningSettings {
+  /** A memory review after every N person messages of a conversation; 0 turns it off. */
+  reviewEveryTurns: number;
+  /** A skill review after a turn with at least this many tool calls; 0 turns it off. */
+  skillReviewToolCalls: number;
+  /** The review's model; null = the main model (it then reuses the conversation's cached prompt). */
+  reviewModel: string | null;
+  /** What the person is told in the thread after a review wrote something. */
+  reviewNotice: ReviewNotice;
+  /** Memory and skill writes one review may make; later ones are refused with a note to the model. */
+  reviewMaxWrites: number;
+  /** Reactions that mean "this was wrong" (unicode or Slack names; aliases are added, see emoji.ts). */
+  correctionEmoji: readonly string[];
+  /** Reactions that mean "this was right". */
+  positiveEmoji: readonly string[];
+  /** ✅ from this many people (other than the corrector; an admin counts as all) make a team rule. */
+  ruleApprovals: number;
+  /** How long the question after a 👎 waits for the reactor's correction. */
+  correctionWindowMs: number;
+  /** The job worker: how often it looks for due jobs, its lease, and jobs run at once. */
+  worker: { pollMs: number; leaseMs: number; concurrency: number; backoffMs: number };
+}
+
+export const DEFAULT_LEARNING: LearningSettings = {
+  reviewEveryTurns: 10,
+  skillReviewToolCalls: 10,
+  reviewModel: null,
+  reviewNotice: "brief",
+  reviewMaxWrites: 3,
+  correctionEmoji: ["👎", "❌"],
+  positiveEmoji: ["👍", "✅", "⭐", "🎉"],
+  ruleApprovals: 1,
+  correctionWindowMs: 24 * 60 * 60 * 1000,
+  worker: { pollMs: 1_000, leaseMs: 60_000, concurrency: 2, backoffMs: 30_000 },
+};

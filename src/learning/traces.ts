@@ -1,0 +1,68 @@
+/**
+ * What each reply drew on (tool calls, skills read, lessons shown) and how people reacted to it:
+ * the evidence the learning loop, the curator and the weekly report count from. One row per reply,
+ * written when the reply is stored.
+ */
+import { z } from "zod";
+import type { Db } from "../db/client.ts";
+import type { Signal } from "./emoji.ts";
+
+export interface TurnFacts {
+  replyMessageId: number;
+  workspaceId: string;
+  conversationId: string;
+  toolCalls: readonly { name: string; input?: unknown }[];
+  lessonIds: readonly string[];
+}
+
+const names = z.array(z.string()).catch([]);
+
+/** The skills a turn read: skill_view calls' `name`. */
+export function skillsRead(calls: TurnFacts["toolCalls"]): string[] {
+  const out = new Set<string>();
+  for (const c of calls) {
+    if (c.name !== "skill_view") continue;
+    const parsed = z.object({ name: z.string() }).safeParse(c.input);
+    if (parsed.success) out.add(parsed.data.name);
+  }
+  return [...out];
+}
+
+export class ReplyTraces {
+  constructor(private readonly db: Db) {}
+
+  async record(f: TurnFacts): Promise<void> {
+    const data = {
+      workspaceId: f.workspaceId,
+      conversationId: f.conversationId,
+      toolCalls: f.toolCalls.length,
+      skills: JSON.stringify(skillsRead(f.toolCalls)),
+      lessons: JSON.stringify([...f.lessonIds]),
+    };
+    await this.db.replyTrace.upsert({ where: { messageId: f.replyMessageId }, create: { messageId: f.replyMessageId, ...data }, update: data });
+  }
+
+  async get(workspaceId: string, replyMessageId: number): Promise<{ toolCalls: number; skills: string[]; lessons: string[]; positive: number; negative: number } | null> {
+    const row = await this.db.replyTrace.findFirst({ where: { messageId: replyMessageId, workspaceId } });
+    if (!row) return null;
+    return { toolCalls: row.toolCalls, skills: names.parse(safeJson(row.skills)), lessons: names.parse(safeJson(row.lessons)), positive: row.positive, negative: row.negative };
+  }
+
+  /** Counts a reaction on the reply (a removed reaction takes its count back, never below zero). */
+  async count(workspaceId: string, replyMessageId: number, signal: Signal, delta: 1 | -1): Promise<void> {
+    const field = signal === "positive" ? "positive" : "negative";
+    if (delta > 0) {
+      await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId }, data: { [field]: { increment: 1 } } });
+    } else {
+      await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId, [field]: { gt: 0 } }, data: { [field]: { decrement: 1 } } });
+    }
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return [];
+  }
+}
