@@ -29,7 +29,19 @@ export const configSchema = z.object({
   ANTHROPIC_API_KEY: optionalString,
   ANTHROPIC_BASE_URL: optionalString.pipe(z.url({ message: "expected a URL like https://api.anthropic.com" }).optional()),
   CAIRN_MODEL: z.string().min(1).default("claude-sonnet-5-5"),
-  CAIRN_REVIEW_MODEL: z.string().min(1).default("claude-haiku-5-5"),
+  // Summaries of older turns (compression): a small model is enough.
+  CAIRN_SUMMARY_MODEL: z.string().min(1).default("claude-haiku-5-5"),
+  // The background review and lesson distillation; unset = CAIRN_MODEL (reuses the cached prompt).
+  CAIRN_REVIEW_MODEL: optionalString,
+  CAIRN_REVIEW_EVERY_TURNS: int(10, 0, 1_000),
+  CAIRN_SKILL_REVIEW_TOOL_CALLS: int(10, 0, 1_000),
+  CAIRN_REVIEW_NOTICE: z.enum(["off", "brief", "verbose"]).default("brief"),
+  CAIRN_REVIEW_MAX_WRITES: int(3, 0, 50),
+  CAIRN_CORRECTION_EMOJI: csv.transform((v) => (v.length ? v : ["👎", "❌"])),
+  CAIRN_POSITIVE_EMOJI: csv.transform((v) => (v.length ? v : ["👍", "✅", "⭐", "🎉"])),
+  CAIRN_RULE_APPROVALS: int(1, 1, 20),
+  CAIRN_CORRECTION_WINDOW_HOURS: int(24, 1, 24 * 30),
+  CAIRN_JOB_CONCURRENCY: int(2, 1, 32),
   CAIRN_MAX_TOKENS: int(4096, 256, 64_000),
   CAIRN_MODEL_TIMEOUT_MS: int(120_000, 1_000, 600_000),
   CAIRN_MODEL_MAX_ATTEMPTS: int(4, 1, 10),
@@ -106,6 +118,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 export const MISSING_API_KEY_MESSAGE = [
   "cairn needs a Claude API key to answer. Set ANTHROPIC_API_KEY (in the environment or in .env).",
   "ANTHROPIC_BASE_URL may point at any Anthropic-compatible endpoint (a proxy or gateway).",
-  "Optional: CAIRN_MODEL, CAIRN_REVIEW_MODEL, DATABASE_URL; Slack: SLACK_BOT_TOKEN with SLACK_APP_TOKEN",
+  "Optional: CAIRN_MODEL, CAIRN_SUMMARY_MODEL, DATABASE_URL; Slack: SLACK_BOT_TOKEN with SLACK_APP_TOKEN",
   "or SLACK_SIGNING_SECRET; Discord: DISCORD_TOKEN, DISCORD_APPLICATION_ID. See .env.example.",
 ].join("\n");

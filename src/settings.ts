@@ -4,13 +4,14 @@ import { PROJECT_ROOT } from "./paths.ts";
 import type { Config } from "./config.ts";
 import type { AgentSettings } from "./core/core.ts";
 import { accessPolicy } from "./admission/access.ts";
+import { DEFAULT_LEARNING } from "./learning/settings.ts";
 
 export const BUNDLED_SKILLS_DIR = join(PROJECT_ROOT, "skills");
 
 export function agentSettings(cfg: Config): AgentSettings {
   return {
     model: cfg.CAIRN_MODEL,
-    summaryModel: cfg.CAIRN_REVIEW_MODEL,
+    summaryModel: cfg.CAIRN_SUMMARY_MODEL,
     maxTokens: cfg.CAIRN_MAX_TOKENS,
     budgets: { user: cfg.CAIRN_MEMORY_USER_CHARS, channel: cfg.CAIRN_MEMORY_CHANNEL_CHARS, team: cfg.CAIRN_MEMORY_TEAM_CHARS },
     sessionIdleMs: cfg.CAIRN_SESSION_IDLE_MINUTES * 60_000,
@@ -22,5 +23,17 @@ export function agentSettings(cfg: Config): AgentSettings {
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
+    learning: {
+      reviewEveryTurns: cfg.CAIRN_REVIEW_EVERY_TURNS,
+      skillReviewToolCalls: cfg.CAIRN_SKILL_REVIEW_TOOL_CALLS,
+      reviewModel: cfg.CAIRN_REVIEW_MODEL ?? null,
+      reviewNotice: cfg.CAIRN_REVIEW_NOTICE,
+      reviewMaxWrites: cfg.CAIRN_REVIEW_MAX_WRITES,
+      correctionEmoji: cfg.CAIRN_CORRECTION_EMOJI,
+      positiveEmoji: cfg.CAIRN_POSITIVE_EMOJI,
+      ruleApprovals: cfg.CAIRN_RULE_APPROVALS,
+      correctionWindowMs: cfg.CAIRN_CORRECTION_WINDOW_HOURS * 3_600_000,
+      worker: { ...DEFAULT_LEARNING.worker, concurrency: cfg.CAIRN_JOB_CONCURRENCY },
+    },
   };
 }

@@ -7,7 +7,11 @@ describe("config", () => {
     const cfg = loadConfig({});
     expect(cfg.DATABASE_URL).toBe("file:./data/cairn.db");
     expect(cfg.CAIRN_MODEL).toMatch(/^claude-sonnet-/);
-    expect(cfg.CAIRN_REVIEW_MODEL).toMatch(/^claude-haiku-/);
+    expect(cfg.CAIRN_SUMMARY_MODEL).toMatch(/^claude-haiku-/);
+    // The review runs on the main model unless one is named.
+    expect(cfg.CAIRN_REVIEW_MODEL).toBeUndefined();
+    expect(cfg.CAIRN_CORRECTION_EMOJI).toEqual(["👎", "❌"]);
+    expect(cfg.CAIRN_REVIEW_EVERY_TURNS).toBe(10);
     expect(cfg.CAIRN_SESSION_IDLE_MINUTES).toBe(120);
     expect(cfg.CAIRN_TOOL_ITERATIONS).toBe(20);
     expect(cfg.ANTHROPIC_API_KEY).toBeUndefined();
