@@ -255,6 +255,8 @@ export class Core implements CorePort {
     const workspace = await this.history.findWorkspace(event.platform, event.workspace.externalId);
     const delivery = workspace && (await this.history.findDelivery({ workspaceId: workspace.id }, event.channel.externalId, event.targetMessageId));
     if (!workspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
+    // Someone cairn may not serve teaches it nothing.
+    if (!checkAccess(this.deps.settings.access, { platform: event.platform, author: event.reactor, channel: event.channel }).ok) return { kind: "ignored", reason: "refused" };
     const reactor = await this.history.person(workspace.id, event.reactor);
     const payload = {
       replyMessageId: delivery.messageId,

@@ -110,7 +110,7 @@ export interface FeedbackEvent {
 
 export type FeedbackResult =
   | { kind: "recorded"; replyMessageId: number; jobId: string }
-  | { kind: "ignored"; reason: "not_a_reply" | "bot" | "duplicate" };
+  | { kind: "ignored"; reason: "not_a_reply" | "bot" | "duplicate" | "refused" };
 
 /**
  * Optional hooks an adapter passes to a turn, for the capabilities its platform has. All are called

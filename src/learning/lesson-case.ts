@@ -50,9 +50,13 @@ export const QUOTE_CHARS = 160;
  * A link to a message a person can open. Slack: the archives permalink form (it redirects into the
  * workspace); Discord: the message URL. The console has none.
  */
-export function messageLink(platform: Platform, workspaceExternalId: string, channel: string, platformMessageId: string | null): string | null {
+export function messageLink(platform: Platform, workspaceExternalId: string, channel: string, platformMessageId: string | null, threadId: string | null = null): string | null {
   if (!platformMessageId) return null;
-  if (platform === "slack") return `https://slack.com/archives/${channel}/p${platformMessageId.replace(".", "")}`;
+  if (platform === "slack") {
+    const link = `https://slack.com/archives/${channel}/p${platformMessageId.replace(".", "")}`;
+    // A reply in a thread opens in its thread.
+    return threadId && threadId !== platformMessageId ? `${link}?thread_ts=${threadId}&cid=${channel}` : link;
+  }
   if (platform === "discord") {
     const guild = workspaceExternalId.startsWith("@dm:") ? "@me" : workspaceExternalId;
     return `https://discord.com/channels/${guild}/${channel}/${platformMessageId}`;

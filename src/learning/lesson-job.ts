@@ -81,7 +81,7 @@ export function lessonJob(ctx: LearningContext) {
         isDm: dm,
         replyMessageId: place.reply.id,
         correctionMessageId: said.id,
-        link: messageLink(place.workspace.platform as Platform, place.workspace.externalId, place.conversation.channelId, said.platformId),
+        link: messageLink(place.workspace.platform as Platform, place.workspace.externalId, place.conversation.channelId, said.platformId, place.conversation.threadId),
       };
       const quote = excerpt(text, QUOTE_CHARS);
       const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: said.id, reason: `correction of reply ${place.reply.id}` };

@@ -56,6 +56,9 @@ export interface Shown {
   inReplyTo: string | null;
 }
 
+/** The reactions the contracts use; each driver spells them its platform's way. */
+export type Reaction = "up" | "down" | "check";
+
 export interface Features {
   /** Channels besides DMs, where cairn answers when it is mentioned. */
   channels: boolean;
@@ -90,7 +93,8 @@ export interface Driver {
   say(place: Place, person: Person, text: string): Promise<Sent>;
   /** A post in `place` mentioning cairn, delivered to the adapter twice. */
   deliverTwice(place: Place, person: Person, text: string): Promise<Sent>;
-  react(place: Place, messageId: string, person: Person): Promise<void>;
+  /** A reaction by `person` on message `messageId` (default a thumbs-up), spelled as this platform does. */
+  react(place: Place, messageId: string, person: Person, reaction?: Reaction): Promise<void>;
   /** What `place` shows now, oldest first. */
   timeline(place: Place): Shown[];
   /** Where `core.post` sends a message to `place` (a channel's main line or a thread). */

@@ -10,7 +10,7 @@ import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/a
 import { dmWorkspace } from "../../src/platforms/discord/events.ts";
 import { snowflake, startFakeDiscord, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
 import { waitUntil } from "../fakes/http.ts";
-import type { Driver, Features, Person, Place, Sent, Shown } from "./contract.ts";
+import type { Driver, Features, Person, Place, Reaction, Sent, Shown } from "./contract.ts";
 
 /** More than the cases ask for: each takes fresh ones. */
 const CHANNELS = 16;
@@ -103,8 +103,8 @@ export class DiscordDriver implements Driver {
     return sent;
   }
 
-  async react(place: Place, messageId: string, person: Person): Promise<void> {
-    this.discord.react({ channelId: place.channel, messageId, user: this.people[person], emoji: this.thumbsUp });
+  async react(place: Place, messageId: string, person: Person, reaction: Reaction = "up"): Promise<void> {
+    this.discord.react({ channelId: place.channel, messageId, user: this.people[person], emoji: { up: this.thumbsUp, down: "👎", check: "✅" }[reaction] });
   }
 
   timeline(place: Place): Shown[] {

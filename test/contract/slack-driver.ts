@@ -11,7 +11,7 @@ import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
 import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, type FakeSlack, type StoredMessage } from "../fakes/slack.ts";
 import { uniqueId } from "../support/db.ts";
-import type { Driver, Features, Person, Place, Sent, Shown } from "./contract.ts";
+import type { Driver, Features, Person, Place, Reaction, Sent, Shown } from "./contract.ts";
 
 const USERS: Record<Person, string> = { alice: "UALICE", bob: "UBOB", mallory: "UMALLORY" };
 
@@ -92,12 +92,12 @@ export class SlackDriver implements Driver {
     return this.sent(place, ts);
   }
 
-  async react(place: Place, messageId: string, person: Person): Promise<void> {
+  async react(place: Place, messageId: string, person: Person, reaction: Reaction = "up"): Promise<void> {
     const message = this.slack.messages(place.channel).find((m) => m.ts === messageId);
     await this.send({
       type: "reaction_added",
       user: USERS[person],
-      reaction: this.thumbsUp,
+      reaction: { up: this.thumbsUp, down: "-1", check: "white_check_mark" }[reaction],
       item_user: message?.user ?? this.slack.bot.userId,
       item: { type: "message", channel: place.channel, ts: messageId },
       event_ts: this.slack.nextTs(),
