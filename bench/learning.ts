@@ -18,7 +18,7 @@ import { benchCore, channelMessage, replyText } from "./lib/core.ts";
 import { fakeModel, lastUserText, promptText, type Reply } from "./lib/model.ts";
 import { round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
-import { runTeamLessons } from "./lib/team-lessons.ts";
+import { LESSON_SETS, runTeamLessons } from "./lib/team-lessons.ts";
 
 const CHANNELS = ["backend", "frontend", "data", "ops", "design"];
 const PER_CHANNEL = 10;
@@ -124,7 +124,8 @@ async function runVariant(variant: Variant) {
 export async function run(): Promise<BenchOutcome> {
   const runs = [await runVariant("A"), await runVariant("B-facts"), await runVariant("B"), await runVariant("C")];
   const [a, , , c] = runs;
-  const team = await runTeamLessons();
+  const team = [];
+  for (const set of LESSON_SETS) team.push(await runTeamLessons(set));
   const cut = a!.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c!.repeatedMistakeRate / a!.repeatedMistakeRate), 1);
   const text = [
     `learning loop: ${LESSONS.length} corrections in ${CHANNELS.length} channels, then a related and an unrelated question each (goal for C: mistakes cut >= 80% vs A, recall >= 95%, pollution <= 5%)`,
@@ -134,8 +135,11 @@ export async function run(): Promise<BenchOutcome> {
     ),
     `C vs A: repeated mistakes cut by ${cut}%`,
     "",
-    `lessons written as teams write them (${team.lessons} conventions of one channel sharing words, ${team.questions} questions in later sessions, ${team.questions - team.lessons} unrelated)`,
-    table(["lesson recall %", "pollution %", "lessons/prompt", "unrelated questions shown a lesson"], [[team.lessonRecall, team.pollution, team.lessonsPerPrompt, team.unrelatedWithLessons]]),
+    "lessons written as teams write them (each set: conventions of one channel sharing words, then a paraphrased question each and unrelated ones in later sessions; held-out: a second set written before the ranking was changed)",
+    table(
+      ["set", "conventions", "questions", "lesson recall %", "pollution %", "lessons/prompt", "unrelated questions shown a lesson"],
+      team.map((t) => [t.set, t.lessons, t.questions, t.lessonRecall, t.pollution, t.lessonsPerPrompt, `${t.unrelatedWithLessons} of ${t.questions - t.lessons}`]),
+    ),
   ].join("\n");
   return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", runs, mistakesCutCvsA: cut, teamLessons: team } };
 }

@@ -4,6 +4,10 @@
  * scripted benchmark in learning.ts gives each lesson a word of its own; this one shows what the
  * ranking (src/memory/lessons.ts) does when words overlap. Every lesson is taught through the memory
  * tool in one session; each question is asked in a later session of the same channel.
+ *
+ * Two sets, each in a database of its own: the first ten conventions, and a held-out set written
+ * apart from them, before the ranking was reworked on their account (other domains and wording,
+ * words shared between lessons as well), so that a rule fitted to ten sentences shows it.
  */
 import { benchCore, channelMessage, replyText } from "./core.ts";
 import { openBenchDatabase } from "./db.ts";
@@ -13,6 +17,12 @@ import { round } from "./report.ts";
 interface Case {
   lesson: string;
   question: string;
+}
+
+export interface LessonSet {
+  name: string;
+  cases: Case[];
+  unrelated: string[];
 }
 
 export const TEAM_LESSONS: Case[] = [
@@ -36,7 +46,37 @@ export const UNRELATED_QUESTIONS = [
   "explain what a monad is",
 ];
 
+export const HELD_OUT_LESSONS: Case[] = [
+  { lesson: "Refunds over $500 need sign-off from someone in finance.", question: "a customer wants a refund of $800, can I just approve it?" },
+  { lesson: "Customer data exports are handled by the privacy team and never sent by email.", question: "a customer asked us to email them all the data we hold on them" },
+  { lesson: "Production database access is granted for 24 hours through the access portal.", question: "how do I get access to the prod database to debug an issue?" },
+  { lesson: "Security issues are reported in #sec-incidents, not in the team channel.", question: "I think I found a security hole in the login page, where do I report it?" },
+  { lesson: "Design reviews are on Wednesdays; add your Figma link to the review doc.", question: "when is the next design review?" },
+  { lesson: "Changes to the auth service need two approvals on the PR.", question: "how many approvals does my auth change need?" },
+  { lesson: "Release notes are written by the feature's PM, not by engineering.", question: "who writes the release notes for the search feature?" },
+  { lesson: "New dependencies need a license check by legal before they are added.", question: "is there anything I should check before adding a new npm dependency?" },
+  { lesson: "Customer-facing emails about outages are reviewed by the support lead before sending.", question: "I drafted an email to customers about the outage, who should review it?" },
+  { lesson: "Test data goes in the sandbox project, never in the production database.", question: "where should I put test data for the new report?" },
+  { lesson: "Interview feedback is due in Greenhouse within 24 hours of the interview.", question: "how long do I have to write up my interview feedback?" },
+  { lesson: "The support rotation changes on Mondays at 10am; swaps go in #support.", question: "who's on support this week?" },
+  { lesson: "Secrets live in Vault; never paste them in Slack or commit them to the repo.", question: "where should I keep the new service's API secret?" },
+  { lesson: "During an outage, update the status page every 30 minutes.", question: "how often should we post status updates while the site is down?" },
+];
+export const HELD_OUT_UNRELATED = [
+  "any good podcast recommendations?",
+  "how do I make a sourdough starter?",
+  "what's the capital of Australia?",
+  "can you review my cover letter before I send it?",
+  "tell me a joke about cats",
+];
+
+export const LESSON_SETS: LessonSet[] = [
+  { name: "team", cases: TEAM_LESSONS, unrelated: UNRELATED_QUESTIONS },
+  { name: "held-out", cases: HELD_OUT_LESSONS, unrelated: HELD_OUT_UNRELATED },
+];
+
 export interface TeamLessonsResult {
+  set: string;
   lessons: number;
   questions: number;
   lessonRecall: number;
@@ -45,8 +85,8 @@ export interface TeamLessonsResult {
   unrelatedWithLessons: number;
 }
 
-export async function runTeamLessons(): Promise<TeamLessonsResult> {
-  const bench = await openBenchDatabase("learnteam");
+export async function runTeamLessons(set: LessonSet): Promise<TeamLessonsResult> {
+  const bench = await openBenchDatabase(`learnteam_${set.name.replace(/[^a-z]/g, "")}`);
   try {
     let clock = Date.parse("2026-05-01T09:00:00Z");
     const model = fakeModel(
@@ -63,10 +103,10 @@ export async function runTeamLessons(): Promise<TeamLessonsResult> {
     const core = await benchCore(bench.database, model, { bundledSkillsDir: null }, () => new Date(clock));
     let seq = 0;
     const say = (text: string) => replyText(core, channelMessage("team-ws", "UTEACH", "C-eng", text, `team-${seq++}`, new Date(clock), false));
-    for (const c of TEAM_LESSONS) await say(`No: ${c.lesson}`);
-    const present = (prompt: string) => TEAM_LESSONS.filter((c) => prompt.includes(c.lesson)).map((c) => c.lesson);
+    for (const c of set.cases) await say(`No: ${c.lesson}`);
+    const present = (prompt: string) => set.cases.filter((c) => prompt.includes(c.lesson)).map((c) => c.lesson);
     const asked: { needed: string | null; seen: string[] }[] = [];
-    for (const [needed, question] of [...TEAM_LESSONS.map((c) => [c.lesson, c.question] as const), ...UNRELATED_QUESTIONS.map((q) => [null, q] as const)]) {
+    for (const [needed, question] of [...set.cases.map((c) => [c.lesson, c.question] as const), ...set.unrelated.map((q) => [null, q] as const)]) {
       clock += 3 * 60 * 60 * 1000; // a new session for every question
       const before = model.requests.length;
       await say(question);
@@ -76,7 +116,8 @@ export async function runTeamLessons(): Promise<TeamLessonsResult> {
     const shown = asked.reduce((n, a) => n + a.seen.length, 0);
     const irrelevant = asked.reduce((n, a) => n + a.seen.filter((l) => l !== a.needed).length, 0);
     return {
-      lessons: TEAM_LESSONS.length,
+      set: set.name,
+      lessons: set.cases.length,
       questions: asked.length,
       lessonRecall: round((100 * related.filter((a) => a.seen.includes(a.needed!)).length) / related.length, 1),
       pollution: shown === 0 ? 0 : round((100 * irrelevant) / shown, 1),

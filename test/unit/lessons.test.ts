@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { relevantLessons } from "../../src/memory/lessons.ts";
 
-const lesson = (text: string) => ({ text });
+const lesson = (text: string, confidence?: number) => (confidence === undefined ? { text } : { text, confidence });
 const texts = (xs: { text: string }[]) => xs.map((x) => x.text);
 
 describe("relevantLessons", () => {
@@ -33,14 +33,65 @@ describe("relevantLessons", () => {
   });
 
   it("shows at most three, best first, the newer on a tie", () => {
-    const many = Array.from({ length: 8 }, (_, i) => lesson(`Rule ${i}: the flaky suite is quarantined ${i}`));
-    const picked = relevantLessons([...many, ...lessons, ...lessons], "why is the flaky suite quarantined?");
-    expect(picked).toHaveLength(3);
-    expect(texts(picked)).toEqual(["Rule 7: the flaky suite is quarantined 7", "Rule 6: the flaky suite is quarantined 6", "Rule 5: the flaky suite is quarantined 5"]);
+    const suites = ["api", "web", "ios", "android", "search"].map((s) => lesson(`The ${s} suite is quarantined until it passes`));
+    const picked = relevantLessons([...suites, ...lessons], "are the api, web, ios, android and search suites quarantined?");
+    expect(texts(picked)).toEqual(["The search suite is quarantined until it passes", "The android suite is quarantined until it passes", "The ios suite is quarantined until it passes"]);
   });
 
   it("finds lessons in Chinese by shared characters", () => {
     const zh = [lesson("部署到预发布环境之前需要在运维频道开工单。"), lesson("账单服务由支付团队负责。")];
     expect(texts(relevantLessons(zh, "谁负责账单服务？"))).toEqual(["账单服务由支付团队负责。"]);
+  });
+
+  // Conventions of one channel as a team writes them: they share words ("data", "customer", "support").
+  const team = [
+    lesson("Deploys to staging need a ticket in #ops first."),
+    lesson("Test data goes in the sandbox project, never in the production database."),
+    lesson("Customer data exports are handled by the privacy team and never sent by email."),
+    lesson("Security issues are reported in #sec-incidents, not in the team channel."),
+    lesson("New dependencies need a license check by legal before they are added."),
+    lesson("On-call swaps go in #oncall with a PagerDuty override."),
+    lesson("The support rotation changes on Mondays at 10am; swaps go in #support."),
+    lesson("Customer emails about outages are reviewed by the support lead."),
+    lesson("Load tests run against the perf environment, never against staging."),
+  ];
+
+  it("shows only the lesson a question is about, not the others sharing one of its words", () => {
+    // "new" and "report" each match a lesson of their own; "test data" is what the question is about.
+    expect(texts(relevantLessons(team, "where should I put test data for the new report?"))).toEqual([
+      "Test data goes in the sandbox project, never in the production database.",
+    ]);
+    // "customer" is in two lessons, "data" in two: one lesson holds the question's words together.
+    expect(texts(relevantLessons(team, "a customer asked us to email them all the data we hold on them"))).toEqual([
+      "Customer data exports are handled by the privacy team and never sent by email.",
+    ]);
+    expect(texts(relevantLessons(team, "I need to swap my on-call shift next week"))).toEqual(["On-call swaps go in #oncall with a PagerDuty override."]);
+  });
+
+  it("leaves out a lesson whose shared words a better one already holds", () => {
+    // Both mention support; the rotation says it twice in fewer words.
+    expect(texts(relevantLessons(team, "who's on support this week?"))).toEqual(["The support rotation changes on Mondays at 10am; swaps go in #support."]);
+  });
+
+  it("shows no lesson with a question none is about, however many lessons share words", () => {
+    for (const q of ["what's for lunch today?", "write a haiku about autumn", "what time is the all-hands?", "explain what a monad is"]) {
+      expect(relevantLessons(team, q)).toEqual([]);
+    }
+  });
+
+  it("weighs each lesson by its confidence", () => {
+    const staging = "Deploys to staging need a ticket in #ops first.";
+    const perf = "Load tests run against the perf environment, never against staging.";
+    // Alike, the shorter lesson wins "staging"; trusted less, it gives way to the other.
+    expect(texts(relevantLessons([lesson(staging), lesson(perf)], "staging?"))).toEqual([staging]);
+    expect(texts(relevantLessons([lesson(staging, 0.5), lesson(perf, 1)], "staging?"))).toEqual([perf]);
+    expect(texts(relevantLessons([lesson(staging, 1), lesson(perf, 0.5)], "staging?"))).toEqual([staging]);
+  });
+
+  it("never shows a lesson trusted less than 0.3", () => {
+    const billing = "The billing service is owned by the payments team.";
+    expect(texts(relevantLessons([lesson(billing, 0.29)], "who owns billing?"))).toEqual([]);
+    expect(texts(relevantLessons([lesson(billing, 0.3)], "who owns billing?"))).toEqual([billing]);
+    expect(texts(relevantLessons([lesson(billing, 0.1), ...lessons.slice(0, 1)], "who owns billing?"))).toEqual([]);
   });
 });
