@@ -19,6 +19,7 @@ import { fakeModel, lastUserText, promptText, type Reply } from "./lib/model.ts"
 import { round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
 import { LESSON_SETS, runTeamLessons } from "./lib/team-lessons.ts";
+import { runLearningFlow } from "./lib/learning-flow.ts";
 
 const CHANNELS = ["backend", "frontend", "data", "ops", "design"];
 const PER_CHANNEL = 10;
@@ -127,7 +128,15 @@ export async function run(): Promise<BenchOutcome> {
   const team = [];
   for (const set of LESSON_SETS) team.push(await runTeamLessons(set));
   const cut = a!.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c!.repeatedMistakeRate / a!.repeatedMistakeRate), 1);
+  const flow = await runLearningFlow();
   const text = [
+    `the whole loop, through the delivery path: ${flow.runs[1]!.sessions} sessions; 50 corrections by 👎 -> question -> correction -> lesson, half approved with ✅ by a teammate; then a related question in the same channel, in another channel, and an unrelated one (A: reactions teach nothing; C: the loop)`,
+    table(
+      ["variant", "questions asked", "lessons", "team rules", "repeated mistakes %", "lesson recall %", "approved rules answered right elsewhere %", "unapproved lessons seen elsewhere", "lesson pollution %", "rules/prompt"],
+      flow.runs.map((r) => [r.variant, r.questionsAsked, r.lessons, r.rules, r.repeatedMistakeRate, r.lessonRecall, r.rulesReachOtherChannels, r.channelLessonLeaks, r.pollution, r.rulesPerPrompt]),
+    ),
+    `C vs A (whole loop): repeated mistakes cut by ${flow.mistakesCut}%`,
+    "",
     `learning loop: ${LESSONS.length} corrections in ${CHANNELS.length} channels, then a related and an unrelated question each (goal for C: mistakes cut >= 80% vs A, recall >= 95%, pollution <= 5%)`,
     table(
       ["variant", "repeated mistakes %", "lesson recall %", "pollution %", "lessons/prompt"],
@@ -141,5 +150,5 @@ export async function run(): Promise<BenchOutcome> {
       team.map((t) => [t.set, t.lessons, t.questions, t.lessonRecall, t.pollution, t.lessonsPerPrompt, `${t.unrelatedWithLessons} of ${t.questions - t.lessons}`]),
     ),
   ].join("\n");
-  return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", runs, mistakesCutCvsA: cut, teamLessons: team } };
+  return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", flow, runs, mistakesCutCvsA: cut, teamLessons: team } };
 }
