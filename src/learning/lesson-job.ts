@@ -10,10 +10,9 @@
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
-import { relevantLessons } from "../memory/lessons.ts";
 import { MemoryError } from "../memory/store.ts";
 import { scanForWrite } from "../safety/scanner.ts";
-import { distill, type Distilled } from "./distill.ts";
+import { distill, overlap, type Distilled } from "./distill.ts";
 import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "./lesson-case.ts";
 import { createRule, invalidate, saveLesson } from "./lesson-store.ts";
 import { nameOf, postTargetOf, replyPlace, type ReplyPlace } from "./places.ts";
@@ -22,8 +21,8 @@ import type { Platform } from "../core/types.ts";
 
 export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });
 
-/** Candidates the distiller may call "the same": a handful, by shared words. */
-const CANDIDATES = { max: 6, relative: 0.2 };
+/** Candidates the distiller may call "the same" or contradicted: a handful, by shared words. */
+const CANDIDATES = 8;
 
 export const LESSON_SAVED_DM = (rule: string) => `Saved as a lesson for you (private to you): **${rule}**`;
 export const LESSON_PROPOSED = (rule: string, who: string, quote: string, replaces: string | null) =>
@@ -128,7 +127,13 @@ async function candidateLessons(ctx: LearningContext, place: ReplyPlace, personI
   const rows = place.conversation.isDm
     ? await ctx.db.memoryEntry.findMany({ where: { ...base, scope: "user", ownerId: personId, kind: "lesson" } })
     : await ctx.db.memoryEntry.findMany({ where: { ...base, OR: [{ scope: "channel", kind: "lesson" }, { scope: "team", kind: "rule" }] } });
-  return relevantLessons(rows, text, CANDIDATES);
+  // Broader than the lessons shown with a message: a rule this one contradicts may share a single word with it.
+  return rows
+    .map((row) => ({ row, score: overlap(text, row.text) }))
+    .filter((r) => r.score > 0)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, CANDIDATES)
+    .map((r) => r.row);
 }
 
 async function settleChannelLesson(
