@@ -24,6 +24,10 @@ export function isAdmin(policy: AccessPolicy, platform: Platform, userId: string
   return policy.admins.has(qualified(platform, userId));
 }
 
+/** What someone cairn may not serve is told (adapters recognise these to treat them as non-answers). */
+export const REFUSED_USER_TEXT = "Sorry, cairn isn't enabled for you here. Ask a cairn admin to add you.";
+export const REFUSED_CHANNEL_TEXT = "Sorry, cairn isn't enabled in this channel. Ask a cairn admin, or talk to me in a DM.";
+
 export type AccessVerdict = { ok: true } | { ok: false; reason: "user" | "channel"; text: string };
 
 export function checkAccess(policy: AccessPolicy, inbound: Pick<Inbound, "platform" | "author" | "channel">): AccessVerdict {
@@ -35,10 +39,10 @@ export function checkAccess(policy: AccessPolicy, inbound: Pick<Inbound, "platfo
     policy.allowedUsers.has(qualified(platform, inbound.author.externalId)) ||
     (inbound.author.roles ?? []).some((r) => policy.allowedRoles.has(qualified(platform, r)));
   if (!userOk) {
-    return { ok: false, reason: "user", text: "Sorry, cairn isn't enabled for you here. Ask a cairn admin to add you." };
+    return { ok: false, reason: "user", text: REFUSED_USER_TEXT };
   }
   if (!inbound.channel.isDm && policy.allowedChannels.size > 0 && !policy.allowedChannels.has(qualified(platform, inbound.channel.externalId))) {
-    return { ok: false, reason: "channel", text: "Sorry, cairn isn't enabled in this channel. Ask a cairn admin, or talk to me in a DM." };
+    return { ok: false, reason: "channel", text: REFUSED_CHANNEL_TEXT };
   }
   return { ok: true };
 }

@@ -1,6 +1,6 @@
 /**
  * A fake Slack: the Web API over node:http, the Socket Mode WebSocket, response_url endpoints, and a
- * client that posts signed Events API requests, all on 127.0.0.1.
+ * client that posts signed Events API requests and interactions, all on 127.0.0.1.
  *
  * Why a server and not a mocked Bolt: what breaks in production lives on the wire (form-encoded
  * bodies, Bearer tokens, 429 + Retry-After, the envelope/ack protocol, v0 signatures), and the real
@@ -51,6 +51,8 @@ export interface StoredMessage {
   bot_id?: string;
   text: string;
   subtype?: string;
+  /** Block Kit blocks the bot posted or last edited in (absent: text only). */
+  blocks?: unknown[];
 }
 
 export interface FakeUser {
@@ -135,6 +137,48 @@ export function eventCallback(teamId: string, event: Record<string, unknown>, op
     authorizations: [{ enterprise_id: null, team_id: teamId, user_id: "UFAKEBOT", is_bot: true, is_enterprise_install: false }],
     is_ext_shared_channel: false,
   };
+}
+
+export interface BlockActionsOptions {
+  teamId: string;
+  user: string;
+  channel: string;
+  /** The message the clicked element is on. */
+  messageTs: string;
+  /** Who posted that message (the bot, for cairn's answers). */
+  messageUser: string;
+  actionId: string;
+  value: string;
+  /** When the click happened (Slack's ts format); default now. */
+  actionTs?: string;
+}
+
+/** A `block_actions` interaction payload, as Slack sends one when someone clicks an element of a message. */
+export function blockActions(o: BlockActionsOptions): Record<string, unknown> {
+  return {
+    type: "block_actions",
+    user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: o.teamId },
+    api_app_id: "AFAKEAPP",
+    token: "verification-token-unused",
+    container: { type: "message", message_ts: o.messageTs, channel_id: o.channel, is_ephemeral: false },
+    trigger_id: `trig-${randomUUID().slice(0, 8)}`,
+    team: { id: o.teamId, domain: "fake" },
+    enterprise: null,
+    is_enterprise_install: false,
+    channel: { id: o.channel, name: o.channel.startsWith("D") ? "directmessage" : "general" },
+    message: { type: "message", user: o.messageUser, ts: o.messageTs, text: "…" },
+    state: { values: {} },
+    response_url: "https://hooks.slack.invalid/actions/unused",
+    actions: [{ type: "feedback_buttons", action_id: o.actionId, block_id: "fb", value: o.value, action_ts: o.actionTs ?? (Date.now() / 1000).toFixed(6) }],
+  };
+}
+
+/**
+ * POSTs a signed interaction to a Bolt HTTP receiver, as Slack does: form-encoded `payload=<json>`
+ * (a string `payload` is sent as is, to send malformed ones), signed like events.
+ */
+export function postInteraction(url: string, payload: unknown, opts: SignedPostOptions = {}): Promise<{ status: number; body: string }> {
+  return postSigned(url, { payload: typeof payload === "string" ? payload : JSON.stringify(payload) }, { ...opts, contentType: "application/x-www-form-urlencoded" });
 }
 
 /** The v0 signature Slack puts in `X-Slack-Signature`. */
@@ -339,7 +383,9 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         if (!text && !a.blocks) return { ok: false, error: "no_text" };
         const ts = nextTs();
         const threadTs = str("thread_ts");
-        const msg: StoredMessage = { channel, ts, text: text ?? "", user: bot.userId, bot_id: bot.botId, ...(threadTs ? { thread_ts: threadTs } : {}) };
+        const blocks = blocksOf(a);
+        if (blocks === "invalid") return { ok: false, error: "invalid_blocks" };
+        const msg: StoredMessage = { channel, ts, text: text ?? "", user: bot.userId, bot_id: bot.botId, ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks?.length ? { blocks } : {}) };
         addMessage(msg);
         return { ok: true, channel, ts, message: { type: "message", ...msg } };
       }
@@ -349,7 +395,12 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         const msg = store.get(channel ?? "")?.find((x) => x.ts === ts);
         if (!msg) return { ok: false, error: "message_not_found" };
         if (msg.user !== bot.userId) return { ok: false, error: "cant_update_message" };
+        const blocks = blocksOf(a);
+        if (blocks === "invalid") return { ok: false, error: "invalid_blocks" };
         msg.text = str("text") ?? msg.text;
+        // As Slack does: without `blocks` the message keeps its blocks; an empty list removes them.
+        if (blocks?.length) msg.blocks = blocks;
+        else if (blocks) delete msg.blocks;
         return { ok: true, channel, ts, text: msg.text };
       }
       case "chat.delete": {
@@ -496,6 +547,25 @@ function parseArgs(contentType: string, raw: string): Record<string, unknown> {
     return parsed.success ? parsed.data : {};
   }
   return Object.fromEntries(new URLSearchParams(raw));
+}
+
+/**
+ * The `blocks` argument (a JSON string in form bodies), checked as Slack checks it: an array of
+ * objects with a `type`, section text within 3,000 characters. Undefined when absent.
+ */
+function blocksOf(a: Record<string, unknown>): unknown[] | undefined | "invalid" {
+  if (a.blocks === undefined) return undefined;
+  let raw: unknown = a.blocks;
+  try {
+    if (typeof raw === "string") raw = JSON.parse(raw);
+  } catch {
+    return "invalid";
+  }
+  const Block = z.looseObject({ type: z.string().min(1), text: z.looseObject({ type: z.string(), text: z.string() }).optional() });
+  const parsed = z.array(Block).max(50).safeParse(raw);
+  if (!parsed.success) return "invalid";
+  if (parsed.data.some((b) => b.type === "section" && (b.text?.text.length ?? 0) > 3000)) return "invalid";
+  return parsed.data;
 }
 
 function send(res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { BOT_EVENTS, BOT_SCOPES, METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
 import { SLASH_COMMAND } from "../../src/platforms/slack/commands.ts";
+import { SLACK_EVENTS_PATH } from "../../src/platforms/slack/adapter.ts";
 
 const ManifestSchema = z.object({
   _metadata: z.object({ major_version: z.number(), minor_version: z.number() }).optional(),
@@ -27,6 +28,18 @@ const ManifestSchema = z.object({
 
 const manifest = ManifestSchema.parse(parse(readFileSync(fileURLToPath(new URL("../../slack/manifest.yml", import.meta.url)), "utf8")));
 
+/** docs/slack.md's changes for HTTP mode: the YAML block under its "HTTP mode instead of Socket Mode" heading. */
+const HttpChangesSchema = z.object({
+  settings: z.object({
+    socket_mode_enabled: z.literal(false),
+    event_subscriptions: z.object({ request_url: z.url() }).loose(),
+    interactivity: z.object({ is_enabled: z.boolean(), request_url: z.url() }),
+  }),
+  features: z.object({ slash_commands: z.array(z.object({ command: z.string(), url: z.url() }).loose()) }),
+});
+const docs = readFileSync(fileURLToPath(new URL("../../docs/slack.md", import.meta.url)), "utf8");
+const httpBlock = /### HTTP mode instead of Socket Mode[\s\S]*?```yaml\n([\s\S]*?)```/.exec(docs)?.[1] ?? "";
+
 describe("slack/manifest.yml", () => {
   it("declares exactly the bot scopes the code uses", () => {
     expect([...manifest.oauth_config.scopes.bot].sort()).toEqual(Object.keys(BOT_SCOPES).sort());
@@ -43,6 +56,15 @@ describe("slack/manifest.yml", () => {
     expect(manifest.settings.interactivity.is_enabled).toBe(true);
     expect(manifest.features.app_home).toMatchObject({ messages_tab_enabled: true, messages_tab_read_only_enabled: false });
     expect(manifest.features.bot_user.display_name).toBe("cairn");
+  });
+
+  it("has interactivity on for the feedback buttons, and in HTTP mode every request URL on the adapter's one path", () => {
+    expect(manifest.settings.interactivity.is_enabled).toBe(true);
+    const http = HttpChangesSchema.parse(parse(httpBlock));
+    expect(http.settings.interactivity.is_enabled).toBe(true);
+    // Bolt's HTTP receiver takes events, slash commands and interactions on the same endpoint.
+    const paths = [http.settings.event_subscriptions.request_url, http.settings.interactivity.request_url, ...http.features.slash_commands.map((c) => c.url)].map((u) => new URL(u).pathname);
+    expect(paths).toEqual([SLACK_EVENTS_PATH, SLACK_EVENTS_PATH, SLACK_EVENTS_PATH]);
   });
 
   it("needs no request URLs in Socket Mode", () => {

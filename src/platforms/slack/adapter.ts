@@ -1,34 +1,42 @@
 /**
  * cairn on Slack through @slack/bolt: Socket Mode when an app token is set (no public URL needed),
- * else HTTP mode on `port` (Bolt's `/slack/events`, requests verified with the signing secret).
+ * else HTTP mode on `port` (Bolt's `/slack/events` for events, commands and interactions, requests
+ * verified with the signing secret).
  *
  * Every event is acknowledged at once (Bolt acks Events API requests before listeners run) and
  * handled after: listeners only start the work and return, so a 30-second answer never makes Slack
  * retry. `stop()` stops receiving, then waits (bounded) for answers already in flight.
  *
- * It implements the core's adapter contract: events become `Inbound` and feedback, Markdown is
- * rendered as mrkdwn, and the core's delivery path does the rest.
+ * It implements the core's adapter contract: events become `Inbound` and feedback (reactions, and
+ * clicks on the feedback buttons under answers), Markdown is rendered as mrkdwn, and the core's
+ * delivery path does the rest.
  */
 import http from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver, webApi, type Receiver } from "@slack/bolt";
 import { z } from "zod";
-import type { AdapterHost, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
+import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
+import type { DraftOptions } from "../../core/draft.ts";
 import type { Logger } from "../../log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
 import type { ContextLimits } from "./context.ts";
 import { isPlatformError, slackErrorCode } from "./errors.ts";
 import type { BotIdentity } from "./events.ts";
+import { onFeedbackAction } from "./feedback-action.ts";
+import { FEEDBACK_ACTION_ID } from "./feedback-blocks.ts";
 import { boltLogger } from "./logger.ts";
 import { toMrkdwn } from "./mrkdwn.ts";
 import { NameCache } from "./names.ts";
 import { onReactionEvent } from "./reactions.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
+import { draftSettings } from "./surface.ts";
 import { placeTarget } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 
 export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
+/** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
+export const SLACK_EVENTS_PATH = "/slack/events";
 
 export interface SlackSettings {
   botToken: string;
@@ -103,18 +111,19 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
     if (!connected) throw new Error("the Slack adapter is not started");
     return connected;
   };
+  const capabilities: Capabilities = {
+    edits: true,
+    reactions: true,
+    ephemeral: true,
+    threads: true,
+    maxMessageLength: SLACK_CHUNK_LIMIT,
+    maxMessageLines: Number.POSITIVE_INFINITY,
+    // Slack allows about one edit per second per channel.
+    minEditIntervalMs: cfg.progressIntervalMs ?? 1_000,
+  };
   return {
     platform: "slack",
-    capabilities: {
-      edits: true,
-      reactions: true,
-      ephemeral: true,
-      threads: true,
-      maxMessageLength: SLACK_CHUNK_LIMIT,
-      maxMessageLines: Number.POSITIVE_INFINITY,
-      // Slack allows about one edit per second per channel.
-      minEditIntervalMs: cfg.progressIntervalMs ?? 1_000,
-    },
+    capabilities,
     render: toMrkdwn,
     mode,
     get port() {
@@ -124,7 +133,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
       return running().bot;
     },
     async start(core) {
-      connected = await connect(core, cfg, mode, log);
+      connected = await connect(core, cfg, mode, draftSettings(capabilities), log);
     },
     async open(target: PostTarget): Promise<ReplyTarget> {
       const { client } = running();
@@ -137,7 +146,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
 }
 
 /** Checks the token, wires Bolt's events to the core and starts receiving. */
-async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "http", log: Logger): Promise<Connected> {
+async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "http", draft: Omit<DraftOptions, "log">, log: Logger): Promise<Connected> {
   const slog = log.child({ platform: "slack", mode });
   const sdkLogger = boltLogger(slog);
   const slackApiUrl = cfg.apiUrl ?? DEFAULT_SLACK_API_URL;
@@ -160,14 +169,14 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
           // The Socket Mode client makes its own apps.connections.open call; point it at the same API.
           installerOptions: { clientOptions: { slackApiUrl } },
         })
-      : guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: ["/slack/events"] }), slog);
+      : guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog);
 
   // botId and botUserId are passed so Bolt does not call auth.test again; its ignoreSelf middleware
   // uses them to drop the bot's own messages and reactions (the 👀 it adds).
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
-  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
+  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, draft, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const track = (what: string, work: () => Promise<void>): void => {
@@ -195,6 +204,12 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
       track(type, () => onReactionEvent({ core, names, bot, log: slog }, event, body, { eventType: type, eventId: eventId(body) }));
     });
   }
+  // A click on the feedback buttons under an answer: same path as a reaction. Acknowledged first, as
+  // every interaction must be within 3 s; the payload is checked after, in onFeedbackAction.
+  app.action({ type: "block_actions", action_id: FEEDBACK_ACTION_ID }, async ({ ack, body }) => {
+    await ack();
+    track("feedback click", () => onFeedbackAction({ core, names, bot, log: slog }, body));
+  });
   app.event(/.*/, async ({ event, body }) => {
     if (!HANDLED_EVENTS.has(event.type)) slog.info({ eventType: event.type, eventId: eventId(body) }, "unhandled event type acknowledged");
   });
@@ -216,7 +231,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   }
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
-  slog.info({ port, bot: bot.userId }, mode === "socket" ? "slack connected (Socket Mode)" : "slack listening (HTTP mode, /slack/events)");
+  slog.info({ port, bot: bot.userId }, mode === "socket" ? "slack connected (Socket Mode)" : `slack listening (HTTP mode, ${SLACK_EVENTS_PATH})`);
 
 
   let stopped: Promise<void> | null = null;

@@ -1,16 +1,21 @@
 /** The Web API client type and the few typed calls every module shares. */
 import { z } from "zod";
-import type { webApi } from "@slack/bolt";
+import type { types, webApi } from "@slack/bolt";
 
 export type SlackClient = webApi.WebClient;
+export type SlackBlock = types.KnownBlock;
 
 const PostedSchema = z.looseObject({ ts: z.string().min(1) });
 
-/** Posts one message and returns its ts (the id reactions and updates refer to). */
-export async function postMessage(client: SlackClient, channel: string, text: string, threadTs: string | undefined): Promise<string> {
+/**
+ * Posts one message and returns its ts (the id reactions and updates refer to). With `blocks`,
+ * Slack shows the blocks and keeps `text` for notifications and clients without Block Kit.
+ */
+export async function postMessage(client: SlackClient, channel: string, text: string, threadTs: string | undefined, blocks?: readonly SlackBlock[]): Promise<string> {
   const answer = await client.chat.postMessage({
     channel,
     text,
+    ...(blocks ? { blocks: [...blocks] } : {}),
     ...(threadTs ? { thread_ts: threadTs } : {}),
     // Answers often cite several links; a preview card for each would bury the text.
     unfurl_links: false,
@@ -19,8 +24,8 @@ export async function postMessage(client: SlackClient, channel: string, text: st
   return PostedSchema.parse(answer).ts;
 }
 
-export async function updateMessage(client: SlackClient, channel: string, ts: string, text: string): Promise<void> {
-  await client.chat.update({ channel, ts, text });
+export async function updateMessage(client: SlackClient, channel: string, ts: string, text: string, blocks?: readonly SlackBlock[]): Promise<void> {
+  await client.chat.update({ channel, ts, text, ...(blocks ? { blocks: [...blocks] } : {}) });
 }
 
 export async function deleteMessage(client: SlackClient, channel: string, ts: string): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * A guard in front of Bolt's HTTP receiver, for what Bolt lets through:
  * - a signed request whose JSON body is not an object (`null`, a number) reached code that reads
- *   its fields and ended the process; it gets a 400;
+ *   its fields and ended the process; it gets a 400, and so does an interaction (a form body with a
+ *   `payload` field, which Bolt parses as the body) whose payload is not a JSON object;
  * - only old timestamps were refused; a request more than five minutes from now in either
  *   direction is refused (401), so a captured request cannot be replayed later either.
  * The body is read once, here, and handed on as `rawBody`, which Bolt uses instead of reading the
@@ -43,15 +44,23 @@ async function check(req: http.IncomingMessage, now: () => number): Promise<Refu
   const body = await readBody(req);
   if (body === null) return { status: 413, why: "body too large" };
   (req as http.IncomingMessage & { rawBody?: Buffer }).rawBody = body;
-  if ((req.headers["content-type"] ?? "").includes("application/json")) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(body.toString("utf8"));
-    } catch {
-      return { status: 400, why: "body is not JSON" };
-    }
-    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return { status: 400, why: "JSON body is not an object" };
+  const contentType = req.headers["content-type"] ?? "";
+  if (contentType.includes("application/json")) return objectOrRefusal(body.toString("utf8"), "body");
+  if (contentType.includes("application/x-www-form-urlencoded")) {
+    const payload = new URLSearchParams(body.toString("utf8")).get("payload");
+    if (payload !== null) return objectOrRefusal(payload, "interaction payload");
   }
+  return null;
+}
+
+function objectOrRefusal(json: string, what: string): Refusal | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return { status: 400, why: `${what} is not JSON` };
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return { status: 400, why: `${what} is not a JSON object` };
   return null;
 }
 

@@ -1,24 +1,34 @@
 /**
  * Where a Slack reply or post lands, as the core's `ReplyTarget`: posts, edits and deletions of
  * already-rendered parts in a channel or thread, and for a person's message the 👀 while cairn
- * works and the thread's earlier messages when cairn enters a thread.
+ * works, the thread's earlier messages when cairn enters a thread, and the feedback buttons on
+ * its answer.
  */
 import type { ReplyTarget } from "../../core/adapter.ts";
+import type { DraftOptions } from "../../core/draft.ts";
 import type { Logger } from "../../log.ts";
-import { deleteMessage, postMessage, updateMessage, type SlackClient } from "./client.ts";
+import { deleteMessage, postMessage, updateMessage, type SlackBlock, type SlackClient } from "./client.ts";
 import { threadContext, type ContextLimits } from "./context.ts";
 import { slackErrorCode } from "./errors.ts";
 import type { BotIdentity, SlackMessage } from "./events.ts";
 import type { NameCache } from "./names.ts";
+import { AnswerSurface } from "./surface.ts";
 
 export const WORKING_REACTION = "eyes";
 
+/** A place to post in, whose posts and edits may carry blocks beside their text. */
+export interface SlackPlace extends ReplyTarget {
+  send(text: string, blocks?: readonly SlackBlock[]): Promise<string>;
+  edit(ts: string, text: string, blocks?: readonly SlackBlock[]): Promise<void>;
+  remove(ts: string): Promise<void>;
+}
+
 /** A channel, or a thread in it (`threadTs`); undefined posts at the top level. */
-export function placeTarget(client: SlackClient, channel: string, threadTs: string | undefined): ReplyTarget {
+export function placeTarget(client: SlackClient, channel: string, threadTs: string | undefined): SlackPlace {
   return {
     channelId: channel,
-    send: (text) => postMessage(client, channel, text, threadTs),
-    edit: (ts, text) => updateMessage(client, channel, ts, text),
+    send: (text, blocks) => postMessage(client, channel, text, threadTs, blocks),
+    edit: (ts, text, blocks) => updateMessage(client, channel, ts, text, blocks),
     remove: (ts) => deleteMessage(client, channel, ts),
   };
 }
@@ -29,12 +39,19 @@ export interface MessageTargetDeps {
   bot: BotIdentity;
   log: Logger;
   contextLimits?: ContextLimits;
+  /** How an answer is drafted (what the core's delivery path would use), minus the log. */
+  draft: Omit<DraftOptions, "log">;
 }
 
-/** The reply to one person's message: in its thread (channels) or where it was posted (DMs). */
+/**
+ * The reply to one person's message: in its thread (channels) or where it was posted (DMs). Its
+ * surface is the core's draft with feedback buttons on the answer (surface.ts).
+ */
 export function messageTarget(deps: MessageTargetDeps, m: SlackMessage, log: Logger): ReplyTarget {
+  const place = placeTarget(deps.client, m.channel, m.replyThreadTs);
   return {
-    ...placeTarget(deps.client, m.channel, m.replyThreadTs),
+    ...place,
+    surface: () => new AnswerSurface(place, { ...deps.draft, log }),
     working: async () => {
       const added = await react(deps.client, m, "add", log);
       return async () => {

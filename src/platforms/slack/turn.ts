@@ -4,20 +4,11 @@
  * drafts and deliveries are the core's; this file only logs what became of the post.
  */
 import type { CorePort } from "../../core/adapter.ts";
-import type { Logger } from "../../log.ts";
-import { classifyMessage, toInbound, type BotIdentity } from "./events.ts";
-import type { NameCache } from "./names.ts";
-import type { SlackClient } from "./client.ts";
-import type { ContextLimits } from "./context.ts";
-import { messageTarget } from "./target.ts";
+import { classifyMessage, toInbound } from "./events.ts";
+import { messageTarget, type MessageTargetDeps } from "./target.ts";
 
-export interface TurnDeps {
+export interface TurnDeps extends MessageTargetDeps {
   core: CorePort;
-  client: SlackClient;
-  bot: BotIdentity;
-  names: NameCache;
-  log: Logger;
-  contextLimits?: ContextLimits;
 }
 
 export interface EventMeta {
