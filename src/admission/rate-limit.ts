@@ -25,8 +25,6 @@ export class RateLimiter {
   }
 }
 
-/** Matches what limitText says (adapters recognise it to treat it as a non-answer). */
-export const LIMIT_TEXT = /^You've reached the limit of \d+ messages per hour\. Please try again in about \d+ minutes?\.$/;
 
 export function limitText(perHour: number, retryAfterMs: number): string {
   const minutes = Math.max(1, Math.ceil(retryAfterMs / 60_000));

@@ -9,6 +9,7 @@
  */
 import type { CommandName, CommandReply } from "../agent/commands.ts";
 import type { Logger } from "../log.ts";
+import type { DraftOptions } from "./draft.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
 
 export interface Capabilities {
@@ -41,8 +42,11 @@ export interface ReplyTarget {
   working?(): Promise<() => Promise<void>>;
   /** The thread's earlier messages, read when cairn is first addressed in a thread it was not in. */
   threadContext?(): Promise<string>;
-  /** A platform that streams natively (a terminal) shows the turn itself instead of post-and-edit. */
-  surface?(): ReplySurface;
+  /**
+   * A platform that shows a turn its own way: streaming natively (a terminal), or building on the
+   * core's post-and-edit draft (`draft`: how the core drafts on this platform) with something added.
+   */
+  surface?(draft: DraftOptions): ReplySurface;
 }
 
 /** What a turn shows while it runs, and its final answer. Markdown in, the platform's text out. */
@@ -53,11 +57,17 @@ export interface ReplySurface {
   text(delta: string): void;
   /** The text streamed since the last reset was a preamble to tool calls, not the answer. */
   reset(): void;
-  /** Shows the final answer over whatever the draft showed; the ids of every part carrying it. */
-  finish(markdown: string): Promise<Shown>;
+  /**
+   * Shows the final answer over whatever the draft showed; the ids of every part carrying it.
+   * `kind`: "answer" for the model's reply to the person, "notice" for an apology, refusal or limit
+   * (a platform may put feedback controls on answers only).
+   */
+  finish(markdown: string, kind?: FinishKind): Promise<Shown>;
   /** Nothing is to be shown after all: take down what the draft showed. */
   cancel(): Promise<void>;
 }
+
+export type FinishKind = "answer" | "notice";
 
 export interface Shown {
   /** Platform ids of the parts that carry the answer, in order. */

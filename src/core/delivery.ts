@@ -111,7 +111,8 @@ export class DeliveryPath {
         return "";
       });
     }
-    const surface = target.surface?.() ?? new DraftReply(target, this.draftOptions(adapter, postFailedApology(inbound.platform)));
+    const draft = this.draftOptions(adapter, postFailedApology(inbound.platform));
+    const surface = target.surface?.(draft) ?? new DraftReply(target, draft);
     const hooks: TurnHooks = { onProgress: (s) => surface.progress(s) };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
@@ -128,7 +129,7 @@ export class DeliveryPath {
       const settled = await turn.settled;
       if ("err" in settled) {
         log.error({ err: settled.err }, "the turn failed before an answer");
-        const shown = await turn.surface.finish(INTERNAL_ERROR_REPLY);
+        const shown = await turn.surface.finish(INTERNAL_ERROR_REPLY, "notice");
         return { kind: "replied", status: "failed", replyMessageId: null, ...shown };
       }
       const result = settled.ok;
@@ -145,7 +146,7 @@ export class DeliveryPath {
       }
       if (reply.status === "refused" && turn.thread && !turn.wasFollowed) this.following.unfollow(turn.thread);
       if (reply.status !== "ok") log.warn({ reply: reply.replyMessageId, status: reply.status }, "posting the core's non-answer (apology, refusal or limit)");
-      const shown = await turn.surface.finish(reply.text);
+      const shown = await turn.surface.finish(reply.text, reply.status === "ok" ? "answer" : "notice");
       if (shown.posted.length) {
         try {
           await this.deps.recordDelivery(reply, turn.target.channelId, shown.posted);

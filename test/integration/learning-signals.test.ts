@@ -11,7 +11,7 @@ import type { Core } from "../../src/core/core.ts";
 import { MemoryPlatform } from "../../bench/lib/memory-platform.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { makeCore } from "../support/agent.ts";
-import { forEachDatabase, uniqueId, type Database } from "../support/db.ts";
+import { forEachDatabase, uniqueId } from "../support/db.ts";
 
 const DISTILL = "You turn a person's correction";
 

@@ -217,7 +217,8 @@ describe("createModelClient against the fake API", () => {
     fake.enqueue({ delayMs: 1000, then: { text: "too late" } }, { text: "should not be used" });
     const { model } = client();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
+    // Aborted once the request is at the API (not after a fixed time, which a loaded machine may not reach).
+    void fake.waitForRequests(1, 10_000).then(() => controller.abort());
 
     await expect(model.create(params(), { signal: controller.signal })).rejects.toBeInstanceOf(APIUserAbortError);
     expect(fake.requests).toHaveLength(1);

@@ -15,7 +15,6 @@ import http from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver, webApi, type Receiver } from "@slack/bolt";
 import { z } from "zod";
 import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
-import type { DraftOptions } from "../../core/draft.ts";
 import type { Logger } from "../../log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
@@ -30,7 +29,6 @@ import { NameCache } from "./names.ts";
 import { onReactionEvent } from "./reactions.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
-import { draftSettings } from "./surface.ts";
 import { placeTarget } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 
@@ -133,7 +131,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
       return running().bot;
     },
     async start(core) {
-      connected = await connect(core, cfg, mode, draftSettings(capabilities), log);
+      connected = await connect(core, cfg, mode, log);
     },
     async open(target: PostTarget): Promise<ReplyTarget> {
       const { client } = running();
@@ -146,7 +144,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
 }
 
 /** Checks the token, wires Bolt's events to the core and starts receiving. */
-async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "http", draft: Omit<DraftOptions, "log">, log: Logger): Promise<Connected> {
+async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "http", log: Logger): Promise<Connected> {
   const slog = log.child({ platform: "slack", mode });
   const sdkLogger = boltLogger(slog);
   const slackApiUrl = cfg.apiUrl ?? DEFAULT_SLACK_API_URL;
@@ -176,7 +174,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
-  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, draft, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
+  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   const track = (what: string, work: () => Promise<void>): void => {

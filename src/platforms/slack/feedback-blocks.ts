@@ -3,10 +3,7 @@
  * the last part of an answer: a 👍/👎 beside reactions that people find without knowing the emoji.
  * A click arrives as a `block_actions` interaction with action_id `cairn_feedback` (feedback-action.ts).
  */
-import { REFUSED_CHANNEL_TEXT, REFUSED_USER_TEXT } from "../../admission/access.ts";
-import { LIMIT_TEXT } from "../../admission/rate-limit.ts";
 import { chunkText } from "../../core/chunk.ts";
-import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../../core/replies.ts";
 import type { SlackBlock } from "./client.ts";
 
 export const FEEDBACK_ACTION_ID = "cairn_feedback";
@@ -39,17 +36,4 @@ const BUTTONS: SlackBlock = {
 export function feedbackBlocks(text: string): SlackBlock[] {
   const pieces = text.length <= SECTION_TEXT_LIMIT ? [text] : chunkText(text, { maxChars: SECTION_TEXT_LIMIT, maxLines: Number.POSITIVE_INFINITY });
   return [...pieces.map((piece): SlackBlock => ({ type: "section", text: { type: "mrkdwn", text: piece } })), BUTTONS];
-}
-
-const FIXED_NON_ANSWERS = new Set([INTERNAL_ERROR_REPLY, MODEL_UNAVAILABLE_REPLY, MODEL_INTERRUPTED_REPLY, REFUSED_USER_TEXT, REFUSED_CHANNEL_TEXT]);
-
-/**
- * The core's apologies, refusals and rate-limit notes (Markdown, before rendering): nothing there
- * to rate, so they get no buttons. The core may put a note about an over-long message before its
- * reply, separated by a blank line, so the last paragraph is what is compared.
- */
-export function isNonAnswer(markdown: string): boolean {
-  const text = markdown.trim();
-  const last = text.slice(text.lastIndexOf("\n\n") + 1).trim();
-  return last === "" || FIXED_NON_ANSWERS.has(last) || LIMIT_TEXT.test(last);
 }

@@ -4,14 +4,11 @@
  * the answer: status lines and drafts go through the same posts and edits, and must not carry
  * buttons. The core's own posts (questions, reports) never come here, so they get none either.
  */
-import type { Capabilities, ReplySurface, Shown } from "../../core/adapter.ts";
-import { chunkText } from "../../core/chunk.ts";
+import type { FinishKind, ReplySurface, Shown } from "../../core/adapter.ts";
 import { DraftReply, type DraftOptions } from "../../core/draft.ts";
-import { postFailedApology } from "../../core/replies.ts";
 import { errText } from "../../log.ts";
 import type { SlackBlock } from "./client.ts";
-import { feedbackBlocks, isNonAnswer } from "./feedback-blocks.ts";
-import { toMrkdwn } from "./mrkdwn.ts";
+import { feedbackBlocks } from "./feedback-blocks.ts";
 import type { SlackPlace } from "./target.ts";
 
 export class AnswerSurface implements ReplySurface {
@@ -62,9 +59,9 @@ export class AnswerSurface implements ReplySurface {
     return this.draft.cancel();
   }
 
-  async finish(markdown: string): Promise<Shown> {
-    // The same parts DraftReply shows: the buttons go on the last one.
-    const parts = isNonAnswer(markdown) ? [] : this.opts.chunk(this.opts.render(markdown));
+  async finish(markdown: string, kind: FinishKind = "answer"): Promise<Shown> {
+    // The same parts DraftReply shows: the buttons go on the last one of an answer (not on an apology, refusal or limit).
+    const parts = kind === "answer" ? this.opts.chunk(this.opts.render(markdown)) : [];
     const last = parts.at(-1);
     this.answer = last === undefined ? null : { text: last, blocks: feedbackBlocks(last) };
     try {
@@ -91,17 +88,4 @@ export class AnswerSurface implements ReplySurface {
     if (blocks?.length) this.withButtons.add(ts);
     else this.withButtons.delete(ts);
   }
-}
-
-/**
- * How an answer is drafted: what the core's delivery path uses for every adapter, rebuilt here
- * because the Slack target draws its answers itself to put the feedback buttons on them.
- */
-export function draftSettings(caps: Capabilities): Omit<DraftOptions, "log"> {
-  return {
-    render: toMrkdwn,
-    chunk: (text) => chunkText(text, { maxChars: caps.maxMessageLength, maxLines: caps.maxMessageLines }),
-    minUpdateMs: caps.minEditIntervalMs,
-    apology: postFailedApology("slack"),
-  };
 }

@@ -5,7 +5,6 @@
  * its answer.
  */
 import type { ReplyTarget } from "../../core/adapter.ts";
-import type { DraftOptions } from "../../core/draft.ts";
 import type { Logger } from "../../log.ts";
 import { deleteMessage, postMessage, updateMessage, type SlackBlock, type SlackClient } from "./client.ts";
 import { threadContext, type ContextLimits } from "./context.ts";
@@ -39,8 +38,6 @@ export interface MessageTargetDeps {
   bot: BotIdentity;
   log: Logger;
   contextLimits?: ContextLimits;
-  /** How an answer is drafted (what the core's delivery path would use), minus the log. */
-  draft: Omit<DraftOptions, "log">;
 }
 
 /**
@@ -51,7 +48,7 @@ export function messageTarget(deps: MessageTargetDeps, m: SlackMessage, log: Log
   const place = placeTarget(deps.client, m.channel, m.replyThreadTs);
   return {
     ...place,
-    surface: () => new AnswerSurface(place, { ...deps.draft, log }),
+    surface: (draft) => new AnswerSurface(place, draft),
     working: async () => {
       const added = await react(deps.client, m, "add", log);
       return async () => {
