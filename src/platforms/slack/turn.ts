@@ -10,6 +10,7 @@ import type { NameCache } from "./names.ts";
 import type { SlackClient } from "./client.ts";
 import type { ContextLimits } from "./context.ts";
 import { messageTarget } from "./target.ts";
+import { isLearnMention, learnFromMention } from "./learn-mention.ts";
 
 export interface TurnDeps {
   core: CorePort;
@@ -43,6 +44,10 @@ export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unkno
     ...(person.isBot ? { author: { externalId: m.user, isBot: true } } : {}),
     addressed: c.kind !== "thread_reply",
   };
+  if (c.kind === "mention" && isLearnMention(m.text)) {
+    await learnFromMention(deps, inbound, m, log);
+    return;
+  }
   const received = await deps.core.receive(inbound, messageTarget(deps, m, log));
   switch (received.kind) {
     case "dropped":
