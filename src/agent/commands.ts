@@ -1,5 +1,5 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|new|forget|confirm|pin|unpin`, console
+ * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin`, console
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
  * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
@@ -8,8 +8,10 @@ import type { Inbound } from "../core/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { isAdmin } from "../admission/access.ts";
+import { learnCommand } from "../learning/learn-command.ts";
+import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
 
-export const COMMANDS = ["help", "me", "skills", "new", "forget", "confirm", "pin", "unpin"] as const;
+export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -23,11 +25,20 @@ export function parseCommand(word: string): CommandName | null {
   return (COMMANDS as readonly string[]).includes(w) ? (w as CommandName) : null;
 }
 
+/** Commands whose argument is free text, kept whole (line breaks and all) as one argument. */
+const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn"]);
+
+/** A command's arguments from the text after its name: words, or the whole text for `learn`. */
+export function commandArgs(name: CommandName, rest: string): string[] {
+  if (FREE_TEXT.has(name)) return rest.trim() ? [rest.trim()] : [];
+  return rest.split(/\s+/).filter(Boolean);
+}
+
 /** "forget me confirm" -> { name: "forget", args: ["me", "confirm"] }; null for an unknown command. */
 export function parseCommandLine(text: string): { name: CommandName; args: string[] } | null {
-  const [first = "", ...args] = text.trim().split(/\s+/);
+  const [, first = "", rest = ""] = /^(\S*)\s*([\s\S]*)$/.exec(text.trim()) ?? [];
   const name = parseCommand(first || "help");
-  return name ? { name, args } : null;
+  return name ? { name, args: commandArgs(name, rest) } : null;
 }
 
 const HELP = `**cairn** remembers what your team teaches it.
@@ -37,7 +48,9 @@ const HELP = `**cairn** remembers what your team teaches it.
 - What you tell it in a DM stays yours; it shares with the team only what you confirm.
 Commands:
 \`help\` this text · \`me\` what cairn knows about you · \`skills\` the skill library · \`new\` start a fresh session
-\`forget <id>\` delete one of your entries · \`forget me\` erase everything cairn holds about you
+\`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
+\`lessons\` the lessons and team rules you can see, with their ids and where each came from
+\`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
 \`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)`;
 
 /** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
@@ -60,8 +73,12 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}: ${s.description}`) : ["- (none yet)"];
       return { text: [`**Skills** (${skills.length})`, ...lines].join("\n"), ephemeral: true };
     }
+    case "learn":
+      return learnCommand(core, inbound, await place(), args.join(" "));
+    case "lessons":
+      return listLessons(core, await place());
     case "forget":
-      return forget(core, await place(), args);
+      return forget(core, inbound, await place(), args);
     case "confirm": {
       const p = await place();
       const scope = scopeOf(p);
@@ -105,14 +122,17 @@ async function describePerson(core: Core, p: Place): Promise<string> {
   ].join("\n");
 }
 
-async function forget(core: Core, p: Place, args: readonly string[]): Promise<CommandReply> {
+async function forget(core: Core, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
   const [what, ...rest] = args;
-  if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me`) or `forget me`.", ephemeral: true };
+  if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me` and `lessons`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
+    // Channel lessons and team rules are archived (they are shared); the person's own entries are deleted.
+    const shared = await forgetLessonOrRule(core, inbound, p, what);
+    if (shared) return shared;
     const ok = await core.erasure.forgetEntry(scopeOf(p), what);
     core.memory.forgetCached();
     core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
-    return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` lists them.`, ephemeral: true };
+    return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` and \`lessons\` list them.`, ephemeral: true };
   }
   const now = Date.now();
   const confirm = rest.some((a) => a.toLowerCase() === "confirm");

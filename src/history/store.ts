@@ -211,6 +211,20 @@ export class HistoryStore {
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
 
+  /**
+   * The conversation's newest `limit` messages (every session), in turn order: what a person
+   * means by "this thread". Failed apologies are left out. Another conversation's read as none.
+   */
+  async recentMessages(scope: ConversationScope, limit: number): Promise<HistoryMessage[]> {
+    const rows = await this.db.message.findMany({
+      where: { workspaceId: scope.workspaceId, conversationId: scope.conversationId, NOT: { role: "assistant", status: "failed" } },
+      orderBy: { id: "desc" },
+      take: limit,
+    });
+    const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
+    return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
+  }
+
   /** People by id: from the cache, the rest in one read. */
   private async peopleById(ids: readonly string[]): Promise<Map<string, Person>> {
     const out = new Map<string, Person>();

@@ -12,7 +12,10 @@ function shown(text: string, what: string): string {
   return verdict.ok ? text : `[BLOCKED: ${verdict.reason}] The ${what} is withheld; it can be replaced or archived with skill_manage.`;
 }
 
-const provenance = (ctx: ToolContext, reason?: string): Provenance => ({
+/** Who a write is attributed to: by default the turn's speaker and message, through a tool. */
+export type ProvenanceOf = (ctx: ToolContext, reason?: string) => Provenance;
+
+const toolProvenance: ProvenanceOf = (ctx, reason) => ({
   source: "tool",
   actorId: ctx.scope.personId,
   sourceMessageId: ctx.sourceMessageId,
@@ -99,7 +102,8 @@ const manageInput = z
     if (a.action === "remove_file") need("file_path", "which file to remove");
   });
 
-export function skillManageTool(store: SkillStore) {
+/** `provenanceOf`: how writes are attributed (a `learn` run names its source and the thread it read). */
+export function skillManageTool(store: SkillStore, provenanceOf: ProvenanceOf = toolProvenance) {
   return defineTool({
     name: "skill_manage",
     progress: "updating the skill library",
@@ -110,7 +114,7 @@ export function skillManageTool(store: SkillStore) {
     ].join(" "),
     input: manageInput,
     async run(a, ctx) {
-      const prov = provenance(ctx, a.reason);
+      const prov = provenanceOf(ctx, a.reason);
       switch (a.action) {
         case "create": {
           const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
@@ -144,6 +148,6 @@ export function skillManageTool(store: SkillStore) {
   });
 }
 
-export function skillTools(store: SkillStore): Tool[] {
-  return [skillsListTool(store), skillViewTool(store), skillManageTool(store)] as Tool[];
+export function skillTools(store: SkillStore, provenanceOf?: ProvenanceOf): Tool[] {
+  return [skillsListTool(store), skillViewTool(store), skillManageTool(store, provenanceOf)] as Tool[];
 }

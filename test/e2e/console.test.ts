@@ -133,6 +133,32 @@ describe("npm start: the console chat", () => {
     }
   });
 
+  it("learns a skill from the conversation with /learn and lists lessons with /lessons", async () => {
+    // A model server of its own: a slow earlier test's child cannot take this test's replies.
+    const model = await startFakeAnthropic();
+    try {
+      const env = {
+        ANTHROPIC_API_KEY: model.apiKey,
+        ANTHROPIC_BASE_URL: model.url,
+        DATABASE_URL: `file:${join(dir, "learn.db")}`,
+        CAIRN_CONSOLE_USER: "dana",
+        LOG_LEVEL: "silent",
+      };
+      const skillMd = "---\nname: team-lookup\ndescription: Use when asked which team someone is on\n---\n# Steps\n1. Check the profile.\n";
+      model.enqueue({ text: "Payments." }, { toolUse: [{ name: "skill_manage", input: { action: "create", name: "team-lookup", content: skillMd } }] }, { text: "saved" });
+      const run = await runCairn(env, ["what team am I on?", "/learn", "/lessons"], (out, sent) => (out.match(/^(cairn> |Learned from|No lessons)/gm)?.length ?? 0) >= sent);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("Learned from this conversation (asked by dana)");
+      expect(run.stdout).toContain("Created team-lookup: Use when asked which team someone is on");
+      expect(run.stdout).toContain("No lessons or team rules for you here yet.");
+      const learn = model.requests[1]!;
+      expect(JSON.stringify(learn.body.messages)).toContain("[dana] what team am I on?");
+      expect(JSON.stringify(learn.body.messages)).toContain("[cairn] Payments.");
+    } finally {
+      await model.close();
+    }
+  });
+
   it("runs from the compiled build (npm run build, then node dist/src/main.js), finding its migrations and bundled skills", async () => {
     const build = spawnSync("npm", ["run", "build"], { cwd: root, encoding: "utf8" });
     expect(build.status, build.stdout + build.stderr).toBe(0);

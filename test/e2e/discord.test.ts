@@ -447,6 +447,51 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     expect(acme!.id).not.toBe(globex!.id);
   });
 
+  it("defers /cairn learn at once and publicly, edits the answer in, and answers a refusal privately", async () => {
+    const skillMd = (name: string) => `---\nname: ${name}\ndescription: Use when a release is cut\n---\n# Steps\n1. Tag it.\n`;
+    let deferredFirst: boolean | null = null;
+    let learnId = "";
+    anthropic.enqueue(
+      {
+        reply: () => {
+          // The model is called only once Discord has the deferral.
+          deferredFirst = discord.calls("POST", new RegExp(`^/interactions/${learnId}/`)).length === 1;
+          return { toolUse: [{ name: "skill_manage", input: { action: "create", name: "release-cut", content: skillMd("release-cut") } }] };
+        },
+      },
+      { text: "saved" },
+    );
+    learnId = discord.sendCommand({ user: alice, channelId: ch.notes, subcommand: "learn", options: { text: "To cut a release: tag it, then push the tag" } });
+    const edited = await waitFor(() => discord.posts.find((p) => p.interactionId === learnId && p.via === "edit"), "the learn answer");
+    expect(deferredFirst).toBe(true);
+    const deferral = discord.calls("POST", new RegExp(`^/interactions/${learnId}/`))[0]!.body as { type: number; data?: { flags?: number } };
+    expect(deferral.type).toBe(5);
+    expect((deferral.data?.flags ?? 0) & 64).toBe(0);
+    expect(edited.content).toContain("Created `release-cut`: Use when a release is cut");
+    expect(lastUserText(anthropic.requests.at(-2))).toContain("To cut a release: tag it, then push the tag");
+
+    const link = discord.sendCommand({ user: alice, channelId: ch.notes, subcommand: "learn", options: { text: "https://wiki.example.com/release" } });
+    const privately = await waitFor(() => discord.posts.find((p) => p.interactionId === link && p.via === "followup"), "the private refusal");
+    expect(privately).toMatchObject({ flags: 64, content: expect.stringContaining("paste the text instead") });
+    expect(discord.posts.filter((p) => p.interactionId === link).map((p) => p.via)).toEqual(["delete", "followup"]);
+
+    // In a thread, without text: the thread's own messages.
+    const asked = discord.sendMessage({ channelId: thread.chatter, author: bob, content: `${mention()} how do we rotate the on-call pager?` });
+    await waitForAnswer(asked.id);
+    const before = anthropic.requests.length;
+    anthropic.enqueue({ toolUse: [{ name: "skill_manage", input: { action: "create", name: "pager-rotation", content: skillMd("pager-rotation") } }] }, { text: "saved" });
+    const fromThread = discord.sendCommand({ user: bob, channelId: thread.chatter, subcommand: "learn" });
+    await waitFor(() => discord.posts.find((p) => p.interactionId === fromThread && p.via === "edit"), "the thread learn answer");
+    expect(lastUserText(anthropic.requests[before])).toContain("how do we rotate the on-call pager?");
+    const db = getDb().prisma;
+    const conversation = await db.conversation.findFirstOrThrow({ where: { key: `discord:${GUILD}:${thread.chatter}:${thread.chatter}` } });
+    const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id }, orderBy: { id: "desc" } });
+    const skill = await db.skill.findFirstOrThrow({ where: { workspaceId: conversation.workspaceId, name: "pager-rotation" } });
+    const rev = await db.revision.findFirstOrThrow({ where: { entityId: skill.id } });
+    expect(rev).toMatchObject({ source: "learn", sourceMessageId: newest.id });
+    expect(rev.reason).toContain(`learned from thread ${conversation.key} (https://discord.com/channels/${GUILD}/${thread.chatter}/`);
+  });
+
   it("defers a slow command answer privately and edits it in", async () => {
     const slow = await startFakeDiscord({ guilds: GUILDS });
     // A core whose commands take 200 ms, against a 20 ms deferral threshold.

@@ -550,6 +550,73 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(String(help.body.text)).toContain("remembers what your team teaches it");
   });
 
+  it("acknowledges /cairn learn before the model is called and posts its answer in the channel; @cairn learn in a thread learns from it", async () => {
+    const skillMd = "---\nname: deploy-rollback\ndescription: Use when a deploy must be rolled back\n---\n# Steps\n1. Run `deployctl rollback`.\n";
+    const create = { toolUse: [{ name: "skill_manage", input: { action: "create", name: "deploy-rollback", content: skillMd } }] };
+    const responseUrl = slack.responseUrl();
+    let envelope = "";
+    let ackedFirst: boolean | null = null;
+    anthropic.setDefault(() => {
+      ackedFirst ??= slack.acks.some((a) => a.envelope_id === envelope);
+      return { text: "done" };
+    });
+    anthropic.enqueue({
+      reply: () => {
+        ackedFirst = slack.acks.some((a) => a.envelope_id === envelope);
+        return create;
+      },
+    });
+    const channel = uniqueId("C");
+    envelope = slack.pushEnvelope("slash_commands", {
+      team_id: team,
+      channel_id: channel,
+      user_id: "UALICE",
+      command: "/cairn",
+      text: "learn How we roll back:\n1. deployctl rollback api\n2. tell #ops",
+      response_url: responseUrl,
+      trigger_id: "trig-learn",
+    });
+    const answer = await slack.waitFor("the learn answer", () => slack.responses.find((r) => responseUrl.endsWith(r.id)), 15_000);
+    // The model was called only after Slack had its acknowledgement.
+    expect(ackedFirst).toBe(true);
+    expect(lastUserText(anthropic.requests[0])).toContain("1. deployctl rollback api\n2. tell #ops");
+    expect(answer.body.response_type).toBe("in_channel");
+    expect(String(answer.body.text)).toContain("Created `deploy-rollback`: Use when a deploy must be rolled back");
+    const db = getDb().prisma;
+    const skill = await db.skill.findFirstOrThrow({ where: { workspaceId: await workspaceId(), name: "deploy-rollback" } });
+    const alice = await db.person.findFirstOrThrow({ where: { externalId: "UALICE", workspaceId: await workspaceId() } });
+    expect(await db.revision.findFirst({ where: { entityId: skill.id } })).toMatchObject({ source: "learn", actorId: alice.id });
+
+    // A thread: learned from by mentioning cairn in it (Slack's slash commands name no thread).
+    anthropic.reset();
+    const root = slack.nextTs();
+    anthropic.enqueue({ text: "Staging is reset with `envctl reset staging`." });
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> how do I reset staging?`, ts: root, event_ts: root });
+    await waitForPosts(channel, 1);
+    const learnTs = slack.nextTs();
+    const staging = skillMd.replace(/deploy-rollback/g, "staging-reset").replace("a deploy must be rolled back", "staging must be reset");
+    anthropic.enqueue({ toolUse: [{ name: "skill_manage", input: { action: "create", name: "staging-reset", content: staging } }] }, { text: "saved" });
+    const mention = { channel, user: "UBOB", text: `<@${slack.bot.userId}> learn`, ts: learnTs, thread_ts: root, event_ts: learnTs };
+    // Slack sends a mention twice: as a message and as app_mention. It is learned from once.
+    await send({ type: "message", channel_type: "channel", ...mention });
+    await send({ type: "app_mention", ...mention });
+    const [, learned] = await waitForPosts(channel, 2);
+    expect(learned!.args).toMatchObject({ thread_ts: root });
+    expect(String(learned!.args.text)).toContain("Created `staging-reset`");
+    await logged("learn from a thread answered", (l) => l.channel === channel);
+    await logged("duplicate learn mention dropped", (l) => l.channel === channel);
+    expect(anthropic.requests).toHaveLength(3);
+    expect(lastUserText(anthropic.requests[1])).toContain("[Alice] how do I reset staging?");
+    const conversation = await db.conversation.findFirstOrThrow({ where: { key: `slack:${team}:${channel}:${root}` } });
+    const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id }, orderBy: { id: "desc" } });
+    const learnedSkill = await db.skill.findFirstOrThrow({ where: { workspaceId: await workspaceId(), name: "staging-reset" } });
+    const rev = await db.revision.findFirstOrThrow({ where: { entityId: learnedSkill.id } });
+    expect(rev).toMatchObject({ source: "learn", sourceMessageId: newest.id });
+    expect(rev.reason).toContain(`learned from thread ${conversation.key}`);
+    // The mention was a command, not a turn: nothing of it is stored.
+    expect(await db.message.count({ where: { conversationId: conversation.id, platformId: learnTs } })).toBe(0);
+  });
+
   it("posts the polite apology when the model is unreachable, and apologises when Slack refuses the answer", async () => {
     anthropic.failForever(529);
     const event = dm("UBOB", "are you there?");

@@ -733,6 +733,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     const entry = [...interactions.entries()].find(([, v]) => v.token === wtoken);
     if (appId !== applicationId || !entry) return reply(404, { message: "Unknown Webhook", code: 10015 });
     const [interactionId, it] = entry;
+    if (method === "DELETE" && messageId) {
+      // The original may be a deferral's placeholder, which this fake does not store as a message.
+      const id = messageId === "@original" ? it.originalId : messageId;
+      const existing = id ? messages.get(id) : undefined;
+      if (id) messages.delete(id);
+      posts.push({ id: id ?? messageId, channelId: it.channelId, content: existing?.content ?? "", replyTo: null, flags: existing?.flags ?? 0, allowedMentions: null, via: "delete", interactionId });
+      return reply(204, null);
+    }
     const parsed = CreateMessageBody.safeParse(body);
     if (!parsed.success || (parsed.data.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
     const content = parsed.data.content ?? "";

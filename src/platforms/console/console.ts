@@ -103,7 +103,7 @@ export class ConsoleAdapter implements PlatformAdapter {
       if (line.startsWith("/")) {
         const cmd = parseCommandLine(line.slice(1));
         if (cmd) this.write(`${this.render((await core.command(this.inbound(line), cmd.name, cmd.args)).text)}\n`);
-        else this.write(`Unknown command ${line}. Try /help, /me, /skills, /new, /forget or /quit.\n`);
+        else this.write(`Unknown command ${line}. Try /help, /me, /skills, /learn, /lessons, /new, /forget or /quit.\n`);
       } else if (line) {
         await core.receive(this.inbound(line), this.target());
       }

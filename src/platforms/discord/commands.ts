@@ -8,7 +8,10 @@
  *
  * Discord wants an answer within 3 seconds. A core answer that takes longer than
  * `deferAfterMs` is deferred (ephemerally, since the kind of answer is not known yet: private is
- * the safe side) and then edited in. Answers over 2,000 characters continue as follow-ups.
+ * the safe side) and then edited in. A command whose answer is usually public and slow (`learn`, a
+ * model run) is deferred at once, publicly; should its answer turn out private (a refusal, a
+ * failure), the public placeholder is deleted and the answer follows ephemerally. Answers over 2,000
+ * characters continue as follow-ups.
  *
  * Unknown interactions (another command name, an unknown subcommand, a button or modal cairn did
  * not create) get a short ephemeral answer instead of Discord's "This interaction failed".
@@ -23,7 +26,7 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from "discord.js";
 import type { CorePort } from "../../core/adapter.ts";
-import { COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
+import { commandArgs, COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
 import type { Inbound } from "../../core/types.ts";
 import { errText, type Logger } from "../../log.ts";
 import { chunkText } from "../../core/chunk.ts";
@@ -34,18 +37,26 @@ export const SLASH_COMMAND = "cairn";
 
 interface SubcommandSpec {
   description: string;
-  /** One free-text option, split on whitespace into the core command's arguments. */
-  option?: { name: string; description: string; required: boolean };
+  /** One free-text option, made into the core command's arguments (`commandArgs`). */
+  option?: { name: string; description: string; required: boolean; maxLength?: number };
+  /** The answer is usually public and slow (a model run): deferred at once, publicly. */
+  publicAnswer?: boolean;
 }
 
 const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   help: { description: "What cairn can do and how to talk to it" },
   me: { description: "Everything cairn holds about you (only you see the answer)" },
   skills: { description: "The team's skill library" },
+  learn: {
+    description: "Turn pasted text, or this conversation, into a skill for the team",
+    option: { name: "text", description: "The text to learn from (leave empty to learn from this conversation)", required: false, maxLength: 6000 },
+    publicAnswer: true,
+  },
+  lessons: { description: "The lessons and team rules you can see, with ids and where each came from" },
   new: { description: "Start a fresh session in this conversation (earlier ones stay searchable)" },
   forget: {
     description: "Delete one of your entries, or everything cairn holds about you",
-    option: { name: "what", description: "An entry id from /cairn me, or: me (then: me confirm)", required: true },
+    option: { name: "what", description: "An id from /cairn me or /cairn lessons, or: me (then: me confirm)", required: true },
   },
   confirm: {
     description: "Share entries you proposed from a DM with the team",
@@ -72,7 +83,7 @@ export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody
     builder.addSubcommand((sub) => {
       sub.setName(name).setDescription(spec.description);
       const option = spec.option;
-      if (option) sub.addStringOption((o) => o.setName(option.name).setDescription(option.description).setRequired(option.required).setMaxLength(200));
+      if (option) sub.addStringOption((o) => o.setName(option.name).setDescription(option.description).setRequired(option.required).setMaxLength(option.maxLength ?? 200));
       return sub;
     });
   }
@@ -103,8 +114,9 @@ export async function handleInteraction(interaction: Interaction, deps: Interact
 }
 
 async function runSlashCommand(interaction: ChatInputCommandInteraction, name: CommandName, deps: InteractionDeps): Promise<void> {
-  const optionName = SUBCOMMANDS[name].option?.name;
-  const args = (optionName ? (interaction.options.getString(optionName) ?? "") : "").split(/\s+/).filter(Boolean);
+  const spec = SUBCOMMANDS[name];
+  const optionName = spec.option?.name;
+  const args = commandArgs(name, optionName ? (interaction.options.getString(optionName) ?? "") : "");
   const work = deps.core.command(interactionInbound(interaction, name, args), name, args).then(
     (reply): { reply: CommandReply } => ({ reply }),
     (err: unknown): { reply: CommandReply } => {
@@ -112,13 +124,9 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
       return { reply: { text: COMMAND_FAILED_REPLY, ephemeral: true } };
     },
   );
-  let timer: NodeJS.Timeout | undefined;
-  const slow = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), deps.deferAfterMs);
-  });
-  const fast = await Promise.race([work, slow]);
-  clearTimeout(timer);
-
+  // A model run (learn) takes longer than Discord's 3 s: it is deferred at once, publicly.
+  const deferredPublic = spec.publicAnswer === true;
+  const fast = deferredPublic ? null : await within(work, deps.deferAfterMs);
   if (fast) {
     const parts = partsOf(fast.reply.text);
     const flags = fast.reply.ephemeral ? MessageFlags.Ephemeral : undefined;
@@ -126,11 +134,30 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
     await followUps(interaction, parts.slice(1), flags, deps.log);
     return;
   }
-  await interaction.deferReply({ flags: MessageFlags.Ephemeral });
+  await interaction.deferReply(deferredPublic ? {} : { flags: MessageFlags.Ephemeral });
   const { reply } = await work;
   const parts = partsOf(reply.text);
+  if (deferredPublic && reply.ephemeral) {
+    // A private answer must not land in the public placeholder: it goes, and the answer follows privately.
+    await interaction.deleteReply().catch((err: unknown) => deps.log.warn({ err: errText(err), interaction: interaction.id }, "could not delete the deferred answer"));
+    await followUps(interaction, parts, MessageFlags.Ephemeral, deps.log);
+    return;
+  }
   await interaction.editReply({ content: parts[0]!, allowedMentions: { parse: [] } });
-  await followUps(interaction, parts.slice(1), MessageFlags.Ephemeral, deps.log);
+  await followUps(interaction, parts.slice(1), deferredPublic ? undefined : MessageFlags.Ephemeral, deps.log);
+}
+
+/** The work's result if it comes within `ms`, else null (the work goes on). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    return await Promise.race([work, slow]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function partsOf(text: string): string[] {

@@ -6,6 +6,7 @@
 import type { CorePort } from "../../core/adapter.ts";
 import { classifyMessage, toInbound } from "./events.ts";
 import { messageTarget, type MessageTargetDeps } from "./target.ts";
+import { isLearnMention, learnFromMention } from "./learn-mention.ts";
 
 export interface TurnDeps extends MessageTargetDeps {
   core: CorePort;
@@ -34,6 +35,10 @@ export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unkno
     ...(person.isBot ? { author: { externalId: m.user, isBot: true } } : {}),
     addressed: c.kind !== "thread_reply",
   };
+  if (c.kind === "mention" && isLearnMention(m.text)) {
+    await learnFromMention(deps, inbound, m, log);
+    return;
+  }
   const received = await deps.core.receive(inbound, messageTarget(deps, m, log));
   switch (received.kind) {
     case "dropped":

@@ -1,0 +1,110 @@
+/**
+ * `/cairn lessons` and `forget <id>` for lessons and team rules.
+ *
+ * What a person sees: their own private lessons, the current channel's lessons (not in a DM), and
+ * the workspace's team rules (in force, and those waiting for ✅), each with its id, the correction
+ * it came from in the corrector's words, who and when, and a link to the correction when there is one.
+ *
+ * Forgetting (who may do what):
+ * - A private lesson is the person's own: deleted for real, revisions and all (erase.ts).
+ * - A channel lesson belongs to the channel once saved (others saw it and may have approved it):
+ *   its author (or an admin) archives it, with a revision; it is never deleted.
+ * - A team rule is the whole workspace's: only an admin archives it, with a revision "archived by an
+ *   admin"; anyone else is told so.
+ */
+import type { Core } from "../core/core.ts";
+import type { Inbound } from "../core/types.ts";
+import type { CommandReply } from "../agent/commands.ts";
+import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
+import { scopeOf, type Place } from "../history/store.ts";
+import { writeRevision } from "../db/revisions.ts";
+import { isAdmin } from "../admission/access.ts";
+import { excerpt, parseCase, QUOTE_CHARS } from "./lesson-case.ts";
+import { nameOf } from "./places.ts";
+
+/** Lines of lessons and rules in one answer; the rest are counted. */
+export const LESSONS_SHOWN = 30;
+
+const ORDER = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+
+export async function listLessons(core: Core, place: Place): Promise<CommandReply> {
+  const db = core.learning.ctx.db;
+  const workspaceId = place.workspace.id;
+  const c = place.conversation;
+  const [own, channel, rules] = await Promise.all([
+    db.memoryEntry.findMany({ where: { workspaceId, scope: "user", ownerId: place.person.id, kind: "lesson", status: "active" }, orderBy: ORDER }),
+    c.isDm ? [] : db.memoryEntry.findMany({ where: { workspaceId, scope: "channel", channelKey: c.channelId, kind: "lesson", status: "active" }, orderBy: ORDER }),
+    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "rule", status: { in: ["active", "pending"] } }, orderBy: ORDER }),
+  ]);
+  const authorIds = [...new Set([...own, ...channel, ...rules].flatMap((e) => (e.createdById ? [e.createdById] : [])))];
+  const people = new Map((await db.person.findMany({ where: { workspaceId, id: { in: authorIds } } })).map((p) => [p.id, p]));
+  const sections: [string, MemoryEntry[]][] = [
+    ["**Your private lessons** (only you see them)", own],
+    ...(c.isDm ? [] : [["**This channel's lessons**", channel] as [string, MemoryEntry[]]]),
+    ["**Team rules** (everyone in this workspace)", rules],
+  ];
+  const total = own.length + channel.length + rules.length;
+  if (total === 0) {
+    return { text: `No lessons or team rules ${c.isDm ? "for you here" : "for you or this channel"} yet. cairn learns them when you correct an answer (react 👎, then say what it should have done).`, ephemeral: true };
+  }
+  const lines = [`**Lessons and rules** (${total})`];
+  let shown = 0;
+  for (const [title, entries] of sections) {
+    if (entries.length === 0 || shown >= LESSONS_SHOWN) continue;
+    lines.push(title);
+    for (const e of entries.slice(0, LESSONS_SHOWN - shown)) lines.push(lessonLine(e, people.get(e.createdById ?? "")));
+    shown += Math.min(entries.length, LESSONS_SHOWN - shown);
+  }
+  if (total > shown) lines.push(`…and ${total - shown} more.`);
+  lines.push("`forget <id>` removes one of your lessons (admins: a team rule).");
+  return { text: lines.join("\n"), ephemeral: true };
+}
+
+function lessonLine(e: MemoryEntry, author: { displayName: string | null; externalId: string } | undefined): string {
+  const lessonCase = parseCase(e.origin);
+  const who = lessonCase?.by.name ?? (author ? nameOf(author) : "someone");
+  const when = (lessonCase?.at ?? e.createdAt.toISOString()).slice(0, 10);
+  const quote = e.quote ? ` "${excerpt(e.quote, QUOTE_CHARS)}"` : "";
+  const link = lessonCase?.link ? ` ([correction](${lessonCase.link}))` : "";
+  const waiting = e.status === "pending" ? " *(waiting for ✅)*" : "";
+  return `- \`${e.id}\` ${e.text}${waiting} —${quote} *(${who}, ${when})*${link}`;
+}
+
+/**
+ * `forget <id>` for a channel lesson or a team rule; null when the id is neither (the caller goes on
+ * with the person's own entries, private lessons included).
+ */
+export async function forgetLessonOrRule(core: Core, inbound: Inbound, place: Place, id: string): Promise<CommandReply | null> {
+  const db = core.learning.ctx.db;
+  const entry = await db.memoryEntry.findFirst({ where: { id, workspaceId: place.workspace.id } });
+  if (!entry) return null;
+  const rule = entry.kind === "rule" && entry.scope === "team";
+  const channelLesson = entry.kind === "lesson" && entry.scope === "channel";
+  if (!rule && !channelLesson) return null;
+  if (entry.status === "archived") return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true };
+  const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
+  if (rule && !admin) {
+    core.log.info({ person: place.person.id, rule: entry.id }, "forget of a team rule refused");
+    return { text: "Only cairn admins can remove team rules: they apply to everyone in this workspace. Ask an admin, or correct cairn where the rule is wrong.", ephemeral: true };
+  }
+  if (channelLesson && !admin && entry.createdById !== place.person.id) {
+    return { text: "That lesson belongs to its channel and was taught by someone else: only its author or a cairn admin can remove it.", ephemeral: true };
+  }
+  const reason = admin && (rule || entry.createdById !== place.person.id) ? "archived by an admin" : "archived by its author";
+  const prov = { source: "tool" as const, actorId: scopeOf(place).personId, sourceMessageId: null, reason };
+  const archived = await db.$transaction(async (tx) => {
+    const r = await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: { in: ["active", "pending"] } }, data: { status: "archived" } });
+    if (r.count !== 1) return false;
+    await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "archive", oldText: entry.text, newText: null }, prov);
+    return true;
+  });
+  core.memory.forgetCached();
+  core.log.info({ person: place.person.id, entry: entry.id, kind: entry.kind, archived }, "lesson or rule archived");
+  if (!archived) return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true };
+  return {
+    text: rule
+      ? `Archived the team rule: ${entry.text}\nIt is no longer in force from each person's next session; its history is kept.`
+      : `Archived the channel lesson: ${entry.text}\nIt is no longer shown; its history is kept.`,
+    ephemeral: true,
+  };
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { commandArgs, parseCommandLine } from "../../src/agent/commands.ts";
+import { onlyLinks } from "../../src/learning/learn-command.ts";
+
+describe("command lines", () => {
+  it("splits arguments into words, and keeps learn's text whole", () => {
+    expect(parseCommandLine("forget me  confirm")).toEqual({ name: "forget", args: ["me", "confirm"] });
+    expect(parseCommandLine("")).toEqual({ name: "help", args: [] });
+    expect(parseCommandLine("dance")).toBeNull();
+    expect(parseCommandLine("learn  How to release:\n1. tag\n2. push  ")).toEqual({ name: "learn", args: ["How to release:\n1. tag\n2. push"] });
+    expect(parseCommandLine("LEARN")).toEqual({ name: "learn", args: [] });
+    expect(commandArgs("learn", "   ")).toEqual([]);
+    expect(commandArgs("confirm", " a  b ")).toEqual(["a", "b"]);
+  });
+
+  it("tells a text of links only from a text with links in it", () => {
+    expect(onlyLinks("https://wiki.example.com/page")).toBe(true);
+    expect(onlyLinks("<https://wiki.example.com/page|the runbook>  www.example.com/x,")).toBe(true);
+    expect(onlyLinks("see https://wiki.example.com/page for the steps")).toBe(false);
+    expect(onlyLinks("")).toBe(false);
+  });
+});
