@@ -13,10 +13,11 @@ function shown(text: string, what: string): string {
 }
 
 const provenance = (ctx: ToolContext, reason?: string): Provenance => ({
-  source: "tool",
+  source: ctx.source ?? "tool",
   actorId: ctx.scope.personId,
   sourceMessageId: ctx.sourceMessageId,
-  reason: reason ?? null,
+  // A review's own reason (which names it) comes first; the model's reason says why this change.
+  reason: [ctx.reason, reason].filter(Boolean).join(": ") || null,
 });
 
 export function skillsListTool(store: SkillStore) {
@@ -58,7 +59,8 @@ export function skillViewTool(store: SkillStore) {
         }
         return shown(file.content, `file ${file.path}`);
       }
-      await store.markUsed(skill.id);
+      // A review reading a skill is not a use of it: use counts are what the curator keeps skills by.
+      if (ctx.source !== "review") await store.markUsed(skill.id);
       const files = skill.files.length ? `\n\n---\nSupport files (read with file=...): ${skill.files.map((f) => f.path).join(", ")}` : "";
       return shown(skill.content, "SKILL.md") + files;
     },
@@ -110,38 +112,45 @@ export function skillManageTool(store: SkillStore) {
     ].join(" "),
     input: manageInput,
     async run(a, ctx) {
-      const prov = provenance(ctx, a.reason);
-      switch (a.action) {
-        case "create": {
-          const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
-          if (s.name !== a.name) {
-            return `Created skill '${s.name}' (the name in its frontmatter; you passed '${a.name}'). It appears in the skills index from the next session.`;
-          }
-          return `Created skill '${s.name}' (${s.scope}). It appears in the skills index from the next session.`;
-        }
-        case "edit":
-          await store.edit(ctx.scope, a.name, a.content ?? "", prov);
-          return `Rewrote SKILL.md of '${a.name}'. The previous text is kept in its revision history.`;
-        case "patch":
-          await store.patch(
-            ctx.scope,
-            a.name,
-            { old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) },
-            prov,
-          );
-          return `Patched ${a.file_path ?? "SKILL.md"} of '${a.name}'.`;
-        case "write_file":
-          await store.writeFile(ctx.scope, a.name, a.file_path ?? "", a.content ?? "", prov);
-          return `Wrote ${a.file_path} in '${a.name}'.`;
-        case "remove_file":
-          await store.removeFile(ctx.scope, a.name, a.file_path ?? "", prov);
-          return `Removed ${a.file_path} from '${a.name}' (its text stays in the revision history).`;
-        case "archive":
-          await store.archive(ctx.scope, a.name, prov);
-          return `Archived '${a.name}': it no longer appears in the index; its history is kept.`;
-      }
+      const result = await manage(store, a, ctx);
+      ctx.onWrite?.({ kind: "skill", action: a.action, name: result.name });
+      return result.text;
     },
   });
+}
+
+async function manage(store: SkillStore, a: z.infer<typeof manageInput>, ctx: ToolContext): Promise<{ name: string; text: string }> {
+  const prov = provenance(ctx, a.reason);
+  const done = (text: string) => ({ name: a.name, text });
+  switch (a.action) {
+    case "create": {
+      const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
+      if (s.name !== a.name) {
+        return { name: s.name, text: `Created skill '${s.name}' (the name in its frontmatter; you passed '${a.name}'). It appears in the skills index from the next session.` };
+      }
+      return { name: s.name, text: `Created skill '${s.name}' (${s.scope}). It appears in the skills index from the next session.` };
+    }
+    case "edit":
+      await store.edit(ctx.scope, a.name, a.content ?? "", prov);
+      return done(`Rewrote SKILL.md of '${a.name}'. The previous text is kept in its revision history.`);
+    case "patch":
+      await store.patch(
+        ctx.scope,
+        a.name,
+        { old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) },
+        prov,
+      );
+      return done(`Patched ${a.file_path ?? "SKILL.md"} of '${a.name}'.`);
+    case "write_file":
+      await store.writeFile(ctx.scope, a.name, a.file_path ?? "", a.content ?? "", prov);
+      return done(`Wrote ${a.file_path} in '${a.name}'.`);
+    case "remove_file":
+      await store.removeFile(ctx.scope, a.name, a.file_path ?? "", prov);
+      return done(`Removed ${a.file_path} from '${a.name}' (its text stays in the revision history).`);
+    case "archive":
+      await store.archive(ctx.scope, a.name, prov);
+      return done(`Archived '${a.name}': it no longer appears in the index; its history is kept.`);
+  }
 }
 
 export function skillTools(store: SkillStore): Tool[] {
