@@ -277,16 +277,17 @@ export class Core implements CorePort {
   }
 
   /**
-   * ✅ on a reply confirms the team entries that the reactor proposed in the message it answers.
+   * ✅ on a reply confirms the team entries that the reactor proposed in the message it answers; on
+   * a post of cairn's (a review's notice), the entries waiting for them that it announced.
    * The delivery, found in the reactor's workspace, names the reply's conversation.
    */
   private async confirmByReaction(reactor: PersonScope, delivery: ConversationScope & { messageId: number }): Promise<void> {
     const reply = await this.history.findMessage(delivery, delivery.messageId);
-    if (!reply?.replyToId) return;
-    const pending = await this.memory.pendingBy(reactor, reply.replyToId);
+    if (!reply) return;
+    const pending = reply.replyToId ? await this.memory.pendingBy(reactor, reply.replyToId) : await this.memory.pendingAnnounced(reactor, reply.id);
     if (pending.length === 0) return;
     try {
-      await this.memory.confirm(reactor, pending.map((e) => e.id), { source: "reaction", actorId: reactor.personId, sourceMessageId: reply.replyToId, reason: "confirmed with a reaction" });
+      await this.memory.confirm(reactor, pending.map((e) => e.id), { source: "reaction", actorId: reactor.personId, sourceMessageId: reply.replyToId ?? reply.id, reason: "confirmed with a reaction" });
     } catch (err) {
       this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "confirmation by reaction refused");
     }

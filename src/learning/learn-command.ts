@@ -144,7 +144,8 @@ const LEARN_ACTIONS = new Set(["create", "patch", "edit", "write_file"]);
 
 /** The skill tools, attributed to the learn run, with every write noted. */
 function learnTools(core: Core, prov: Provenance, outcome: Outcome): ToolRegistry {
-  const tools = skillTools(core.skills, (_ctx, reason) => ({ ...prov, reason: reason ? `${prov.reason ?? ""}: ${reason}` : prov.reason })).map((tool): Tool => {
+  // Attribution (source learn, the thread's newest message, the reason) comes from the ToolContext the run passes.
+  const tools = skillTools(core.skills).map((tool): Tool => {
     if (tool.name !== "skill_manage") return tool;
     return {
       ...tool,
@@ -172,7 +173,14 @@ async function run(core: Core, place: Place, material: Material): Promise<Comman
   const scope = scopeOf(place);
   const outcome: Outcome = { written: [], refusal: null };
   const tools = learnTools(core, material.prov, outcome);
-  const ctx: ToolContext = { scope, sourceMessageId: material.prov.sourceMessageId ?? 0, sessionId: "", speakerName: nameOf(place.person) };
+  const ctx: ToolContext = {
+    scope,
+    sourceMessageId: material.prov.sourceMessageId,
+    sessionId: "",
+    speakerName: nameOf(place.person),
+    source: "learn",
+    ...(material.prov.reason ? { reason: material.prov.reason } : {}),
+  };
   const model = core.learning.ctx;
   let said = "";
   let failure: unknown = null;

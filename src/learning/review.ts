@@ -1,9 +1,28 @@
 /**
- * The `review` job: a background agent run over a conversation, after the reply was delivered,
- * that may save memory (kind "memory") or skills (kind "skills"). Implemented in the next commit.
+ * The `review` job: a background agent run over a conversation, after a reply was delivered, that
+ * may save memory (kind "memory", every N person messages) or skills (kind "skills", after a turn
+ * with many tool calls). It sees the conversation as its turns did: the session's frozen snapshot
+ * as the system prompt, the session's messages through the reply, then the review prompt.
+ *
+ * Invariants kept here:
+ * - Scope: the person whose message the reply answered, in that conversation, rebuilt from stored
+ *   rows (places.ts); the tools are memory and skills only (review-tools.ts).
+ * - Everything written carries provenance "review" and the answered message's id; the stores scan
+ *   every text written.
+ * - At most once per trigger: the job's unique key queues it once. A re-run of the same job (a lost
+ *   lease, a crash after writing) finds the revisions its first run wrote, tagged with the trigger,
+ *   and stops; a run that failed before writing anything is simply retried.
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
+import { runToolLoop, type LoopResult } from "../agent/loop.ts";
+import { buildRequest, historyToMessages } from "../agent/prompt.ts";
+import { readSnapshot } from "../agent/sessions.ts";
+import { errText, type Logger } from "../log.ts";
+import { nameOf, postTargetOf, replyPlace, scopeIn, type ReplyPlace } from "./places.ts";
+import { memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
+import { pendingIds, reviewNotice } from "./review-notice.ts";
+import { ReviewLedger, reviewTools } from "./review-tools.ts";
 import type { LearningContext } from "./context.ts";
 
 export const ReviewPayload = z.object({
@@ -15,12 +34,107 @@ export const ReviewPayload = z.object({
 });
 export type ReviewPayload = z.infer<typeof ReviewPayload>;
 
+/** Model calls one review may make (tool rounds; a last answer without tools comes after). */
+export const REVIEW_ITERATIONS = 16;
+
+/** The reason every write of a review carries: names the trigger, so a re-run can find them. */
+export const reviewTag = (p: Pick<ReviewPayload, "kind" | "replyMessageId">) => `${p.kind} review of reply ${p.replyMessageId}`;
+
 export function reviewJob(ctx: LearningContext) {
   return defineJob({
     kind: "review",
     payload: ReviewPayload,
-    async run(p) {
-      ctx.log.debug({ conversation: p.conversationId, kind: p.kind }, "review not built yet");
-    },
+    run: (p, signal) => review(ctx, p, signal),
   });
+}
+
+async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSignal): Promise<void> {
+  const log = ctx.log.child({ component: "review", kind: p.kind, conversation: p.conversationId, reply: p.replyMessageId });
+  const place = await replyPlace(ctx.db, p.workspaceId, p.replyMessageId);
+  const { question, asker } = place ?? {};
+  if (!place || !question || !asker || place.conversation.id !== p.conversationId || place.reply.sessionId === null || place.reply.status !== "sent") return;
+  const tag = reviewTag(p);
+  if (await alreadyWrote(ctx, p.workspaceId, question.id, tag)) {
+    log.info("this review wrote already (a re-run): nothing more to do");
+    return;
+  }
+  const session = await ctx.db.chatSession.findFirst({ where: { id: place.reply.sessionId, conversationId: place.conversation.id } });
+  const snapshot = session ? readSnapshot(session) : null;
+  // No snapshot: the session's prompt was never taken, or was cleared by an erasure. Nothing to review against.
+  if (!session || !snapshot) return;
+
+  const scope = scopeIn(place.conversation, asker.id);
+  // The summary stands for the turns before its cut. A cut past the reviewed message (a later
+  // turn compressed) would hide it: then the session is read from its start, without the summary.
+  const cut = session.summaryThroughId !== null && session.summaryThroughId < question.id ? session.summaryThroughId : null;
+  const messages = await ctx.history.sessionMessages(scope, session.id, cut, question.id);
+  const name = nameOf(asker);
+  const s = ctx.settings.learning;
+  const promptInput = { name, isDm: place.conversation.isDm, maxWrites: s.reviewMaxWrites };
+  const prompt =
+    p.kind === "memory"
+      ? memoryReviewPrompt(promptInput)
+      : skillReviewPrompt({ ...promptInput, skillsRead: (await ctx.traces.get(p.workspaceId, p.replyMessageId))?.skills ?? [] });
+  const ledger = new ReviewLedger(s.reviewMaxWrites);
+  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, ledger, signal, log });
+  // The snapshot, speaker and summary are the conversation's, so the system prompt is byte-identical
+  // to its turns'. The API's cache key starts with the tools, though, and a review lists only its
+  // four: its calls share a cached prefix with each other (and a recent review of the session), not with the turns.
+  const request = buildRequest({
+    model: ctx.reviewModel,
+    maxTokens: ctx.settings.maxTokens,
+    snapshot,
+    speakerId: asker.id,
+    summary: cut === null ? null : session.summary,
+    history: withReviewPrompt(historyToMessages(messages, !place.conversation.isDm), prompt),
+    tools: tools.definitions(),
+  });
+
+  let result: LoopResult | null = null;
+  try {
+    result = await runToolLoop({
+      model: ctx.model,
+      request,
+      tools,
+      ctx: { scope, sourceMessageId: question.id, sessionId: session.id, speakerName: name, source: "review", reason: tag, onWrite: ledger.record },
+      maxIterations: REVIEW_ITERATIONS,
+    });
+  } catch (err) {
+    // Nothing written yet: the job is retried. Something written: running again would write it
+    // twice, so the review ends here and reports what it did.
+    if (ledger.writes.length === 0) throw err;
+    log.warn({ err: errText(err), writes: ledger.writes.length }, "the review's model call failed after it wrote; not retried");
+  }
+  log.info(
+    { iterations: result?.iterations ?? null, writes: ledger.writes.length, pending: ledger.pending, proposed: ledger.proposals.length, stop: result?.stopReason ?? "failed" },
+    "review done",
+  );
+  // A lost lease or a stopping worker: write nothing more, the notice included.
+  if (signal.aborted) return;
+  await notify(ctx, place, ledger, name, log);
+}
+
+/** Whether a run of this review wrote already: its revisions carry its tag as their reason (alone, or before the model's). */
+async function alreadyWrote(ctx: LearningContext, workspaceId: string, questionId: number, tag: string): Promise<boolean> {
+  const row = await ctx.db.revision.findFirst({
+    where: { workspaceId, source: "review", sourceMessageId: questionId, OR: [{ reason: tag }, { reason: { startsWith: `${tag}: ` } }] },
+    select: { id: true },
+  });
+  return row !== null;
+}
+
+/** Tells the person in the conversation; a ✅ on the notice confirms what it says is pending (Core.feedback). */
+async function notify(ctx: LearningContext, place: ReplyPlace, ledger: ReviewLedger, name: string, log: Logger): Promise<void> {
+  const text = reviewNotice(ctx.settings.learning.reviewNotice, ledger, name);
+  if (!text) return;
+  const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
+  if (!where) return;
+  try {
+    const posted = await ctx.post(where.platform, where.target, text);
+    const ids = pendingIds(ledger);
+    if (ids.length) await ctx.db.memoryEntry.updateMany({ where: { id: { in: ids }, workspaceId: place.workspace.id, status: "pending" }, data: { proposalMessageId: posted.messageId } });
+  } catch (err) {
+    // Best effort: failing the job would run the review again, and what it wrote stands either way.
+    log.warn({ err: errText(err) }, "could not post the review's notice");
+  }
 }

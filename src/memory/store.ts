@@ -17,6 +17,7 @@ import type { MemoryTarget, PersonScope, Scope } from "../core/types.ts";
 import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";
 import { UserFacingError } from "../core/errors.ts";
 import { TtlCache } from "../cache/ttl-cache.ts";
+import { confirmPending } from "./pending.ts";
 
 /**
  * fact: shown in every prompt of its scope, within the target's character budget.
@@ -66,9 +67,20 @@ export function targetWhere(scope: Scope, target: MemoryTarget) {
   }
 }
 
-/** The entries a person proposed for the team from a DM and has not confirmed yet. */
+/**
+ * The entries a person proposed and has not confirmed yet: team entries said in a DM, and what a
+ * review of their conversation held for them (team entries, changes to what a person wrote).
+ */
 export function pendingWhere(scope: PersonScope) {
   return { workspaceId: scope.workspaceId, status: "pending", createdById: scope.personId };
+}
+
+/**
+ * Pending entries the person may confirm alone. A pending team rule is not one of them: it waits
+ * for other people's approval (src/learning/approvals.ts), even when it came from this person's lesson.
+ */
+function confirmableWhere(scope: PersonScope) {
+  return { ...pendingWhere(scope), kind: { not: "rule" } };
 }
 
 /** Everything active that a prompt in this place may draw on: team, channel (not in a DM), the person's own. */
@@ -117,6 +129,12 @@ function cleanForWrite(text: string, where: string): { text: string; note: strin
 
 interface Working {
   pending?: boolean;
+  /** A pending change (a review's) of this active entry: its new text, or "" for a removal. */
+  replacesId?: string;
+  /** How a new entry came to be in this batch. */
+  action?: "add" | "replace" | "remove";
+  /** Who wrote an existing entry (MemoryEntry.source). */
+  source?: string;
   id: string | null;
   kind: MemoryKind;
   text: string;
@@ -129,6 +147,19 @@ export interface ApplyOutcome {
   lines: string[];
   usage: { target: MemoryTarget; used: number; limit: number; count: number; lessons: number }[];
   changed: number;
+  /** Every change written (grouped by target); `pending` ones wait for a person's confirmation. */
+  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean }[];
+}
+
+export interface ApplyOptions {
+  /**
+   * The batch comes from a background review (provenance "review"), not from the person: it may not
+   * change the team's memory or what a person wrote on its own. Team adds are held pending, and a
+   * replace or remove of a team entry or of an entry not written by a review becomes a pending
+   * entry naming the one it would replace (`replacesId`; text "" for a removal), the original left
+   * as it is. The person whose conversation it was confirms (see `confirm`).
+   */
+  review?: boolean;
 }
 
 /**
@@ -211,40 +242,36 @@ export class MemoryStore {
     });
   }
 
-  /** Entries this person proposed for the team from a DM, waiting for their confirmation. */
+  /** Entries waiting for this person's confirmation (all, or those of one message of theirs). */
   async pendingBy(scope: PersonScope, sourceMessageId?: number): Promise<MemoryEntry[]> {
     return this.db.memoryEntry.findMany({
-      where: { ...pendingWhere(scope), ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
+      where: { ...confirmableWhere(scope), ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
       orderBy: { createdAt: "asc" },
     });
   }
 
+  /** Entries waiting for this person's confirmation that a post of cairn's announced (a review's notice). */
+  async pendingAnnounced(scope: PersonScope, postId: number): Promise<MemoryEntry[]> {
+    return this.db.memoryEntry.findMany({ where: { ...confirmableWhere(scope), proposalMessageId: postId }, orderBy: { createdAt: "asc" } });
+  }
+
   /**
-   * The person confirms sharing pending entries with the team; ids that are not their pending
-   * entries are passed over. Throws MemoryError if the team budget would overflow.
+   * The person confirms entries waiting for them (see pending.ts): a new entry becomes active, a
+   * pending replacement takes the place of the entry it names. Ids that are not their pending
+   * entries are passed over. Throws MemoryError if a target's budget would overflow.
    */
   async confirm(scope: PersonScope, ids: readonly string[], prov: Provenance): Promise<MemoryEntry[]> {
-    const { workspaceId } = scope;
     const confirmed = await this.db.$transaction(async (tx) => {
-      const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, ...pendingWhere(scope) } });
-      if (rows.length === 0) return [];
-      const team = await tx.memoryEntry.findMany({ where: { workspaceId, scope: "team", status: "active" } });
-      const used = usedChars([...team, ...rows].filter((e) => kindOf(e) !== "lesson").map((e) => e.text));
-      if (used > this.budgets.team) {
-        throw new MemoryError(`Sharing would put team memory at ${used}/${this.budgets.team} chars. Ask cairn to consolidate team memory first.`);
-      }
-      for (const row of rows) {
-        await tx.memoryEntry.update({ where: { id: row.id }, data: { status: "active" } });
-        await writeRevision(tx, { workspaceId, entityType: "memory", entityId: row.id, action: "confirm", oldText: row.text, newText: row.text }, prov);
-      }
-      return rows;
+      const rows = await tx.memoryEntry.findMany({ where: { id: { in: [...ids] }, ...confirmableWhere(scope) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+      return confirmPending(tx, rows, this.budgets, prov);
     });
-    this.changed(workspaceId);
+    this.changed(scope.workspaceId);
     return confirmed;
   }
 
   /** Applies a batch: every operation succeeds or none is written. Throws MemoryError for the model. */
-  async apply(scope: Scope, ops: readonly MemoryOp[], prov: Provenance): Promise<ApplyOutcome> {
+  async apply(scope: Scope, ops: readonly MemoryOp[], prov: Provenance, opts: ApplyOptions = {}): Promise<ApplyOutcome> {
+    const review = opts.review === true;
     if (ops.length === 0) throw new MemoryError("No operations given: pass at least one {action, target, ...}.");
     if (scope.isDm && ops.some((op) => op.target === "channel")) {
       throw new MemoryError(
@@ -257,7 +284,7 @@ export class MemoryStore {
         let w = work.get(target);
         if (!w) {
           const rows = await this.entries(scope, target, tx);
-          w = rows.map((r) => ({ id: r.id, kind: kindOf(r), text: r.text, original: r.text, removed: false }));
+          w = rows.map((r) => ({ id: r.id, kind: kindOf(r), text: r.text, original: r.text, removed: false, source: r.source }));
           work.set(target, w);
         }
         return w;
@@ -280,7 +307,8 @@ export class MemoryStore {
           if (kind === "lesson" && text.length > LESSON_LIMITS.chars) {
             throw new MemoryError(`${where}a lesson holds at most ${LESSON_LIMITS.chars} chars (this one has ${text.length}). Nothing was saved. State the rule in one or two sentences.`);
           }
-          w.push({ id: null, kind, text, original: null, removed: false, pending: op.target === "team" && scope.isDm });
+          // Said in a DM, or saved by a review, meant for the team: held until the person confirms, never shared silently.
+          w.push({ id: null, kind, text, original: null, removed: false, action: "add", pending: op.target === "team" && (scope.isDm || review) });
           lines.push(`added ${kind === "lesson" ? "lesson " : ""}to ${op.target}: "${text}"`);
           continue;
         }
@@ -288,7 +316,9 @@ export class MemoryStore {
         if (!needle) throw new MemoryError(`${where}old_text is empty: give a substring of the entry to ${op.action}. Nothing was saved.`);
         // "id:<id>" selects an entry by id: the way to remove one shown as [BLOCKED] (its text is withheld).
         const byId = needle.startsWith("id:") ? needle.slice(3).trim() : null;
-        const hits = byId ? live.filter((e) => e.id === byId) : live.filter((e) => e.text.toLowerCase().includes(needle.toLowerCase()));
+        // A review's pending change is not an entry yet: nothing else in the batch can change it.
+        const candidates = live.filter((e) => e.replacesId === undefined);
+        const hits = byId ? candidates.filter((e) => e.id === byId) : candidates.filter((e) => e.text.toLowerCase().includes(needle.toLowerCase()));
         if (hits.length === 0) {
           throw new MemoryError(
             `${where}no ${op.target} entry contains "${needle}". Nothing was saved. Current ${op.target} entries:\n${listEntries(live)}\nRetry with old_text copied from one of these.`,
@@ -304,6 +334,18 @@ export class MemoryStore {
           throw new MemoryError(
             `${where}"${displayEntry(hit)}" is a team rule: rules change only when a person approves a correction (a ✅ on its proposal), and admins archive them with /cairn forget ${hit.id}. Nothing was saved.`,
           );
+        }
+        if (review && hit.id !== null && (op.target === "team" || hit.source !== "review")) {
+          // A review may not change the team's memory, or what a person wrote, on its own: the change waits for the person.
+          let text = "";
+          if (op.action === "replace") {
+            if (!op.content.trim()) throw new MemoryError(`${where}content is empty; to delete the entry use action 'remove'. Nothing was saved.`);
+            const clean = cleanForWrite(op.content.trim(), where);
+            if (clean.note) lines.push(clean.note);
+            text = clean.text;
+          }
+          w.push({ id: null, kind: hit.kind, text, original: null, removed: false, action: op.action, pending: true, replacesId: hit.id });
+          continue;
         }
         if (op.action === "remove") {
           hit.removed = true;
@@ -341,12 +383,12 @@ export class MemoryStore {
       }
 
       let changed = 0;
+      const writes: ApplyOutcome["writes"] = [];
       for (const [target, w] of work) {
         for (const e of w) {
           if (e.id === null) {
             if (e.removed) continue;
-            // Said in a DM, meant for the team: held as pending until the person confirms, never shared silently.
-            const pending = target === "team" && scope.isDm;
+            const pending = e.pending === true;
             const row = await tx.memoryEntry.create({
               data: {
                 workspaceId: scope.workspaceId,
@@ -358,34 +400,49 @@ export class MemoryStore {
                 scannedWith: RULES_VERSION,
                 kind: e.kind,
                 status: pending ? "pending" : "active",
+                replacesId: e.replacesId ?? null,
                 source: prov.source,
                 createdById: prov.actorId,
                 sourceMessageId: prov.sourceMessageId,
               },
             });
-            await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: "add", oldText: null, newText: e.text }, prov);
-            if (pending) {
-              lines.push(
-                `"${e.text}" is held as PENDING (id ${row.id}): this is a private DM, so it reaches the team only after the person confirms, by reacting ✅ to your reply or with /cairn confirm ${row.id}. Tell them so.`,
-              );
-            }
+            const replaced = e.replacesId === undefined ? null : (w.find((x) => x.id === e.replacesId) ?? null);
+            const action = e.action ?? "add";
+            await writeRevision(
+              tx,
+              { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: replaced ? `propose_${action}` : "add", oldText: replaced?.original ?? null, newText: e.text || null },
+              prov,
+            );
+            if (pending) lines.push(pendingLine(e.text, row.id, replaced, review));
+            writes.push({ id: row.id, action, target, kind: e.kind, text: e.text, pending });
             changed++;
           } else if (e.removed) {
             await tx.memoryEntry.update({ where: { id: e.id }, data: { status: "archived" } });
             await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "remove", oldText: e.original, newText: null }, prov);
+            writes.push({ id: e.id, action: "remove", target, kind: e.kind, text: e.original ?? "", pending: false });
             changed++;
           } else if (e.text !== e.original) {
             await tx.memoryEntry.update({ where: { id: e.id }, data: { text: e.text, scannedWith: RULES_VERSION } });
             await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "replace", oldText: e.original, newText: e.text }, prov);
+            writes.push({ id: e.id, action: "replace", target, kind: e.kind, text: e.text, pending: false });
             changed++;
           }
         }
       }
-      return { lines, usage, changed };
+      return { lines, usage, changed, writes };
     });
     this.changed(scope.workspaceId);
     return outcome;
   }
+}
+
+/** What the model is told of an entry held pending (a DM's team entry, or a review's change). */
+function pendingLine(text: string, id: string, replaced: Working | null, review: boolean): string {
+  if (!review) {
+    return `"${text}" is held as PENDING (id ${id}): this is a private DM, so it reaches the team only after the person confirms, by reacting ✅ to your reply or with /cairn confirm ${id}. Tell them so.`;
+  }
+  const what = replaced ? `${text ? `replacing "${displayEntry(replaced)}" with "${text}"` : `removing "${displayEntry(replaced)}"`}` : `"${text}"`;
+  return `${what} is held as PENDING (id ${id}): a review changes team memory, or what a person wrote, only once the person confirms. They will be told; do not repeat it.`;
 }
 
 /** One formatter for all: toLocaleString sets one up on every call, at about ten times the cost of a format. */

@@ -51,11 +51,13 @@ export function memoryTool(store: MemoryStore) {
     progress: "saving to memory",
     input,
     async run(args, ctx) {
-      const outcome = await store.apply(ctx.scope, args.operations.map(toOp), {
-        source: "tool",
-        actorId: ctx.scope.personId,
-        sourceMessageId: ctx.sourceMessageId,
-      });
+      const source = ctx.source ?? "tool";
+      const prov = { source, actorId: ctx.scope.personId, sourceMessageId: ctx.sourceMessageId, reason: ctx.reason ?? null };
+      // A review's writes are held for the person where they touch the team or what a person wrote (MemoryStore.apply).
+      const outcome = await store.apply(ctx.scope, args.operations.map(toOp), prov, { review: source === "review" });
+      for (const w of outcome.writes) {
+        ctx.onWrite?.({ kind: "memory", action: w.action, target: w.target, entryKind: w.kind, text: w.text, pendingId: w.pending ? w.id : null });
+      }
       const usage = outcome.usage.map((u) => `${u.target} memory: ${u.count} entries ${budgetHeader(u.used, u.limit)}${u.lessons ? `, ${u.lessons} lessons` : ""}`);
       return [outcome.changed > 0 ? "Saved." : "Nothing changed.", ...outcome.lines, ...usage].join("\n");
     },

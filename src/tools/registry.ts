@@ -5,16 +5,27 @@
  */
 import { z } from "zod";
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Scope } from "../core/types.ts";
+import type { MemoryTarget, ProvenanceSource, Scope } from "../core/types.ts";
 import { UserFacingError } from "../core/errors.ts";
 
 export interface ToolContext {
   scope: Scope;
   /** The stored id of the user message that started this turn: the provenance of every write. */
-  sourceMessageId: number;
+  sourceMessageId: number | null;
   sessionId: string;
   speakerName: string;
+  /** Who writes: "tool" (the default) in a turn, "review" in a background review; every write's provenance. */
+  source?: ProvenanceSource;
+  /** Why the writes happen, kept in their revisions (a review names itself, so a re-run can tell it wrote). */
+  reason?: string;
+  /** Told of every change a tool made (a review counts them against its cap and reports them). */
+  onWrite?: (write: ToolWrite) => void;
 }
+
+/** One change a tool made; `pendingId` is set for a memory change held until a person confirms it. */
+export type ToolWrite =
+  | { kind: "memory"; action: "add" | "replace" | "remove"; target: MemoryTarget; entryKind: string; text: string; pendingId: string | null }
+  | { kind: "skill"; action: string; name: string };
 
 /** A refusal the model should read: its message says what to do next. */
 export class ToolError extends UserFacingError {

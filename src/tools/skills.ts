@@ -12,14 +12,12 @@ function shown(text: string, what: string): string {
   return verdict.ok ? text : `[BLOCKED: ${verdict.reason}] The ${what} is withheld; it can be replaced or archived with skill_manage.`;
 }
 
-/** Who a write is attributed to: by default the turn's speaker and message, through a tool. */
-export type ProvenanceOf = (ctx: ToolContext, reason?: string) => Provenance;
-
-const toolProvenance: ProvenanceOf = (ctx, reason) => ({
-  source: "tool",
+const provenance = (ctx: ToolContext, reason?: string): Provenance => ({
+  source: ctx.source ?? "tool",
   actorId: ctx.scope.personId,
   sourceMessageId: ctx.sourceMessageId,
-  reason: reason ?? null,
+  // A review's own reason (which names it) comes first; the model's reason says why this change.
+  reason: [ctx.reason, reason].filter(Boolean).join(": ") || null,
 });
 
 export function skillsListTool(store: SkillStore) {
@@ -61,7 +59,8 @@ export function skillViewTool(store: SkillStore) {
         }
         return shown(file.content, `file ${file.path}`);
       }
-      await store.markUsed(skill.id);
+      // A review reading a skill is not a use of it: use counts are what the curator keeps skills by.
+      if (ctx.source !== "review") await store.markUsed(skill.id);
       const files = skill.files.length ? `\n\n---\nSupport files (read with file=...): ${skill.files.map((f) => f.path).join(", ")}` : "";
       return shown(skill.content, "SKILL.md") + files;
     },
@@ -102,8 +101,7 @@ const manageInput = z
     if (a.action === "remove_file") need("file_path", "which file to remove");
   });
 
-/** `provenanceOf`: how writes are attributed (a `learn` run names its source and the thread it read). */
-export function skillManageTool(store: SkillStore, provenanceOf: ProvenanceOf = toolProvenance) {
+export function skillManageTool(store: SkillStore) {
   return defineTool({
     name: "skill_manage",
     progress: "updating the skill library",
@@ -114,40 +112,47 @@ export function skillManageTool(store: SkillStore, provenanceOf: ProvenanceOf = 
     ].join(" "),
     input: manageInput,
     async run(a, ctx) {
-      const prov = provenanceOf(ctx, a.reason);
-      switch (a.action) {
-        case "create": {
-          const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
-          if (s.name !== a.name) {
-            return `Created skill '${s.name}' (the name in its frontmatter; you passed '${a.name}'). It appears in the skills index from the next session.`;
-          }
-          return `Created skill '${s.name}' (${s.scope}). It appears in the skills index from the next session.`;
-        }
-        case "edit":
-          await store.edit(ctx.scope, a.name, a.content ?? "", prov);
-          return `Rewrote SKILL.md of '${a.name}'. The previous text is kept in its revision history.`;
-        case "patch":
-          await store.patch(
-            ctx.scope,
-            a.name,
-            { old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) },
-            prov,
-          );
-          return `Patched ${a.file_path ?? "SKILL.md"} of '${a.name}'.`;
-        case "write_file":
-          await store.writeFile(ctx.scope, a.name, a.file_path ?? "", a.content ?? "", prov);
-          return `Wrote ${a.file_path} in '${a.name}'.`;
-        case "remove_file":
-          await store.removeFile(ctx.scope, a.name, a.file_path ?? "", prov);
-          return `Removed ${a.file_path} from '${a.name}' (its text stays in the revision history).`;
-        case "archive":
-          await store.archive(ctx.scope, a.name, prov);
-          return `Archived '${a.name}': it no longer appears in the index; its history is kept.`;
-      }
+      const result = await manage(store, a, ctx);
+      ctx.onWrite?.({ kind: "skill", action: a.action, name: result.name });
+      return result.text;
     },
   });
 }
 
-export function skillTools(store: SkillStore, provenanceOf?: ProvenanceOf): Tool[] {
-  return [skillsListTool(store), skillViewTool(store), skillManageTool(store, provenanceOf)] as Tool[];
+async function manage(store: SkillStore, a: z.infer<typeof manageInput>, ctx: ToolContext): Promise<{ name: string; text: string }> {
+  const prov = provenance(ctx, a.reason);
+  const done = (text: string) => ({ name: a.name, text });
+  switch (a.action) {
+    case "create": {
+      const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
+      if (s.name !== a.name) {
+        return { name: s.name, text: `Created skill '${s.name}' (the name in its frontmatter; you passed '${a.name}'). It appears in the skills index from the next session.` };
+      }
+      return { name: s.name, text: `Created skill '${s.name}' (${s.scope}). It appears in the skills index from the next session.` };
+    }
+    case "edit":
+      await store.edit(ctx.scope, a.name, a.content ?? "", prov);
+      return done(`Rewrote SKILL.md of '${a.name}'. The previous text is kept in its revision history.`);
+    case "patch":
+      await store.patch(
+        ctx.scope,
+        a.name,
+        { old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) },
+        prov,
+      );
+      return done(`Patched ${a.file_path ?? "SKILL.md"} of '${a.name}'.`);
+    case "write_file":
+      await store.writeFile(ctx.scope, a.name, a.file_path ?? "", a.content ?? "", prov);
+      return done(`Wrote ${a.file_path} in '${a.name}'.`);
+    case "remove_file":
+      await store.removeFile(ctx.scope, a.name, a.file_path ?? "", prov);
+      return done(`Removed ${a.file_path} from '${a.name}' (its text stays in the revision history).`);
+    case "archive":
+      await store.archive(ctx.scope, a.name, prov);
+      return done(`Archived '${a.name}': it no longer appears in the index; its history is kept.`);
+  }
+}
+
+export function skillTools(store: SkillStore): Tool[] {
+  return [skillsListTool(store), skillViewTool(store), skillManageTool(store)] as Tool[];
 }
