@@ -86,7 +86,9 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       if (ids.length === 0) return { text: "You have nothing waiting to be shared with the team.", ephemeral: true };
       const shared = await core.memory.confirm(scope, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
       if (shared.length === 0) return { text: `No pending entry of yours has the id ${ids.join(", ")}. \`me\` lists them.`, ephemeral: true };
-      return { text: `Shared with the team:\n${shared.map((e) => `- ${e.text}`).join("\n")}`, ephemeral: true };
+      const what = (e: { text: string; scope: string; replacesId: string | null }) =>
+        e.replacesId ? (e.text ? `- replaced with: ${e.text}` : "- removed an entry") : `- ${e.text}${e.scope === "team" ? " (shared with the team)" : ""}`;
+      return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true };
     }
     case "pin":
     case "unpin": {
@@ -112,10 +114,15 @@ async function describePerson(core: Core, p: Place): Promise<string> {
   const messages = await core.history.countByAuthor(scope);
   const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date }) =>
     `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})*`;
+  // A review's pending change to an existing entry says what it would do to it.
+  const pendingLine = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; scope: string; replacesId: string | null }) =>
+    e.replacesId === null
+      ? line({ ...e, text: `${e.text}${e.scope === "team" ? " (for the team)" : ""}` })
+      : line({ ...e, text: e.text ? `replace an entry (${e.replacesId}) with: ${e.text}` : `remove the entry ${e.replacesId}` });
   return [
     `**Your profile** ${budgetHeader(used, core.memory.limit("user"))}`,
     ...(entries.length ? entries.map(line) : ["- (nothing yet)"]),
-    ...(pending.length ? ["**Waiting for your confirmation to share with the team** (`confirm <id>`)", ...pending.map(line)] : []),
+    ...(pending.length ? ["**Waiting for your confirmation** (`confirm <id>`; a ✅ on the message that announced it works too)", ...pending.map(pendingLine)] : []),
     ...(skills.length ? ["**Your private skills**", ...skills.map((s) => `- \`${s.name}\` (id ${s.id})`)] : []),
     `Stored messages from you: ${messages}.`,
     "`forget <id>` deletes one entry; `forget me` erases everything cairn holds about you.",

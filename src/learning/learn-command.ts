@@ -143,7 +143,7 @@ interface Outcome {
 const LEARN_ACTIONS = new Set(["create", "patch", "edit", "write_file"]);
 
 /** The skill tools, attributed to the learn run, with every write noted. */
-function learnTools(core: Core, prov: Provenance, outcome: Outcome): ToolRegistry {
+function learnTools(core: Core, outcome: Outcome): ToolRegistry {
   // Attribution (source learn, the thread's newest message, the reason) comes from the ToolContext the run passes.
   const tools = skillTools(core.skills).map((tool): Tool => {
     if (tool.name !== "skill_manage") return tool;
@@ -152,8 +152,17 @@ function learnTools(core: Core, prov: Provenance, outcome: Outcome): ToolRegistr
       async run(input, ctx) {
         const a = ManageArgs.safeParse(input);
         if (a.success && !LEARN_ACTIONS.has(a.data.action)) throw new ToolError(`'${a.data.action}' is not available when learning: create, patch, edit or write_file only. Nothing was changed.`);
+        let args = input;
+        // What is said in a DM stays that person's: learning there writes their private skills only.
+        if (ctx.scope.isDm && a.success) {
+          if (a.data.action === "create") args = { ...a.data, scope: "user" };
+          else {
+            const skill = await core.skills.find(ctx.scope, a.data.name);
+            if (skill && skill.scope !== "user") throw new ToolError(`'${a.data.name}' is shared with others, and this is a private DM: learning here writes only the person's own skills. Create a private skill instead. Nothing was changed.`);
+          }
+        }
         try {
-          const out = await tool.run(input, ctx);
+          const out = await tool.run(args, ctx);
           if (a.success) {
             const parsed = a.data.action === "create" && a.data.content ? parseSkillMd(a.data.content) : null;
             outcome.written.push({ name: parsed?.ok ? parsed.skill.name : a.data.name, action: a.data.action });
@@ -172,7 +181,7 @@ function learnTools(core: Core, prov: Provenance, outcome: Outcome): ToolRegistr
 async function run(core: Core, place: Place, material: Material): Promise<CommandReply> {
   const scope = scopeOf(place);
   const outcome: Outcome = { written: [], refusal: null };
-  const tools = learnTools(core, material.prov, outcome);
+  const tools = learnTools(core, outcome);
   const ctx: ToolContext = {
     scope,
     sourceMessageId: material.prov.sourceMessageId,

@@ -6,7 +6,7 @@ export interface LearningSettings {
   reviewEveryTurns: number;
   /** A skill review after a turn with at least this many tool calls; 0 turns it off. */
   skillReviewToolCalls: number;
-  /** The review's model; null = the main model (it then reuses the conversation's cached prompt). */
+  /** The review's and the distiller's model; null = the main model (the one the conversation's prompt was written for). */
   reviewModel: string | null;
   /** What the person is told in the thread after a review wrote something. */
   reviewNotice: ReviewNotice;

@@ -58,6 +58,21 @@ forEachDatabase("learn, lessons and forget commands", (getDb) => {
     expect(rev!.reason).toMatch(/^learned from text Alice pasted \(learn command, slack channel C-ops\): a rollback procedure$/);
   });
 
+  it("in a DM learns only the person's own skills: a create becomes private, a shared skill is not changed", async () => {
+    const alice = dm("UALICE");
+    h.fake.enqueue(createSkill(), { text: "Saved." });
+    expect((await h.core.command(inboundFor(alice), "learn", [PASTED])).text).toContain("deploy-rollback");
+    const { scope } = await place(getDb(), alice);
+    const skill = await db().skill.findFirstOrThrow({ where: { workspaceId: scope.workspaceId, name: "deploy-rollback" } });
+    expect(skill).toMatchObject({ scope: "user", ownerId: scope.personId });
+    // A team skill is left as it was.
+    await db().skill.create({ data: { workspaceId: scope.workspaceId, name: "oncall", description: "On-call", content: "---\nname: oncall\ndescription: On-call\n---\n\n1. Page.", contentHash: "x", source: "tool" } });
+    h.fake.enqueue({ toolUse: [{ name: "skill_manage", input: { action: "patch", name: "oncall", old_string: "Page.", new_string: "Page twice." } }] }, { text: "Done." });
+    await h.core.command(inboundFor(alice), "learn", ["Page twice when on call."]);
+    expect((await db().skill.findFirstOrThrow({ where: { workspaceId: scope.workspaceId, name: "oncall" } })).content).toContain("1. Page.");
+    expect(JSON.stringify(h.fake.requests.at(-1)!.body.messages)).toContain("private DM");
+  });
+
   it("learns from the conversation it is run in: provenance names the thread and its newest message", async () => {
     const alice = channel("UALICE");
     const bob = channel("UBOB");

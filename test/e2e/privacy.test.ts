@@ -88,7 +88,7 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     await say(alice, "share: standup moves to 10");
     const second = await db.memoryEntry.findFirstOrThrow({ where: { text: "Standup moves to 10:00" } });
     expect((await h.core.command(inboundFor(dm("UBOB")), "confirm", [second.id])).text).toMatch(/nothing waiting|No pending entry/);
-    expect((await h.core.command(inboundFor(alice), "confirm", [second.id])).text).toContain("Shared with the team");
+    expect((await h.core.command(inboundFor(alice), "confirm", [second.id])).text).toContain("(shared with the team)");
     expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: second.id } })).status).toBe("active");
   });
 
