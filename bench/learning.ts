@@ -20,6 +20,7 @@ import { round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
 import { LESSON_SETS, runTeamLessons } from "./lib/team-lessons.ts";
 import { runLearningFlow } from "./lib/learning-flow.ts";
+import { runReviewFlow } from "./lib/review-flow.ts";
 
 const CHANNELS = ["backend", "frontend", "data", "ops", "design"];
 const PER_CHANNEL = 10;
@@ -129,6 +130,7 @@ export async function run(): Promise<BenchOutcome> {
   for (const set of LESSON_SETS) team.push(await runTeamLessons(set));
   const cut = a!.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c!.repeatedMistakeRate / a!.repeatedMistakeRate), 1);
   const flow = await runLearningFlow();
+  const review = await runReviewFlow();
   const text = [
     `the whole loop, through the delivery path: ${flow.runs[1]!.sessions} sessions; 50 corrections by 👎 -> question -> correction -> lesson, half approved with ✅ by a teammate; then a related question in the same channel, in another channel, and an unrelated one (A: reactions teach nothing; C: the loop)`,
     table(
@@ -136,6 +138,9 @@ export async function run(): Promise<BenchOutcome> {
       flow.runs.map((r) => [r.variant, r.questionsAsked, r.lessons, r.rules, r.repeatedMistakeRate, r.lessonRecall, r.rulesReachOtherChannels, r.channelLessonLeaks, r.pollution, r.rulesPerPrompt]),
     ),
     `C vs A (whole loop): repeated mistakes cut by ${flow.mistakesCut}%`,
+    "",
+    `background review (a memory review every 10th message of a conversation; 5 people, a DM and a channel thread each; a statement worth keeping every few messages, a fake review model saving the latest ones)`,
+    table(["turns", "reviews run", "review writes", "writes per 100 turns", "held pending %"], [[review.turns, review.reviews, review.writes, review.writesPer100Turns, review.pendingShare]]),
     "",
     `learning loop: ${LESSONS.length} corrections in ${CHANNELS.length} channels, then a related and an unrelated question each (goal for C: mistakes cut >= 80% vs A, recall >= 95%, pollution <= 5%)`,
     table(
@@ -150,5 +155,5 @@ export async function run(): Promise<BenchOutcome> {
       team.map((t) => [t.set, t.lessons, t.questions, t.lessonRecall, t.pollution, t.lessonsPerPrompt, `${t.unrelatedWithLessons} of ${t.questions - t.lessons}`]),
     ),
   ].join("\n");
-  return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", flow, runs, mistakesCutCvsA: cut, teamLessons: team } };
+  return { name: "learning", table: text, result: { database: runs.length > 0 ? (await import("./lib/db.ts")).benchProvider() : "sqlite", flow, runs, review, mistakesCutCvsA: cut, teamLessons: team } };
 }

@@ -243,8 +243,8 @@ export class MemoryStore {
   }
 
   /** Entries waiting for this person's confirmation (all, or those of one message of theirs). */
-  async pendingBy(scope: PersonScope, sourceMessageId?: number): Promise<MemoryEntry[]> {
-    return this.db.memoryEntry.findMany({
+  async pendingBy(scope: PersonScope, sourceMessageId?: number, tx: Tx = this.db): Promise<MemoryEntry[]> {
+    return tx.memoryEntry.findMany({
       where: { ...confirmableWhere(scope), ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
       orderBy: { createdAt: "asc" },
     });
@@ -301,6 +301,11 @@ export class MemoryStore {
           if (clean.note) lines.push(clean.note);
           if (live.some((e) => normalize(e.text) === normalize(text))) {
             lines.push(`skipped duplicate in ${op.target}: "${text}" is already stored`);
+            continue;
+          }
+          // Proposed already and still waiting for the person: a second proposal would only pile up.
+          if (op.target === "team" && (await this.pendingBy(scope, undefined, tx)).some((e) => normalize(e.text) === normalize(text))) {
+            lines.push(`skipped: "${text}" is already waiting for the person's confirmation`);
             continue;
           }
           const kind = op.kind ?? "fact";
