@@ -108,3 +108,8 @@ export type Correction = Prisma.CorrectionModel
  * Durable background work (reviews, curator runs, reports). `uniqueKey` makes a cron slot run once.
  */
 export type Job = Prisma.JobModel
+/**
+ * Model Report
+ * A weekly self-review: the numbers (from the database, never the model) and the text as posted.
+ */
+export type Report = Prisma.ReportModel

@@ -48,6 +48,9 @@ export type JobMinAggregateOutputType = {
   lockedBy: string | null
   lockedUntil: Date | null
   uniqueKey: string | null
+  startedAt: Date | null
+  finishedAt: Date | null
+  result: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -64,6 +67,9 @@ export type JobMaxAggregateOutputType = {
   lockedBy: string | null
   lockedUntil: Date | null
   uniqueKey: string | null
+  startedAt: Date | null
+  finishedAt: Date | null
+  result: string | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -80,6 +86,9 @@ export type JobCountAggregateOutputType = {
   lockedBy: number
   lockedUntil: number
   uniqueKey: number
+  startedAt: number
+  finishedAt: number
+  result: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -108,6 +117,9 @@ export type JobMinAggregateInputType = {
   lockedBy?: true
   lockedUntil?: true
   uniqueKey?: true
+  startedAt?: true
+  finishedAt?: true
+  result?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -124,6 +136,9 @@ export type JobMaxAggregateInputType = {
   lockedBy?: true
   lockedUntil?: true
   uniqueKey?: true
+  startedAt?: true
+  finishedAt?: true
+  result?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -140,6 +155,9 @@ export type JobCountAggregateInputType = {
   lockedBy?: true
   lockedUntil?: true
   uniqueKey?: true
+  startedAt?: true
+  finishedAt?: true
+  result?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -243,6 +261,9 @@ export type JobGroupByOutputType = {
   lockedBy: string | null
   lockedUntil: Date | null
   uniqueKey: string | null
+  startedAt: Date | null
+  finishedAt: Date | null
+  result: string | null
   createdAt: Date
   updatedAt: Date
   _count: JobCountAggregateOutputType | null
@@ -282,6 +303,9 @@ export type JobWhereInput = {
   lockedBy?: Prisma.StringNullableFilter<"Job"> | string | null
   lockedUntil?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
   uniqueKey?: Prisma.StringNullableFilter<"Job"> | string | null
+  startedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
+  finishedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
+  result?: Prisma.StringNullableFilter<"Job"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Job"> | Date | string
 }
@@ -298,6 +322,9 @@ export type JobOrderByWithRelationInput = {
   lockedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   lockedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   uniqueKey?: Prisma.SortOrderInput | Prisma.SortOrder
+  startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  result?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -317,6 +344,9 @@ export type JobWhereUniqueInput = Prisma.AtLeast<{
   lastError?: Prisma.StringNullableFilter<"Job"> | string | null
   lockedBy?: Prisma.StringNullableFilter<"Job"> | string | null
   lockedUntil?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
+  startedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
+  finishedAt?: Prisma.DateTimeNullableFilter<"Job"> | Date | string | null
+  result?: Prisma.StringNullableFilter<"Job"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Job"> | Date | string
 }, "id" | "uniqueKey">
@@ -333,6 +363,9 @@ export type JobOrderByWithAggregationInput = {
   lockedBy?: Prisma.SortOrderInput | Prisma.SortOrder
   lockedUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   uniqueKey?: Prisma.SortOrderInput | Prisma.SortOrder
+  startedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  finishedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  result?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.JobCountOrderByAggregateInput
@@ -357,6 +390,9 @@ export type JobScalarWhereWithAggregatesInput = {
   lockedBy?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
   lockedUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Job"> | Date | string | null
   uniqueKey?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
+  startedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Job"> | Date | string | null
+  finishedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Job"> | Date | string | null
+  result?: Prisma.StringNullableWithAggregatesFilter<"Job"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Job"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Job"> | Date | string
 }
@@ -373,6 +409,9 @@ export type JobCreateInput = {
   lockedBy?: string | null
   lockedUntil?: Date | string | null
   uniqueKey?: string | null
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  result?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -389,6 +428,9 @@ export type JobUncheckedCreateInput = {
   lockedBy?: string | null
   lockedUntil?: Date | string | null
   uniqueKey?: string | null
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  result?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -405,6 +447,9 @@ export type JobUpdateInput = {
   lockedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   uniqueKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -421,6 +466,9 @@ export type JobUncheckedUpdateInput = {
   lockedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   uniqueKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -437,6 +485,9 @@ export type JobCreateManyInput = {
   lockedBy?: string | null
   lockedUntil?: Date | string | null
   uniqueKey?: string | null
+  startedAt?: Date | string | null
+  finishedAt?: Date | string | null
+  result?: string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -453,6 +504,9 @@ export type JobUpdateManyMutationInput = {
   lockedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   uniqueKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -469,6 +523,9 @@ export type JobUncheckedUpdateManyInput = {
   lockedBy?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   lockedUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   uniqueKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  startedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  finishedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  result?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -485,6 +542,9 @@ export type JobCountOrderByAggregateInput = {
   lockedBy?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrder
   uniqueKey?: Prisma.SortOrder
+  startedAt?: Prisma.SortOrder
+  finishedAt?: Prisma.SortOrder
+  result?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -506,6 +566,9 @@ export type JobMaxOrderByAggregateInput = {
   lockedBy?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrder
   uniqueKey?: Prisma.SortOrder
+  startedAt?: Prisma.SortOrder
+  finishedAt?: Prisma.SortOrder
+  result?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -522,6 +585,9 @@ export type JobMinOrderByAggregateInput = {
   lockedBy?: Prisma.SortOrder
   lockedUntil?: Prisma.SortOrder
   uniqueKey?: Prisma.SortOrder
+  startedAt?: Prisma.SortOrder
+  finishedAt?: Prisma.SortOrder
+  result?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -545,6 +611,9 @@ export type JobSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   lockedBy?: boolean
   lockedUntil?: boolean
   uniqueKey?: boolean
+  startedAt?: boolean
+  finishedAt?: boolean
+  result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["job"]>
@@ -561,6 +630,9 @@ export type JobSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   lockedBy?: boolean
   lockedUntil?: boolean
   uniqueKey?: boolean
+  startedAt?: boolean
+  finishedAt?: boolean
+  result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["job"]>
@@ -577,6 +649,9 @@ export type JobSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   lockedBy?: boolean
   lockedUntil?: boolean
   uniqueKey?: boolean
+  startedAt?: boolean
+  finishedAt?: boolean
+  result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["job"]>
@@ -593,11 +668,14 @@ export type JobSelectScalar = {
   lockedBy?: boolean
   lockedUntil?: boolean
   uniqueKey?: boolean
+  startedAt?: boolean
+  finishedAt?: boolean
+  result?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "kind" | "payload" | "status" | "runAt" | "attempts" | "maxAttempts" | "lastError" | "lockedBy" | "lockedUntil" | "uniqueKey" | "createdAt" | "updatedAt", ExtArgs["result"]["job"]>
+export type JobOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "kind" | "payload" | "status" | "runAt" | "attempts" | "maxAttempts" | "lastError" | "lockedBy" | "lockedUntil" | "uniqueKey" | "startedAt" | "finishedAt" | "result" | "createdAt" | "updatedAt", ExtArgs["result"]["job"]>
 
 export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Job"
@@ -617,6 +695,15 @@ export type $JobPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     lockedBy: string | null
     lockedUntil: Date | null
     uniqueKey: string | null
+    /**
+     * When the last attempt started and when the job ended (done or failed): `/cairn jobs` shows them.
+     */
+    startedAt: Date | null
+    finishedAt: Date | null
+    /**
+     * A short summary of what a done job did (JSON or text), for `/cairn jobs`.
+     */
+    result: string | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["job"]>
@@ -1053,6 +1140,9 @@ export interface JobFieldRefs {
   readonly lockedBy: Prisma.FieldRef<"Job", 'String'>
   readonly lockedUntil: Prisma.FieldRef<"Job", 'DateTime'>
   readonly uniqueKey: Prisma.FieldRef<"Job", 'String'>
+  readonly startedAt: Prisma.FieldRef<"Job", 'DateTime'>
+  readonly finishedAt: Prisma.FieldRef<"Job", 'DateTime'>
+  readonly result: Prisma.FieldRef<"Job", 'String'>
   readonly createdAt: Prisma.FieldRef<"Job", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Job", 'DateTime'>
 }

@@ -58,6 +58,7 @@ export type MemoryEntryMinAggregateOutputType = {
   origin: string | null
   replacesId: string | null
   proposalMessageId: number | null
+  flag: string | null
   scannedWith: string | null
 }
 
@@ -81,6 +82,7 @@ export type MemoryEntryMaxAggregateOutputType = {
   origin: string | null
   replacesId: string | null
   proposalMessageId: number | null
+  flag: string | null
   scannedWith: string | null
 }
 
@@ -104,6 +106,7 @@ export type MemoryEntryCountAggregateOutputType = {
   origin: number
   replacesId: number
   proposalMessageId: number
+  flag: number
   scannedWith: number
   _all: number
 }
@@ -141,6 +144,7 @@ export type MemoryEntryMinAggregateInputType = {
   origin?: true
   replacesId?: true
   proposalMessageId?: true
+  flag?: true
   scannedWith?: true
 }
 
@@ -164,6 +168,7 @@ export type MemoryEntryMaxAggregateInputType = {
   origin?: true
   replacesId?: true
   proposalMessageId?: true
+  flag?: true
   scannedWith?: true
 }
 
@@ -187,6 +192,7 @@ export type MemoryEntryCountAggregateInputType = {
   origin?: true
   replacesId?: true
   proposalMessageId?: true
+  flag?: true
   scannedWith?: true
   _all?: true
 }
@@ -297,6 +303,7 @@ export type MemoryEntryGroupByOutputType = {
   origin: string | null
   replacesId: string | null
   proposalMessageId: number | null
+  flag: string | null
   scannedWith: string | null
   _count: MemoryEntryCountAggregateOutputType | null
   _avg: MemoryEntryAvgAggregateOutputType | null
@@ -343,6 +350,7 @@ export type MemoryEntryWhereInput = {
   origin?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   replacesId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   proposalMessageId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
+  flag?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }
 
@@ -366,6 +374,7 @@ export type MemoryEntryOrderByWithRelationInput = {
   origin?: Prisma.SortOrderInput | Prisma.SortOrder
   replacesId?: Prisma.SortOrderInput | Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  flag?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
@@ -392,6 +401,7 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   origin?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   replacesId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   proposalMessageId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
+  flag?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }, "id">
 
@@ -415,6 +425,7 @@ export type MemoryEntryOrderByWithAggregationInput = {
   origin?: Prisma.SortOrderInput | Prisma.SortOrder
   replacesId?: Prisma.SortOrderInput | Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  flag?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryEntryCountOrderByAggregateInput
   _avg?: Prisma.MemoryEntryAvgOrderByAggregateInput
@@ -446,6 +457,7 @@ export type MemoryEntryScalarWhereWithAggregatesInput = {
   origin?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   replacesId?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   proposalMessageId?: Prisma.IntNullableWithAggregatesFilter<"MemoryEntry"> | number | null
+  flag?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
 }
 
@@ -469,6 +481,7 @@ export type MemoryEntryCreateInput = {
   origin?: string | null
   replacesId?: string | null
   proposalMessageId?: number | null
+  flag?: string | null
   scannedWith?: string | null
 }
 
@@ -492,6 +505,7 @@ export type MemoryEntryUncheckedCreateInput = {
   origin?: string | null
   replacesId?: string | null
   proposalMessageId?: number | null
+  flag?: string | null
   scannedWith?: string | null
 }
 
@@ -515,6 +529,7 @@ export type MemoryEntryUpdateInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -538,6 +553,7 @@ export type MemoryEntryUncheckedUpdateInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -561,6 +577,7 @@ export type MemoryEntryCreateManyInput = {
   origin?: string | null
   replacesId?: string | null
   proposalMessageId?: number | null
+  flag?: string | null
   scannedWith?: string | null
 }
 
@@ -584,6 +601,7 @@ export type MemoryEntryUpdateManyMutationInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -607,6 +625,7 @@ export type MemoryEntryUncheckedUpdateManyInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
@@ -630,6 +649,7 @@ export type MemoryEntryCountOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   replacesId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
 
@@ -659,6 +679,7 @@ export type MemoryEntryMaxOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   replacesId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
 
@@ -682,6 +703,7 @@ export type MemoryEntryMinOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   replacesId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
 
@@ -721,6 +743,7 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  flag?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
@@ -744,6 +767,7 @@ export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  flag?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
@@ -767,6 +791,7 @@ export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  flag?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
@@ -790,10 +815,11 @@ export type MemoryEntrySelectScalar = {
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  flag?: boolean
   scannedWith?: boolean
 }
 
-export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "flag" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
@@ -852,6 +878,10 @@ export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.Interna
      * The stored id of the post proposing this lesson as a team rule: ✅ on it approves.
      */
     proposalMessageId: number | null
+    /**
+     * Set by the curator when the entry needs a person (e.g. "contradicts <id>: ..."); never resolved silently.
+     */
+    flag: string | null
     /**
      * The version of the injection rules the text passed when it was written (scanner.ts
      * RULES_VERSION); prompts re-check entries written under other rules, or none.
@@ -1299,6 +1329,7 @@ export interface MemoryEntryFieldRefs {
   readonly origin: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly replacesId: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly proposalMessageId: Prisma.FieldRef<"MemoryEntry", 'Int'>
+  readonly flag: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly scannedWith: Prisma.FieldRef<"MemoryEntry", 'String'>
 }
     

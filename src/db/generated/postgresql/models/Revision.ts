@@ -47,6 +47,7 @@ export type RevisionMinAggregateOutputType = {
   reason: string | null
   source: string | null
   sourceMessageId: number | null
+  runId: string | null
   createdAt: Date | null
 }
 
@@ -63,6 +64,7 @@ export type RevisionMaxAggregateOutputType = {
   reason: string | null
   source: string | null
   sourceMessageId: number | null
+  runId: string | null
   createdAt: Date | null
 }
 
@@ -79,6 +81,7 @@ export type RevisionCountAggregateOutputType = {
   reason: number
   source: number
   sourceMessageId: number
+  runId: number
   createdAt: number
   _all: number
 }
@@ -105,6 +108,7 @@ export type RevisionMinAggregateInputType = {
   reason?: true
   source?: true
   sourceMessageId?: true
+  runId?: true
   createdAt?: true
 }
 
@@ -121,6 +125,7 @@ export type RevisionMaxAggregateInputType = {
   reason?: true
   source?: true
   sourceMessageId?: true
+  runId?: true
   createdAt?: true
 }
 
@@ -137,6 +142,7 @@ export type RevisionCountAggregateInputType = {
   reason?: true
   source?: true
   sourceMessageId?: true
+  runId?: true
   createdAt?: true
   _all?: true
 }
@@ -240,6 +246,7 @@ export type RevisionGroupByOutputType = {
   reason: string | null
   source: string
   sourceMessageId: number | null
+  runId: string | null
   createdAt: Date
   _count: RevisionCountAggregateOutputType | null
   _avg: RevisionAvgAggregateOutputType | null
@@ -279,6 +286,7 @@ export type RevisionWhereInput = {
   reason?: Prisma.StringNullableFilter<"Revision"> | string | null
   source?: Prisma.StringFilter<"Revision"> | string
   sourceMessageId?: Prisma.IntNullableFilter<"Revision"> | number | null
+  runId?: Prisma.StringNullableFilter<"Revision"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Revision"> | Date | string
 }
 
@@ -295,6 +303,7 @@ export type RevisionOrderByWithRelationInput = {
   reason?: Prisma.SortOrderInput | Prisma.SortOrder
   source?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  runId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -314,6 +323,7 @@ export type RevisionWhereUniqueInput = Prisma.AtLeast<{
   reason?: Prisma.StringNullableFilter<"Revision"> | string | null
   source?: Prisma.StringFilter<"Revision"> | string
   sourceMessageId?: Prisma.IntNullableFilter<"Revision"> | number | null
+  runId?: Prisma.StringNullableFilter<"Revision"> | string | null
   createdAt?: Prisma.DateTimeFilter<"Revision"> | Date | string
 }, "id">
 
@@ -330,6 +340,7 @@ export type RevisionOrderByWithAggregationInput = {
   reason?: Prisma.SortOrderInput | Prisma.SortOrder
   source?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  runId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.RevisionCountOrderByAggregateInput
   _avg?: Prisma.RevisionAvgOrderByAggregateInput
@@ -354,6 +365,7 @@ export type RevisionScalarWhereWithAggregatesInput = {
   reason?: Prisma.StringNullableWithAggregatesFilter<"Revision"> | string | null
   source?: Prisma.StringWithAggregatesFilter<"Revision"> | string
   sourceMessageId?: Prisma.IntNullableWithAggregatesFilter<"Revision"> | number | null
+  runId?: Prisma.StringNullableWithAggregatesFilter<"Revision"> | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Revision"> | Date | string
 }
 
@@ -370,6 +382,7 @@ export type RevisionCreateInput = {
   reason?: string | null
   source: string
   sourceMessageId?: number | null
+  runId?: string | null
   createdAt?: Date | string
 }
 
@@ -386,6 +399,7 @@ export type RevisionUncheckedCreateInput = {
   reason?: string | null
   source: string
   sourceMessageId?: number | null
+  runId?: string | null
   createdAt?: Date | string
 }
 
@@ -402,6 +416,7 @@ export type RevisionUpdateInput = {
   reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   source?: Prisma.StringFieldUpdateOperationsInput | string
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  runId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -418,6 +433,7 @@ export type RevisionUncheckedUpdateInput = {
   reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   source?: Prisma.StringFieldUpdateOperationsInput | string
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  runId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -434,6 +450,7 @@ export type RevisionCreateManyInput = {
   reason?: string | null
   source: string
   sourceMessageId?: number | null
+  runId?: string | null
   createdAt?: Date | string
 }
 
@@ -450,6 +467,7 @@ export type RevisionUpdateManyMutationInput = {
   reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   source?: Prisma.StringFieldUpdateOperationsInput | string
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  runId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -466,6 +484,7 @@ export type RevisionUncheckedUpdateManyInput = {
   reason?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   source?: Prisma.StringFieldUpdateOperationsInput | string
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  runId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -482,6 +501,7 @@ export type RevisionCountOrderByAggregateInput = {
   reason?: Prisma.SortOrder
   source?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  runId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -502,6 +522,7 @@ export type RevisionMaxOrderByAggregateInput = {
   reason?: Prisma.SortOrder
   source?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  runId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -518,6 +539,7 @@ export type RevisionMinOrderByAggregateInput = {
   reason?: Prisma.SortOrder
   source?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  runId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -540,6 +562,7 @@ export type RevisionSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs
   reason?: boolean
   source?: boolean
   sourceMessageId?: boolean
+  runId?: boolean
   createdAt?: boolean
 }, ExtArgs["result"]["revision"]>
 
@@ -556,6 +579,7 @@ export type RevisionSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exte
   reason?: boolean
   source?: boolean
   sourceMessageId?: boolean
+  runId?: boolean
   createdAt?: boolean
 }, ExtArgs["result"]["revision"]>
 
@@ -572,6 +596,7 @@ export type RevisionSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exte
   reason?: boolean
   source?: boolean
   sourceMessageId?: boolean
+  runId?: boolean
   createdAt?: boolean
 }, ExtArgs["result"]["revision"]>
 
@@ -588,10 +613,11 @@ export type RevisionSelectScalar = {
   reason?: boolean
   source?: boolean
   sourceMessageId?: boolean
+  runId?: boolean
   createdAt?: boolean
 }
 
-export type RevisionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "entityType" | "entityId" | "action" | "path" | "oldText" | "newText" | "actorId" | "reason" | "source" | "sourceMessageId" | "createdAt", ExtArgs["result"]["revision"]>
+export type RevisionOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "entityType" | "entityId" | "action" | "path" | "oldText" | "newText" | "actorId" | "reason" | "source" | "sourceMessageId" | "runId" | "createdAt", ExtArgs["result"]["revision"]>
 
 export type $RevisionPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "Revision"
@@ -615,6 +641,10 @@ export type $RevisionPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     reason: string | null
     source: string
     sourceMessageId: number | null
+    /**
+     * The curator run (or other job) that made this change, for history and rollback.
+     */
+    runId: string | null
     createdAt: Date
   }, ExtArgs["result"]["revision"]>
   composites: {}
@@ -1051,6 +1081,7 @@ export interface RevisionFieldRefs {
   readonly reason: Prisma.FieldRef<"Revision", 'String'>
   readonly source: Prisma.FieldRef<"Revision", 'String'>
   readonly sourceMessageId: Prisma.FieldRef<"Revision", 'Int'>
+  readonly runId: Prisma.FieldRef<"Revision", 'String'>
   readonly createdAt: Prisma.FieldRef<"Revision", 'DateTime'>
 }
     

@@ -63,7 +63,8 @@ export const ModelName = {
   Revision: 'Revision',
   ReplyTrace: 'ReplyTrace',
   Correction: 'Correction',
-  Job: 'Job'
+  Job: 'Job',
+  Report: 'Report'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -183,6 +184,7 @@ export const MemoryEntryScalarFieldEnum = {
   origin: 'origin',
   replacesId: 'replacesId',
   proposalMessageId: 'proposalMessageId',
+  flag: 'flag',
   scannedWith: 'scannedWith'
 } as const
 
@@ -241,6 +243,7 @@ export const RevisionScalarFieldEnum = {
   reason: 'reason',
   source: 'source',
   sourceMessageId: 'sourceMessageId',
+  runId: 'runId',
   createdAt: 'createdAt'
 } as const
 
@@ -291,11 +294,28 @@ export const JobScalarFieldEnum = {
   lockedBy: 'lockedBy',
   lockedUntil: 'lockedUntil',
   uniqueKey: 'uniqueKey',
+  startedAt: 'startedAt',
+  finishedAt: 'finishedAt',
+  result: 'result',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const
 
 export type JobScalarFieldEnum = (typeof JobScalarFieldEnum)[keyof typeof JobScalarFieldEnum]
+
+
+export const ReportScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  slot: 'slot',
+  periodStart: 'periodStart',
+  periodEnd: 'periodEnd',
+  data: 'data',
+  text: 'text',
+  createdAt: 'createdAt'
+} as const
+
+export type ReportScalarFieldEnum = (typeof ReportScalarFieldEnum)[keyof typeof ReportScalarFieldEnum]
 
 
 export const SortOrder = {
