@@ -48,7 +48,7 @@ export function feedbackJob(ctx: LearningContext) {
       const signal = ctx.signals.signal(p.emoji);
       if (!signal) return;
       const delta = p.action === "added" ? 1 : -1;
-      await ctx.traces.count(p.workspaceId, p.replyMessageId, signal, delta);
+      await ctx.traces.count(p.workspaceId, p.conversationId, p.replyMessageId, signal, delta);
       // Removing a reaction takes its count back; what it started (a question, confidence) stays.
       if (p.action === "removed") return;
       const trace = await ctx.traces.get(p.workspaceId, p.replyMessageId);

@@ -31,7 +31,12 @@ export function skillsRead(calls: TurnFacts["toolCalls"]): string[] {
 export class ReplyTraces {
   constructor(private readonly db: Db) {}
 
+  /**
+   * A turn that used no tool and was shown no lesson leaves no row (most turns: one statement less
+   * on every message); a reaction on its reply creates the row then (`count`).
+   */
   async record(f: TurnFacts): Promise<void> {
+    if (f.toolCalls.length === 0 && f.lessonIds.length === 0) return;
     const data = {
       workspaceId: f.workspaceId,
       conversationId: f.conversationId,
@@ -49,10 +54,17 @@ export class ReplyTraces {
   }
 
   /** Counts a reaction on the reply (a removed reaction takes its count back, never below zero). */
-  async count(workspaceId: string, replyMessageId: number, signal: Signal, delta: 1 | -1): Promise<void> {
+  async count(workspaceId: string, conversationId: string, replyMessageId: number, signal: Signal, delta: 1 | -1): Promise<void> {
     const field = signal === "positive" ? "positive" : "negative";
     if (delta > 0) {
-      await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId }, data: { [field]: { increment: 1 } } });
+      const held = await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId }, data: { [field]: { increment: 1 } } });
+      if (held.count > 0) return;
+      // No row yet (the turn drew on nothing): this reaction starts it. A racing reaction's create wins; count again.
+      try {
+        await this.db.replyTrace.create({ data: { messageId: replyMessageId, workspaceId, conversationId, [field]: 1 } });
+      } catch {
+        await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId }, data: { [field]: { increment: 1 } } });
+      }
     } else {
       await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId, [field]: { gt: 0 } }, data: { [field]: { decrement: 1 } } });
     }
