@@ -3,6 +3,7 @@
  * value fails start-up with the variable's name and what was expected.
  */
 import { z } from "zod";
+import { REPORT_CHANNEL_HINT, REPORT_CHANNEL_PATTERN } from "./report/channel.ts";
 
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 const optionalString = z
@@ -65,7 +66,7 @@ export const configSchema = z.object({
   DISCORD_APPLICATION_ID: optionalString.pipe(discordId.optional()),
   DISCORD_API_URL: optionalString.pipe(z.url({ message: "expected a URL like https://discord.com/api" }).optional()),
   DISCORD_GUILD_ID: optionalString.pipe(discordId.optional()),
-  CAIRN_REPORT_CHANNEL: optionalString,
+  CAIRN_REPORT_CHANNEL: optionalString.pipe(z.string().regex(REPORT_CHANNEL_PATTERN, { message: REPORT_CHANNEL_HINT }).optional()),
   CAIRN_ADMINS: csv,
   // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone
   // in a workspace the bot is installed in.

@@ -5,6 +5,7 @@ import type { Config } from "./config.ts";
 import type { AgentSettings } from "./core/core.ts";
 import { accessPolicy } from "./admission/access.ts";
 import { DEFAULT_LEARNING } from "./learning/settings.ts";
+import { parseReportChannel } from "./report/channel.ts";
 
 export const BUNDLED_SKILLS_DIR = join(PROJECT_ROOT, "skills");
 
@@ -34,6 +35,7 @@ export function agentSettings(cfg: Config): AgentSettings {
       ruleApprovals: cfg.CAIRN_RULE_APPROVALS,
       correctionWindowMs: cfg.CAIRN_CORRECTION_WINDOW_HOURS * 3_600_000,
       worker: { ...DEFAULT_LEARNING.worker, concurrency: cfg.CAIRN_JOB_CONCURRENCY },
+      reportChannel: parseReportChannel(cfg.CAIRN_REPORT_CHANNEL),
     },
   };
 }

@@ -17,6 +17,7 @@ import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
 import { lessonJob } from "./lesson-job.ts";
 import { reviewJob, type ReviewPayload } from "./review.ts";
+import { reportJob } from "../report/job.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 
 export class Learning {
@@ -32,7 +33,7 @@ export class Learning {
       signals: new EmojiSignals(s),
       reviewModel: s.reviewModel ?? deps.settings.model,
     };
-    const handlers = [feedbackJob(this.ctx), lessonJob(this.ctx), reviewJob(this.ctx), ...extraHandlers];
+    const handlers = [feedbackJob(this.ctx), lessonJob(this.ctx), reviewJob(this.ctx), reportJob(this.ctx), ...extraHandlers];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker);
   }
 

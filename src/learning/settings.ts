@@ -1,4 +1,6 @@
 /** The learning loop's settings (environment: CAIRN_REVIEW_*, CAIRN_CORRECTION_EMOJI, ...; see .env.example). */
+import type { ReportChannel } from "../report/channel.ts";
+
 export type ReviewNotice = "off" | "brief" | "verbose";
 
 export interface LearningSettings {
@@ -22,6 +24,8 @@ export interface LearningSettings {
   correctionWindowMs: number;
   /** The job worker: how often it looks for due jobs, its lease, and jobs run at once. */
   worker: { pollMs: number; leaseMs: number; concurrency: number; backoffMs: number };
+  /** Where the weekly report is posted (CAIRN_REPORT_CHANNEL); null: reports are stored only. */
+  reportChannel: ReportChannel | null;
 }
 
 export const DEFAULT_LEARNING: LearningSettings = {
@@ -35,4 +39,5 @@ export const DEFAULT_LEARNING: LearningSettings = {
   ruleApprovals: 1,
   correctionWindowMs: 24 * 60 * 60 * 1000,
   worker: { pollMs: 1_000, leaseMs: 60_000, concurrency: 2, backoffMs: 30_000 },
+  reportChannel: null,
 };

@@ -64,6 +64,7 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   },
   pin: { description: "Pin a skill so the curator keeps it (admins)", option: { name: "skill", description: "The skill's name", required: true } },
   unpin: { description: "Unpin a skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },
+  report: { description: "The latest weekly self-review of this workspace (only you see it)" },
 };
 
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";

@@ -1,0 +1,57 @@
+/**
+ * CAIRN_REPORT_CHANNEL: where the weekly self-review is posted. `slack:C0123` (a Slack channel id),
+ * `discord:123456789` (a Discord channel id) or `console`. Unset: reports are stored only.
+ *
+ * A channel belongs to one workspace, and only that workspace's report is posted there (every
+ * workspace's is stored, for `/cairn report`). The workspace is the one whose stored conversations
+ * are in that channel; when cairn has never seen the channel, the single workspace of the platform
+ * (Discord DM pseudo-workspaces aside); when there are several, nothing is posted (logged).
+ */
+import type { Db } from "../db/client.ts";
+import type { Workspace } from "../db/generated/sqlite/client.ts";
+import type { PostTarget } from "../core/adapter.ts";
+import type { Platform } from "../core/types.ts";
+
+export interface ReportChannel {
+  platform: Platform;
+  channel: string;
+}
+
+/** What config.ts accepts (the variable's whole value). */
+export const REPORT_CHANNEL_PATTERN = /^(?:slack:[CG][A-Z0-9]+|discord:\d{1,20}|console)$/;
+export const REPORT_CHANNEL_HINT = "expected slack:<channel id> (slack:C0123), discord:<channel id> (discord:123456789) or console";
+
+/** The console's one channel (src/platforms/console/console.ts CONSOLE_CHANNEL). */
+const CONSOLE_CHANNEL = "console";
+
+export function parseReportChannel(value: string | undefined): ReportChannel | null {
+  if (!value || !REPORT_CHANNEL_PATTERN.test(value)) return null;
+  if (value === "console") return { platform: "console", channel: CONSOLE_CHANNEL };
+  const [platform, channel] = value.split(":") as [Platform, string];
+  return { platform, channel };
+}
+
+export function describeChannel(ch: ReportChannel): string {
+  return ch.platform === "console" ? "console" : `${ch.platform}:${ch.channel}`;
+}
+
+/** The workspace the channel belongs to, or null when it cannot be told. */
+export async function workspaceOfChannel(db: Db, ch: ReportChannel): Promise<Workspace | null> {
+  const seen = await db.conversation.findFirst({
+    where: { channelId: ch.channel, workspace: { platform: ch.platform } },
+    orderBy: { lastMessageAt: "desc" },
+    include: { workspace: true },
+  });
+  if (seen) return seen.workspace;
+  const teams = (await db.workspace.findMany({ where: { platform: ch.platform } })).filter((w) => !isDmWorkspace(w));
+  return teams.length === 1 ? teams[0]! : null;
+}
+
+/** A Discord DM is a workspace of its own ("@dm:<user>"): one person's, never a team's channel. */
+export function isDmWorkspace(ws: Pick<Workspace, "platform" | "externalId">): boolean {
+  return ws.platform === "discord" && ws.externalId.startsWith("@dm:");
+}
+
+export function postTarget(ws: Workspace, ch: ReportChannel): PostTarget {
+  return { kind: "channel", workspace: ws.externalId, channel: ch.channel };
+}

@@ -1,0 +1,98 @@
+/**
+ * The `report` job: the weekly self-review of every workspace for one schedule slot, queued by the
+ * scheduler with `{ slot, requestedBy? }`. The week is [slot - 7 days, slot).
+ *
+ * Invariants kept here:
+ * - One report per workspace and slot (Report's unique key). A workspace that has one for the slot
+ *   is passed over, so a re-run (a retry, a lost lease, the same slot queued twice) posts nothing more.
+ * - The row is written before the post: a crash between the two leaves it stored but not posted,
+ *   never posted twice. A post that throws takes its row back and fails the job, so the retry posts it.
+ * - Only the report of the workspace CAIRN_REPORT_CHANNEL belongs to is posted, and only there.
+ */
+import { z } from "zod";
+import { defineJob } from "../jobs/worker.ts";
+import { isUniqueViolation } from "../db/errors.ts";
+import { errText } from "../log.ts";
+import type { Workspace } from "../db/generated/sqlite/client.ts";
+import type { LearningContext } from "../learning/context.ts";
+import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel, type ReportChannel } from "./channel.ts";
+import { buildReport } from "./build.ts";
+
+export const ReportPayload = z.object({
+  /** The slot's time (ISO), or "manual:<ISO time>" for a run someone asked for. */
+  slot: z.string().refine((s) => !Number.isNaN(slotEnd(s).getTime()), "slot must be an ISO time, or manual:<ISO time>"),
+  requestedBy: z.string().optional(),
+});
+export type ReportPayload = z.infer<typeof ReportPayload>;
+
+export function slotEnd(slot: string): Date {
+  return new Date(slot.startsWith("manual:") ? slot.slice("manual:".length) : slot);
+}
+
+export function reportJob(ctx: LearningContext) {
+  return defineJob({
+    kind: "report",
+    payload: ReportPayload,
+    run: (p, signal) => runReports(ctx, p, signal),
+  });
+}
+
+/** Builds, stores and (for the report channel's workspace) posts every workspace's report; a summary line. */
+export async function runReports(ctx: LearningContext, p: ReportPayload, signal?: AbortSignal): Promise<string> {
+  const end = slotEnd(p.slot);
+  const log = ctx.log.child({ job: "report", slot: p.slot, ...(p.requestedBy ? { requestedBy: p.requestedBy } : {}) });
+  const channel = ctx.settings.learning.reportChannel;
+  const postTo = channel ? await workspaceOfChannel(ctx.db, channel) : null;
+  if (channel && !postTo) log.warn({ channel: describeChannel(channel) }, "no single workspace owns CAIRN_REPORT_CHANNEL; reports are stored only");
+  // Teams cairn was used in before the slot (a Discord DM's pseudo-workspace is one person's: no report).
+  const used = await ctx.db.workspace.findMany({ where: { conversations: { some: { createdAt: { lt: end } } } }, orderBy: { createdAt: "asc" } });
+  const workspaces = used.filter((w) => !isDmWorkspace(w));
+  const counts = { stored: 0, already: 0, posted: 0 };
+  for (const ws of workspaces) {
+    if (signal?.aborted) break;
+    const done = await ctx.db.report.findFirst({ where: { workspaceId: ws.id, slot: p.slot }, select: { id: true } });
+    if (done) {
+      counts.already++;
+      continue;
+    }
+    const report = await buildReport(ctx, ws, end, signal);
+    if (signal?.aborted) break;
+    const row = await store(ctx, ws, p.slot, report);
+    if (!row) {
+      counts.already++;
+      continue;
+    }
+    counts.stored++;
+    if (channel && postTo?.id === ws.id) {
+      await post(ctx, ws, channel, row.id, report.text);
+      counts.posted++;
+      log.info({ workspace: ws.id, channel: describeChannel(channel) }, "weekly report posted");
+    }
+  }
+  const where = counts.posted && channel ? ` (posted to ${describeChannel(channel)})` : "";
+  return `${counts.stored} report${counts.stored === 1 ? "" : "s"} stored${where}, ${counts.already} already made for ${p.slot}`;
+}
+
+async function store(ctx: LearningContext, ws: Workspace, slot: string, report: { start: Date; end: Date; data: unknown; text: string }): Promise<{ id: string } | null> {
+  try {
+    return await ctx.db.report.create({
+      data: { workspaceId: ws.id, slot, periodStart: report.start, periodEnd: report.end, data: JSON.stringify(report.data), text: report.text },
+      select: { id: true },
+    });
+  } catch (err) {
+    // Another run stored it first: that run posts it.
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
+}
+
+async function post(ctx: LearningContext, ws: Workspace, channel: ReportChannel, rowId: string, text: string): Promise<void> {
+  try {
+    await ctx.post(channel.platform, postTarget(ws, channel), text);
+  } catch (err) {
+    // Nothing reached the channel: the row goes, so the job's retry makes and posts it again.
+    await ctx.db.report.deleteMany({ where: { id: rowId } });
+    ctx.log.warn({ err: errText(err), workspace: ws.id }, "the weekly report could not be posted; the job will retry");
+    throw err;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Repeated problems: this week's corrections on the same topic.
+ * - By words: this week's channel lessons (a learned correction each) whose texts share
+ *   distinctive words (distill.ts `overlap`, ALWAYS/NEVER left out) are one topic; a topic of two or
+ *   more is a repeated problem. Private (DM) lessons are never read here.
+ * - By rule: corrected answers of this week that had the same team rule in front of the model
+ *   (the reply trace's lessons shown): the rule did not prevent the mistake, or caused it.
+ */
+import { z } from "zod";
+import type { Db } from "../db/client.ts";
+import { overlap } from "../learning/distill.ts";
+import { parseCase } from "../learning/lesson-case.ts";
+import { STOP_WORDS, tokenize } from "../history/text.ts";
+import { within } from "./lifetime.ts";
+import type { HistoryEntry } from "./memory-history.ts";
+import type { Period } from "./metrics.ts";
+
+/** Lessons at least this alike (cosine of their distinctive words) are on the same topic. */
+export const SAME_TOPIC = 0.3;
+const TOPIC_WORDS = 3;
+const RULE_WORDS = new Set(["always", "never"]);
+
+export interface WordTopic {
+  /** Words the topic's lessons share, most shared first. */
+  words: string[];
+  lessons: number;
+  /** Who made the corrections (the lesson cases' `by.name`), distinct, in order. */
+  people: string[];
+}
+
+export interface RuleTopic {
+  ruleId: string;
+  text: string;
+  /** Corrections of this week whose corrected answer showed the rule. */
+  corrections: number;
+}
+
+export interface RepeatedProblems {
+  byWords: WordTopic[];
+  byRule: RuleTopic[];
+}
+
+const bare = (text: string) => text.replace(/^\s*(ALWAYS|NEVER)\b/i, "");
+
+/** Groups texts by single-link overlap ≥ SAME_TOPIC; returns index groups of two or more. */
+export function groupByWords(texts: readonly string[]): number[][] {
+  const parent = texts.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  for (let i = 0; i < texts.length; i++) {
+    for (let j = i + 1; j < texts.length; j++) {
+      if (overlap(bare(texts[i]!), bare(texts[j]!)) >= SAME_TOPIC) parent[find(j)] = find(i);
+    }
+  }
+  const groups = new Map<number, number[]>();
+  texts.forEach((_, i) => groups.set(find(i), [...(groups.get(find(i)) ?? []), i]));
+  return [...groups.values()].filter((g) => g.length >= 2);
+}
+
+/** The words most of a group's texts share (as first written), for a topic's label. */
+export function sharedWords(texts: readonly string[]): string[] {
+  // Insertion order is first appearance: the sort below keeps it among equals.
+  const counts = new Map<string, { word: string; n: number }>();
+  for (const text of texts) {
+    const seen = new Set<string>();
+    for (const tok of tokenize(text)) {
+      if (STOP_WORDS.has(tok.word) || RULE_WORDS.has(tok.word) || /^\d+$/.test(tok.word) || seen.has(tok.key)) continue;
+      seen.add(tok.key);
+      const c = counts.get(tok.key);
+      if (c) c.n++;
+      else counts.set(tok.key, { word: tok.word, n: 1 });
+    }
+  }
+  return [...counts.values()]
+    .filter((c) => c.n >= 2)
+    .sort((a, b) => b.n - a.n)
+    .slice(0, TOPIC_WORDS)
+    .map((c) => c.word);
+}
+
+const Ids = z.array(z.string());
+
+function shownIds(json: string): string[] {
+  try {
+    return Ids.catch([]).parse(JSON.parse(json));
+  } catch {
+    return [];
+  }
+}
+
+export async function repeatedProblems(db: Db, workspaceId: string, entries: readonly HistoryEntry[], p: Period): Promise<RepeatedProblems> {
+  const lessons = entries.filter((e) => e.kind === "lesson" && e.scope === "channel" && within(e.createdAt, p.start, p.end));
+  const byWords = groupByWords(lessons.map((l) => l.text)).map((group) => {
+    const members = group.map((i) => lessons[i]!);
+    const people = [...new Set(members.map((m) => parseCase(m.origin)?.by.name).filter((n): n is string => !!n))];
+    return { words: sharedWords(members.map((m) => m.text)), lessons: members.length, people };
+  });
+  const corrections = await db.correction.findMany({ where: { workspaceId, createdAt: { gte: p.start, lt: p.end } }, select: { replyMessageId: true } });
+  const traces = corrections.length
+    ? await db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true } })
+    : [];
+  const rules = new Map(entries.filter((e) => e.kind === "rule" && e.scope === "team").map((e) => [e.id, e]));
+  const shown = new Map<string, number>();
+  for (const t of traces) for (const id of new Set(shownIds(t.lessons))) if (rules.has(id)) shown.set(id, (shown.get(id) ?? 0) + 1);
+  const byRule = [...shown]
+    .filter(([, n]) => n >= 2)
+    .map(([ruleId, n]) => ({ ruleId, text: rules.get(ruleId)!.text, corrections: n }))
+    .sort((a, b) => b.corrections - a.corrections || a.ruleId.localeCompare(b.ruleId));
+  return { byWords: byWords.sort((a, b) => b.lessons - a.lessons), byRule };
+}

@@ -1,0 +1,317 @@
+/**
+ * The weekly self-review on nine weeks of seeded rows (explicit dates): the numbers the test
+ * computes from its own seed list, posted once through the real Slack adapter (fake Slack) and once
+ * through the real Discord adapter (fake Discord), never twice for a slot; an unusable model answer
+ * still gives the numbers; `/cairn report` shows the stored one. Both databases.
+ */
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { forEachDatabase, uniqueId } from "../support/db.ts";
+import { makeCore } from "../support/agent.ts";
+import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest } from "../fakes/anthropic.ts";
+import { BOT_TOKEN, SIGNING_SECRET, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
+import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
+import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
+import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
+import { silentLogger } from "../../src/log.ts";
+import type { Core } from "../../src/core/core.ts";
+import type { ReportChannel } from "../../src/report/channel.ts";
+import { runReports } from "../../src/report/job.ts";
+import { NO_REPORT_YET } from "../../src/report/command.ts";
+import { expectedFigures, seedTeam, type EntrySpec, type Seeded, type TeamSpec } from "../support/report-seed.ts";
+
+const SLOT = "2025-03-10T09:00:00.000Z";
+/** The same week asked for by hand: a slot of its own (the scheduled run stored Globex's without posting it). */
+const MANUAL = `manual:${SLOT}`;
+const END = new Date(SLOT);
+const BLOCKS = "▁▂▃▄▅▆▇█";
+/** The test's sparkline: zero to the week's largest value in eight steps, "·" for no value. */
+const spark = (vs: (number | null)[]) => {
+  const max = Math.max(0, ...vs.filter((v): v is number => v !== null));
+  return vs.map((v) => (v === null ? "·" : max === 0 ? BLOCKS[0] : BLOCKS[Math.round((v / max) * 7)])).join("");
+};
+
+function acme(prefix: string, channel: string): TeamSpec {
+  const E = (s: string) => `${prefix}-${s}`;
+  const entries: EntrySpec[] = [
+    // Team rules.
+    { id: E("R1"), scope: "team", kind: "rule", text: "ALWAYS run the migration dry-run before deploying a schema change", status: "active", by: "Eve", created: 30, inForce: [30, null], fromCorrection: true },
+    { id: E("R2"), scope: "team", kind: "rule", text: "NEVER page the on-call engineer for staging alerts", status: "active", by: "Cy", created: 20, inForce: [20, null], fromCorrection: true },
+    { id: E("R3"), scope: "team", kind: "rule", text: "ALWAYS post release notes in the releases channel", status: "archived", by: "Dan", created: 40, revs: [["archive", 3, "Ana"]], inForce: [40, 3] },
+    { id: E("R4"), scope: "team", kind: "rule", text: "NEVER deploy to production on Friday afternoons", status: "active", by: "Ana", created: 4, first: ["add", "Bo"], inForce: [4, null], fromCorrection: true },
+    { id: E("R5"), scope: "team", kind: "rule", text: "ALWAYS export invoices as CSV with the customer id column", status: "active", by: "Dan", created: 2, inForce: [2, null], fromCorrection: true },
+    { id: E("R6"), scope: "team", kind: "rule", text: "ALWAYS ask the release captain before a hotfix", status: "pending", by: "Eve", created: 1, first: ["propose", "Eve"], inForce: [null, null], fromCorrection: true },
+    { id: E("R7"), scope: "team", kind: "rule", text: "NEVER merge without a green build on main", status: "active", by: "Ana", created: 9, first: ["propose", "Ana"], revs: [["approval", 3, "Bo"], ["approve", 3, "Bo"]], inForce: [3, null], fromCorrection: true },
+    // Team facts.
+    { id: E("F1"), scope: "team", kind: "fact", text: "The staging database is reset every Monday", status: "active", by: "Cy", created: 6, inForce: [6, null] },
+    { id: E("F2"), scope: "team", kind: "fact", text: "Our status page lives at status.acme.example", status: "active", by: "Ana", created: 8, revs: [["confirm", 5, "Ana"]], inForce: [5, null] },
+    { id: E("F3"), scope: "team", kind: "fact", text: "The team's main language is TypeScript", status: "active", by: "Bo", created: 50, inForce: [50, null] },
+    { id: E("F4"), scope: "team", kind: "fact", text: "Standup is at half past nine", status: "archived", by: "Bo", created: 12, revs: [["remove", 6, "Bo"]], inForce: [12, 6] },
+    // Channel lessons: two topics this week (Friday deploys, invoice exports) and one on its own.
+    { id: E("L1"), scope: "channel", kind: "lesson", text: "NEVER deploy to production on Friday afternoons", status: "archived", by: "Ana", created: 5, revs: [["approval", 4, "Bo"], ["promote", 4, "Bo"]], inForce: [5, 4], fromCorrection: true },
+    { id: E("L2"), scope: "channel", kind: "lesson", text: "ALWAYS export invoices as CSV with the customer id column", status: "archived", by: "Cy", created: 10, revs: [["promote", 2, "Dan"]], inForce: [10, 2], fromCorrection: true },
+    { id: E("L3"), scope: "channel", kind: "lesson", text: "ALWAYS export invoices as CSV with the customer id column", status: "archived", by: "Dan", created: 2.1, revs: [["promote", 2, "Dan"]], inForce: [2.1, 2], fromCorrection: true },
+    { id: E("L4"), scope: "channel", kind: "lesson", text: "ALWAYS check with #ops before a Friday production deploy", status: "active", by: "Bo", created: 3, inForce: [3, null], fromCorrection: true },
+    { id: E("L5"), scope: "channel", kind: "lesson", text: "NEVER start a production deploy on Friday without the release captain", status: "active", by: "Cy", created: 1, inForce: [1, null], fromCorrection: true },
+    { id: E("L6"), scope: "channel", kind: "lesson", text: "ALWAYS include the customer id when exporting invoices", status: "active", by: "Eve", created: 1.5, inForce: [1.5, null], fromCorrection: true },
+    { id: E("L7"), scope: "channel", kind: "lesson", text: "ALWAYS link the Jira ticket in commit messages", status: "active", by: "Ana", created: 0.5, inForce: [0.5, null], fromCorrection: true },
+    { id: E("C1"), scope: "channel", kind: "fact", text: "This channel is for backend questions", status: "active", by: "Bo", created: 20, inForce: [20, null] },
+    { id: E("C2"), scope: "channel", kind: "fact", text: "The sprint ends on Thursday", status: "archived", by: "Bo", created: 15, revs: [["remove", 8, "Bo"]], inForce: [15, 8] },
+    // Private: a DM lesson (about Friday deploys too, never grouped or shown) and profile facts.
+    { id: E("P1"), scope: "user", kind: "lesson", text: "NEVER deploy on Friday", status: "active", by: "Ana", created: 2, inForce: [2, null], fromCorrection: true },
+    { id: E("U1"), scope: "user", kind: "fact", text: "Ana prefers bullet points", status: "active", by: "Ana", created: 30, inForce: [30, null] },
+    { id: E("U2"), scope: "user", kind: "fact", text: "Ana works from Lisbon", status: "active", by: "Ana", created: 3, inForce: [3, null] },
+    { id: E("U3"), scope: "user", kind: "fact", text: "Ana is on call this week", status: "pending", by: "Ana", created: 1, inForce: [null, null] },
+  ];
+  return {
+    platform: "slack",
+    externalId: uniqueId("T"),
+    name: "Acme",
+    channel,
+    replies: [12, 10, 9, 11, 8, 0, 7, 6, 5],
+    corrections: [4, 3, 1, 2, 0, 0, 2, 1, 4],
+    traces: [
+      { week: 0, index: 0, skills: ["deploy-checklist", "deploy-checklist"], shown: [E("R1"), E("R2")] },
+      { week: 0, index: 1, skills: ["deploy-checklist"], shown: [E("R1")] },
+      { week: 0, index: 2, skills: ["deploy-checklist"] },
+      { week: 0, index: 3, skills: ["deploy-checklist"], shown: [E("L4")], correction: "asked" },
+      { week: 0, index: 4, skills: ["deploy-checklist"] },
+      { week: 0, index: 5, skills: ["incident-notes"], shown: [E("R1")] },
+      { week: 0, index: 6, skills: ["incident-notes"] },
+      { week: 0, index: 7, skills: ["incident-notes"] },
+      { week: 0, index: 8, skills: ["deploy-checklist", "incident-notes"] },
+      { week: 1, index: 0, skills: ["release-notes"], shown: [E("R1")] },
+      { week: 1, index: 1, skills: ["release-notes"], shown: [E("R1")] },
+    ],
+    entries,
+    skills: [
+      { name: "deploy-checklist", created: 60, useCount: 20, revs: [["patch", 2], ["edit", 1]] },
+      { name: "incident-notes", created: 3, useCount: 4, revs: [["create", 3]] },
+      { name: "old-runbook", created: 40, useCount: 0, revs: [["write_file", 5]] },
+      { name: "vendor-contacts", created: 20, useCount: 0, revs: [["patch", 10]] },
+      { name: "fresh-skill", created: 1, useCount: 0 },
+      { name: "archived-thing", created: 30, useCount: 0, status: "archived" },
+    ],
+  };
+}
+
+function globex(guild: string, channel: string): TeamSpec {
+  return {
+    platform: "discord",
+    externalId: guild,
+    name: "Globex",
+    channel,
+    replies: [3, 2],
+    corrections: [1, 0],
+    traces: [],
+    entries: [{ id: uniqueId("G-F1"), scope: "team", kind: "fact", text: "Deploys go through the release train", status: "active", by: "Ana", created: 2, inForce: [2, null] }],
+    skills: [],
+  };
+}
+
+const isReport = (r: RecordedRequest) => systemText(r).startsWith("You write the short weekly self-review");
+const userText = (r: RecordedRequest) => JSON.stringify(r.body.messages);
+
+interface StoredData {
+  metrics: {
+    weeks: { replies: number; corrections: number; per100: number | null }[];
+    correctionsLearned: number;
+    lessons: unknown;
+    rules: unknown;
+    skills: unknown;
+    memory: unknown;
+  };
+  repeated: { byWords: { words: string[]; lessons: number; people: string[] }[]; byRule: { ruleId: string; corrections: number }[] };
+  learned: { id: string; taughtBy: string | null; approvedBy: string | null }[];
+  narrative: unknown;
+}
+
+forEachDatabase("weekly report", (getDb) => {
+  let fake: FakeAnthropic;
+  let slack: FakeSlack;
+  let slackHandle: SlackHandle;
+  let discord: FakeDiscord;
+  let discordAdapter: DiscordAdapter;
+  let slackCore: Core;
+  let discordCore: Core;
+  const prefix = uniqueId("e");
+  const slackChannel = `C${randomBytes(4).toString("hex").toUpperCase()}`;
+  const guild = snowflake();
+  const discordChannel = snowflake();
+  const dora: FakeUser = { id: snowflake(), username: "dora", globalName: "Dora" };
+  const A = acme(prefix, slackChannel);
+  const B = globex(guild, discordChannel);
+  let a: Seeded;
+  let b: Seeded;
+
+  const core = (reportChannel: ReportChannel) => makeCore(getDb(), fake, { bundledSkillsDir: null, learning: { reviewEveryTurns: 0, skillReviewToolCalls: 0, reportChannel } });
+  const report = (workspaceId: string, slot = SLOT) => getDb().prisma.report.findUniqueOrThrow({ where: { workspaceId_slot: { workspaceId, slot } } });
+  const botPostsIn = (channel: string) => slack.messages(channel).filter((m) => m.bot_id || m.user === slack.bot.userId);
+
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+    slack = await startFakeSlack();
+    discord = await startFakeDiscord({ guilds: [{ id: guild, name: "Globex", channels: [{ id: discordChannel, name: "general" }], members: [dora] }] });
+    slackCore = core({ platform: "slack", channel: slackChannel });
+    discordCore = core({ platform: "discord", channel: discordChannel });
+    slackHandle = await startSlack(
+      slackCore,
+      { botToken: BOT_TOKEN, signingSecret: SIGNING_SECRET, apiUrl: slack.apiUrl, port: 0, host: "127.0.0.1", retries: 1, retryMinMs: 10, progressIntervalMs: 50, drainMs: 5_000 },
+      silentLogger,
+    );
+    discordAdapter = await startDiscord(discordCore, { token: discord.token, applicationId: discord.applicationId, apiUrl: discord.apiUrl }, silentLogger, { shutdownGraceMs: 5_000 });
+    a = await seedTeam(getDb().prisma, END, A);
+    b = await seedTeam(getDb().prisma, END, B);
+  });
+  afterAll(async () => {
+    await slackHandle?.stop();
+    await discordAdapter?.stop();
+    await slack?.close();
+    await discord?.close();
+    await fake?.close();
+  });
+  beforeEach(() => {
+    fake.reset();
+    // The model writes Acme's review well, and answers Globex's with prose that is not the JSON asked for.
+    fake.setDefault((req) => {
+      if (!isReport(req)) return { text: "ok" };
+      if (!userText(req).includes(`${prefix}-R1`)) return { text: "What a week! Corrections went down 40% and 12 lessons were learned." };
+      return {
+        text: JSON.stringify({
+          narrative: "A busier week, with more corrections than last week, mostly about Friday deploys and invoice exports. Two of them became team rules.",
+          learned: [
+            { id: `${prefix}-R4`, summary: "cairn no longer deploys to production on Friday afternoons." },
+            { id: `${prefix}-F1`, summary: "The staging database is reset every 7 days." },
+          ],
+          proposals: [
+            { kind: "prune", rule_ids: [`${prefix}-R1`], reason: "It was in front of several corrected answers this week." },
+            { kind: "conflict", rule_ids: ["no-such-rule", `${prefix}-R2`], reason: "They disagree." },
+          ],
+        }),
+      };
+    });
+  });
+
+  it("computes the week's numbers from the rows, posts the review once to Slack, and not again for the same slot", async () => {
+    await slackCore.jobs.enqueue("report", { slot: SLOT }, { uniqueKey: `test-report:${SLOT}:slack` });
+    await slackCore.learning.drain();
+    const [job] = await slackCore.jobs.list("report");
+    expect(job?.status).toBe("done");
+
+    const row = await report(a.workspaceId);
+    expect(row.periodStart.toISOString()).toBe("2025-03-03T09:00:00.000Z");
+    expect(row.periodEnd.toISOString()).toBe(SLOT);
+    const data = JSON.parse(row.data) as StoredData;
+    const want = expectedFigures(A);
+    expect(data.metrics.weeks.map((w) => ({ replies: w.replies, corrections: w.corrections, per100: w.per100 }))).toEqual(want.weeks);
+    expect(data.metrics.correctionsLearned).toBe(want.correctionsLearned);
+    expect(data.metrics.lessons).toEqual(want.lessons);
+    expect(data.metrics.rules).toEqual(want.rules);
+    expect(data.metrics.skills).toEqual(want.skills);
+    expect(data.metrics.memory).toEqual(want.memory);
+    // The seed's own reading, spelled out: 7 proposals (6 channel lessons, 1 pending rule), 2 approved, 3 lessons promoted.
+    expect(want.lessons).toEqual({ proposed: 7, approved: 2, promoted: 3, private: 1 });
+    expect(want.memory).toEqual({ user: { start: 1, end: 3 }, channel: { start: 2, end: 5 }, team: { start: 5, end: 8 } });
+
+    // Repeated problems: Friday deploys (three people), invoice exports (two), and a rule in front of two corrected answers.
+    expect(data.repeated.byWords.map((t) => ({ lessons: t.lessons, people: t.people }))).toEqual([
+      { lessons: 3, people: ["Ana", "Bo", "Cy"] },
+      { lessons: 2, people: ["Dan", "Eve"] },
+    ]);
+    expect(data.repeated.byWords[0]!.words).toEqual(expect.arrayContaining(["deploy", "friday"]));
+    expect(data.repeated.byWords[1]!.words).toEqual(expect.arrayContaining(["customer"]));
+    expect(data.repeated.byRule).toEqual([{ ruleId: `${prefix}-R1`, text: A.entries[0]!.text, corrections: 2 }]);
+
+    // What cairn learned: team entries in force since this week, with who taught and who approved them.
+    expect(data.learned.map((l) => l.id)).toEqual(want.learned.map((e) => e.id));
+    expect(data.learned.map((l) => [l.taughtBy, l.approvedBy])).toEqual([
+      ["Cy", null],
+      ["Ana", null],
+      ["Ana", "Bo"],
+      ["Ana", "Bo"],
+      ["Dan", null],
+    ]);
+
+    // The message: numbers by code, sparklines, the model's sentences where they passed the checks.
+    const text = row.text;
+    const [thisWeek, lastWeek] = [want.weeks[7]!, want.weeks[6]!];
+    expect(text).toContain(`Replies: **${thisWeek.replies}** (last week ${lastWeek.replies})`);
+    expect(text).toContain(spark(want.weeks.map((w) => w.replies)));
+    expect(text).toContain(`Corrections per 100 replies, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
+    expect(text).toContain(`Corrections: **${thisWeek.corrections}**, ${thisWeek.per100!.toFixed(1)} per 100 replies`);
+    expect(text).toContain("A busier week, with more corrections than last week");
+    expect(text).toContain("cairn no longer deploys to production on Friday afternoons. _(rule, taught by Ana, approved by Bo)_");
+    // A summary with a number its rule does not have is dropped: the rule's own text stands.
+    expect(text).not.toContain("every 7 days");
+    expect(text).toContain("The staging database is reset every Monday _(fact, taught by Cy)_");
+    expect(text).toContain(`Prune "${A.entries[0]!.text}"`);
+    expect(text).not.toContain("Resolve");
+    // Private lessons are counted, never shown.
+    expect(text).not.toContain("NEVER deploy on Friday");
+
+    // One post to the report channel, as Slack mrkdwn.
+    const posts = botPostsIn(slackChannel);
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.text).toContain("*This week in numbers*");
+    expect(posts[0]!.text).toContain(spark(want.weeks.map((w) => w.per100)));
+
+    // The same slot again (a retry, or queued twice): nothing more is stored or posted.
+    await slackCore.jobs.enqueue("report", { slot: SLOT }, { uniqueKey: `test-report:${SLOT}:slack:again` });
+    await slackCore.learning.drain();
+    expect(await runReports(slackCore.learning.ctx, { slot: SLOT })).toMatch(/^0 reports stored, \d+ already made/);
+    expect(botPostsIn(slackChannel)).toHaveLength(1);
+    expect(await getDb().prisma.report.count({ where: { workspaceId: a.workspaceId } })).toBe(1);
+  });
+
+  it("posts the numbers and the learned list to Discord when the model's answer is unusable", async () => {
+    // A Discord DM is one person's pseudo-workspace: no report of its own.
+    const dm = await seedTeam(getDb().prisma, END, { ...globex(`@dm:${dora.id}`, snowflake()), name: "DM" });
+    const summary = await runReports(discordCore.learning.ctx, { slot: MANUAL, requestedBy: "discord:dora" });
+    expect(summary).toContain(`posted to discord:${discordChannel}`);
+    expect(fake.requests.filter(isReport).length).toBeGreaterThan(0);
+    const row = await report(b.workspaceId, MANUAL);
+    expect(row.periodEnd.toISOString()).toBe(SLOT);
+    expect(await getDb().prisma.report.count({ where: { workspaceId: dm.workspaceId } })).toBe(0);
+    const data = JSON.parse(row.data) as StoredData;
+    const want = expectedFigures(B);
+    expect(data.narrative).toBeNull();
+    expect(data.metrics.weeks.map((w) => ({ replies: w.replies, corrections: w.corrections, per100: w.per100 }))).toEqual(want.weeks);
+    expect(row.text).toContain("Replies: **3** (last week 2)");
+    expect(row.text).toContain("Corrections: **1**, 33.3 per 100 replies");
+    expect(row.text).toContain("- Deploys go through the release train _(fact, taught by Ana)_");
+    // Nothing of the model's prose, and none of its numbers.
+    expect(row.text).not.toContain("40%");
+    expect(row.text).not.toContain("Proposals");
+
+    const posted = await waitFor(() => discord.posts.find((p) => p.channelId === discordChannel), "the report on Discord");
+    expect(posted.content).toContain("**This week in numbers**");
+    expect(posted.content).toContain("Replies: **3** (last week 2)");
+    // Acme's report went to Slack only; a second Discord run posts nothing more.
+    expect(await runReports(discordCore.learning.ctx, { slot: MANUAL })).toMatch(/^0 reports stored/);
+    expect(discord.posts.filter((p) => p.channelId === discordChannel && p.via === "channel")).toHaveLength(1);
+    expect(botPostsIn(slackChannel)).toHaveLength(1);
+  });
+
+  it("shows the stored report with /cairn report, to the asker alone", async () => {
+    const inbound = (workspace: string) => ({
+      platform: "slack" as const,
+      workspace: { externalId: workspace },
+      author: { externalId: "UASKER", displayName: "Asker" },
+      channel: { externalId: slackChannel, isDm: false },
+      threadId: null,
+      messageId: uniqueId("m"),
+      text: "/cairn report",
+      sentAt: new Date(),
+    });
+    const shown = await slackCore.command(inbound(A.externalId), "report");
+    expect(shown).toEqual({ text: (await report(a.workspaceId)).text, ephemeral: true });
+    expect(await slackCore.command(inbound(uniqueId("T")), "report")).toEqual({ text: NO_REPORT_YET, ephemeral: true });
+
+    // On Discord, the slash command's subcommand.
+    const id = discord.sendCommand({ user: dora, channelId: discordChannel, subcommand: "report" });
+    const answer = await waitFor(() => discord.posts.find((p) => p.interactionId === id), "the /cairn report answer");
+    expect(answer.flags & 64).toBe(64);
+    expect(answer.content).toContain("cairn's weekly self-review");
+    expect(answer.content).toContain("Replies: **3** (last week 2)");
+  });
+});
