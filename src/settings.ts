@@ -34,6 +34,7 @@ export function agentSettings(cfg: Config): AgentSettings {
       ruleApprovals: cfg.CAIRN_RULE_APPROVALS,
       correctionWindowMs: cfg.CAIRN_CORRECTION_WINDOW_HOURS * 3_600_000,
       worker: { ...DEFAULT_LEARNING.worker, concurrency: cfg.CAIRN_JOB_CONCURRENCY },
+      curator: { staleDays: cfg.CAIRN_CURATOR_STALE_DAYS, archiveDays: cfg.CAIRN_CURATOR_ARCHIVE_DAYS, lessonDays: cfg.CAIRN_CURATOR_LESSON_DAYS },
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin`, console
+ * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|history|rollback`, console
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
  * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
@@ -10,8 +10,10 @@ import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { learnCommand } from "../learning/learn-command.ts";
 import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
+import { historyCommand } from "../curator/history.ts";
+import { rollbackCommand } from "../curator/rollback.ts";
 
-export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin"] as const;
+export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "history", "rollback"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -51,7 +53,8 @@ Commands:
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)`;
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)
+\`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)`;
 
 /** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
 const CONFIRM_WINDOW_MS = 10 * 60 * 1000;
@@ -70,7 +73,7 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       return { text: await describePerson(core, await place()), ephemeral: true };
     case "skills": {
       const skills = await core.skills.list(scopeOf(await place()));
-      const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}: ${s.description}`) : ["- (none yet)"];
+      const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}${s.status === "stale" ? " (stale: unused lately)" : ""}: ${s.description}`) : ["- (none yet)"];
       return { text: [`**Skills** (${skills.length})`, ...lines].join("\n"), ephemeral: true };
     }
     case "learn":
@@ -90,6 +93,10 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
         e.replacesId ? (e.text ? `- replaced with: ${e.text}` : "- removed an entry") : `- ${e.text}${e.scope === "team" ? " (shared with the team)" : ""}`;
       return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true };
     }
+    case "history":
+      return historyCommand(core, await place(), args[0]);
+    case "rollback":
+      return rollbackCommand(core, inbound, await place(), args[0]);
     case "pin":
     case "unpin": {
       if (!isAdmin(core.settings.access, inbound.platform, inbound.author.externalId)) {

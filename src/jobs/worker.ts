@@ -20,8 +20,11 @@ import type { Claim, JobQueue } from "./queue.ts";
 export interface JobHandler<P = unknown> {
   kind: string;
   payload: z.ZodType<P>;
-  /** `signal` aborts when the worker lost the job's lease or is stopping: stop early, write nothing more. */
-  run(payload: P, signal: AbortSignal): Promise<void>;
+  /**
+   * `signal` aborts when the worker lost the job's lease or is stopping: stop early, write nothing
+   * more. A handler may resolve to a short summary of what it did, which the worker may record.
+   */
+  run(payload: P, signal: AbortSignal): Promise<string | void>;
 }
 
 /** A handler with its payload's type checked against its schema. */

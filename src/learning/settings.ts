@@ -1,3 +1,5 @@
+import { DEFAULT_CURATOR, type CuratorSettings } from "../curator/settings.ts";
+
 /** The learning loop's settings (environment: CAIRN_REVIEW_*, CAIRN_CORRECTION_EMOJI, ...; see .env.example). */
 export type ReviewNotice = "off" | "brief" | "verbose";
 
@@ -22,6 +24,8 @@ export interface LearningSettings {
   correctionWindowMs: number;
   /** The job worker: how often it looks for due jobs, its lease, and jobs run at once. */
   worker: { pollMs: number; leaseMs: number; concurrency: number; backoffMs: number };
+  /** The curator's thresholds (src/curator). */
+  curator: CuratorSettings;
 }
 
 export const DEFAULT_LEARNING: LearningSettings = {
@@ -35,4 +39,5 @@ export const DEFAULT_LEARNING: LearningSettings = {
   ruleApprovals: 1,
   correctionWindowMs: 24 * 60 * 60 * 1000,
   worker: { pollMs: 1_000, leaseMs: 60_000, concurrency: 2, backoffMs: 30_000 },
+  curator: DEFAULT_CURATOR,
 };
