@@ -43,6 +43,10 @@ export const configSchema = z.object({
   CAIRN_RULE_APPROVALS: int(1, 1, 20),
   CAIRN_CORRECTION_WINDOW_HOURS: int(24, 1, 24 * 30),
   CAIRN_JOB_CONCURRENCY: int(2, 1, 32),
+  // The curator: agent-made skills unused this long go stale, then archived; agent-made lessons archived.
+  CAIRN_CURATOR_STALE_DAYS: int(14, 1, 365),
+  CAIRN_CURATOR_ARCHIVE_DAYS: int(30, 2, 730),
+  CAIRN_CURATOR_LESSON_DAYS: int(60, 1, 3_650),
   CAIRN_MAX_TOKENS: int(4096, 256, 64_000),
   CAIRN_MODEL_TIMEOUT_MS: int(120_000, 1_000, 600_000),
   CAIRN_MODEL_MAX_ATTEMPTS: int(4, 1, 10),
@@ -90,6 +94,9 @@ function crossCheck(cfg: Config): string[] {
   }
   if (cfg.DISCORD_TOKEN && !cfg.DISCORD_APPLICATION_ID) {
     problems.push("DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal");
+  }
+  if (cfg.CAIRN_CURATOR_ARCHIVE_DAYS <= cfg.CAIRN_CURATOR_STALE_DAYS) {
+    problems.push("CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived");
   }
   return problems;
 }

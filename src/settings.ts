@@ -36,6 +36,7 @@ export function agentSettings(cfg: Config): AgentSettings {
       correctionWindowMs: cfg.CAIRN_CORRECTION_WINDOW_HOURS * 3_600_000,
       worker: { ...DEFAULT_LEARNING.worker, concurrency: cfg.CAIRN_JOB_CONCURRENCY },
       reportChannel: parseReportChannel(cfg.CAIRN_REPORT_CHANNEL),
+      curator: { staleDays: cfg.CAIRN_CURATOR_STALE_DAYS, archiveDays: cfg.CAIRN_CURATOR_ARCHIVE_DAYS, lessonDays: cfg.CAIRN_CURATOR_LESSON_DAYS },
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|report`, console
+ * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|report|history|rollback`, console
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
  * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
@@ -11,8 +11,10 @@ import { isAdmin } from "../admission/access.ts";
 import { learnCommand } from "../learning/learn-command.ts";
 import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
 import { latestReport } from "../report/command.ts";
+import { historyCommand } from "../curator/history.ts";
+import { rollbackCommand } from "../curator/rollback.ts";
 
-export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "report"] as const;
+export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "report", "history", "rollback"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -53,7 +55,8 @@ Commands:
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
 \`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)
-\`report\` the latest weekly self-review: what cairn learned, its corrections and trends`;
+\`report\` the latest weekly self-review: what cairn learned, its corrections and trends
+\`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)`;
 
 /** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
 const CONFIRM_WINDOW_MS = 10 * 60 * 1000;
@@ -72,7 +75,7 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       return { text: await describePerson(core, await place()), ephemeral: true };
     case "skills": {
       const skills = await core.skills.list(scopeOf(await place()));
-      const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}: ${s.description}`) : ["- (none yet)"];
+      const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}${s.status === "stale" ? " (stale: unused lately)" : ""}: ${s.description}`) : ["- (none yet)"];
       return { text: [`**Skills** (${skills.length})`, ...lines].join("\n"), ephemeral: true };
     }
     case "learn":
@@ -94,6 +97,10 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
     }
     case "report":
       return latestReport(core.learning.ctx.db, (await place()).workspace.id);
+    case "history":
+      return historyCommand(core, await place(), args[0]);
+    case "rollback":
+      return rollbackCommand(core, inbound, await place(), args[0]);
     case "pin":
     case "unpin": {
       if (!isAdmin(core.settings.access, inbound.platform, inbound.author.externalId)) {

@@ -50,7 +50,7 @@ export interface SharedSnapshotInput {
   blocks: MemoryBlock[];
   /** Team rules (approved corrections), shown after team memory. */
   rules?: readonly RuleLine[];
-  skills: readonly Pick<SkillIndexEntry, "name" | "description">[];
+  skills: readonly (Pick<SkillIndexEntry, "name" | "description"> & { status?: string })[];
 }
 
 function shownDescription(description: string): string {
@@ -59,7 +59,8 @@ function shownDescription(description: string): string {
 }
 
 function skillLines(skills: SharedSnapshotInput["skills"]): string {
-  return skills.map((s) => `- ${s.name}: ${shownDescription(s.description)}`).join("\n");
+  // A stale skill (unused for a while, src/curator) stays usable; the mark says to check it still holds.
+  return skills.map((s) => `- ${s.name}${s.status === "stale" ? " (stale: unused lately)" : ""}: ${shownDescription(s.description)}`).join("\n");
 }
 
 /** Team and channel memory and the skills everyone here may see: frozen once per session. */

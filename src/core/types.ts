@@ -86,8 +86,8 @@ export interface Scope extends PersonScope, ConversationScope {
 
 export type MemoryTarget = "user" | "channel" | "team";
 export type EntryStatus = "active" | "pending" | "archived";
-/** How a memory entry or skill came to be. */
-export type ProvenanceSource = "tool" | "review" | "reaction" | "learn" | "import";
+/** How a memory entry or skill came to be ("curator": a merge by the curator, src/curator). */
+export type ProvenanceSource = "tool" | "review" | "reaction" | "learn" | "import" | "curator";
 
 /**
  * A reaction on one of cairn's replies: correction feedback for the learning loop. Adapters deliver

@@ -13,6 +13,10 @@ export interface Provenance {
   actorId: string | null;
   sourceMessageId: number | null;
   reason?: string | null;
+  /** The run (a curator run, a job) that made the change: history lists a run's changes by it. */
+  runId?: string | null;
+  /** When the change was made, from the caller's clock; the database's clock when absent. */
+  at?: Date;
 }
 
 export interface RevisionInput {
@@ -25,8 +29,9 @@ export interface RevisionInput {
   newText: string | null;
 }
 
-export async function writeRevision(tx: Tx, rev: RevisionInput, prov: Provenance): Promise<void> {
-  await tx.revision.create({
+/** Writes the revision; its id back (what `/cairn rollback` takes). */
+export async function writeRevision(tx: Tx, rev: RevisionInput, prov: Provenance): Promise<string> {
+  const row = await tx.revision.create({
     data: {
       workspaceId: rev.workspaceId,
       entityType: rev.entityType,
@@ -39,6 +44,10 @@ export async function writeRevision(tx: Tx, rev: RevisionInput, prov: Provenance
       reason: prov.reason ?? null,
       source: prov.source,
       sourceMessageId: prov.sourceMessageId,
+      runId: prov.runId ?? null,
+      ...(prov.at ? { createdAt: prov.at } : {}),
     },
+    select: { id: true },
   });
+  return row.id;
 }

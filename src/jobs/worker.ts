@@ -22,9 +22,9 @@ export interface JobHandler<P = unknown> {
   payload: z.ZodType<P>;
   /**
    * `signal` aborts when the worker lost the job's lease or is stopping: stop early, write nothing
-   * more. May resolve with a short summary of what it did.
+   * more. A handler may resolve to a short summary of what it did, which the worker may record.
    */
-  run(payload: P, signal: AbortSignal): Promise<void | string>;
+  run(payload: P, signal: AbortSignal): Promise<string | void>;
 }
 
 /** A handler with its payload's type checked against its schema. */

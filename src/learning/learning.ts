@@ -18,6 +18,7 @@ import { feedbackJob } from "./feedback-job.ts";
 import { lessonJob } from "./lesson-job.ts";
 import { reviewJob, type ReviewPayload } from "./review.ts";
 import { reportJob } from "../report/job.ts";
+import { curatorJob } from "../curator/job.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 
 export class Learning {
@@ -33,7 +34,7 @@ export class Learning {
       signals: new EmojiSignals(s),
       reviewModel: s.reviewModel ?? deps.settings.model,
     };
-    const handlers = [feedbackJob(this.ctx), lessonJob(this.ctx), reviewJob(this.ctx), reportJob(this.ctx), ...extraHandlers];
+    const handlers = [feedbackJob(this.ctx), lessonJob(this.ctx), reviewJob(this.ctx), reportJob(this.ctx), curatorJob(this.ctx), ...extraHandlers];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker);
   }
 
@@ -42,9 +43,10 @@ export class Learning {
     return this.ctx.corrections.claim(scope, messageId);
   }
 
-  /** What the turn drew on, stored with its reply. */
+  /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */
   async recordTurn(scope: Scope, replyMessageId: number, result: Pick<LoopResult, "toolCalls">, lessonIds: readonly string[]): Promise<void> {
     await this.ctx.traces.record({ replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: result.toolCalls, lessonIds });
+    if (lessonIds.length) await this.ctx.db.memoryEntry.updateMany({ where: { id: { in: [...lessonIds] }, workspaceId: scope.workspaceId }, data: { lastUsedAt: this.ctx.now() } });
   }
 
   /**

@@ -1,3 +1,5 @@
+import { DEFAULT_CURATOR, type CuratorSettings } from "../curator/settings.ts";
+
 /** The learning loop's settings (environment: CAIRN_REVIEW_*, CAIRN_CORRECTION_EMOJI, ...; see .env.example). */
 import type { ReportChannel } from "../report/channel.ts";
 
@@ -26,6 +28,8 @@ export interface LearningSettings {
   worker: { pollMs: number; leaseMs: number; concurrency: number; backoffMs: number };
   /** Where the weekly report is posted (CAIRN_REPORT_CHANNEL); null: reports are stored only. */
   reportChannel: ReportChannel | null;
+  /** The curator's thresholds (src/curator). */
+  curator: CuratorSettings;
 }
 
 export const DEFAULT_LEARNING: LearningSettings = {
@@ -40,4 +44,5 @@ export const DEFAULT_LEARNING: LearningSettings = {
   correctionWindowMs: 24 * 60 * 60 * 1000,
   worker: { pollMs: 1_000, leaseMs: 60_000, concurrency: 2, backoffMs: 30_000 },
   reportChannel: null,
+  curator: DEFAULT_CURATOR,
 };

@@ -7,6 +7,8 @@
  * - Nothing is hard-deleted: archive is the strongest action.
  * - Bundled skills are read-only to the agent; they change only through `importBundled`.
  * - Every change writes a revision (old text, new text, who, why, from which message).
+ * - A stale skill (the curator's mark for one unused lately, src/curator) is still a live skill:
+ *   listed, indexed (marked), readable and changeable; using it makes it active again at once.
  */
 import type { Db } from "../db/client.ts";
 import type { Skill, SkillFile } from "../db/generated/sqlite/client.ts";
@@ -59,7 +61,11 @@ export function isPrivateSkill(skill: Pick<Skill, "bundled" | "scope">): boolean
 }
 
 /** What the skills index of a prompt shows of a skill, and what decides who sees it. */
-export type SkillIndexEntry = Pick<Skill, "name" | "description" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">;
+export type SkillIndexEntry = Pick<Skill, "name" | "description" | "status" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">;
+
+/** The statuses of a usable skill: active, or stale (unused lately, src/curator). Archived ones are not. */
+export const LIVE_STATUSES = ["active", "stale"];
+const live = { in: LIVE_STATUSES };
 
 /**
  * Every new session's prompt lists the skills its place may see; a burst of new conversations in a
@@ -69,7 +75,7 @@ export type SkillIndexEntry = Pick<Skill, "name" | "description" | "bundled" | "
  */
 const INDEX_TTL_MS = 60_000;
 
-function hashOf(content: string, files: readonly { path: string; content: string }[]): string {
+export function hashOf(content: string, files: readonly { path: string; content: string }[]): string {
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return contentHash([content, ...sorted.flatMap((f) => [f.path, f.content])]);
 }
@@ -118,14 +124,14 @@ export class SkillStore {
     this.indexes.clear();
   }
 
-  /** The active skills this scope may see, by name: what a prompt's skills index lists. */
+  /** The live (active or stale) skills this scope may see, by name: what a prompt's skills index lists. */
   async index(scope: Scope): Promise<SkillIndexEntry[]> {
     const all = await this.indexes.load(
       scope.workspaceId,
       () =>
         this.db.skill.findMany({
-          where: { status: "active", OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
-          select: { name: true, description: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true },
+          where: { status: live, OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
+          select: { name: true, description: true, status: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true },
           orderBy: [{ name: "asc" }],
         }),
       () => this.writes,
@@ -135,22 +141,30 @@ export class SkillStore {
 
   async list(scope: Scope): Promise<Skill[]> {
     return this.db.skill.findMany({
-      where: { status: "active", ...visibleWhere(scope) },
+      where: { status: live, ...visibleWhere(scope) },
       orderBy: [{ name: "asc" }],
     });
   }
 
   async find(scope: Scope, name: string, tx: Tx = this.db): Promise<SkillWithFiles | null> {
     const rows = await tx.skill.findMany({
-      where: { name, status: "active", ...visibleWhere(scope) },
+      where: { name, status: live, ...visibleWhere(scope) },
       include: { files: { orderBy: { path: "asc" } } },
     });
     // A workspace skill shadows a bundled one of the same name (possible only if bundled later).
     return rows.find((r) => !r.bundled) ?? rows[0] ?? null;
   }
 
-  async markUsed(id: string): Promise<void> {
-    await this.db.skill.update({ where: { id }, data: { lastUsedAt: new Date(), useCount: { increment: 1 } } });
+  /** A use of the skill (read to follow it): counted, and a stale skill is active again at once. */
+  async markUsed(id: string, at = new Date()): Promise<void> {
+    const skill = await this.db.skill.update({ where: { id }, data: { lastUsedAt: at, useCount: { increment: 1 } } });
+    if (skill.status !== "stale") return;
+    await this.write(async (tx) => {
+      const flipped = await tx.skill.updateMany({ where: { id, status: "stale" }, data: { status: "active" } });
+      if (flipped.count === 1) {
+        await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: id, action: "reactivate", oldText: null, newText: null }, { source: "tool", actorId: null, sourceMessageId: null, reason: "used again", at });
+      }
+    });
   }
 
   private async notFound(scope: Scope, name: string): Promise<SkillError> {
@@ -284,7 +298,8 @@ export class SkillStore {
       const skill = await tx.skill.findFirst({ where: { workspaceId: scope.workspaceId, name, bundled: false } });
       if (!skill) return false;
       if (skill.pinned !== pinned) {
-        await tx.skill.update({ where: { id: skill.id }, data: { pinned } });
+        // A pinned skill is kept as it is by the curator: one it had marked stale is active again.
+        await tx.skill.update({ where: { id: skill.id }, data: { pinned, ...(pinned && skill.status === "stale" ? { status: "active" } : {}) } });
         await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: pinned ? "pin" : "unpin", oldText: null, newText: null }, prov);
       }
       return true;

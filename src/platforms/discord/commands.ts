@@ -65,6 +65,14 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   pin: { description: "Pin a skill so the curator keeps it (admins)", option: { name: "skill", description: "The skill's name", required: true } },
   unpin: { description: "Unpin a skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },
   report: { description: "The latest weekly self-review of this workspace (only you see it)" },
+  history: {
+    description: "Every change to a skill or memory entry, with revision ids",
+    option: { name: "what", description: "A skill's name, an entry id, or a curator run id", required: true },
+  },
+  rollback: {
+    description: "Undo one change to a skill or entry (admins; your own private items: you)",
+    option: { name: "revision", description: "A revision id from /cairn history", required: true },
+  },
 };
 
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";

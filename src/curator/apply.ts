@@ -1,0 +1,120 @@
+/**
+ * Applies one planned change in one transaction, with a revision per item it changes (source
+ * "curator", the reason, the run id). Every update is conditional on what the plan saw (status,
+ * text or content hash, not pinned): a change whose item moved on since (a person pinned, edited,
+ * used or archived it) is skipped whole, never half-applied. Nothing is deleted: the strongest
+ * write here sets status "archived".
+ */
+import type { Db } from "../db/client.ts";
+import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import { RULES_VERSION } from "../safety/scanner.ts";
+import { hashOf, LIVE_STATUSES } from "../skills/store.ts";
+import type { Change } from "./changes.ts";
+
+export interface RunStamp {
+  workspaceId: string;
+  runId: string;
+  at: Date;
+}
+
+/** The plan's view no longer holds: the change is left out, its transaction rolled back. */
+class Moved extends Error {}
+
+const must = (count: number) => {
+  if (count !== 1) throw new Moved();
+};
+
+/** True when applied; false when an item changed since the plan was made (nothing written). */
+export async function applyChange(db: Db, c: Change, run: RunStamp): Promise<boolean> {
+  const prov = (reason: string): Provenance => ({ source: "curator", actorId: null, sourceMessageId: null, reason, runId: run.runId, at: run.at });
+  const rev = (tx: Tx, entityType: "skill" | "memory", entityId: string, action: string, oldText: string | null, newText: string | null, reason: string) =>
+    writeRevision(tx, { workspaceId: run.workspaceId, entityType, entityId, action, oldText, newText }, prov(reason));
+  try {
+    await db.$transaction(async (tx) => {
+      switch (c.type) {
+        case "skill_status": {
+          const skill = await tx.skill.findFirst({ where: { id: c.skillId, workspaceId: run.workspaceId, status: c.from, pinned: false, bundled: false } });
+          if (!skill) throw new Moved();
+          const to = c.action === "stale" ? "stale" : c.action === "archive" ? "archived" : "active";
+          must((await tx.skill.updateMany({ where: { id: skill.id, status: c.from, pinned: false }, data: { status: to } })).count);
+          await rev(tx, "skill", skill.id, c.action, c.action === "archive" ? skill.content : null, null, c.reason);
+          return;
+        }
+        case "skill_merge":
+          return mergeSkills(tx, c, run, rev);
+        case "lesson_archive":
+          must((await tx.memoryEntry.updateMany({ where: { id: c.entryId, workspaceId: run.workspaceId, status: "active", kind: "lesson", text: c.text }, data: { status: "archived" } })).count);
+          await rev(tx, "memory", c.entryId, "archive", c.text, null, c.reason);
+          return;
+        case "memory_merge": {
+          const ids = [c.keepId, ...c.absorbed.map((a) => a.id)];
+          must(
+            (await tx.memoryEntry.updateMany({ where: { id: c.keepId, workspaceId: run.workspaceId, status: "active", text: c.keepText, flag: null }, data: { text: c.text, scannedWith: RULES_VERSION } })).count,
+          );
+          await rev(tx, "memory", c.keepId, "merge", c.keepText, c.text, `${c.reason} (${ids.join(", ")})`);
+          for (const a of c.absorbed) {
+            must((await tx.memoryEntry.updateMany({ where: { id: a.id, workspaceId: run.workspaceId, status: "active", text: a.text, flag: null }, data: { status: "archived" } })).count);
+            await rev(tx, "memory", a.id, "archive", a.text, null, `absorbed_into ${c.keepId}`);
+          }
+          return;
+        }
+        case "memory_flag":
+          must((await tx.memoryEntry.updateMany({ where: { id: c.entryId, workspaceId: run.workspaceId, status: "active", text: c.text, flag: null }, data: { flag: c.flag } })).count);
+          await rev(tx, "memory", c.entryId, "flag", null, null, c.flag);
+          return;
+      }
+    });
+    return true;
+  } catch (err) {
+    if (err instanceof Moved) return false;
+    throw err;
+  }
+}
+
+type Rev = (tx: Tx, entityType: "skill" | "memory", entityId: string, action: string, oldText: string | null, newText: string | null, reason: string) => Promise<unknown>;
+
+async function mergeSkills(tx: Tx, c: Extract<Change, { type: "skill_merge" }>, run: RunStamp, rev: Rev): Promise<void> {
+  const live = { in: LIVE_STATUSES };
+  const parts = await tx.skill.findMany({ where: { id: { in: c.absorbed.map((a) => a.id) }, workspaceId: run.workspaceId, status: live, pinned: false } });
+  if (parts.length !== c.absorbed.length || c.absorbed.some((a) => parts.find((p) => p.id === a.id)?.contentHash !== a.contentHash)) throw new Moved();
+  const names = [...c.absorbed.map((a) => a.name), ...(c.existingId ? [c.into] : [])].join(", ");
+  const reason = `merged ${names} into ${c.into}`;
+  if (c.existingId) {
+    const cur = await tx.skill.findFirst({ where: { id: c.existingId, workspaceId: run.workspaceId, status: live, pinned: false, contentHash: c.existingHash ?? "" } });
+    if (!cur) throw new Moved();
+    must(
+      (
+        await tx.skill.updateMany({
+          where: { id: cur.id, contentHash: cur.contentHash, pinned: false },
+          data: { content: c.content, description: c.description, contentHash: hashOf(c.content, []), status: "active" },
+        })
+      ).count,
+    );
+    await rev(tx, "skill", cur.id, "merge", cur.content, c.content, reason);
+  } else {
+    if (await tx.skill.findFirst({ where: { name: c.into, OR: [{ workspaceId: run.workspaceId }, { bundled: true }] } })) throw new Moved();
+    const lastUsed = Math.max(0, ...parts.map((p) => p.lastUsedAt?.getTime() ?? 0));
+    const created = await tx.skill.create({
+      data: {
+        workspaceId: run.workspaceId,
+        scope: c.placement.scope,
+        ownerId: c.placement.ownerId,
+        channelKey: c.placement.channelKey,
+        name: c.into,
+        description: c.description,
+        content: c.content,
+        contentHash: hashOf(c.content, []),
+        source: "curator",
+        useCount: parts.reduce((n, p) => n + p.useCount, 0),
+        successCount: parts.reduce((n, p) => n + p.successCount, 0),
+        lastUsedAt: lastUsed ? new Date(lastUsed) : null,
+        createdAt: run.at,
+      },
+    });
+    await rev(tx, "skill", created.id, "create", null, c.content, reason);
+  }
+  for (const p of parts) {
+    must((await tx.skill.updateMany({ where: { id: p.id, status: p.status, contentHash: p.contentHash, pinned: false }, data: { status: "archived" } })).count);
+    await rev(tx, "skill", p.id, "archive", p.content, null, `absorbed_into ${c.into}`);
+  }
+}

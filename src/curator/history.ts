@@ -1,0 +1,70 @@
+/**
+ * `/cairn history <skill name | entry id | run id>`: the revisions of one skill or memory entry
+ * (newest first, with who, why, the run and a glimpse of the text), or every change of one curator
+ * run. Only items the asker may see (items.ts) are listed; the answer is private to the asker.
+ */
+import type { Core } from "../core/core.ts";
+import type { Place } from "../history/store.ts";
+import { scopeOf } from "../history/store.ts";
+import type { CommandReply } from "../agent/commands.ts";
+import type { Revision } from "../db/generated/sqlite/client.ts";
+import { excerpt } from "../learning/lesson-case.ts";
+import { findItem, itemOf, itemVisible, type Item } from "./items.ts";
+
+const SHOWN = 20;
+const GLIMPSE = 80;
+
+const reply = (text: string): CommandReply => ({ text, ephemeral: true });
+const oneLine = (s: string) => excerpt(s.replace(/\s+/g, " "), GLIMPSE);
+
+function revLine(r: Revision, who: ReadonlyMap<string, string>, label?: string): string {
+  const by = r.actorId ? (who.get(r.actorId) ?? "someone") : r.source;
+  const text = r.oldText !== null && r.newText !== null && r.oldText !== r.newText ? ` — "${oneLine(r.oldText)}" → "${oneLine(r.newText)}"` : "";
+  const file = r.path ? ` ${r.path}` : "";
+  const run = r.runId ? ` (run ${r.runId})` : "";
+  return `- \`${r.id}\` ${r.createdAt.toISOString().slice(0, 10)}${label ? ` ${label}` : ""} **${r.action}**${file} by ${by}${r.reason ? `: ${r.reason}` : ""}${run}${text}`;
+}
+
+function header(item: Item): string {
+  if (item.type === "skill") {
+    const s = item.row;
+    const marks = [s.status, ...(s.pinned ? ["pinned"] : []), ...(s.bundled ? ["bundled"] : []), `source ${s.source}`].join(", ");
+    return `**History of skill \`${s.name}\`** (${marks})`;
+  }
+  const e = item.row;
+  const lines = [`**History of entry \`${e.id}\`** (${e.scope} ${e.kind}, ${e.status}, source ${e.source}): ${oneLine(e.text)}`];
+  if (e.flag) lines.push(`⚠ Flagged for a person: ${e.flag}`);
+  return lines.join("\n");
+}
+
+async function names(core: Core, revisions: readonly Revision[]): Promise<Map<string, string>> {
+  const ids = [...new Set(revisions.flatMap((r) => (r.actorId ? [r.actorId] : [])))];
+  if (ids.length === 0) return new Map();
+  const people = await core.learning.ctx.db.person.findMany({ where: { id: { in: ids } }, select: { id: true, displayName: true, externalId: true } });
+  return new Map(people.map((p) => [p.id, p.displayName ?? p.externalId]));
+}
+
+const FOOTER = "`rollback <revision id>` undoes one change (cairn admins; your own private skills and profile entries: you).";
+
+export async function historyCommand(core: Core, place: Place, ref: string | undefined): Promise<CommandReply> {
+  if (!ref) return reply("Usage: `history <skill name | entry id | curator run id>`.");
+  const db = core.learning.ctx.db;
+  const scope = scopeOf(place);
+  const item = await findItem(db, place.workspace.id, ref);
+  if (item && itemVisible(scope, item)) {
+    const revisions = await db.revision.findMany({ where: { entityType: item.type, entityId: item.row.id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: SHOWN });
+    const who = await names(core, revisions);
+    return reply([header(item), ...(revisions.length ? revisions.map((r) => revLine(r, who)) : ["- (no recorded changes)"]), FOOTER].join("\n"));
+  }
+  // A curator run: its changes to items this person may see.
+  const changes = await db.revision.findMany({ where: { workspaceId: place.workspace.id, runId: ref }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: 200 });
+  const shown: string[] = [];
+  const who = await names(core, changes);
+  for (const r of changes) {
+    const it = await itemOf(db, place.workspace.id, r);
+    if (!it || !itemVisible(scope, it)) continue;
+    if (shown.length < SHOWN * 2) shown.push(revLine(r, who, it.type === "skill" ? `skill \`${it.row.name}\`` : `entry \`${it.row.id}\``));
+  }
+  if (shown.length === 0) return reply(`No skill, entry or curator run named \`${ref}\` that you can see. \`skills\`, \`me\` and \`lessons\` list names and ids.`);
+  return reply([`**Changes of run ${ref}** (${shown.length} you can see)`, ...shown, FOOTER].join("\n"));
+}
