@@ -1,5 +1,5 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin`, console
+ * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|jobs`, console
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
  * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
@@ -10,8 +10,9 @@ import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { learnCommand } from "../learning/learn-command.ts";
 import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
+import { jobsCommand } from "../jobs/jobs-command.ts";
 
-export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin"] as const;
+export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "jobs"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -51,7 +52,8 @@ Commands:
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)`;
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)
+\`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
 
 /** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
 const CONFIRM_WINDOW_MS = 10 * 60 * 1000;
@@ -102,6 +104,8 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       const done = await core.skills.setPinned(scopeOf(p), skillName, name === "pin", { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: `${name} by an admin` });
       return { text: done ? `${name === "pin" ? "Pinned" : "Unpinned"} \`${skillName}\`.` : `No skill of this workspace is named \`${skillName}\`.`, ephemeral: true };
     }
+    case "jobs":
+      return jobsCommand(core, inbound, args);
   }
 }
 
