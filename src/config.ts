@@ -4,6 +4,8 @@
  */
 import { z } from "zod";
 import { REPORT_CHANNEL_HINT, REPORT_CHANNEL_PATTERN } from "./report/channel.ts";
+import cron from "node-cron";
+import { DEFAULT_SCHEDULES, timeZoneOf } from "./jobs/schedules.ts";
 
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 const optionalString = z
@@ -17,6 +19,25 @@ const csv = z
   .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
 
 const discordId = z.string().regex(/^\d{17,20}$/, { message: "expected a Discord id (17 to 20 digits)" });
+
+/** A node-cron expression: five fields, or six with seconds first; empty or unset = `def`. */
+const cronExpression = (def: string) =>
+  optionalString
+    .transform((v) => v ?? def)
+    .superRefine((v, ctx) => {
+      if (cron.validate(v)) return;
+      // validate() says only yes or no; validateDetailed() says which field is wrong.
+      const detail = cron.validateDetailed(v).errors[0]?.message;
+      ctx.addIssue({ code: "custom", message: `expected a cron expression like "${def}" (minute hour day-of-month month weekday, optionally seconds first)${detail ? `: ${detail}` : ""}` });
+    });
+
+/** An IANA zone, in its canonical spelling; empty or unset = UTC. */
+const timeZone = optionalString.transform((v, ctx) => {
+  const zone = timeZoneOf(v ?? DEFAULT_SCHEDULES.timezone);
+  if (zone) return zone;
+  ctx.addIssue({ code: "custom", message: "expected an IANA time zone like Europe/Paris, America/New_York or UTC" });
+  return z.NEVER;
+});
 
 const databaseUrl = z
   .string()
@@ -71,6 +92,10 @@ export const configSchema = z.object({
   DISCORD_API_URL: optionalString.pipe(z.url({ message: "expected a URL like https://discord.com/api" }).optional()),
   DISCORD_GUILD_ID: optionalString.pipe(discordId.optional()),
   CAIRN_REPORT_CHANNEL: optionalString.pipe(z.string().regex(REPORT_CHANNEL_PATTERN, { message: REPORT_CHANNEL_HINT }).optional()),
+  // Schedules (node-cron; six fields when seconds are wanted), read in CAIRN_TIMEZONE.
+  CAIRN_CURATOR_CRON: cronExpression(DEFAULT_SCHEDULES.curator),
+  CAIRN_REPORT_CRON: cronExpression(DEFAULT_SCHEDULES.report),
+  CAIRN_TIMEZONE: timeZone,
   CAIRN_ADMINS: csv,
   // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone
   // in a workspace the bot is installed in.

@@ -81,8 +81,9 @@ async function main(): Promise<number> {
     });
     log.info(`${adapter.platform} adapter started`);
   }
-  // Reviews, reactions and lessons run on the job worker, after replies, never in front of them.
-  core.startBackground();
+  // Reviews, reactions, lessons and the scheduled curator and report run on the job worker, after
+  // replies, never in front of them.
+  await core.startBackground();
   if (consoleMode) {
     // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
     // exits through process.exit, so the log file's buffered lines are flushed.

@@ -24,6 +24,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
+    schedules: { curator: cfg.CAIRN_CURATOR_CRON, report: cfg.CAIRN_REPORT_CRON, timezone: cfg.CAIRN_TIMEZONE },
     learning: {
       reviewEveryTurns: cfg.CAIRN_REVIEW_EVERY_TURNS,
       skillReviewToolCalls: cfg.CAIRN_SKILL_REVIEW_TOOL_CALLS,

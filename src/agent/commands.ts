@@ -1,5 +1,5 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|report|history|rollback`, console
+ * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|report|history|rollback|jobs`, console
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
  * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
@@ -13,8 +13,9 @@ import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts"
 import { latestReport } from "../report/command.ts";
 import { historyCommand } from "../curator/history.ts";
 import { rollbackCommand } from "../curator/rollback.ts";
+import { jobsCommand } from "../jobs/jobs-command.ts";
 
-export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "report", "history", "rollback"] as const;
+export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "report", "history", "rollback", "jobs"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -56,7 +57,8 @@ Commands:
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
 \`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
-\`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)`;
+\`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
+\`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
 
 /** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
 const CONFIRM_WINDOW_MS = 10 * 60 * 1000;
@@ -113,6 +115,8 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       const done = await core.skills.setPinned(scopeOf(p), skillName, name === "pin", { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: `${name} by an admin` });
       return { text: done ? `${name === "pin" ? "Pinned" : "Unpinned"} \`${skillName}\`.` : `No skill of this workspace is named \`${skillName}\`.`, ephemeral: true };
     }
+    case "jobs":
+      return jobsCommand(core, inbound, args);
   }
 }
 

@@ -41,6 +41,9 @@ import { runCommand, type CommandName, type CommandReply } from "../agent/comman
 import { Learning } from "../learning/learning.ts";
 import { DEFAULT_LEARNING, type LearningSettings } from "../learning/settings.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
+import type { JobHandler } from "../jobs/worker.ts";
+import { Scheduler } from "../jobs/scheduler.ts";
+import { DEFAULT_SCHEDULES, type ScheduleSettings } from "../jobs/schedules.ts";
 
 export interface AgentSettings {
   model: string;
@@ -62,6 +65,8 @@ export interface AgentSettings {
   bundledSkillsDir: string | null;
   /** The learning loop: reviews, corrections, rules, the job worker (default DEFAULT_LEARNING). */
   learning?: Partial<LearningSettings>;
+  /** When the curator and the report run, and the zone their expressions are read in (default DEFAULT_SCHEDULES). */
+  schedules?: Partial<ScheduleSettings>;
 }
 
 export interface CoreDeps {
@@ -70,6 +75,8 @@ export interface CoreDeps {
   settings: AgentSettings;
   log: Logger;
   now?: () => Date;
+  /** More job handlers for the worker (a kind already handled is taken over by the one given here). */
+  handlers?: readonly JobHandler<unknown>[];
 }
 
 /** Reactions that mean "yes, share it": Slack names and Discord's unicode characters. */
@@ -93,6 +100,8 @@ export class Core implements CorePort {
   readonly delivery: DeliveryPath;
   /** Reviews, corrections, lessons and rules, run by the job worker after replies. */
   readonly learning: Learning;
+  /** The curator's and the report's slots, queued as jobs for the worker. */
+  readonly scheduler: Scheduler;
   private readonly queue: KeyedQueue;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
@@ -134,17 +143,34 @@ export class Core implements CorePort {
       settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: { ...DEFAULT_LEARNING, ...s.learning } },
       log: deps.log,
       now: this.now,
+    }, deps.handlers);
+    this.scheduler = new Scheduler({
+      queue: this.jobs,
+      kick: () => this.learning.worker.kick(),
+      settings: { ...DEFAULT_SCHEDULES, ...s.schedules },
+      log: deps.log,
+      now: this.now,
+      // In use: some workspace had talked to cairn before the slot.
+      inUseBefore: async (at) => (await db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null,
     });
   }
 
-  /** Starts the job worker (reviews, feedback, lessons): call once the adapters are started. */
-  startBackground(): void {
+  /**
+   * Starts the job worker (reviews, feedback, lessons, scheduled jobs), then the schedules, which
+   * queue the slots missed while no process ran: call once the adapters are started.
+   */
+  async startBackground(): Promise<void> {
     this.learning.start();
+    await this.scheduler.start();
   }
 
-  /** Stops claiming jobs; jobs under way finish within `graceMs` or are handed back through their leases. */
-  stopBackground(graceMs?: number): Promise<void> {
-    return this.learning.stop(graceMs);
+  /**
+   * Stops the schedules first (no new slot is queued), then claiming jobs; jobs under way finish
+   * within `graceMs` or are handed back through their leases.
+   */
+  async stopBackground(graceMs?: number): Promise<void> {
+    await this.scheduler.stop();
+    await this.learning.stop(graceMs);
   }
 
   /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */

@@ -17,6 +17,9 @@ function held(claim: Claim) {
   return { id: claim.id, status: "running", lockedBy: claim.lockedBy, attempts: claim.attempts };
 }
 
+/** A handler's summary of a done job is kept this short: `/cairn jobs` shows it on one line. */
+export const MAX_RESULT_CHARS = 500;
+
 export interface EnqueueOptions {
   uniqueKey?: string;
   runAt?: Date;
@@ -68,7 +71,8 @@ export class JobQueue {
       if (!candidate) return null;
       const won = await this.db.job.updateMany({
         where: { id: candidate.id, status: candidate.status, attempts: candidate.attempts },
-        data: { status: "running", lockedBy: this.workerId, lockedUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 } },
+        // Each attempt's start is recorded (for `/cairn jobs`); an earlier attempt's end no longer applies.
+        data: { status: "running", lockedBy: this.workerId, lockedUntil: new Date(now.getTime() + leaseMs), attempts: { increment: 1 }, startedAt: now, finishedAt: null, result: null },
       });
       if (won.count === 1) return this.db.job.findUniqueOrThrow({ where: { id: candidate.id } });
     }
@@ -87,9 +91,15 @@ export class JobQueue {
     return won.count === 1;
   }
 
-  /** Marks the job done, if this claim still holds it; false when another worker has it now. */
-  async complete(claim: Claim): Promise<boolean> {
-    const won = await this.db.job.updateMany({ where: held(claim), data: { status: "done", lockedBy: null, lockedUntil: null, lastError: null } });
+  /**
+   * Marks the job done with the short summary its handler returned, if this claim still holds it;
+   * false when another worker has it now.
+   */
+  async complete(claim: Claim, result: string | null = null): Promise<boolean> {
+    const won = await this.db.job.updateMany({
+      where: held(claim),
+      data: { status: "done", lockedBy: null, lockedUntil: null, lastError: null, finishedAt: this.now(), result: result === null ? null : result.slice(0, MAX_RESULT_CHARS) },
+    });
     return won.count === 1;
   }
 
@@ -107,7 +117,7 @@ export class JobQueue {
         lastError: error.slice(0, 2000),
         lockedBy: null,
         lockedUntil: null,
-        ...(final ? {} : { runAt: new Date(this.now().getTime() + backoffMs * 2 ** (claim.attempts - 1)) }),
+        ...(final ? { finishedAt: this.now() } : { runAt: new Date(this.now().getTime() + backoffMs * 2 ** (claim.attempts - 1)) }),
       },
     });
     return won.count === 1;
@@ -115,5 +125,15 @@ export class JobQueue {
 
   async list(kind: string, status?: string): Promise<Job[]> {
     return this.db.job.findMany({ where: { kind, ...(status ? { status } : {}) }, orderBy: { createdAt: "asc" } });
+  }
+
+  /** The job of this kind that started last (running, done or failed), or null when none has started. */
+  async lastStarted(kind: string): Promise<Job | null> {
+    return this.db.job.findFirst({ where: { kind, startedAt: { not: null } }, orderBy: [{ startedAt: "desc" }, { createdAt: "desc" }] });
+  }
+
+  /** Jobs of this kind waiting for a worker. */
+  async countQueued(kind: string): Promise<number> {
+    return this.db.job.count({ where: { kind, status: "queued" } });
   }
 }

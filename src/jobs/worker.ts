@@ -22,9 +22,9 @@ export interface JobHandler<P = unknown> {
   payload: z.ZodType<P>;
   /**
    * `signal` aborts when the worker lost the job's lease or is stopping: stop early, write nothing
-   * more. A handler may resolve to a short summary of what it did, which the worker may record.
+   * more. A string returned is the job's result: a short summary kept with the job (`/cairn jobs`).
    */
-  run(payload: P, signal: AbortSignal): Promise<string | void>;
+  run(payload: P, signal: AbortSignal): Promise<void | string>;
 }
 
 /** A handler with its payload's type checked against its schema. */
@@ -132,8 +132,8 @@ export class JobWorker {
     }, Math.max(10, Math.floor(this.opts.leaseMs / 3)));
     const started = Date.now();
     try {
-      await handler.run(parsePayload(handler, raw), signal);
-      if (lost.signal.aborted || !(await this.queue.complete(claim))) {
+      const result = await handler.run(parsePayload(handler, raw), signal);
+      if (lost.signal.aborted || !(await this.queue.complete(claim, typeof result === "string" ? result : null))) {
         log.warn("the job's lease was taken over while it ran; its result is not recorded");
         return;
       }

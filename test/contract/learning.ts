@@ -77,7 +77,7 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     });
     observer = new Observer(core);
     await driver.start(observer, observer);
-    core.startBackground();
+    await core.startBackground();
   });
   afterAll(async () => {
     await core.stopBackground(1_000);

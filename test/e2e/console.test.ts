@@ -73,6 +73,12 @@ describe("npm start: the console chat", () => {
     const run = await runCairn({ ANTHROPIC_API_KEY: "k", CAIRN_SESSION_IDLE_MINUTES: "soon" }, []);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("CAIRN_SESSION_IDLE_MINUTES");
+    // A schedule node-cron refuses stops start-up the same way, before anything is opened.
+    const cron = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${join(dir, "never.db")}`, CAIRN_REPORT_CRON: "0 9 * * 8" }, []);
+    expect(cron.code).toBe(2);
+    expect(cron.stderr).toContain('CAIRN_REPORT_CRON: expected a cron expression like "0 9 * * 1"');
+    expect(cron.stderr).toContain('(got "0 9 * * 8")');
+    expect(existsSync(join(dir, "never.db"))).toBe(false);
   });
 
   it("says in one sentence, without a stack, what stops it from starting", async () => {

@@ -342,6 +342,35 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     }
   });
 
+  it("turns /cairn jobs options into the words typed elsewhere: run curator with dry_run is `jobs run curator --dry-run`", async () => {
+    const seen: { name: string; args: readonly string[] }[] = [];
+    const command = core.command.bind(core);
+    core.command = (inbound, name, args = []) => {
+      seen.push({ name, args });
+      return command(inbound, name, args);
+    };
+    try {
+      const list = discord.sendCommand({ user: alice, channelId: ch.general, subcommand: "jobs" });
+      const listed = await waitFor(() => discord.posts.find((p) => p.interactionId === list), "the /cairn jobs answer");
+      expect(listed).toMatchObject({ flags: 64 });
+      expect(listed.content).toContain("**Scheduled jobs** (times in UTC)");
+      const run = discord.sendCommand({ user: alice, channelId: ch.general, subcommand: "jobs", options: { run: "curator", dry_run: true } });
+      const refused = await waitFor(() => discord.posts.find((p) => p.interactionId === run), "the /cairn jobs run answer");
+      expect(refused).toMatchObject({ flags: 64, content: "Only cairn admins can run scheduled jobs by hand. `jobs` shows when they run next." });
+    } finally {
+      core.command = command;
+    }
+    expect(seen).toEqual([
+      { name: "jobs", args: [] },
+      { name: "jobs", args: ["run", "curator", "--dry-run"] },
+    ]);
+    const jobs = slashCommands()[0]!.options!.find((o) => o.name === "jobs") as unknown as { options: { name: string; type: number; choices?: { value: string }[] }[] };
+    expect(jobs.options.map((o) => [o.name, o.type, o.choices?.map((c) => c.value)])).toEqual([
+      ["run", 3, ["curator", "report"]],
+      ["dry_run", 5, undefined],
+    ]);
+  });
+
   it("resumes after gateway drops and answers messages sent around them exactly once", async () => {
     const ask = (text: string) => discord.sendMessage({ channelId: ch.drops, author: erin, content: `${mention()} ${text}` });
     const first = ask("before the drop");

@@ -224,8 +224,8 @@ export interface CommandInteractionOptions {
   channelId: string;
   command?: string;
   subcommand?: string;
-  /** String options of the subcommand. */
-  options?: Record<string, string>;
+  /** Options of the subcommand: strings (type 3) and booleans (type 5). */
+  options?: Record<string, string | boolean>;
 }
 
 export interface FakeDiscord {
@@ -869,7 +869,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
           id: snowflake(),
           name: o.command ?? "cairn",
           type: 1,
-          options: sub ? [{ name: sub, type: 1, options: Object.entries(o.options ?? {}).map(([name, value]) => ({ name, type: 3, value })) }] : [],
+          options: sub ? [{ name: sub, type: 1, options: Object.entries(o.options ?? {}).map(([name, value]) => ({ name, type: typeof value === "boolean" ? 5 : 3, value })) }] : [],
         },
       });
     },

@@ -49,6 +49,8 @@ forEachDatabase("job worker", (getDb) => {
     expect([...c.done.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, n) => n));
     expect([...c.done.values()].every((count) => count === 1)).toBe(true);
     expect((await q.list(other)).map((j) => j.status)).toEqual(["queued"]);
+    // Each done job has its start and end; a handler that returns nothing leaves no result.
+    expect((await q.list(kind, "done")).filter((j) => !j.startedAt || !j.finishedAt || j.result !== null)).toEqual([]);
   });
 
   it("retries a failure with backoff, ends a job that keeps failing as failed with its error, and fails a bad payload at once", async () => {
@@ -76,7 +78,9 @@ forEachDatabase("job worker", (getDb) => {
       return (await q.list(hopeless, "failed")).length === 2;
     }, 10_000);
     const [retried, malformed] = await q.list(hopeless);
-    expect(retried).toMatchObject({ status: "failed", attempts: 2, lastError: "attempt 2 of 2 failed" });
+    expect(retried).toMatchObject({ status: "failed", attempts: 2, lastError: "attempt 2 of 2 failed", result: null });
+    // The last attempt's start and the final failure are recorded (`/cairn jobs` shows them).
+    expect(retried!.finishedAt!.getTime()).toBeGreaterThanOrEqual(retried!.startedAt!.getTime());
     expect(malformed).toMatchObject({ status: "failed", attempts: 1 });
     expect(malformed!.lastError).toMatch(/payload does not fit its schema/);
     expect(always.tries.get(2)).toBe(2);

@@ -5,6 +5,7 @@ import { silentLogger } from "../../src/log.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
 import { OPEN_POLICY } from "../../src/admission/access.ts";
 import type { Database } from "../../src/db/client.ts";
+import type { JobHandler } from "../../src/jobs/worker.ts";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from "../fakes/anthropic.ts";
 import { uniqueId } from "./db.ts";
@@ -24,9 +25,9 @@ export const TEST_SETTINGS: AgentSettings = {
   bundledSkillsDir: BUNDLED_SKILLS_DIR,
 };
 
-export function makeCore(db: Database, fake: FakeAnthropic, overrides: Partial<AgentSettings> = {}, now?: () => Date): Core {
+export function makeCore(db: Database, fake: FakeAnthropic, overrides: Partial<AgentSettings> = {}, now?: () => Date, handlers?: JobHandler<unknown>[]): Core {
   const model = createModelClient({ apiKey: fake.apiKey, baseURL: fake.url, maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 10_000 });
-  return new Core({ database: db, model, settings: { ...TEST_SETTINGS, ...overrides }, log: silentLogger, ...(now ? { now } : {}) });
+  return new Core({ database: db, model, settings: { ...TEST_SETTINGS, ...overrides }, log: silentLogger, ...(now ? { now } : {}), ...(handlers ? { handlers } : {}) });
 }
 
 export interface ToolResultBlock {

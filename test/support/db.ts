@@ -89,43 +89,60 @@ function sqliteHarness(): Harness {
   };
 }
 
+/** Runs `fn` on a connection to the server's admin database. */
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * A fresh, empty PostgreSQL database: its URL (for another process, too) and how to drop it.
+ * Throws when PostgreSQL is not reachable.
+ */
+export async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  if (pgProblem !== null) {
+    throw new Error(
+      `PostgreSQL is required (CAIRN_REQUIRE_POSTGRES=1) but not reachable at ${redact(ADMIN_URL)}: ${pgProblem}. ` +
+        "Start PostgreSQL or point TEST_DATABASE_URL at a server where this user may CREATE DATABASE.",
+    );
+  }
+  const name = `cairn_test_${randomBytes(8).toString("hex")}`;
+  await admin((c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => undefined) };
+}
+
 function postgresHarness(): Harness {
-  let dbName: string | null = null;
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
-    client.on("error", () => {});
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end().catch(() => {});
-    }
-  };
+  let created: Awaited<ReturnType<typeof freshPostgres>> | null = null;
   return {
     async open() {
-      if (pgProblem !== null) {
-        throw new Error(
-          `PostgreSQL is required (CAIRN_REQUIRE_POSTGRES=1) but not reachable at ${redact(ADMIN_URL)}: ${pgProblem}. ` +
-            "Start PostgreSQL or point TEST_DATABASE_URL at a server where this user may CREATE DATABASE.",
-        );
-      }
-      const name = `cairn_test_${randomBytes(8).toString("hex")}`;
-      await admin((c) => c.query(`CREATE DATABASE "${name}"`));
-      dbName = name;
-      const url = new URL(ADMIN_URL);
-      url.pathname = `/${name}`;
-      return openDatabase(url.toString());
+      created = await freshPostgres();
+      return openDatabase(created.url);
     },
     async destroy(db) {
       try {
         await db?.close();
       } finally {
-        const name = dbName;
-        dbName = null;
-        if (name) await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+        const drop = created?.drop;
+        created = null;
+        if (drop) await drop();
       }
     },
   };
+}
+
+/** Whether suites that need PostgreSQL run here (reachable, or required and then failing loudly). */
+export function postgresSuite(): typeof describe | typeof describe.skip {
+  const skip = pgProblem !== null && !REQUIRE_POSTGRES;
+  if (skip) noticeOnce();
+  return skip ? describe.skip : describe;
 }
 
 /**

@@ -11,6 +11,9 @@ describe("command lines", () => {
     expect(parseCommandLine("LEARN")).toEqual({ name: "learn", args: [] });
     expect(commandArgs("learn", "   ")).toEqual([]);
     expect(commandArgs("confirm", " a  b ")).toEqual(["a", "b"]);
+    // Slack's `/cairn jobs run curator --dry-run` and the console's `/jobs ...` arrive as these words.
+    expect(parseCommandLine("jobs  run curator --dry-run")).toEqual({ name: "jobs", args: ["run", "curator", "--dry-run"] });
+    expect(parseCommandLine("Jobs")).toEqual({ name: "jobs", args: [] });
   });
 
   it("tells a text of links only from a text with links in it", () => {

@@ -49,6 +49,26 @@ describe("config", () => {
     expect(loadConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s" }).SLACK_BOT_TOKEN).toBe("xoxb-1");
   });
 
+  it("reads the schedules: defaults, six-field expressions, zones; a bad expression or zone stops start-up naming the variable", () => {
+    expect(loadConfig({})).toMatchObject({ CAIRN_CURATOR_CRON: "0 3 * * 0", CAIRN_REPORT_CRON: "0 9 * * 1", CAIRN_TIMEZONE: "UTC" });
+    expect(loadConfig({ CAIRN_CURATOR_CRON: "*/2 * * * * *", CAIRN_REPORT_CRON: "", CAIRN_TIMEZONE: "europe/paris" })).toMatchObject({
+      CAIRN_CURATOR_CRON: "*/2 * * * * *",
+      CAIRN_REPORT_CRON: "0 9 * * 1",
+      CAIRN_TIMEZONE: "Europe/Paris",
+    });
+    let caught: unknown;
+    try {
+      loadConfig({ CAIRN_CURATOR_CRON: "0 25 * * *", CAIRN_REPORT_CRON: "every monday", CAIRN_TIMEZONE: "Mars/Olympus" });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const [curator, report, zone] = (caught as ConfigError).problems;
+    expect(curator).toBe('CAIRN_CURATOR_CRON: expected a cron expression like "0 3 * * 0" (minute hour day-of-month month weekday, optionally seconds first): 25 is a invalid expression for hour (got "0 25 * * *")');
+    expect(report).toMatch(/^CAIRN_REPORT_CRON: expected a cron expression .*\(got "every monday"\)$/);
+    expect(zone).toBe('CAIRN_TIMEZONE: expected an IANA time zone like Europe/Paris, America/New_York or UTC (got "Mars/Olympus")');
+  });
+
   it("documents every variable of the schema in .env.example", () => {
     const example = readFileSync(new URL("../../.env.example", import.meta.url), "utf8");
     for (const key of Object.keys(configSchema.shape)) expect(example, key).toMatch(new RegExp(`^#? ?${key}=`, "m"));

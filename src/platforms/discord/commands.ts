@@ -32,6 +32,7 @@ import { errText, type Logger } from "../../log.ts";
 import { chunkText } from "../../core/chunk.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 import { dmWorkspace } from "./events.ts";
+import { SCHEDULE_NAMES } from "../../jobs/schedules.ts";
 
 export const SLASH_COMMAND = "cairn";
 
@@ -39,6 +40,10 @@ interface SubcommandSpec {
   description: string;
   /** One free-text option, made into the core command's arguments (`commandArgs`). */
   option?: { name: string; description: string; required: boolean; maxLength?: number };
+  /** An optional pick from fixed values, made into the words `words(value)` (before the flags). */
+  choice?: { name: string; description: string; values: readonly string[]; words: (value: string) => string[] };
+  /** Optional true/false options, each made into its word when true. */
+  flags?: readonly { name: string; description: string; word: string }[];
   /** The answer is usually public and slow (a model run): deferred at once, publicly. */
   publicAnswer?: boolean;
 }
@@ -73,6 +78,11 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
     description: "Undo one change to a skill or entry (admins; your own private items: you)",
     option: { name: "revision", description: "A revision id from /cairn history", required: true },
   },
+  jobs: {
+    description: "The curator's and the weekly report's last and next runs; admins can run one now",
+    choice: { name: "run", description: "Run this job now (admins)", values: SCHEDULE_NAMES, words: (value) => ["run", value] },
+    flags: [{ name: "dry_run", description: "With run curator: only say what it would change, change nothing", word: "--dry-run" }],
+  },
 };
 
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";
@@ -93,6 +103,9 @@ export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody
       sub.setName(name).setDescription(spec.description);
       const option = spec.option;
       if (option) sub.addStringOption((o) => o.setName(option.name).setDescription(option.description).setRequired(option.required).setMaxLength(option.maxLength ?? 200));
+      const choice = spec.choice;
+      if (choice) sub.addStringOption((o) => o.setName(choice.name).setDescription(choice.description).setRequired(false).addChoices(...choice.values.map((v) => ({ name: v, value: v }))));
+      for (const flag of spec.flags ?? []) sub.addBooleanOption((o) => o.setName(flag.name).setDescription(flag.description).setRequired(false));
       return sub;
     });
   }
@@ -123,9 +136,7 @@ export async function handleInteraction(interaction: Interaction, deps: Interact
 }
 
 async function runSlashCommand(interaction: ChatInputCommandInteraction, name: CommandName, deps: InteractionDeps): Promise<void> {
-  const spec = SUBCOMMANDS[name];
-  const optionName = spec.option?.name;
-  const args = commandArgs(name, optionName ? (interaction.options.getString(optionName) ?? "") : "");
+  const args = argsOf(interaction, name);
   const work = deps.core.command(interactionInbound(interaction, name, args), name, args).then(
     (reply): { reply: CommandReply } => ({ reply }),
     (err: unknown): { reply: CommandReply } => {
@@ -134,7 +145,7 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
     },
   );
   // A model run (learn) takes longer than Discord's 3 s: it is deferred at once, publicly.
-  const deferredPublic = spec.publicAnswer === true;
+  const deferredPublic = SUBCOMMANDS[name].publicAnswer === true;
   const fast = deferredPublic ? null : await within(work, deps.deferAfterMs);
   if (fast) {
     const parts = partsOf(fast.reply.text);
@@ -154,6 +165,17 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
   }
   await interaction.editReply({ content: parts[0]!, allowedMentions: { parse: [] } });
   await followUps(interaction, parts.slice(1), deferredPublic ? undefined : MessageFlags.Ephemeral, deps.log);
+}
+
+/** The core command's arguments from the subcommand's options, as a Slack or console user would type them. */
+function argsOf(interaction: ChatInputCommandInteraction, name: CommandName): string[] {
+  const spec = SUBCOMMANDS[name];
+  const optionName = spec.option?.name;
+  const args = commandArgs(name, optionName ? (interaction.options.getString(optionName) ?? "") : "");
+  const picked = spec.choice ? interaction.options.getString(spec.choice.name) : null;
+  if (spec.choice && picked) args.push(...spec.choice.words(picked));
+  for (const flag of spec.flags ?? []) if (interaction.options.getBoolean(flag.name) === true) args.push(flag.word);
+  return args;
 }
 
 /** The work's result if it comes within `ms`, else null (the work goes on). */
