@@ -150,6 +150,8 @@ export class Core implements CorePort {
       settings: { ...DEFAULT_SCHEDULES, ...s.schedules },
       log: deps.log,
       now: this.now,
+      // In use: some workspace had talked to cairn before the slot.
+      inUseBefore: async (at) => (await db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null,
     });
   }
 

@@ -27,6 +27,11 @@ export interface SchedulerDeps {
   settings: ScheduleSettings;
   log: Logger;
   now: () => Date;
+  /**
+   * Whether cairn was in use before `at` (default: yes). A slot is caught up only if it was missed:
+   * on a fresh install nothing was, and its first start must not report on an empty week.
+   */
+  inUseBefore?: (at: Date) => Promise<boolean>;
 }
 
 /** Why a slot was enqueued, for the logs. */
@@ -117,7 +122,7 @@ export class Scheduler {
   /** The latest slot at or before now, if less than one interval old (a no-op when it already ran). */
   private async catchUp(schedule: Schedule): Promise<void> {
     const slot = this.withMatch(schedule, (spec, match) => catchUpSlot(spec, this.deps.now(), match));
-    if (slot) await this.fired(schedule, slot, "catch-up");
+    if (slot && (await (this.deps.inUseBefore?.(slot) ?? true))) await this.fired(schedule, slot, "catch-up");
   }
 
   /** A slot node-cron skipped because this process was late: enqueued if still less than one interval old. */

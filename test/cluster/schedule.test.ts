@@ -159,9 +159,10 @@ postgresSuite()("two cairn processes on one PostgreSQL database", () => {
       expect(jobs.filter((j) => j.uniqueKey !== slowJob!.uniqueKey && j.status === "done" && j.attempts !== 1)).toEqual([]);
       expect(jobs.filter((j) => j.status === "failed")).toEqual([]);
 
-      // The yearly report's slot, caught up at start-up by both processes, ran once.
+      // The yearly report's slot is within its interval, but this is a fresh install: nothing was
+      // missed, so neither process caught it up (test/integration/scheduler.test.ts has a used one).
       const reports = all.filter((r) => r.kind === "report" && r.event === "finish");
-      expect(reports.map((r) => r.slot)).toEqual([`${new Date().getUTCFullYear()}-01-01T00:00:00.000Z`]);
+      expect(reports).toEqual([]);
 
       const byProcess = (pid: number) => curator.filter((r) => r.event === "finish" && r.pid === pid).length;
       process.stdout.write(

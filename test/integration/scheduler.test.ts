@@ -36,6 +36,22 @@ forEachDatabase("scheduled jobs: catch-up at start-up", (getDb) => {
   const keys = async (prefix: string) =>
     (await getDb().prisma.job.findMany({ where: { uniqueKey: { startsWith: prefix } }, orderBy: { uniqueKey: "asc" } })).map((j) => `${j.uniqueKey} ${j.status}`);
 
+  it("catches nothing up on a fresh install: no slot was missed before cairn was first used", async () => {
+    const now = clockAt("2031-03-11T10:30:00Z");
+    const rec = recordingHandlers();
+    const fresh = core(now, { curator: "0 * * * *", report: "0 9 * * 1-5", timezone: "UTC" }, rec.handlers);
+    try {
+      await fresh.startBackground();
+      await fresh.learning.drain();
+    } finally {
+      await fresh.stopBackground(1_000);
+    }
+    expect(of2031(rec.runs)).toEqual([]);
+    expect(await keys("curator:2031-")).toEqual([]);
+    // From here on, cairn has been in use since 2020.
+    await getDb().prisma.workspace.create({ data: { platform: "slack", externalId: `T-used-${Date.now()}`, createdAt: new Date("2020-01-01T00:00:00Z") } });
+  });
+
   it("runs the latest missed slot once at start-up when less than one interval old, however many processes start; older slots are not made up for", async () => {
     // Tuesday 10:30: the hourly curator missed 09:00 and 10:00; the weekday report missed today's 09:00.
     const now = clockAt("2031-03-11T10:30:00Z");
