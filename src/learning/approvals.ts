@@ -7,7 +7,7 @@ import { isAdmin } from "../admission/access.ts";
 import type { Platform } from "../core/types.ts";
 import { activateRule, createRule, invalidate, recordApproval } from "./lesson-store.ts";
 import { parseCase } from "./lesson-case.ts";
-import { nameOf, postTargetOf, type ReplyPlace } from "./places.ts";
+import { nameOf, postIn, type ReplyPlace } from "./places.ts";
 import type { LearningContext } from "./context.ts";
 import { MemoryError } from "../memory/store.ts";
 
@@ -52,17 +52,13 @@ export async function approveProposal(ctx: LearningContext, place: ReplyPlace, r
     });
   } catch (err) {
     if (!(err instanceof MemoryError)) throw err;
-    await say(ctx, place, `I could not make this a team rule: ${err.message}.`);
+    await postIn(ctx, place, `I could not make this a team rule: ${err.message}.`);
     return true;
   }
   if (!rule) return true;
   invalidate(ctx.memory);
   ctx.log.info({ rule: rule.id, from: entry.id }, "team rule approved");
-  await say(ctx, place, RULE_IN_FORCE(nameOf(reactor), rule.text));
+  await postIn(ctx, place, RULE_IN_FORCE(nameOf(reactor), rule.text));
   return true;
 }
 
-async function say(ctx: LearningContext, place: ReplyPlace, text: string): Promise<void> {
-  const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
-  if (where) await ctx.post(where.platform, where.target, text);
-}

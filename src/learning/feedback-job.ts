@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
-import { replyPlace, postTargetOf, nameOf } from "./places.ts";
+import { replyPlace, postIn, nameOf } from "./places.ts";
 import { adjustConfidence, invalidate } from "./lesson-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { approveProposal } from "./approvals.ts";
@@ -74,11 +74,10 @@ export function feedbackJob(ctx: LearningContext) {
         reactorId: p.reactorId,
       });
       if (!correction) return;
-      const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
-      if (!where) return;
       const reactor = await ctx.db.person.findFirst({ where: { id: p.reactorId, workspaceId: p.workspaceId } });
-      const posted = await ctx.post(where.platform, where.target, CORRECTION_QUESTION(nameOf(reactor)));
-      await ctx.corrections.asked(correction.id, posted.messageId);
+      const posted = await postIn(ctx, place, CORRECTION_QUESTION(nameOf(reactor)));
+      if (posted === null) return;
+      await ctx.corrections.asked(correction.id, posted);
       ctx.log.info({ reply: p.replyMessageId, correction: correction.id }, "asked for a correction");
     },
   });

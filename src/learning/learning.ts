@@ -62,15 +62,14 @@ export class Learning {
     const queued: Promise<unknown>[] = [];
     const review = (kind: ReviewPayload["kind"], key: string) =>
       jobs.enqueue("review", { kind, workspaceId: reply.workspaceId, conversationId, replyMessageId } satisfies ReviewPayload, { uniqueKey: key });
-    if (s.reviewEveryTurns > 0) {
-      const turns = await db.message.count({ where: { conversationId, role: "user", id: { lte: reply.replyToId } } });
-      if (turns > 0 && turns % s.reviewEveryTurns === 0) queued.push(review("memory", `review:memory:${conversationId}:${turns}`));
-    }
-    if (s.skillReviewToolCalls > 0) {
-      const trace = await this.ctx.traces.get(reply.workspaceId, replyMessageId);
-      if (trace && trace.toolCalls >= s.skillReviewToolCalls) queued.push(review("skills", `review:skills:${replyMessageId}`));
-    }
-    const correction = await this.ctx.corrections.receivedFor(reply.workspaceId, reply.replyToId);
+    // This runs on the delivery path (the conversation's next answer waits for it): the reads go out together.
+    const [turns, trace, correction] = await Promise.all([
+      s.reviewEveryTurns > 0 ? db.message.count({ where: { conversationId, role: "user", id: { lte: reply.replyToId } } }) : 0,
+      s.skillReviewToolCalls > 0 ? this.ctx.traces.get(reply.workspaceId, replyMessageId) : null,
+      this.ctx.corrections.receivedFor(reply.workspaceId, reply.replyToId),
+    ]);
+    if (turns > 0 && turns % s.reviewEveryTurns === 0) queued.push(review("memory", `review:memory:${conversationId}:${turns}`));
+    if (trace && trace.toolCalls >= s.skillReviewToolCalls) queued.push(review("skills", `review:skills:${replyMessageId}`));
     if (correction) queued.push(jobs.enqueue("lesson", { correctionId: correction.id, workspaceId: reply.workspaceId }, { uniqueKey: `lesson:${correction.id}` }));
     if (queued.length === 0) return;
     await Promise.all(queued);

@@ -15,7 +15,7 @@ import { scanForWrite } from "../safety/scanner.ts";
 import { distill, overlap, type Distilled } from "./distill.ts";
 import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "./lesson-case.ts";
 import { createRule, invalidate, saveLesson } from "./lesson-store.ts";
-import { nameOf, postTargetOf, replyPlace, type ReplyPlace } from "./places.ts";
+import { nameOf, postIn, replyPlace, type ReplyPlace } from "./places.ts";
 import type { LearningContext } from "./context.ts";
 import type { Platform } from "../core/types.ts";
 
@@ -55,7 +55,7 @@ export function lessonJob(ctx: LearningContext) {
       if (!verdict.ok) {
         if (await ctx.corrections.drop(correction.id)) {
           ctx.log.warn({ correction: correction.id, reasons: verdict.reasons }, "correction refused by the scanner");
-          await say(ctx, place, `I did not save that as a lesson: ${verdict.message}`);
+          await postIn(ctx, place, `I did not save that as a lesson: ${verdict.message}`);
         }
         return;
       }
@@ -104,13 +104,13 @@ export function lessonJob(ctx: LearningContext) {
       } catch (err) {
         if (!(err instanceof MemoryError)) throw err;
         await ctx.corrections.drop(correction.id);
-        await say(ctx, place, `I could not save that as a lesson: ${err.message}.`);
+        await postIn(ctx, place, `I could not save that as a lesson: ${err.message}.`);
         return;
       }
       invalidate(ctx.memory);
       ctx.log.info({ correction: correction.id, lesson: lesson.id, byModel: d.byModel, same: same?.id ?? null }, "lesson learned");
       if (dm) {
-        await say(ctx, place, LESSON_SAVED_DM(lesson.text));
+        await postIn(ctx, place, LESSON_SAVED_DM(lesson.text));
         return;
       }
       await settleChannelLesson(ctx, place, lesson, lessonCase, d, same, candidates);
@@ -161,7 +161,7 @@ async function settleChannelLesson(
       );
       invalidate(ctx.memory);
       ctx.log.info({ rule: rule.id, pending }, "the same correction twice: team rule");
-      const posted = await say(ctx, place, pending ? RULE_PENDING(rule.text, earlier, contradicted.text) : RULE_PROMOTED(rule.text, earlier));
+      const posted = await postIn(ctx, place, pending ? RULE_PENDING(rule.text, earlier, contradicted.text) : RULE_PROMOTED(rule.text, earlier));
       if (pending && posted !== null) await ctx.db.memoryEntry.updateMany({ where: { id: rule.id }, data: { proposalMessageId: posted } });
       return;
     } catch (err) {
@@ -169,15 +169,9 @@ async function settleChannelLesson(
       ctx.log.warn({ err: err.message }, "promotion refused");
     }
   }
-  const posted = await say(ctx, place, LESSON_PROPOSED(lesson.text, who, lesson.quote ?? "", contradicted?.text ?? null));
+  const posted = await postIn(ctx, place, LESSON_PROPOSED(lesson.text, who, lesson.quote ?? "", contradicted?.text ?? null));
   if (posted !== null) {
     await ctx.db.memoryEntry.updateMany({ where: { id: lesson.id }, data: { proposalMessageId: posted, replacesId: contradicted?.id ?? null } });
   }
 }
 
-/** Posts in the reply's conversation; the stored id of the post, or null when there is nowhere to post. */
-async function say(ctx: LearningContext, place: ReplyPlace, text: string): Promise<number | null> {
-  const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
-  if (!where) return null;
-  return (await ctx.post(where.platform, where.target, text)).messageId;
-}

@@ -7,6 +7,7 @@ import type { Db } from "../db/client.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import type { PostTarget } from "../core/adapter.ts";
 import type { Platform, Scope } from "../core/types.ts";
+import type { LearningContext } from "./context.ts";
 
 export interface ReplyPlace {
   workspace: Workspace;
@@ -57,3 +58,10 @@ export async function postTargetOf(db: Db, workspace: Workspace, conversation: C
 
 /** A person's name as shown to others. */
 export const nameOf = (p: Pick<Person, "displayName" | "externalId"> | null | undefined): string => p?.displayName ?? p?.externalId ?? "someone";
+
+/** Posts in the reply's conversation (its thread, or the DM); the stored id of the post, or null when there is nowhere to post. */
+export async function postIn(ctx: Pick<LearningContext, "db" | "post">, place: Pick<ReplyPlace, "workspace" | "conversation">, text: string): Promise<number | null> {
+  const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
+  if (!where) return null;
+  return (await ctx.post(where.platform, where.target, text)).messageId;
+}

@@ -19,7 +19,7 @@ import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { buildRequest, historyToMessages } from "../agent/prompt.ts";
 import { readSnapshot } from "../agent/sessions.ts";
 import { errText, type Logger } from "../log.ts";
-import { nameOf, postTargetOf, replyPlace, scopeIn, type ReplyPlace } from "./places.ts";
+import { nameOf, postIn, replyPlace, scopeIn, type ReplyPlace } from "./places.ts";
 import { memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
 import { pendingIds, reviewNotice } from "./review-notice.ts";
 import { ReviewLedger, reviewTools } from "./review-tools.ts";
@@ -127,12 +127,10 @@ async function alreadyWrote(ctx: LearningContext, workspaceId: string, questionI
 async function notify(ctx: LearningContext, place: ReplyPlace, ledger: ReviewLedger, name: string, log: Logger): Promise<void> {
   const text = reviewNotice(ctx.settings.learning.reviewNotice, ledger, name);
   if (!text) return;
-  const where = await postTargetOf(ctx.db, place.workspace, place.conversation);
-  if (!where) return;
   try {
-    const posted = await ctx.post(where.platform, where.target, text);
+    const posted = await postIn(ctx, place, text);
     const ids = pendingIds(ledger);
-    if (ids.length) await ctx.db.memoryEntry.updateMany({ where: { id: { in: ids }, workspaceId: place.workspace.id, status: "pending" }, data: { proposalMessageId: posted.messageId } });
+    if (posted !== null && ids.length) await ctx.db.memoryEntry.updateMany({ where: { id: { in: ids }, workspaceId: place.workspace.id, status: "pending" }, data: { proposalMessageId: posted } });
   } catch (err) {
     // Best effort: failing the job would run the review again, and what it wrote stands either way.
     log.warn({ err: errText(err) }, "could not post the review's notice");
