@@ -79,6 +79,13 @@ export const configSchema = z.object({
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
   CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
   CAIRN_MAX_CONCURRENCY: int(8, 1, 256),
+  // Crash recovery and stopping (src/core/leases.ts, recovery.ts): a dead process's turns are taken
+  // over once their leases (renewed every third of their length) run out; a lost message older than
+  // CAIRN_RECOVER_MAX_AGE_MINUTES is not answered late (the person is asked to repeat it).
+  CAIRN_TURN_LEASE_MS: int(20_000, 1_000, 600_000),
+  CAIRN_RECOVER_MAX_AGE_MINUTES: int(10, 1, 7 * 24 * 60),
+  // SIGTERM: how long turns in flight may finish before the rest are handed back through their leases.
+  CAIRN_STOP_TIMEOUT_MS: int(25_000, 0, 600_000),
   CAIRN_CONSOLE_USER: optionalString,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Platform settings: read by the adapters that later issues add.

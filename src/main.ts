@@ -14,11 +14,22 @@ import { slackSettings } from "./platforms/slack/settings.ts";
 import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./core/adapter.ts";
 
-/** Resolves on SIGINT or SIGTERM: platform adapters run until the process is asked to stop. */
-function untilStopped(): Promise<string> {
+/**
+ * Resolves on the first SIGINT or SIGTERM: platform adapters run until the process is asked to
+ * stop. Later signals are logged and ignored: under `npm start` a service manager's signal to the
+ * process group reaches cairn more than once (from the group, and relayed by npm and tsx), and a
+ * second one must not cut the orderly stop short (it is bounded by CAIRN_STOP_TIMEOUT_MS anyway).
+ */
+function untilStopped(onRepeat: (signal: string) => void = () => {}): Promise<string> {
   return new Promise((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
+    let first: string | null = null;
+    const on = (signal: string) => () => {
+      if (first) return onRepeat(signal);
+      first = signal;
+      resolve(signal);
+    };
+    process.on("SIGINT", on("SIGINT"));
+    process.on("SIGTERM", on("SIGTERM"));
   });
 }
 
@@ -69,9 +80,12 @@ async function main(): Promise<number> {
   // The configured platforms: each is attached to the core (its replies and the core's own posts
   // go through it), then started.
   const adapters: PlatformAdapter[] = [];
-  if (slack) adapters.push(slackAdapter(slack, log));
+  // Adapters wait a little longer than the core for answers in flight: the core hands back what is
+  // left before they disconnect.
+  const adapterDrainMs = cfg.CAIRN_STOP_TIMEOUT_MS + 2_000;
+  if (slack) adapters.push(slackAdapter({ ...slack, drainMs: adapterDrainMs }, log));
   if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
-    adapters.push(discordAdapter({ token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) }, log));
+    adapters.push(discordAdapter({ token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) }, log, { shutdownGraceMs: adapterDrainMs }));
   }
   for (const adapter of adapters) {
     await adapter.start(core.attach(adapter)).catch(async (err: unknown) => {
@@ -97,10 +111,14 @@ async function main(): Promise<number> {
     });
     await chat.run(core);
   } else {
-    const signal = await untilStopped();
+    const signal = await untilStopped((again) => log.info({ signal: again }, "already stopping"));
     log.info({ signal }, "stopping");
-    // Stop receiving first, let answers in flight finish, then close the database.
-    await Promise.allSettled(adapters.map((adapter) => adapter.stop()));
+    // Stop receiving first; answers in flight get CAIRN_STOP_TIMEOUT_MS to reach the platform, the
+    // rest are handed back through their leases (another replica, or the next start, answers them)
+    // before the adapters disconnect; then the database closes.
+    const stopping = adapters.map((adapter) => adapter.stop());
+    await core.drainTurns(cfg.CAIRN_STOP_TIMEOUT_MS);
+    await Promise.allSettled(stopping);
   }
   // Jobs under way get a moment to finish; the rest are handed back through their leases.
   await core.stopBackground(5_000);

@@ -20,6 +20,8 @@ export function agentSettings(cfg: Config): AgentSettings {
     historyCharLimit: cfg.CAIRN_HISTORY_CHAR_LIMIT,
     historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,
+    leases: { leaseMs: cfg.CAIRN_TURN_LEASE_MS },
+    recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000 },
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,

@@ -9,6 +9,7 @@ import type { Database, Db } from "../db/client.ts";
 import type { DirectSql } from "../db/direct.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../cache/ttl-cache.ts";
+import { isUniqueViolation } from "../db/errors.ts";
 import type { ConversationScope } from "../core/types.ts";
 
 /**
@@ -101,8 +102,18 @@ export class SessionManager {
       return { session: this.remember(session), isNew: false };
     }
     if (open) this.remember(await this.db.chatSession.update({ where: { id: open.id }, data: { endedAt: now, endReason: "idle" } }));
-    const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
-    return { session: this.remember(session), isNew: true };
+    try {
+      const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
+      return { session: this.remember(session), isNew: true };
+    } catch (err) {
+      // A conversation has one open session (a unique index, migration turn_leases): another replica
+      // opened it a moment ago, for a message of the same conversation. That one is this message's too.
+      if (!isUniqueViolation(err)) throw err;
+      this.openOf.delete(conversationId);
+      const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null } });
+      if (!row) throw err;
+      return { session: this.remember(row), isNew: false };
+    }
   }
 
   /**

@@ -94,11 +94,17 @@ export interface PlatformAdapter {
   stop(): Promise<void>;
   /** The place a post the core starts itself goes to (a DM is opened if need be). */
   open(target: PostTarget): Promise<ReplyTarget>;
+  /**
+   * Takes the working mark (👀) off a person's message whose turn was finished by another process
+   * than the one that marked it (crash recovery). Absent where the mark ends by itself (typing).
+   */
+  clearWorking?(channelId: string, messageId: string): Promise<void>;
 }
 
 /** What the delivery path did with an inbound message. */
 export type Received =
-  | { kind: "dropped"; reason: "duplicate" | "bot" | "empty" | "not_addressed" }
+  /** `stopping`: the process is stopping; the stored answer is posted by the process that takes its lease. */
+  | { kind: "dropped"; reason: "duplicate" | "bot" | "empty" | "not_addressed" | "stopping" | "taken_over" }
   | { kind: "replied"; status: "ok" | "failed" | "refused" | "limited"; replyMessageId: number | null; posted: string[]; failed: boolean }
   /** A refusal for someone chatting in a followed thread: they did not ask cairn anything. */
   | { kind: "silent"; status: "refused" };

@@ -13,12 +13,15 @@ import type { Logger } from "../log.ts";
 import type { ConversationScope, FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "./types.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { erasePerson, forgetEntry } from "../erasure/erase.ts";
-import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Place } from "../history/store.ts";
+import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store.ts";
+import type { Message } from "../db/generated/sqlite/client.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "./keyed-queue.ts";
+import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";
+import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
 import { limitText, RateLimiter } from "../admission/rate-limit.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
@@ -67,6 +70,10 @@ export interface AgentSettings {
   learning?: Partial<LearningSettings>;
   /** When the curator and the report run, and the zone their expressions are read in (default DEFAULT_SCHEDULES). */
   schedules?: Partial<ScheduleSettings>;
+  /** Turn leases: how long a dead process's turns wait for another (default DEFAULT_LEASES). */
+  leases?: Partial<LeaseSettings>;
+  /** Lost turns: how old one may be and still be answered (default DEFAULT_RECOVERY). */
+  recovery?: Partial<RecoverySettings>;
 }
 
 export interface CoreDeps {
@@ -103,6 +110,10 @@ export class Core implements CorePort {
   /** The curator's and the report's slots, queued as jobs for the worker. */
   readonly scheduler: Scheduler;
   private readonly queue: KeyedQueue;
+  /** Which process answers which stored message; renewed while turns run (leases.ts). */
+  readonly leases: TurnLeases;
+  /** The turns a dead or stopped process left, finished here (recovery.ts). */
+  readonly recovery: Recovery;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
   private readonly now: () => Date;
@@ -126,11 +137,29 @@ export class Core implements CorePort {
       erasePerson: (person, opts) => erasePerson(db, person, opts),
     };
     this.delivery = new DeliveryPath({
-      handle: (inbound, hooks) => this.handle(inbound, hooks),
+      handle: (inbound, hooks) => this.handle(inbound, hooks, { leased: true }),
       recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),
       delivered: (reply) => this.delivered(reply),
+      undelivered: (reply) => this.undelivered(reply),
       history: this.history,
       log: deps.log,
+    });
+    this.leases = new TurnLeases(db, { ...DEFAULT_LEASES, ...s.leases }, () => this.queue.activeKeys > 0 || this.delivery.inFlight > 0, deps.log, this.now);
+    this.recovery = new Recovery({
+      db,
+      leases: this.leases,
+      settings: { ...DEFAULT_RECOVERY, ...s.recovery },
+      platforms: () => this.delivery.platforms(),
+      inQueue: (key, work) => this.queue.run(key, work),
+      answer: async (place, sessionId, messageId) => this.turn(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, {}, null, this.leases.next()),
+      giveUp: async (place, sessionId, messageId, text) => {
+        const reply = await this.history.recordReply(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, text, "failed", this.leases.next());
+        return reply && { status: "failed", text, conversationId: place.conversation.id, replyMessageId: reply.id };
+      },
+      post: (reply, workspace, conversation) => this.delivery.resume(reply, workspace, conversation),
+      clearWorking: (platform, channelId, messageId) => this.delivery.clearWorking(platform, channelId, messageId),
+      log: deps.log,
+      now: this.now,
     });
     this.learning = new Learning({
       db,
@@ -160,8 +189,12 @@ export class Core implements CorePort {
    * queue the slots missed while no process ran: call once the adapters are started.
    */
   async startBackground(): Promise<void> {
+    this.delivery.setOpen(true);
+    this.leases.start();
     this.learning.start();
     await this.scheduler.start();
+    // The turns a process left when it died (this one before a restart, or another replica).
+    await this.recovery.start();
   }
 
   /**
@@ -169,8 +202,33 @@ export class Core implements CorePort {
    * within `graceMs` or are handed back through their leases.
    */
   async stopBackground(graceMs?: number): Promise<void> {
+    await this.handBack();
     await this.scheduler.stop();
     await this.learning.stop(graceMs);
+  }
+
+  /**
+   * Stopping: waits up to `timeoutMs` for the answers in flight to reach the platform, then hands
+   * back the rest (`handBack`). Call once the adapters no longer take events, before they disconnect.
+   */
+  async drainTurns(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.delivery.inFlight > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (this.delivery.inFlight > 0) this.deps.log.warn({ inFlight: this.delivery.inFlight }, "stop timeout reached: handing back the turns still in flight");
+    await this.handBack();
+  }
+
+  /** No more answers are posted from here; the turns still under way go to whichever process takes their leases. */
+  private async handBack(): Promise<void> {
+    await this.recovery.stop();
+    this.delivery.setOpen(false);
+    await this.leases.release().catch((err: unknown) => this.deps.log.error({ err }, "could not hand back the turns in flight; they are taken over when their leases run out"));
+  }
+
+  /** A reply none of whose parts reached the platform: recorded as failed, no longer in flight. */
+  private async undelivered(reply: Outbound): Promise<void> {
+    if (reply.replyMessageId === null) return;
+    await this.deps.database.prisma.message.updateMany({ where: { id: reply.replyMessageId }, data: { status: "failed", leaseOwner: null, leaseUntil: null } });
   }
 
   /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */
@@ -218,7 +276,13 @@ export class Core implements CorePort {
     this.deps.log.info(counts, "bundled skills imported");
   }
 
-  async handle(received: Inbound, hooks: TurnHooks = {}): Promise<HandleResult> {
+  /**
+   * One message's turn; the caller posts the answer. `leased` (the delivery path): the message and
+   * its reply are held under this process's lease until the answer is posted, so another process
+   * finishes the turn if this one dies. Callers that post nothing themselves (tests) leave it off.
+   */
+  async handle(received: Inbound, hooks: TurnHooks = {}, opts: { leased?: boolean } = {}): Promise<HandleResult> {
+    const lease = () => (opts.leased ? this.leases.next() : null);
     if (received.author.isBot) return { kind: "dropped", reason: "bot" };
     // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
     if (!hasVisibleText(received.text)) return { kind: "dropped", reason: "empty" };
@@ -244,26 +308,34 @@ export class Core implements CorePort {
       if (this.queue.busy(key)) await new Promise((resolve) => setImmediate(resolve));
       const place = await this.history.resolve(inbound);
       const { session, isNew } = await this.sessions.current(place.conversation.id, this.now());
-      const stored = await this.history.recordInbound(place, inbound, session.id);
+      const stored = await this.history.recordInbound(place, inbound, session.id, lease());
       if (!stored) return null;
       const rate = this.limiter.take(place.person.id, this.now().getTime());
-      if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs) };
+      if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.
       const history = isNew && !inbound.context?.trim() ? [{ ...stored, author: place.person }] : null;
-      return { turn: this.queue.run(key, () => this.turn(place, session.id, stored.id, hooks, history)) };
+      return {
+        turn: this.queue.run(key, async () => {
+          // Other replicas' turns for earlier messages of this conversation come first.
+          if (opts.leased) await this.recovery.before(place.conversation.id, stored.id);
+          return this.turn(place, session.id, stored.id, hooks, history, lease());
+        }),
+      };
     });
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
     const reply = await accepted.turn;
+    // Another process took the turn over (this one stalled past its lease, or is stopping): it answers.
+    if (!reply) return { kind: "dropped", reason: "taken_over" };
     // The person is told what was left out of an over-long message, with the answer to the rest.
     return { kind: "reply", reply: fitted.cut ? { ...reply, text: `${cutNote(fitted.cut, limit)}\n\n${reply.text}` } : reply };
   }
 
   /** Over the rate limit: the message stays stored (and in history); the reply says when to return. */
-  private async limited(place: Place, sessionId: string, messageId: number, retryAfterMs: number): Promise<Outbound> {
+  private async limited(place: Place, sessionId: string, messageId: number, retryAfterMs: number, lease: Lease | null): Promise<Outbound | null> {
     const text = limitText(this.deps.settings.rateLimitPerHour, retryAfterMs);
-    const reply = await this.history.recordReply(place, sessionId, messageId, text, "failed");
+    const reply = await this.recordReply(place, sessionId, messageId, text, "failed", lease);
     this.deps.log.info({ person: place.person.id }, "rate limited");
-    return { status: "limited", text, conversationId: place.conversation.id, replyMessageId: reply.id };
+    return reply && { status: "limited", text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
 
   /** Adapters call this once a reply is posted: one platform id per part of a split reply. */
@@ -340,7 +412,7 @@ export class Core implements CorePort {
   }
 
   /** `known`: the session's messages through this one, when the intake already holds them. */
-  private async turn(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: HistoryMessage[] | null): Promise<Outbound> {
+  private async turn(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: HistoryMessage[] | null, lease: Lease | null): Promise<Outbound | null> {
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const s = this.deps.settings;
     const scope = scopeOf(place);
@@ -395,11 +467,21 @@ export class Core implements CorePort {
         text = INTERNAL_ERROR_REPLY;
       }
     }
-    const reply = await this.history.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed");
+    // The lease is taken now, not when the turn began: renewals have kept it alive meanwhile.
+    const reply = await this.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed", lease && this.leases.next());
+    if (!reply) {
+      log.warn("the turn was taken over by another process; its answer is not stored");
+      return null;
+    }
     if (status === "ok") {
       await this.learning.recordTurn(scope, reply.id, { toolCalls }, shownLessons).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
+  /** Stores a reply; under a lease, only while the turn is still this process's (null otherwise). */
+  private recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null): Promise<Message | null> {
+    return lease ? this.history.recordReply(place, sessionId, replyToId, text, status, lease) : this.history.recordReply(place, sessionId, replyToId, text, status);
   }
 
   private speakerName(place: Place): string {

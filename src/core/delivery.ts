@@ -24,6 +24,7 @@ import { ThreadFollowing, type ThreadRef } from "./follow.ts";
 import { KeyedQueue } from "./keyed-queue.ts";
 import { INTERNAL_ERROR_REPLY, postFailedApology } from "./replies.ts";
 import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "./types.ts";
+import type { Conversation, Workspace } from "../db/generated/sqlite/client.ts";
 
 export interface DeliveryDeps {
   /** The core's turn: admission, storage, the model. */
@@ -32,6 +33,8 @@ export interface DeliveryDeps {
   recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void>;
   /** Once a reply's parts are posted and recorded: what follows a reply (the learning loop's jobs). */
   delivered?(reply: Outbound): Promise<void>;
+  /** No part of a stored reply reached the platform: its failure is recorded. */
+  undelivered?(reply: Outbound): Promise<void>;
   history: HistoryStore;
   log: Logger;
 }
@@ -59,6 +62,10 @@ export class DeliveryPath {
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   /** Answers posted in arrival order per conversation (a quick refusal never overtakes an answer). */
   private readonly posting = new KeyedQueue(Number.MAX_SAFE_INTEGER);
+  /** Messages taken on and not yet answered on the platform. */
+  private active = 0;
+  /** Stopping: answers not yet posted are left to their leases (another process posts them). */
+  private closed = false;
 
   constructor(private readonly deps: DeliveryDeps) {
     this.following = new ThreadFollowing({
@@ -89,10 +96,54 @@ export class DeliveryPath {
     // Both queues are entered now, so order is fixed before the first await.
     const adapter = via ?? this.adapter(inbound.platform);
     const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target, adapter) }));
-    return this.posting.run(key, async () => {
-      const { turn } = await started;
-      return turn ? this.deliver(inbound, turn) : { kind: "dropped", reason: "not_addressed" };
-    });
+    this.active++;
+    return this.posting
+      .run(key, async (): Promise<Received> => {
+        const { turn } = await started;
+        return turn ? this.deliver(inbound, turn) : { kind: "dropped", reason: "not_addressed" };
+      })
+      .finally(() => this.active--);
+  }
+
+  /** Messages taken on by this process whose answers are not yet on the platform. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** The platforms attached: the ones this process can post to. */
+  platforms(): Platform[] {
+    return [...this.adapters.keys()];
+  }
+
+  /** Stopping (false) or taking work again (true): a closed path posts no more answers. */
+  setOpen(open: boolean): void {
+    this.closed = !open;
+  }
+
+  /**
+   * Posts a stored reply whose turn another process (or this one before a restart) left, into its
+   * conversation, its parts recorded as deliveries; whether any part reached the platform. Called
+   * from the conversation's turn queue (recovery.ts), ahead of any later turn there, so it keeps
+   * the order without the posting queue (whose next answer may be the turn waiting on this one).
+   */
+  async resume(reply: Outbound, workspace: Workspace, conversation: Conversation): Promise<boolean> {
+    if (this.closed) return false;
+    const adapter = this.adapter(workspace.platform as Platform);
+    const place = await adapter.open(storedPlace(workspace, conversation));
+    const shown = await new DraftReply(place, this.draftOptions(adapter, null)).finish(reply.text);
+    if (shown.posted.length === 0) {
+      await this.deps.undelivered?.(reply);
+      return false;
+    }
+    await this.deps.recordDelivery(reply, place.channelId, shown.posted);
+    await this.deps.delivered?.(reply);
+    return true;
+  }
+
+  /** Takes the working mark (👀) off a person's message; failures cost only the mark. */
+  async clearWorking(platform: Platform, channelId: string, messageId: string): Promise<void> {
+    const adapter = this.adapters.get(platform);
+    await adapter?.clearWorking?.(channelId, messageId).catch((err: unknown) => this.deps.log.debug({ err: errText(err) }, "could not clear a working mark"));
   }
 
   /** Decides, marks the message as being worked on, and hands the turn to the core (not waiting for it). */
@@ -145,8 +196,18 @@ export class DeliveryPath {
         return { kind: "silent", status: "refused" };
       }
       if (reply.status === "refused" && turn.thread && !turn.wasFollowed) this.following.unfollow(turn.thread);
+      if (this.closed) {
+        // Stopping: the stored reply's lease was handed back; the process that takes it posts it.
+        await turn.surface.cancel();
+        log.info({ reply: reply.replyMessageId }, "stopping: the answer is left to the next process");
+        return { kind: "dropped", reason: "stopping" };
+      }
       if (reply.status !== "ok") log.warn({ reply: reply.replyMessageId, status: reply.status }, "posting the core's non-answer (apology, refusal or limit)");
       const shown = await turn.surface.finish(reply.text, reply.status === "ok" ? "answer" : "notice");
+      if (!shown.posted.length) {
+        log.error({ reply: reply.replyMessageId, status: reply.status }, "no part of the reply reached the platform");
+        await this.deps.undelivered?.(reply).catch((err: unknown) => log.error({ err }, "could not record the failed delivery"));
+      }
       if (shown.posted.length) {
         try {
           await this.deps.recordDelivery(reply, turn.target.channelId, shown.posted);
@@ -191,6 +252,11 @@ export class DeliveryPath {
       log: this.deps.log,
     };
   }
+}
+
+/** Where a stored conversation's replies go: its channel (a DM's channel too: the platform knows it by id), in its thread. */
+function storedPlace(workspace: Workspace, conversation: Conversation): PostTarget {
+  return { kind: "channel", workspace: workspace.externalId, channel: conversation.channelId, threadId: conversation.isDm ? null : conversation.threadId };
 }
 
 function threadRef(inbound: Inbound): ThreadRef {

@@ -49,7 +49,8 @@ export interface Outbound {
 }
 
 /** Why the gateway dropped an inbound message instead of answering it. */
-export type DropReason = "duplicate" | "bot" | "empty";
+/** `taken_over`: another process took the turn over (its lease had run out) and answers it. */
+export type DropReason = "duplicate" | "bot" | "empty" | "taken_over";
 
 export type HandleResult = { kind: "reply"; reply: Outbound } | { kind: "dropped"; reason: DropReason };
 

@@ -14,6 +14,11 @@ export interface HistorySql {
   /** Placeholders: the Message columns in MESSAGE_COLUMNS order; returns the new id. */
   insertMessage: string;
   /**
+   * The same insert, made only while the message it answers (`replyToId`) is leased to the reply's
+   * lease owner: a process whose turn was taken over stores nothing. Returns no row then.
+   */
+  insertHeldReply: string;
+  /**
    * A session's person messages with ids in (after, through], each with its reply and context
    * block, in the conversation and workspace given. Placeholders: workspace id, conversation id,
    * session id, after, through, after, through. It seeks the (sessionId, id) index; the scope is
@@ -27,10 +32,10 @@ export interface HistorySql {
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
-export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt"] as const;
+export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil"] as const;
 const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"] as const;
 const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt"] as const;
-const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt"]);
+const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
 
 /** The turns of a session; `p` numbers a placeholder, `q` quotes a column. */
 const sessionWhere = (p: (n: number) => string, q: (c: string) => string): string =>
@@ -46,8 +51,12 @@ function sqlFor(provider: Provider): HistorySql {
   const filter = (c: string): string => (pg ? q(c) : `+${c}`);
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (pg && TIMES.has(c) ? `(extract(epoch FROM ${q(c)}) * 1000)::float8` : q(c))).join(", ");
+  // INSERT ... SELECT: PostgreSQL types a bare parameter in a select list as text, so each is cast to its column's type.
+  const PG_TYPES: Record<string, string> = { replyToId: "integer", createdAt: "timestamp(3)", leaseUntil: "timestamp(3)" };
+  const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
   return {
     insertMessage: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")}) RETURNING id`,
+    insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
     sessionMessages: `SELECT id, ${select(MESSAGE_COLUMNS)} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`,
     person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
@@ -74,6 +83,8 @@ export function messageOf(r: readonly unknown[]): Message {
     status: r[8] as string,
     replyToId: r[9] === null ? null : Number(r[9]),
     createdAt: timeOf(r[10]),
+    leaseOwner: r[11] as string | null,
+    leaseUntil: r[12] === null ? null : timeOf(r[12]),
   };
 }
 

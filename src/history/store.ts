@@ -4,7 +4,7 @@
  * platform's retries and double deliveries (Slack's message + app_mention) land once.
  */
 import type { Database, Db } from "../db/client.ts";
-import { sqlTime, type DirectSql } from "../db/direct.ts";
+import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
@@ -13,6 +13,12 @@ import type { ConversationScope, Inbound, PersonScope, Platform, Scope, Workspac
 import { TtlCache } from "../cache/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
+
+/** The process that works on a stored message (answering it, or posting a reply), and until when (src/core/leases.ts). */
+export interface Lease {
+  owner: string;
+  until: Date;
+}
 
 export interface Place {
   workspace: Workspace;
@@ -76,9 +82,12 @@ export class HistoryStore {
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
   private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
-    const params = MESSAGE_COLUMNS.map((c) => (c === "createdAt" ? sqlTime(this.provider, m.createdAt) : m[c]));
-    const rows = await this.direct.rows(this.sql.insertMessage, params);
+    const rows = await this.direct.rows(this.sql.insertMessage, this.params(m));
     return { id: Number(rows[0]![0]), ...m };
+  }
+
+  private params(m: Omit<Message, "id">): SqlParam[] {
+    return MESSAGE_COLUMNS.map((c) => (c === "createdAt" || c === "leaseUntil" ? m[c] && sqlTime(this.provider, m[c]) : m[c]));
   }
 
   async resolve(inbound: Inbound): Promise<Place> {
@@ -142,10 +151,11 @@ export class HistoryStore {
   }
 
   /**
-   * Stores a person's message (in the session it arrived in, when known); null when this platform
-   * message was stored already (a retry).
+   * Stores a person's message (in the session it arrived in, when known), under the lease of the
+   * process that will answer it; null when this platform message was stored already (a retry, or
+   * another replica's delivery of the same post: the one that stored it answers it).
    */
-  async recordInbound(place: Place, inbound: Inbound, sessionId: string | null = null): Promise<Message | null> {
+  async recordInbound(place: Place, inbound: Inbound, sessionId: string | null = null, lease: Lease | null = null): Promise<Message | null> {
     try {
       const msg = await this.insertMessage({
         workspaceId: place.workspace.id,
@@ -158,6 +168,8 @@ export class HistoryStore {
         status: "received",
         replyToId: null,
         createdAt: inbound.sentAt,
+        leaseOwner: lease?.owner ?? null,
+        leaseUntil: lease?.until ?? null,
       });
       if (inbound.context?.trim()) {
         // Kept as its own row, tied to the message it preceded, so history shows it as recalled data.
@@ -180,10 +192,15 @@ export class HistoryStore {
 
   /**
    * Stores cairn's reply to a person's message. The same statement marks that message answered, or
-   * failed with a failed reply (a trigger, migration message_outcome), so the two never disagree.
+   * failed with a failed reply (a trigger, migration message_outcome), so the two never disagree,
+   * and moves the turn's lease from the message to the reply: held until the reply is posted
+   * (`recordDeliveries` ends it), so a crash between storing and posting is finished by another process.
    */
-  async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed"): Promise<Message> {
-    return this.insertMessage({
+  async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed"): Promise<Message>;
+  /** Under a lease: stored only while the message answered is still leased to `lease.owner`; null when another process took the turn over. */
+  async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease): Promise<Message | null>;
+  async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null = null): Promise<Message | null> {
+    const m: Omit<Message, "id"> = {
       workspaceId: place.workspace.id,
       conversationId: place.conversation.id,
       sessionId,
@@ -194,7 +211,12 @@ export class HistoryStore {
       status,
       replyToId,
       createdAt: new Date(),
-    });
+      leaseOwner: lease?.owner ?? null,
+      leaseUntil: lease?.until ?? null,
+    };
+    if (!lease) return this.insertMessage(m);
+    const rows = await this.direct.rows(this.sql.insertHeldReply, [...this.params(m), replyToId, lease.owner]);
+    return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
   }
 
   /**
@@ -249,7 +271,7 @@ export class HistoryStore {
   async recordDeliveries(conversationId: string, replyId: number, channelId: string, platformIds: readonly string[]): Promise<void> {
     if (platformIds.length === 0) return;
     // The first part doubles as the reply's own platform id; the row written says where the reply lives.
-    const [reply] = await this.db.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null } });
+    const [reply] = await this.db.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null, leaseOwner: null, leaseUntil: null } });
     if (!reply) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
     await this.db.delivery.createMany({
       data: platformIds.map((platformId) => ({
@@ -313,6 +335,8 @@ export class HistoryStore {
       status: "sent",
       replyToId: null,
       createdAt: new Date(),
+      leaseOwner: null,
+      leaseUntil: null,
     });
   }
 

@@ -29,7 +29,7 @@ import { NameCache } from "./names.ts";
 import { onReactionEvent } from "./reactions.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
-import { placeTarget } from "./target.ts";
+import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 
 export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
@@ -138,6 +138,14 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
       if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined);
       const opened = OpenedSchema.parse(await client.conversations.open({ users: target.person }));
       return placeTarget(client, opened.channel.id, undefined);
+    },
+    async clearWorking(channel: string, ts: string): Promise<void> {
+      try {
+        await running().client.reactions.remove({ channel, timestamp: ts, name: WORKING_REACTION });
+      } catch (err) {
+        // Already gone (the crashed process took it off, or someone else did): nothing to do.
+        if (slackErrorCode(err) !== "no_reaction") throw err;
+      }
     },
     stop: () => connected?.stop() ?? Promise.resolve(),
   };

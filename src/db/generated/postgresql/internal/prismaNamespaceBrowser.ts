@@ -148,6 +148,8 @@ export const MessageScalarFieldEnum = {
   platformId: 'platformId',
   status: 'status',
   replyToId: 'replyToId',
+  leaseOwner: 'leaseOwner',
+  leaseUntil: 'leaseUntil',
   createdAt: 'createdAt'
 } as const
 

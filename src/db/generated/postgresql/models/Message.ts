@@ -47,6 +47,8 @@ export type MessageMinAggregateOutputType = {
   platformId: string | null
   status: string | null
   replyToId: number | null
+  leaseOwner: string | null
+  leaseUntil: Date | null
   createdAt: Date | null
 }
 
@@ -61,6 +63,8 @@ export type MessageMaxAggregateOutputType = {
   platformId: string | null
   status: string | null
   replyToId: number | null
+  leaseOwner: string | null
+  leaseUntil: Date | null
   createdAt: Date | null
 }
 
@@ -75,6 +79,8 @@ export type MessageCountAggregateOutputType = {
   platformId: number
   status: number
   replyToId: number
+  leaseOwner: number
+  leaseUntil: number
   createdAt: number
   _all: number
 }
@@ -101,6 +107,8 @@ export type MessageMinAggregateInputType = {
   platformId?: true
   status?: true
   replyToId?: true
+  leaseOwner?: true
+  leaseUntil?: true
   createdAt?: true
 }
 
@@ -115,6 +123,8 @@ export type MessageMaxAggregateInputType = {
   platformId?: true
   status?: true
   replyToId?: true
+  leaseOwner?: true
+  leaseUntil?: true
   createdAt?: true
 }
 
@@ -129,6 +139,8 @@ export type MessageCountAggregateInputType = {
   platformId?: true
   status?: true
   replyToId?: true
+  leaseOwner?: true
+  leaseUntil?: true
   createdAt?: true
   _all?: true
 }
@@ -230,6 +242,8 @@ export type MessageGroupByOutputType = {
   platformId: string | null
   status: string
   replyToId: number | null
+  leaseOwner: string | null
+  leaseUntil: Date | null
   createdAt: Date
   _count: MessageCountAggregateOutputType | null
   _avg: MessageAvgAggregateOutputType | null
@@ -267,6 +281,8 @@ export type MessageWhereInput = {
   platformId?: Prisma.StringNullableFilter<"Message"> | string | null
   status?: Prisma.StringFilter<"Message"> | string
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
+  leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
+  leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
@@ -284,6 +300,8 @@ export type MessageOrderByWithRelationInput = {
   platformId?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
   replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
+  leaseOwner?: Prisma.SortOrderInput | Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   conversation?: Prisma.ConversationOrderByWithRelationInput
   session?: Prisma.ChatSessionOrderByWithRelationInput
@@ -305,6 +323,8 @@ export type MessageWhereUniqueInput = Prisma.AtLeast<{
   platformId?: Prisma.StringNullableFilter<"Message"> | string | null
   status?: Prisma.StringFilter<"Message"> | string
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
+  leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
+  leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
@@ -322,6 +342,8 @@ export type MessageOrderByWithAggregationInput = {
   platformId?: Prisma.SortOrderInput | Prisma.SortOrder
   status?: Prisma.SortOrder
   replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
+  leaseOwner?: Prisma.SortOrderInput | Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.MessageCountOrderByAggregateInput
   _avg?: Prisma.MessageAvgOrderByAggregateInput
@@ -344,6 +366,8 @@ export type MessageScalarWhereWithAggregatesInput = {
   platformId?: Prisma.StringNullableWithAggregatesFilter<"Message"> | string | null
   status?: Prisma.StringWithAggregatesFilter<"Message"> | string
   replyToId?: Prisma.IntNullableWithAggregatesFilter<"Message"> | number | null
+  leaseOwner?: Prisma.StringNullableWithAggregatesFilter<"Message"> | string | null
+  leaseUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Message"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Message"> | Date | string
 }
 
@@ -354,6 +378,8 @@ export type MessageCreateInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -371,6 +397,8 @@ export type MessageUncheckedCreateInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -381,6 +409,8 @@ export type MessageUpdateInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -398,6 +428,8 @@ export type MessageUncheckedUpdateInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -412,6 +444,8 @@ export type MessageCreateManyInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -422,6 +456,8 @@ export type MessageUpdateManyMutationInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -436,6 +472,8 @@ export type MessageUncheckedUpdateManyInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -465,6 +503,8 @@ export type MessageCountOrderByAggregateInput = {
   platformId?: Prisma.SortOrder
   status?: Prisma.SortOrder
   replyToId?: Prisma.SortOrder
+  leaseOwner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -484,6 +524,8 @@ export type MessageMaxOrderByAggregateInput = {
   platformId?: Prisma.SortOrder
   status?: Prisma.SortOrder
   replyToId?: Prisma.SortOrder
+  leaseOwner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -498,6 +540,8 @@ export type MessageMinOrderByAggregateInput = {
   platformId?: Prisma.SortOrder
   status?: Prisma.SortOrder
   replyToId?: Prisma.SortOrder
+  leaseOwner?: Prisma.SortOrder
+  leaseUntil?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -647,6 +691,8 @@ export type MessageCreateWithoutAuthorInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -662,6 +708,8 @@ export type MessageUncheckedCreateWithoutAuthorInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -705,6 +753,8 @@ export type MessageScalarWhereInput = {
   platformId?: Prisma.StringNullableFilter<"Message"> | string | null
   status?: Prisma.StringFilter<"Message"> | string
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
+  leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
+  leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
 }
 
@@ -715,6 +765,8 @@ export type MessageCreateWithoutConversationInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
@@ -730,6 +782,8 @@ export type MessageUncheckedCreateWithoutConversationInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -766,6 +820,8 @@ export type MessageCreateWithoutSessionInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
@@ -781,6 +837,8 @@ export type MessageUncheckedCreateWithoutSessionInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -820,6 +878,8 @@ export type MessageCreateManyAuthorInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -830,6 +890,8 @@ export type MessageUpdateWithoutAuthorInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -845,6 +907,8 @@ export type MessageUncheckedUpdateWithoutAuthorInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -858,6 +922,8 @@ export type MessageUncheckedUpdateManyWithoutAuthorInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -871,6 +937,8 @@ export type MessageCreateManyConversationInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -881,6 +949,8 @@ export type MessageUpdateWithoutConversationInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
@@ -896,6 +966,8 @@ export type MessageUncheckedUpdateWithoutConversationInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -909,6 +981,8 @@ export type MessageUncheckedUpdateManyWithoutConversationInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -922,6 +996,8 @@ export type MessageCreateManySessionInput = {
   platformId?: string | null
   status?: string
   replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
   createdAt?: Date | string
 }
 
@@ -932,6 +1008,8 @@ export type MessageUpdateWithoutSessionInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
@@ -947,6 +1025,8 @@ export type MessageUncheckedUpdateWithoutSessionInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -960,6 +1040,8 @@ export type MessageUncheckedUpdateManyWithoutSessionInput = {
   platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   status?: Prisma.StringFieldUpdateOperationsInput | string
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -976,6 +1058,8 @@ export type MessageSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   platformId?: boolean
   status?: boolean
   replyToId?: boolean
+  leaseOwner?: boolean
+  leaseUntil?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -993,6 +1077,8 @@ export type MessageSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   platformId?: boolean
   status?: boolean
   replyToId?: boolean
+  leaseOwner?: boolean
+  leaseUntil?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1010,6 +1096,8 @@ export type MessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   platformId?: boolean
   status?: boolean
   replyToId?: boolean
+  leaseOwner?: boolean
+  leaseUntil?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1027,10 +1115,12 @@ export type MessageSelectScalar = {
   platformId?: boolean
   status?: boolean
   replyToId?: boolean
+  leaseOwner?: boolean
+  leaseUntil?: boolean
   createdAt?: boolean
 }
 
-export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "createdAt", ExtArgs["result"]["message"]>
+export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "leaseOwner" | "leaseUntil" | "createdAt", ExtArgs["result"]["message"]>
 export type MessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1077,6 +1167,13 @@ export type $MessagePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      * For cairn's replies: the user message answered. Orders history by turn, not by insert time.
      */
     replyToId: number | null
+    /**
+     * A turn under way (src/core/leases.ts): the process working on this person's message, or posting
+     * this reply, and until when; renewed while it works, cleared when the reply is posted. An expired
+     * lease is a dead process's work, taken over by the next process (src/core/recovery.ts).
+     */
+    leaseOwner: string | null
+    leaseUntil: Date | null
     createdAt: Date
   }, ExtArgs["result"]["message"]>
   composites: {}
@@ -1514,6 +1611,8 @@ export interface MessageFieldRefs {
   readonly platformId: Prisma.FieldRef<"Message", 'String'>
   readonly status: Prisma.FieldRef<"Message", 'String'>
   readonly replyToId: Prisma.FieldRef<"Message", 'Int'>
+  readonly leaseOwner: Prisma.FieldRef<"Message", 'String'>
+  readonly leaseUntil: Prisma.FieldRef<"Message", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"Message", 'DateTime'>
 }
     

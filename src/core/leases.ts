@@ -1,0 +1,152 @@
+/**
+ * Turn leases: which process is answering a person's message, or posting a reply, so that a
+ * process that dies mid-turn leaves work another process can finish, and no live process's work is
+ * taken from it.
+ *
+ * Invariants kept here:
+ * - A person's message is stored already leased to the process that stored it (one write, no
+ *   separate claim); storing the reply moves the lease to the reply (a trigger, migration
+ *   turn_leases) and recording its delivery ends it. A leased row is work in flight; an expired
+ *   lease is a dead (or stopped) process's work.
+ * - Leases are renewed, all in one statement, every third of their length while this process has
+ *   turns in flight, so they can be short and a killed replica's conversations resume soon after.
+ * - Stopping hands everything still held back at once (the lease ends now), and leases given out
+ *   after that are born expired: another process takes over without waiting.
+ */
+import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import type { Db } from "../db/client.ts";
+import type { Lease } from "../history/store.ts";
+import type { Logger } from "../log.ts";
+import { errText } from "../log.ts";
+
+export interface LeaseSettings {
+  /** How long a lease lasts unrenewed: the longest a dead process's turns wait for another. */
+  leaseMs: number;
+}
+
+export const DEFAULT_LEASES: LeaseSettings = { leaseMs: 20_000 };
+
+/** A leased row of another process that stands before a turn (its conversation's earlier work). */
+export interface Ahead {
+  id: number;
+  owner: string;
+  until: Date;
+}
+
+export class TurnLeases {
+  /** This process, as lease owner: host, pid and a random part (pids repeat across restarts). */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private timer: NodeJS.Timeout | null = null;
+  private released = false;
+
+  constructor(
+    private readonly db: Db,
+    readonly settings: LeaseSettings,
+    private readonly busy: () => boolean,
+    private readonly log: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** The lease a row written now is stored under. */
+  next(): Lease {
+    return { owner: this.owner, until: this.released ? new Date(0) : new Date(this.now().getTime() + this.settings.leaseMs) };
+  }
+
+  /** Renews this process's leases while it has turns in flight. */
+  start(): void {
+    if (this.timer) return;
+    this.released = false;
+    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  async renew(): Promise<number> {
+    if (this.released || !this.busy()) return 0;
+    try {
+      const { count } = await this.db.message.updateMany({ where: { leaseOwner: this.owner }, data: { leaseUntil: new Date(this.now().getTime() + this.settings.leaseMs) } });
+      return count;
+    } catch (err) {
+      // A missed renewal is retried at the next tick; leases are three ticks long.
+      this.log.warn({ err: errText(err) }, "could not renew turn leases");
+      return 0;
+    }
+  }
+
+  /** Stops renewing and hands back everything this process still holds: the leases end now. */
+  async release(): Promise<number> {
+    this.released = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const { count } = await this.db.message.updateMany({ where: { leaseOwner: this.owner }, data: { leaseUntil: new Date(0) } });
+    if (count) this.log.info({ rows: count }, "turns in flight handed back through their leases");
+    return count;
+  }
+
+  /**
+   * Work of other processes that must come before the turn of message `messageId`: earlier person
+   * messages of the conversation not yet answered, and replies to them not yet posted. Empty in a
+   * single process (its own earlier turns are ahead of this one in its queue).
+   */
+  async ahead(conversationId: string, messageId: number): Promise<Ahead[]> {
+    const rows = await this.db.message.findMany({
+      where: {
+        leaseOwner: { not: null },
+        NOT: { leaseOwner: this.owner },
+        conversationId,
+        OR: [
+          { role: "user", id: { lt: messageId } },
+          { role: "assistant", replyToId: { lt: messageId } },
+        ],
+      },
+      select: { id: true, leaseOwner: true, leaseUntil: true },
+      orderBy: { id: "asc" },
+    });
+    return rows.map((r) => ({ id: r.id, owner: r.leaseOwner ?? "", until: r.leaseUntil ?? new Date(0) }));
+  }
+
+  isExpired(a: Pick<Ahead, "until">): boolean {
+    return a.until.getTime() <= this.now().getTime();
+  }
+
+  /** Conversations with expired leases (a dead process's turns), oldest first. */
+  async expiredConversations(platforms: readonly string[], limit = 50): Promise<string[]> {
+    if (platforms.length === 0) return [];
+    const rows = await this.db.message.findMany({
+      where: { leaseUntil: { lte: this.now() }, leaseOwner: { not: null }, conversation: { workspace: { platform: { in: [...platforms] } } } },
+      select: { conversationId: true },
+      orderBy: { id: "asc" },
+      take: limit * 4,
+    });
+    return [...new Set(rows.map((r) => r.conversationId))].slice(0, limit);
+  }
+
+  /**
+   * Takes over the expired leases of one conversation (`before`: only the work ahead of that
+   * message's turn); the rows now this process's, in id order.
+   * Row by row and conditional, so of two processes racing for a row exactly one gets it.
+   */
+  async claimExpired(conversationId: string, before?: number): Promise<number[]> {
+    const ahead = before === undefined ? {} : { OR: [{ role: "user", id: { lt: before } }, { role: "assistant", replyToId: { lt: before } }] };
+    const expired = await this.db.message.findMany({
+      where: { conversationId, leaseOwner: { not: null }, leaseUntil: { lte: this.now() }, ...ahead },
+      select: { id: true },
+      orderBy: { id: "asc" },
+    });
+    const claimed: number[] = [];
+    for (const { id } of expired) {
+      const lease = this.next();
+      const { count } = await this.db.message.updateMany({
+        where: { id, leaseOwner: { not: null }, leaseUntil: { lte: this.now() } },
+        data: { leaseOwner: lease.owner, leaseUntil: lease.until },
+      });
+      if (count === 1) claimed.push(id);
+    }
+    return claimed;
+  }
+
+  /** Ends a row's lease without a delivery (a reply that could not be posted, a message given up on). */
+  async end(id: number): Promise<void> {
+    await this.db.message.updateMany({ where: { id, leaseOwner: this.owner }, data: { leaseOwner: null, leaseUntil: null } });
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * Crash recovery with turn leases (src/core/leases.ts, recovery.ts), on SQLite and PostgreSQL.
+ *
+ * A process killed mid-turn leaves rows behind exactly as a `kill -9` does: a person's message
+ * stored under the dead process's lease (no reply), or a reply stored under its lease and never
+ * posted. Those rows are written here through the same store the core uses, with a lease that has
+ * run out, and a second, live Core (its adapter the in-memory FakeAdapter) must finish the work:
+ * answer once, in order, tell the person when it is too late, post a stored reply as stored, and
+ * never post anything twice. The two-process test with real kills is test/cluster.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { forEachDatabase, inboundFor, resetData, uniqueId, type PlaceOptions } from "../support/db.ts";
+import { makeCore } from "../support/agent.ts";
+import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
+import { FakeAdapter } from "../support/fake-adapter.ts";
+import type { Core } from "../../src/core/core.ts";
+import type { Database } from "../../src/db/client.ts";
+import type { Lease } from "../../src/history/store.ts";
+import type { ReplyTarget } from "../../src/core/adapter.ts";
+
+const LEASE_MS = 400;
+const DEAD: Lease = { owner: "dead-host:1:00000000", until: new Date(Date.now() - 60_000) };
+
+/** A FakeAdapter that also records the working marks cleared on people's messages. */
+class RecordingAdapter extends FakeAdapter {
+  readonly cleared: { channel: string; message: string }[] = [];
+  async clearWorking(channel: string, message: string): Promise<void> {
+    this.cleared.push({ channel, message });
+  }
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+forEachDatabase("turn recovery", (getDb) => {
+  let fake: FakeAnthropic;
+  const cores: Core[] = [];
+
+  beforeEach(async () => {
+    await resetData(getDb());
+    fake = await startFakeAnthropic();
+    fake.setDefault((req) => {
+      const last = req.body.messages.at(-1);
+      const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
+      return { text: `answer to ${/q\d+/.exec(text)?.[0] ?? "?"}` };
+    });
+  });
+
+  afterEach(async () => {
+    for (const core of cores.splice(0)) await core.stopBackground(100);
+    await fake.close();
+  });
+
+  /** A live process: a Core with the recording adapter attached, its background (and recovery) not yet started. */
+  function live(maxAgeMs = 10 * 60_000): { core: Core; adapter: RecordingAdapter } {
+    const core = makeCore(getDb(), fake, { bundledSkillsDir: null, leases: { leaseMs: LEASE_MS }, recovery: { maxAgeMs } });
+    const adapter = new RecordingAdapter("slack");
+    core.attach(adapter);
+    cores.push(core);
+    return { core, adapter };
+  }
+
+  /** What a process killed mid-turn leaves: the person's message stored under its lease, unanswered. */
+  async function lostMessage(db: Database, opts: PlaceOptions, text: string, sentAt = new Date()) {
+    const { HistoryStore } = await import("../../src/history/store.ts");
+    const history = new HistoryStore(db);
+    const inbound = inboundFor(opts, text, uniqueId("ts"), sentAt);
+    const place = await history.resolve(inbound);
+    const session =
+      (await db.prisma.chatSession.findFirst({ where: { conversationId: place.conversation.id, endedAt: null } })) ??
+      (await db.prisma.chatSession.create({ data: { conversationId: place.conversation.id } }));
+    const stored = await history.recordInbound(place, inbound, session.id, DEAD);
+    if (!stored) throw new Error("not stored");
+    return { history, place, session, stored, inbound };
+  }
+
+  const where = (): PlaceOptions => ({ workspace: uniqueId("T"), user: "U1", channel: "C1", isDm: false, thread: uniqueId("th") });
+
+  it("answers a message a dead process left, once, and takes the working mark off it", async () => {
+    const db = getDb();
+    const { stored, inbound } = await lostMessage(db, where(), "q1 what is the deploy command?");
+    const { core, adapter } = live();
+    await core.startBackground();
+    await until("the lost message's answer and its mark taken off", () => adapter.sent.length === 1 && adapter.cleared.length === 1);
+    expect(adapter.sent[0]!.text).toBe("answer to q1");
+    expect(adapter.cleared).toEqual([{ channel: "C1", message: inbound.messageId }]);
+    const row = await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } });
+    expect(row.status).toBe("answered");
+    const reply = await db.prisma.message.findFirstOrThrow({ where: { replyToId: stored.id, role: "assistant" } });
+    expect(reply).toMatchObject({ status: "sent", platformId: adapter.sent[0]!.id, leaseOwner: null, leaseUntil: null });
+    // Later sweeps find nothing more to do.
+    await core.recovery.sweep();
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    expect(adapter.sent).toHaveLength(1);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("tells the person a message too old to answer late was not answered, without asking the model", async () => {
+    const db = getDb();
+    const old = new Date(Date.now() - 30 * 60_000);
+    const { stored } = await lostMessage(db, where(), "q2 is the build green?", old);
+    const { core, adapter } = live(10 * 60_000);
+    await core.startBackground();
+    await until("the notice", () => adapter.sent.length === 1);
+    expect(adapter.sent[0]!.text).toMatch(/restarted before I could answer your message .*"q2 is the build green\?"\)\. Please send it again/);
+    expect(fake.requests).toHaveLength(0);
+    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).status).toBe("failed");
+  });
+
+  it("posts a reply that was stored but never posted as it was stored, once, without asking the model again", async () => {
+    const db = getDb();
+    const { history, place, session, stored } = await lostMessage(db, where(), "q3 who is on call?");
+    // The dead process got as far as storing its reply (the trigger moved the lease to the reply).
+    const reply = await history.recordReply(place, session.id, stored.id, "Dana is on call this week.", "sent", { ...DEAD, until: new Date(Date.now() + 60_000) });
+    expect(reply).not.toBeNull();
+    await db.prisma.message.update({ where: { id: reply!.id }, data: { leaseUntil: new Date(Date.now() - 1_000) } });
+    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).leaseOwner).toBeNull();
+
+    const { core, adapter } = live();
+    await core.startBackground();
+    await until("the stored reply", () => adapter.sent.length === 1);
+    expect(adapter.sent[0]!.text).toBe("Dana is on call this week.");
+    expect(fake.requests).toHaveLength(0);
+    await core.recovery.sweep();
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    expect(adapter.sent).toHaveLength(1);
+    expect(await db.prisma.message.count({ where: { replyToId: stored.id, role: "assistant" } })).toBe(1);
+  });
+
+  it("answers a conversation's lost messages before a new one, in order", async () => {
+    const db = getDb();
+    const opts = where();
+    await lostMessage(db, opts, "q4 first");
+    await lostMessage(db, opts, "q5 second");
+    const { core, adapter } = live();
+    // Recovery is not started: the new message's turn itself finds the work ahead of it.
+    const target: ReplyTarget = adapter.target("C1");
+    const received = await core.attach(adapter).receive(inboundFor(opts, "q6 third", uniqueId("ts")), target);
+    expect(received).toMatchObject({ kind: "replied", status: "ok" });
+    expect(adapter.sent.map((s) => s.text)).toEqual(["answer to q4", "answer to q5", "answer to q6"]);
+  });
+
+  it("waits for another live process's earlier turn, and answers after it", async () => {
+    const db = getDb();
+    const opts = where();
+    const other = { owner: "other-host:2:11111111", until: new Date(Date.now() + 60_000) };
+    const { history, place, session, stored } = await lostMessage(db, opts, "q7 earlier");
+    await db.prisma.message.update({ where: { id: stored.id }, data: { leaseOwner: other.owner, leaseUntil: other.until } });
+    const { core, adapter } = live();
+    const done = core.attach(adapter).receive(inboundFor(opts, "q8 later", uniqueId("ts")), adapter.target("C1"));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(adapter.sent).toHaveLength(0);
+    expect(fake.requests).toHaveLength(0);
+    // The other process answers and posts its reply: the waiting turn goes on.
+    const theirs = await history.recordReply(place, session.id, stored.id, "their answer", "sent", other);
+    await history.recordDeliveries(place.conversation.id, theirs!.id, "C1", ["other-post-1"]);
+    await done;
+    expect(adapter.sent.map((s) => s.text)).toEqual(["answer to q8"]);
+    // The model saw the earlier exchange before the later question.
+    const sent = JSON.stringify(fake.requests[0]!.body.messages);
+    expect(sent.indexOf("q7 earlier")).toBeLessThan(sent.indexOf("their answer"));
+    expect(sent.indexOf("their answer")).toBeLessThan(sent.indexOf("q8 later"));
+  });
+
+  it("lets exactly one of two live processes take a dead process's turn", async () => {
+    const db = getDb();
+    const lost = await Promise.all(Array.from({ length: 6 }, (_, i) => lostMessage(db, { ...where(), channel: `C${i}` }, `q${10 + i} lost`)));
+    const a = live();
+    const b = live();
+    await Promise.all([a.core.startBackground(), b.core.startBackground()]);
+    await until("every lost message answered", () => a.adapter.sent.length + b.adapter.sent.length >= lost.length);
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    const texts = [...a.adapter.sent, ...b.adapter.sent].map((s) => s.text).sort();
+    expect(texts).toEqual(lost.map((_, i) => `answer to q${10 + i}`).sort());
+    expect(fake.requests).toHaveLength(lost.length);
+  });
+
+  it("hands back a turn in flight when stopping, and the next process answers it once", async () => {
+    const db = getDb();
+    const opts = where();
+    const first = live();
+    await first.core.startBackground();
+    fake.enqueue({ delayMs: 600, then: { text: "answer to q20 (slow)" } });
+    const inflight = first.core.attach(first.adapter).receive(inboundFor(opts, "q20 slow one", uniqueId("ts")), first.adapter.target("C1"));
+    await until("the model call", () => fake.requests.length === 1);
+    await first.core.drainTurns(50);
+    expect(await inflight).toMatchObject({ kind: "dropped" });
+    expect(first.adapter.sent).toHaveLength(0);
+
+    const next = live();
+    await next.core.startBackground();
+    await until("the handed-back answer", () => next.adapter.sent.length === 1);
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    expect(next.adapter.sent.map((s) => s.text)).toHaveLength(1);
+    expect(first.adapter.sent).toHaveLength(0);
+    const msg = await db.prisma.message.findFirstOrThrow({ where: { role: "user", text: "q20 slow one" } });
+    expect(await db.prisma.message.count({ where: { replyToId: msg.id, role: "assistant" } })).toBe(1);
+  });
+});
+
+describe("notAnsweredText", () => {
+  it("quotes the start of the message and its time", async () => {
+    const { notAnsweredText } = await import("../../src/core/recovery.ts");
+    const text = notAnsweredText({ text: "x".repeat(200), createdAt: new Date("2026-12-01T10:05:00Z") });
+    expect(text).toContain("2026-12-01 10:05 UTC");
+    expect(text.length).toBeLessThan(260);
+  });
+});
