@@ -3,7 +3,9 @@
  * be posted to Slack. A temporary SQLite database is seeded with nine weeks of rows (five people,
  * corrections, lessons, a rule approved with ✅, a rule promoted by a repeated correction, skills
  * read), the `report` job runs through the job worker with a fake model (no keys, no network), and
- * the message posted to the report channel is printed in Slack mrkdwn.
+ * the message posted to the report channel is printed twice: its Block Kit blocks (built by the
+ * Slack adapter's own builder, src/platforms/slack/rich.ts) drawn as text, as a person sees them in
+ * Slack, and its fallback text in Slack mrkdwn (notifications, clients without blocks).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +15,9 @@ import { openDatabase } from "../src/db/client.ts";
 import type { Db } from "../src/db/client.ts";
 import { Core } from "../src/core/core.ts";
 import { silentLogger } from "../src/log.ts";
-import { toMrkdwn } from "../src/platforms/slack/mrkdwn.ts";
+import type { PostTarget, ReplyTarget } from "../src/core/adapter.ts";
+import type { SlackBlock } from "../src/platforms/slack/client.ts";
+import { richMessage, type SlackRichMessage } from "../src/platforms/slack/rich.ts";
 import { benchSettings } from "../bench/lib/core.ts";
 import { fakeModel, lastUserText, type Reply } from "../bench/lib/model.ts";
 import { MemoryPlatform } from "../bench/lib/memory-platform.ts";
@@ -137,6 +141,49 @@ async function seed(db: Db): Promise<void> {
   await skill("vendor-escalation", 30, 0);
 }
 
+/** The memory platform, posting the core's rich posts as the Slack adapter does: blocks, with their fallback text. */
+class SlackLike extends MemoryPlatform {
+  readonly rich = new Map<string, SlackRichMessage>();
+
+  override async open(target: PostTarget): Promise<ReplyTarget> {
+    const place = await super.open(target);
+    return {
+      ...place,
+      sendRich: async (post, fallbackMarkdown) => {
+        const message = richMessage(post, fallbackMarkdown);
+        if (!message) return null;
+        const id = await place.send(message.text);
+        this.rich.set(id, message);
+        return id;
+      },
+    };
+  }
+}
+
+/** Slack's escapes undone, so the text reads as Slack shows it (`*bold*` marks are kept). */
+const shown = (mrkdwn: string) => mrkdwn.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
+/** Blocks drawn as text: the header framed, sections as written, dividers as rules, the context as small print. */
+function drawBlocks(blocks: readonly SlackBlock[]): string {
+  const RULE = "─".repeat(60);
+  return blocks
+    .map((b) => {
+      switch (b.type) {
+        case "header":
+          return `${"━".repeat(60)}\n${b.text.text}\n${"━".repeat(60)}`;
+        case "section":
+          return shown(b.text?.text ?? "");
+        case "divider":
+          return RULE;
+        case "context":
+          return b.elements.map((e) => ("text" in e ? `ⓘ ${e.text}` : "")).join("  ");
+        default:
+          return `[${b.type} block]`;
+      }
+    })
+    .join("\n");
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "cairn-report-"));
   const database = await openDatabase(`file:${join(dir, "report.db")}`);
@@ -144,13 +191,15 @@ async function main(): Promise<void> {
     await seed(database.prisma);
     const settings = benchSettings({ bundledSkillsDir: null, learning: { reviewEveryTurns: 0, skillReviewToolCalls: 0, reportChannel: { platform: "slack", channel: REPORTS } } });
     const core = new Core({ database, model: fakeModel(respond), settings, log: silentLogger });
-    const slack = new MemoryPlatform("T0NORTHWIND");
+    const slack = new SlackLike("T0NORTHWIND");
     await slack.start(core.attach(slack));
     await core.jobs.enqueue("report", { slot: SLOT }, { uniqueKey: `report:${SLOT}` });
     await core.learning.drain();
     const posted = slack.shown.filter((m) => m.fromCairn && m.channel === REPORTS);
-    if (posted.length === 0) throw new Error("no report was posted");
-    process.stdout.write(`Posted to #team-reports (${REPORTS}) in Slack mrkdwn:\n\n${posted.map((m) => toMrkdwn(m.text)).join("\n")}\n`);
+    const message = posted.length === 1 ? slack.rich.get(posted[0]!.id) : undefined;
+    if (!message) throw new Error(`expected one report posted as blocks, got ${posted.length} message(s)`);
+    process.stdout.write(`The report as a person sees it in Slack (#team-reports, ${REPORTS}; ${message.blocks.length} blocks):\n\n${drawBlocks(message.blocks)}\n\n`);
+    process.stdout.write(`Its fallback text (notifications, clients without blocks), in Slack mrkdwn:\n\n${message.text}\n`);
   } finally {
     await database.close();
     rmSync(dir, { recursive: true, force: true });

@@ -47,6 +47,34 @@ export interface ReplyTarget {
    * core's post-and-edit draft (`draft`: how the core drafts on this platform) with something added.
    */
   surface?(draft: DraftOptions): ReplySurface;
+  /**
+   * Posts a message the core starts itself in the platform's rich form (Slack blocks, a Discord
+   * embed), as one message, and returns its platform id; null when the platform's limits cannot
+   * hold it, and the core then posts `fallbackMarkdown` as text parts, as without this method.
+   * `fallbackMarkdown` is the same post as Markdown (what history stores), for a platform that
+   * shows a text beside the rich form (notifications, clients without it).
+   */
+  sendRich?(post: RichPost, fallbackMarkdown: string): Promise<string | null>;
+}
+
+/**
+ * A post the core starts itself (a report), in a platform-neutral rich form: a title, sections,
+ * a footer. Each platform builds its own layout from it; the Markdown text of the same post is
+ * always given beside it, so a platform without a rich form loses nothing.
+ */
+export interface RichPost {
+  /** Plain text (no Markdown): the post's header line. */
+  title: string;
+  sections: RichSection[];
+  /** Plain text, small print under the post. */
+  footer?: string;
+}
+
+export interface RichSection {
+  /** Plain text (no Markdown): the section's name. */
+  heading?: string;
+  /** The section's body, in Markdown (cairn's one text format), rendered by the adapter. */
+  markdown: string;
 }
 
 /** What a turn shows while it runs, and its final answer. Markdown in, the platform's text out. */

@@ -32,7 +32,7 @@ import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
 import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, withinLimit } from "./text.ts";
 import { DeliveryPath } from "./delivery.ts";
-import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget } from "./adapter.ts";
+import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost } from "./adapter.ts";
 import type { Platform } from "./types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
@@ -168,7 +168,7 @@ export class Core implements CorePort {
       memory: this.memory,
       skills: this.skills,
       history: this.history,
-      post: (platform, target, markdown) => this.post(platform, target, markdown),
+      post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
       settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: { ...DEFAULT_LEARNING, ...s.learning } },
       log: deps.log,
       now: this.now,
@@ -259,8 +259,8 @@ export class Core implements CorePort {
   }
 
   /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */
-  post(platform: Platform, target: PostTarget, markdown: string): Promise<Posted> {
-    return this.delivery.post(platform, target, markdown);
+  post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted> {
+    return this.delivery.post(platform, target, markdown, rich);
   }
 
   /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */

@@ -16,10 +16,11 @@
 import { errText, type Logger } from "../log.ts";
 import { RecentSet } from "../cache/recent-set.ts";
 import { conversationKey, type HistoryStore } from "../history/store.ts";
-import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget } from "./adapter.ts";
+import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "./adapter.ts";
 import { chunkText } from "./chunk.ts";
 import { hasVisibleText } from "./text.ts";
 import { DraftReply } from "./draft.ts";
+import { sendRichPost } from "./rich-post.ts";
 import { ThreadFollowing, type ThreadRef } from "./follow.ts";
 import { KeyedQueue } from "./keyed-queue.ts";
 import { INTERNAL_ERROR_REPLY, postFailedApology } from "./replies.ts";
@@ -227,18 +228,21 @@ export class DeliveryPath {
   /**
    * A message cairn starts itself (a question, a proposal, a report): stored in the conversation of
    * the place it goes to, posted in parts, every part recorded as a delivery so reactions on it
-   * reach the core; a thread it starts or posts in is followed.
+   * reach the core; a thread it starts or posts in is followed. With `rich`, a platform that has a
+   * rich form posts it as one message; otherwise (or when it cannot) the Markdown parts are posted.
+   * History stores the Markdown either way.
    */
-  async post(platform: Platform, target: PostTarget, markdown: string): Promise<Posted> {
+  async post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted> {
     const adapter = this.adapter(platform);
     const place = await adapter.open(target);
     const threadId = target.kind === "channel" ? (target.threadId ?? null) : null;
     const conversation = await this.deps.history.placeOfPost(platform, target.workspace, place.channelId, threadId, target.kind === "dm" ? target.person : null);
     const message = await this.deps.history.recordPost(conversation, markdown);
-    const shown = await new DraftReply(place, this.draftOptions(adapter, null)).finish(markdown);
+    const richShown = rich ? await sendRichPost(place, rich, markdown, this.deps.log) : null;
+    const shown = richShown ?? (await new DraftReply(place, this.draftOptions(adapter, null)).finish(markdown));
     if (shown.posted.length) await this.deps.history.recordDeliveries(conversation.id, message.id, place.channelId, shown.posted);
     if (threadId) this.following.follow({ platform, workspace: target.workspace, threadId, key: conversation.key });
-    this.deps.log.info({ platform, channel: place.channelId, parts: shown.posted.length, failed: shown.failed }, "post delivered");
+    this.deps.log.info({ platform, channel: place.channelId, parts: shown.posted.length, rich: richShown !== null, failed: shown.failed }, "post delivered");
     return { messageId: message.id, ...shown };
   }
 

@@ -5,7 +5,7 @@ import type { ModelClient } from "../agent/model.ts";
 import type { MemoryBudgets, MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { HistoryStore } from "../history/store.ts";
-import type { Posted, PostTarget } from "../core/adapter.ts";
+import type { Posted, PostTarget, RichPost } from "../core/adapter.ts";
 import type { Platform } from "../core/types.ts";
 import type { AccessPolicy } from "../admission/access.ts";
 import type { Logger } from "../log.ts";
@@ -21,8 +21,8 @@ export interface LearningDeps {
   memory: MemoryStore;
   skills: SkillStore;
   history: HistoryStore;
-  /** The core's post operation (adapter contract): stored, chunked, recorded as deliveries. */
-  post(platform: Platform, target: PostTarget, markdown: string): Promise<Posted>;
+  /** The core's post operation (adapter contract): stored, chunked (or in `rich` form), recorded as deliveries. */
+  post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted>;
   settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };
   log: Logger;
   now: () => Date;

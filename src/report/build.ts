@@ -1,4 +1,4 @@
-/** One workspace's weekly review: the numbers, the learned list, the model's sentences, the message. */
+/** One workspace's weekly review: the numbers, the learned list, the model's sentences, the message (Markdown and rich). */
 import type { Workspace } from "../db/generated/sqlite/client.ts";
 import type { LearningContext } from "../learning/context.ts";
 import { activeAt } from "./lifetime.ts";
@@ -7,7 +7,8 @@ import { computeMetrics, periodEnding, type ReportMetrics } from "./metrics.ts";
 import { learnedThisWeek, type LearnedItem } from "./learned.ts";
 import { repeatedProblems, type RepeatedProblems } from "./topics.ts";
 import { writeNarrative, type Narrative, type RuleInfo } from "./narrative.ts";
-import { renderReport } from "./render.ts";
+import type { RichPost } from "../core/adapter.ts";
+import { reportLayout, reportMarkdown, reportRich } from "./render.ts";
 
 /** What Report.data holds. */
 export interface ReportData {
@@ -21,7 +22,10 @@ export interface BuiltReport {
   start: Date;
   end: Date;
   data: ReportData;
+  /** The Markdown message: stored, shown by `/cairn report`, posted where no rich form is. */
   text: string;
+  /** The same report for platforms with a rich form (Slack blocks, a Discord embed). */
+  rich: RichPost;
 }
 
 /** A week with nothing to tell (no replies, no corrections, nothing learned): no model call for it. */
@@ -42,6 +46,6 @@ export async function buildReport(ctx: LearningContext, ws: Workspace, end: Date
     .filter((e) => e.kind === "rule" && e.scope === "team" && activeAt(e.life, period.end))
     .map((e) => ({ id: e.id, text: e.text, since: e.life.from!.toISOString().slice(0, 10), confidence: e.confidence, flag: e.flag }));
   const narrative = quiet(metrics, learned) ? null : await writeNarrative(ctx.model, ctx.reviewModel, { metrics, learned, rules, repeated }, ctx.log, signal);
-  const text = renderReport({ workspaceName: ws.name, metrics, repeated, learned, rules, narrative });
-  return { start: period.start, end: period.end, data: { metrics, repeated, learned, narrative }, text };
+  const layout = reportLayout({ workspaceName: ws.name, metrics, repeated, learned, rules, narrative });
+  return { start: period.start, end: period.end, data: { metrics, repeated, learned, narrative }, text: reportMarkdown(layout), rich: reportRich(layout) };
 }

@@ -16,7 +16,7 @@ import { errText } from "../log.ts";
 import type { Workspace } from "../db/generated/sqlite/client.ts";
 import type { LearningContext } from "../learning/context.ts";
 import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel, type ReportChannel } from "./channel.ts";
-import { buildReport } from "./build.ts";
+import { buildReport, type BuiltReport } from "./build.ts";
 
 export const ReportPayload = z.object({
   /** The slot's time (ISO), or "manual:<ISO time>" for a run someone asked for. */
@@ -64,7 +64,7 @@ export async function runReports(ctx: LearningContext, p: ReportPayload, signal?
     }
     counts.stored++;
     if (channel && postTo?.id === ws.id) {
-      await post(ctx, ws, channel, row.id, report.text);
+      await post(ctx, ws, channel, row.id, report);
       counts.posted++;
       log.info({ workspace: ws.id, channel: describeChannel(channel) }, "weekly report posted");
     }
@@ -86,9 +86,10 @@ async function store(ctx: LearningContext, ws: Workspace, slot: string, report: 
   }
 }
 
-async function post(ctx: LearningContext, ws: Workspace, channel: ReportChannel, rowId: string, text: string): Promise<void> {
+/** The rich form where the platform has one (Slack blocks, a Discord embed); the Markdown text otherwise, and in history. */
+async function post(ctx: LearningContext, ws: Workspace, channel: ReportChannel, rowId: string, report: BuiltReport): Promise<void> {
   try {
-    await ctx.post(channel.platform, postTarget(ws, channel), text);
+    await ctx.post(channel.platform, postTarget(ws, channel), report.text, report.rich);
   } catch (err) {
     // Nothing reached the channel: the row goes, so the job's retry makes and posts it again.
     await ctx.db.report.deleteMany({ where: { id: rowId } });

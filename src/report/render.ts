@@ -1,8 +1,11 @@
 /**
- * The weekly review as one Markdown message (each adapter renders it: Slack mrkdwn, Discord
- * Markdown, the terminal). The numbers section is written here, from the metrics alone; the
- * model's sentences (when there are any) go around it, never into it.
+ * The weekly review's layout: a title and sections, written here from the metrics alone (the
+ * numbers) and the model's checked sentences (when there are any), which go around the numbers,
+ * never into them. Two forms come from the one layout: the Markdown message (stored, shown by
+ * `/cairn report`, rendered by each adapter: Slack mrkdwn, Discord Markdown, the terminal) and the
+ * rich post (Slack blocks, a Discord embed) for platforms that have one.
  */
+import type { RichPost } from "../core/adapter.ts";
 import { excerpt } from "../learning/lesson-case.ts";
 import { LEARNED_MAX, type LearnedItem } from "./learned.ts";
 import type { ReportMetrics, ScopeGrowth, WeekFigures } from "./metrics.ts";
@@ -45,73 +48,105 @@ function arrow(now: number | null, before: number | null): string {
   return now < before ? " ↓" : " ↑";
 }
 
-function numbers(m: ReportMetrics): string[] {
+/** One section: a heading (bold in Markdown), a remark after it, and its Markdown lines. */
+export interface ReportSection {
+  heading: string;
+  aside?: string;
+  lines: string[];
+}
+
+export interface ReportLayout {
+  /** Plain text; `lead` is bold in Markdown. */
+  title: { lead: string; rest: string };
+  /** The model's opening sentences, when they passed the checks. */
+  narrative: string | null;
+  sections: ReportSection[];
+}
+
+/** Under the rich post only (the Markdown text stays as stored): where the numbers come from, how to see it again. */
+export const REPORT_FOOTER = "Numbers are counted from cairn's records, not written by the model · /cairn report shows the latest review again";
+
+function numbers(m: ReportMetrics): ReportSection {
   const [thisWeek, lastWeek] = [m.weeks.at(-1)!, m.weeks.at(-2)!] as [WeekFigures, WeekFigures];
   const s = m.skills;
   const rates = m.weeks.map((w) => w.per100);
   const used = s.mostUsed.length ? ` · most used: ${s.mostUsed.map((u) => `\`${u.name}\` (${u.reads})`).join(", ")}` : "";
   const more = s.neverUsedCount > s.neverUsed.length ? ` (+${s.neverUsedCount - s.neverUsed.length} more)` : "";
   const unused = s.neverUsedCount ? ` · never used: ${s.neverUsed.map((n) => `\`${n}\``).join(", ")}${more}` : "";
-  return [
-    "**This week in numbers**",
-    `- Replies: **${thisWeek.replies}** (last week ${lastWeek.replies}) · 8 weeks ${sparkline(m.weeks.map((w) => w.replies))}`,
-    `- Corrections: **${thisWeek.corrections}**, ${rate(thisWeek.per100)} per 100 replies${arrow(thisWeek.per100, lastWeek.per100)} (last week ${lastWeek.corrections}, ${rate(lastWeek.per100)}) · ${m.correctionsLearned} became lessons`,
-    `- Corrections per 100 replies, 8 weeks: ${sparkline(rates)}${span(rates)}`,
-    `- Lessons: ${m.lessons.proposed} proposed · ${m.lessons.approved} approved · ${m.lessons.promoted} promoted to team rules · ${m.lessons.private} private (DMs)`,
-    `- Team rules: ${m.rules.added} added · ${m.rules.archived} archived · ${m.rules.active} in force`,
-    `- Skills: ${s.created} created · ${s.patched} patched${used}${unused}`,
-    `- Memory in force, start → end of week: ${growth("team", m.memory.team)} · ${growth("channels", m.memory.channel)} · ${growth("personal", m.memory.user)}`,
-  ];
+  return {
+    heading: "This week in numbers",
+    lines: [
+      `- Replies: **${thisWeek.replies}** (last week ${lastWeek.replies}) · 8 weeks ${sparkline(m.weeks.map((w) => w.replies))}`,
+      `- Corrections: **${thisWeek.corrections}**, ${rate(thisWeek.per100)} per 100 replies${arrow(thisWeek.per100, lastWeek.per100)} (last week ${lastWeek.corrections}, ${rate(lastWeek.per100)}) · ${m.correctionsLearned} became lessons`,
+      `- Corrections per 100 replies, 8 weeks: ${sparkline(rates)}${span(rates)}`,
+      `- Lessons: ${m.lessons.proposed} proposed · ${m.lessons.approved} approved · ${m.lessons.promoted} promoted to team rules · ${m.lessons.private} private (DMs)`,
+      `- Team rules: ${m.rules.added} added · ${m.rules.archived} archived · ${m.rules.active} in force`,
+      `- Skills: ${s.created} created · ${s.patched} patched${used}${unused}`,
+      `- Memory in force, start → end of week: ${growth("team", m.memory.team)} · ${growth("channels", m.memory.channel)} · ${growth("personal", m.memory.user)}`,
+    ],
+  };
 }
 
-function repeatedLines(r: RepeatedProblems): string[] {
-  if (r.byWords.length === 0 && r.byRule.length === 0) return [];
-  const lines = ["**Repeated problems**"];
+function repeated(r: RepeatedProblems): ReportSection | null {
+  if (r.byWords.length === 0 && r.byRule.length === 0) return null;
+  const lines: string[] = [];
   for (const t of r.byWords) {
     const who = t.people.length ? ` (${t.people.join(", ")})` : "";
     lines.push(`- ${t.words.length ? t.words.join(", ") : "one topic"}: ${t.lessons} corrections${who}`);
   }
   for (const t of r.byRule) lines.push(`- Team rule ${q(t.text)} was in front of ${t.corrections} corrected answers`);
-  return lines;
+  return { heading: "Repeated problems", lines };
 }
 
-function learnedLines(items: readonly LearnedItem[], n: Narrative | null): string[] {
-  const lines = ["**What cairn learned this week**"];
-  if (items.length === 0) return [...lines, "- Nothing new for the whole team this week."];
+function learned(items: readonly LearnedItem[], n: Narrative | null): ReportSection {
+  const heading = "What cairn learned this week";
+  if (items.length === 0) return { heading, lines: ["- Nothing new for the whole team this week."] };
+  const lines: string[] = [];
   for (const item of items.slice(0, LEARNED_MAX)) {
     const who = [item.taughtBy ? `taught by ${item.taughtBy}` : null, item.approvedBy ? `approved by ${item.approvedBy}` : null].filter(Boolean).join(", ");
     const kind = item.kind === "rule" ? "rule" : item.kind === "lesson" ? "lesson" : "fact";
     lines.push(`- ${n?.summaries[item.id] ?? excerpt(item.text, 240)} _(${kind}${who ? `, ${who}` : ""})_`);
   }
   if (items.length > LEARNED_MAX) lines.push(`- …and ${items.length - LEARNED_MAX} more (\`/cairn lessons\` lists them)`);
-  return lines;
+  return { heading, lines };
 }
 
-function proposalLines(n: Narrative | null, rules: readonly RuleInfo[]): string[] {
-  if (!n || n.proposals.length === 0) return [];
+function proposals(n: Narrative | null, rules: readonly RuleInfo[]): ReportSection | null {
+  if (!n || n.proposals.length === 0) return null;
   const text = (id: string) => q(rules.find((r) => r.id === id)?.text ?? id);
-  return [
-    "**Proposals** (cairn's suggestions; a person decides)",
-    ...n.proposals.map((p) =>
+  return {
+    heading: "Proposals",
+    aside: "(cairn's suggestions; a person decides)",
+    lines: n.proposals.map((p) =>
       p.kind === "prune"
         ? `- Prune ${text(p.ruleIds[0]!)} (\`${p.ruleIds[0]}\`): ${p.reason}`
         : `- Resolve ${text(p.ruleIds[0]!)} vs ${text(p.ruleIds[1]!)}: ${p.reason}`,
     ),
-  ];
+  };
 }
 
-export function renderReport(v: ReportView): string {
+export function reportLayout(v: ReportView): ReportLayout {
   const m = v.metrics;
-  const title = `**cairn's weekly self-review**${v.workspaceName ? ` for ${v.workspaceName}` : ""}, ${day(m.periodStart)} to ${day(m.periodEnd)}`;
-  const sections = [
-    [title, ...(v.narrative?.narrative ? [v.narrative.narrative] : [])],
-    numbers(m),
-    repeatedLines(v.repeated),
-    learnedLines(v.learned, v.narrative),
-    proposalLines(v.narrative, v.rules),
-  ];
-  return sections
-    .filter((s) => s.length)
-    .map((s) => s.join("\n"))
-    .join("\n\n");
+  const title = { lead: "cairn's weekly self-review", rest: `${v.workspaceName ? ` for ${v.workspaceName}` : ""}, ${day(m.periodStart)} to ${day(m.periodEnd)}` };
+  const sections = [numbers(m), repeated(v.repeated), learned(v.learned, v.narrative), proposals(v.narrative, v.rules)];
+  return { title, narrative: v.narrative?.narrative || null, sections: sections.filter((s): s is ReportSection => s !== null) };
+}
+
+/** The report as one Markdown message: what is stored, shown by `/cairn report`, and posted where no rich form is. */
+export function reportMarkdown(l: ReportLayout): string {
+  const opening = [`**${l.title.lead}**${l.title.rest}`, ...(l.narrative ? [l.narrative] : [])].join("\n");
+  const sections = l.sections.map((s) => [`**${s.heading}**${s.aside ? ` ${s.aside}` : ""}`, ...s.lines].join("\n"));
+  return [opening, ...sections].join("\n\n");
+}
+
+/** The same report as a rich post: the title as a header, the narrative first, a footer. */
+export function reportRich(l: ReportLayout): RichPost {
+  return {
+    title: `${l.title.lead}${l.title.rest}`,
+    sections: [
+      ...(l.narrative ? [{ markdown: l.narrative }] : []),
+      ...l.sections.map((s) => ({ heading: s.aside ? `${s.heading} ${s.aside}` : s.heading, markdown: s.lines.join("\n") })),
+    ],
+    footer: REPORT_FOOTER,
+  };
 }

@@ -1,23 +1,30 @@
 /**
  * The weekly self-review on nine weeks of seeded rows (explicit dates): the numbers the test
- * computes from its own seed list, posted once through the real Slack adapter (fake Slack) and once
- * through the real Discord adapter (fake Discord), never twice for a slot; an unusable model answer
- * still gives the numbers; `/cairn report` shows the stored one. Both databases.
+ * computes from its own seed list, posted once through the real Slack adapter (fake Slack, Block
+ * Kit with a text fallback) and once through the real Discord adapter (fake Discord, an embed),
+ * never twice for a slot; an unusable model answer still gives the numbers; `/cairn report` shows
+ * the stored one; reactions on the posted reports reach the core; a rich post the platform cannot
+ * take goes as text parts; the console shows the Markdown. Both databases.
  */
 import { randomBytes } from "node:crypto";
+import { PassThrough } from "node:stream";
+import { z } from "zod";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest } from "../fakes/anthropic.ts";
-import { BOT_TOKEN, SIGNING_SECRET, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
+import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
 import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
+import { ConsoleAdapter } from "../../src/platforms/console/console.ts";
+import type { RichPost } from "../../src/core/adapter.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { ReportChannel } from "../../src/report/channel.ts";
 import { runReports } from "../../src/report/job.ts";
 import { NO_REPORT_YET } from "../../src/report/command.ts";
+import { REPORT_FOOTER } from "../../src/report/render.ts";
 import { expectedFigures, seedTeam, type EntrySpec, type Seeded, type TeamSpec } from "../support/report-seed.ts";
 
 const SLOT = "2025-03-10T09:00:00.000Z";
@@ -108,6 +115,15 @@ function globex(guild: string, channel: string): TeamSpec {
     skills: [],
   };
 }
+
+/** Block Kit as the fake Slack stored it. */
+const Blocks = z.array(
+  z.looseObject({
+    type: z.string(),
+    text: z.looseObject({ type: z.string(), text: z.string() }).optional(),
+    elements: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(),
+  }),
+);
 
 const isReport = (r: RecordedRequest) => systemText(r).startsWith("You write the short weekly self-review");
 const userText = (r: RecordedRequest) => JSON.stringify(r.body.messages);
@@ -249,11 +265,33 @@ forEachDatabase("weekly report", (getDb) => {
     // Private lessons are counted, never shown.
     expect(text).not.toContain("NEVER deploy on Friday");
 
-    // One post to the report channel, as Slack mrkdwn.
+    // One post to the report channel: Block Kit, with the whole message as mrkdwn for its fallback text.
     const posts = botPostsIn(slackChannel);
     expect(posts).toHaveLength(1);
-    expect(posts[0]!.text).toContain("*This week in numbers*");
-    expect(posts[0]!.text).toContain(spark(want.weeks.map((w) => w.per100)));
+    const post = posts[0]!;
+    expect(post.text).toContain("*This week in numbers*");
+    expect(post.text).toContain(spark(want.weeks.map((w) => w.per100)));
+    const blocks = Blocks.parse(post.blocks);
+    expect(blocks[0]).toEqual({ type: "header", text: { type: "plain_text", text: "cairn's weekly self-review for Acme, 2025-03-03 to 2025-03-10", emoji: true } });
+    const sections = blocks.filter((b) => b.type === "section").map((b) => b.text!);
+    expect(sections.every((t) => t.type === "mrkdwn")).toBe(true);
+    expect(sections.map((t) => t.text.split("\n")[0])).toEqual([
+      "A busier week, with more corrections than last week, mostly about Friday deploys and invoice exports. Two of them became team rules.",
+      "*This week in numbers*",
+      "*Repeated problems*",
+      "*What cairn learned this week*",
+      "*Proposals (cairn's suggestions; a person decides)*",
+    ]);
+    const numbers = sections[1]!.text;
+    expect(numbers).toContain(`• Replies: *${thisWeek.replies}* (last week ${lastWeek.replies}) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
+    expect(numbers).toContain(`• Corrections per 100 replies, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
+    expect(sections[3]!.text).toContain("cairn no longer deploys to production on Friday afternoons. _(rule, taught by Ana, approved by Bo)_");
+    // A divider between sections, the footer as context last.
+    expect(blocks.map((b) => b.type)).toEqual(["header", "section", "divider", "section", "divider", "section", "divider", "section", "divider", "section", "context"]);
+    expect(blocks.at(-1)!.elements).toEqual([{ type: "plain_text", text: REPORT_FOOTER, emoji: true }]);
+    // The one message is recorded as the delivery of the stored post, whose text is the report's Markdown.
+    const delivery = await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId: post.ts, channelId: slackChannel } });
+    expect((await getDb().prisma.message.findUniqueOrThrow({ where: { id: delivery.messageId } })).text).toBe(row.text);
 
     // The same slot again (a retry, or queued twice): nothing more is stored or posted.
     await slackCore.jobs.enqueue("report", { slot: SLOT }, { uniqueKey: `test-report:${SLOT}:slack:again` });
@@ -283,9 +321,23 @@ forEachDatabase("weekly report", (getDb) => {
     expect(row.text).not.toContain("40%");
     expect(row.text).not.toContain("Proposals");
 
+    // One message with one embed: the title, the sections as fields, the footer; nothing can ping.
     const posted = await waitFor(() => discord.posts.find((p) => p.channelId === discordChannel), "the report on Discord");
-    expect(posted.content).toContain("**This week in numbers**");
-    expect(posted.content).toContain("Replies: **3** (last week 2)");
+    expect(posted.content).toBe("");
+    expect(posted.allowedMentions).toMatchObject({ parse: [] });
+    expect(posted.embeds).toHaveLength(1);
+    const embed = posted.embeds[0]!;
+    expect(embed.title).toBe("cairn's weekly self-review for Globex, 2025-03-03 to 2025-03-10");
+    // No narrative: nothing opens the embed before the numbers.
+    expect(embed.description).toBeUndefined();
+    expect(embed.fields?.map((f) => f.name)).toEqual(["This week in numbers", "What cairn learned this week"]);
+    const numbers = embed.fields![0]!.value;
+    expect(numbers).toContain(`- Replies: **3** (last week 2) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
+    expect(numbers).toContain("Corrections: **1**, 33.3 per 100 replies");
+    expect(embed.fields![1]!.value).toBe("- Deploys go through the release train _(fact, taught by Ana)_");
+    expect(embed.footer?.text).toBe(REPORT_FOOTER);
+    const delivery = await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId: posted.id, channelId: discordChannel } });
+    expect((await getDb().prisma.message.findUniqueOrThrow({ where: { id: delivery.messageId } })).text).toBe(row.text);
     // Acme's report went to Slack only; a second Discord run posts nothing more.
     expect(await runReports(discordCore.learning.ctx, { slot: MANUAL })).toMatch(/^0 reports stored/);
     expect(discord.posts.filter((p) => p.channelId === discordChannel && p.via === "channel")).toHaveLength(1);
@@ -313,5 +365,75 @@ forEachDatabase("weekly report", (getDb) => {
     expect(answer.flags & 64).toBe(64);
     expect(answer.content).toContain("cairn's weekly self-review");
     expect(answer.content).toContain("Replies: **3** (last week 2)");
+  });
+  it("takes a 👎 on the Slack report and a ✅ on the Discord one as reactions on cairn's posts", async () => {
+    const db = getDb().prisma;
+    const feedbackOn = async (core: Core, messageId: number) =>
+      (await core.jobs.list("feedback")).map((j) => JSON.parse(j.payload) as { replyMessageId: number; emoji: string; action: string }).find((p) => p.replyMessageId === messageId);
+
+    const slackPost = botPostsIn(slackChannel)[0]!;
+    const slackDelivery = await db.delivery.findFirstOrThrow({ where: { platformId: slackPost.ts, channelId: slackChannel } });
+    const reaction = { type: "reaction_added", user: "UREADER", reaction: "-1", item_user: slack.bot.userId, item: { type: "message", channel: slackChannel, ts: slackPost.ts }, event_ts: slack.nextTs() };
+    expect((await postSigned(`http://127.0.0.1:${slackHandle.port}/slack/events`, eventCallback(A.externalId, reaction))).status).toBe(200);
+    expect(await waitFor(() => feedbackOn(slackCore, slackDelivery.messageId), "the 👎 on the Slack report")).toMatchObject({ emoji: "-1", action: "added" });
+
+    const discordPost = discord.posts.find((p) => p.channelId === discordChannel && p.via === "channel")!;
+    const discordDelivery = await db.delivery.findFirstOrThrow({ where: { platformId: discordPost.id, channelId: discordChannel } });
+    discord.react({ channelId: discordChannel, messageId: discordPost.id, user: dora, emoji: "✅" });
+    expect(await waitFor(() => feedbackOn(discordCore, discordDelivery.messageId), "the ✅ on the Discord report")).toMatchObject({ emoji: "✅", action: "added" });
+  });
+
+  it("posts a rich post the platform cannot take as text parts, each recorded as a delivery; mass mentions stay inert in blocks", async () => {
+    const db = getDb().prisma;
+    const slackAt = { kind: "channel" as const, workspace: A.externalId, channel: slackChannel };
+    const discordAt = { kind: "channel" as const, workspace: guild, channel: discordChannel };
+    const partsOf = async (messageId: number) => (await db.delivery.findMany({ where: { messageId }, orderBy: { id: "asc" } })).map((d) => d.platformId);
+
+    // A small one with mass mentions: one message of blocks, the mentions escaped as in any text.
+    const loud: RichPost = { title: "<!channel> heads up", sections: [{ heading: "<!here>", markdown: "ping <!everyone> and <!subteam^S1>" }] };
+    const small = await slackCore.post("slack", slackAt, "<!channel> heads up: ping <!everyone>", loud);
+    const [shown] = botPostsIn(slackChannel).filter((m) => m.ts === small.posted[0]);
+    expect(small.posted).toHaveLength(1);
+    const loudBlocks = Blocks.parse(shown!.blocks);
+    expect(loudBlocks[1]!.text!.text).toBe("*&lt;!here&gt;*\nping &lt;!everyone&gt; and &lt;!subteam^S1&gt;");
+    expect(shown!.text).toBe("&lt;!channel&gt; heads up: ping &lt;!everyone&gt;");
+
+    // Too big: 60 blocks for Slack, over 6,000 characters for a Discord embed.
+    const big: RichPost = { title: "Too big", sections: Array.from({ length: 30 }, (_, i) => ({ heading: `Part ${i}`, markdown: `- line ${i}: ${"x".repeat(200)}` })) };
+    const markdown = big.sections.map((x) => `**${x.heading}**\n${x.markdown}`).join("\n\n");
+    const onSlack = await slackCore.post("slack", slackAt, markdown, big);
+    expect(onSlack.posted.length).toBeGreaterThan(1);
+    const slackParts = botPostsIn(slackChannel).filter((m) => onSlack.posted.includes(m.ts));
+    expect(slackParts).toHaveLength(onSlack.posted.length);
+    expect(slackParts.every((m) => m.blocks === undefined)).toBe(true);
+    expect(slackParts[0]!.text).toContain("*Part 0*");
+    expect(await partsOf(onSlack.messageId)).toEqual(onSlack.posted);
+
+    const onDiscord = await discordCore.post("discord", discordAt, markdown, big);
+    expect(onDiscord.posted.length).toBeGreaterThan(1);
+    const discordParts = discord.posts.filter((p) => onDiscord.posted.includes(p.id));
+    expect(discordParts.map((p) => p.embeds.length)).toEqual(onDiscord.posted.map(() => 0));
+    expect(discordParts[0]!.content).toContain("**Part 0**");
+    expect(await partsOf(onDiscord.messageId)).toEqual(onDiscord.posted);
+
+    // Slack refuses the blocks: the same post goes as text.
+    slack.failNext("chat.postMessage", "invalid_blocks", 1, (a) => a.blocks !== undefined);
+    const refused = await slackCore.post("slack", slackAt, "**Fine** as text", { title: "Fine", sections: [{ markdown: "as blocks" }] });
+    expect(refused).toMatchObject({ failed: false });
+    expect(botPostsIn(slackChannel).filter((m) => refused.posted.includes(m.ts)).map((m) => [m.text, m.blocks])).toEqual([["*Fine* as text", undefined]]);
+    expect(await partsOf(refused.messageId)).toEqual(refused.posted);
+  });
+
+  it("shows the console the report's Markdown, as without a rich form", async () => {
+    const output = new PassThrough();
+    let printed = "";
+    output.on("data", (d: Buffer) => (printed += d.toString()));
+    const consoleCore = core({ platform: "console", channel: "console" });
+    const adapter = new ConsoleAdapter({ input: new PassThrough(), output, user: "ana", prompt: false, color: false });
+    consoleCore.attach(adapter);
+    const team = await seedTeam(getDb().prisma, END, { ...globex(uniqueId("local"), "console"), platform: "console", name: "Local" });
+    expect(await runReports(consoleCore.learning.ctx, { slot: MANUAL })).toContain("posted to console");
+    const row = await report(team.workspaceId, MANUAL);
+    expect(printed).toBe(`cairn> ${adapter.render(row.text)}\n`);
   });
 });

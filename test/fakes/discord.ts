@@ -129,6 +129,8 @@ export interface PostedMessage {
   allowedMentions: unknown;
   via: "channel" | "interaction" | "followup" | "edit" | "delete";
   interactionId?: string;
+  /** The embeds a channel post carried (empty: text only). */
+  embeds: Embed[];
 }
 
 export interface RestCall {
@@ -169,10 +171,24 @@ const IdentifyData = z.looseObject({
 });
 const ResumeData = z.looseObject({ token: z.string(), session_id: z.string(), seq: z.number().int().nullable() });
 
+/** An embed as Discord checks it: each part within its limit (the message's 6,000 in total is checked apart). */
+const EmbedSchema = z.looseObject({
+  title: z.string().max(256).optional(),
+  description: z.string().max(4096).optional(),
+  fields: z.array(z.looseObject({ name: z.string().min(1).max(256), value: z.string().min(1).max(1024), inline: z.boolean().optional() })).max(25).optional(),
+  footer: z.looseObject({ text: z.string().min(1).max(2048) }).optional(),
+});
+export type Embed = z.infer<typeof EmbedSchema>;
+
+/** The characters Discord counts against a message's 6,000 across its embeds. */
+function embedChars(embeds: readonly Embed[]): number {
+  return embeds.reduce((n, e) => n + (e.title ?? "").length + (e.description ?? "").length + (e.footer?.text ?? "").length + (e.fields ?? []).reduce((m, f) => m + f.name.length + f.value.length, 0), 0);
+}
+
 const CreateMessageBody = z.looseObject({
   content: z.string().optional(),
   flags: z.number().int().optional(),
-  embeds: z.array(z.unknown()).optional(),
+  embeds: z.array(EmbedSchema).max(10).optional(),
   allowed_mentions: z.unknown().optional(),
   message_reference: z
     .looseObject({
@@ -653,12 +669,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         const parsed = CreateMessageBody.safeParse(body);
         if (!parsed.success || (parsed.data.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
         const edited = store({ ...msg, content: parsed.data.content ?? msg.content, edited_timestamp: new Date().toISOString() });
-        posts.push({ id: msg.id, channelId: msg.channel_id, content: edited.content, replyTo: null, flags: edited.flags, allowedMentions: null, via: "edit" });
+        posts.push({ id: msg.id, channelId: msg.channel_id, content: edited.content, replyTo: null, flags: edited.flags, allowedMentions: null, via: "edit", embeds: [] });
         return reply(200, edited);
       }
       if (method === "DELETE") {
         messages.delete(msg.id);
-        posts.push({ id: msg.id, channelId: msg.channel_id, content: msg.content, replyTo: null, flags: 0, allowedMentions: null, via: "delete" });
+        posts.push({ id: msg.id, channelId: msg.channel_id, content: msg.content, replyTo: null, flags: 0, allowedMentions: null, via: "delete", embeds: [] });
         return reply(204, null);
       }
     }
@@ -695,6 +711,9 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       });
     }
     if (!b.content && !(b.embeds?.length ?? 0)) return reply(400, { message: "Cannot send an empty message", code: 50006 });
+    const embeds = b.embeds ?? [];
+    if (embedChars(embeds) > 6000) return reply(400, { message: "Invalid Form Body", code: 50035, errors: { embeds: { _errors: [{ code: "MAX_EMBED_SIZE_EXCEEDED", message: "Embed size exceeds maximum size of 6000" }] } } });
+    if (embeds.some((e) => !e.title && !e.description && !e.fields?.length && !e.footer)) return reply(400, { message: "Invalid Form Body", code: 50035 });
     const ref = b.message_reference;
     const referenced = ref ? messages.get(ref.message_id) : undefined;
     if (ref && !referenced && ref.fail_if_not_exists !== false) {
@@ -703,10 +722,11 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     const msg = store({
       ...buildMessage({ channelId: c.id, author: bot, content: b.content ?? "", ...(referenced ? { replyTo: referenced.id } : {}) }),
       flags: b.flags ?? 0,
+      embeds,
     });
     // The REST answer carries no guild_id or member, as Discord's does not.
     const { guild_id: _g, member: _m, channel_type: _t, ...restObject } = msg;
-    posts.push({ id: msg.id, channelId: c.id, content: msg.content, replyTo: referenced?.id ?? null, flags: msg.flags, allowedMentions: b.allowed_mentions ?? null, via: "channel" });
+    posts.push({ id: msg.id, channelId: c.id, content: msg.content, replyTo: referenced?.id ?? null, flags: msg.flags, allowedMentions: b.allowed_mentions ?? null, via: "channel", embeds });
     reply(200, restObject);
     if (echo && session) dispatch("MESSAGE_CREATE", msg);
   }
@@ -723,7 +743,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       if ((data?.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
       const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content: data?.content ?? "" }), flags: data?.flags ?? 0, type: 20 });
       it.originalId = msg.id;
-      posts.push({ id: msg.id, channelId: it.channelId, content: msg.content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "interaction", interactionId: id });
+      posts.push({ id: msg.id, channelId: it.channelId, content: msg.content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "interaction", interactionId: id, embeds: [] });
     }
     if (query.get("with_response") === "true") return reply(200, { interaction: { id, type: 2 }, resource: { type } });
     reply(204, null);
@@ -738,7 +758,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       const id = messageId === "@original" ? it.originalId : messageId;
       const existing = id ? messages.get(id) : undefined;
       if (id) messages.delete(id);
-      posts.push({ id: id ?? messageId, channelId: it.channelId, content: existing?.content ?? "", replyTo: null, flags: existing?.flags ?? 0, allowedMentions: null, via: "delete", interactionId });
+      posts.push({ id: id ?? messageId, channelId: it.channelId, content: existing?.content ?? "", replyTo: null, flags: existing?.flags ?? 0, allowedMentions: null, via: "delete", interactionId, embeds: [] });
       return reply(204, null);
     }
     const parsed = CreateMessageBody.safeParse(body);
@@ -750,12 +770,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       const existing = id ? messages.get(id) : undefined;
       const msg = store({ ...(existing ?? buildMessage({ channelId: it.channelId, author: bot, content }, id ?? snowflake())), content, type: 20 });
       it.originalId = msg.id;
-      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "edit", interactionId });
+      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "edit", interactionId, embeds: [] });
       return reply(200, msg);
     }
     if (method === "POST" && !messageId) {
       const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content }), flags, type: 20 });
-      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags, allowedMentions: null, via: "followup", interactionId });
+      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags, allowedMentions: null, via: "followup", interactionId, embeds: [] });
       return reply(200, msg);
     }
     reply(405, { message: "405: Method Not Allowed", code: 0 });

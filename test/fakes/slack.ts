@@ -550,8 +550,9 @@ function parseArgs(contentType: string, raw: string): Record<string, unknown> {
 }
 
 /**
- * The `blocks` argument (a JSON string in form bodies), checked as Slack checks it: an array of
- * objects with a `type`, section text within 3,000 characters. Undefined when absent.
+ * The `blocks` argument (a JSON string in form bodies), checked as Slack checks it: at most 50
+ * objects with a `type`; section text of 1 to 3,000 characters; a header's plain_text of 1 to 150;
+ * a context of 1 to 10 elements, each text within 3,000. Undefined when absent.
  */
 function blocksOf(a: Record<string, unknown>): unknown[] | undefined | "invalid" {
   if (a.blocks === undefined) return undefined;
@@ -564,7 +565,13 @@ function blocksOf(a: Record<string, unknown>): unknown[] | undefined | "invalid"
   const Block = z.looseObject({ type: z.string().min(1), text: z.looseObject({ type: z.string(), text: z.string() }).optional() });
   const parsed = z.array(Block).max(50).safeParse(raw);
   if (!parsed.success) return "invalid";
-  if (parsed.data.some((b) => b.type === "section" && (b.text?.text.length ?? 0) > 3000)) return "invalid";
+  const Context = z.object({ elements: z.array(z.looseObject({ type: z.string(), text: z.string().min(1).max(3000).optional() })).min(1).max(10) });
+  const bad = (b: z.infer<typeof Block>): boolean =>
+    (b.type === "section" && (b.text?.text.length ?? 0) > 3000) ||
+    (b.type === "section" && b.text !== undefined && b.text.text.length === 0) ||
+    (b.type === "header" && (b.text?.type !== "plain_text" || b.text.text.length === 0 || b.text.text.length > 150)) ||
+    (b.type === "context" && !Context.safeParse(b).success);
+  if (parsed.data.some(bad)) return "invalid";
   return parsed.data;
 }
 

@@ -50,7 +50,7 @@ export interface SkillSpec {
 }
 
 export interface TeamSpec {
-  platform: "slack" | "discord";
+  platform: "slack" | "discord" | "console";
   externalId: string;
   name: string;
   channel: string;

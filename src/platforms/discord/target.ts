@@ -12,15 +12,23 @@
  */
 import type { Message, SendableChannels } from "discord.js";
 import type { ReplyTarget } from "../../core/adapter.ts";
+import { richEmbeds } from "./rich.ts";
 import { startTyping, type Typing } from "./typing.ts";
 
 const NO_PINGS = { parse: [] as [], repliedUser: true };
 
-/** A channel, thread or DM channel: send, edit and delete cairn's own parts there. */
+/**
+ * A channel, thread or DM channel: send, edit and delete cairn's own parts there. The core's rich
+ * posts (a report) go as one message of embeds, or not at all when they do not fit (rich.ts).
+ */
 export function channelTarget(channel: SendableChannels): ReplyTarget {
   return {
     channelId: channel.id,
     send: async (content) => (await channel.send({ content, allowedMentions: NO_PINGS })).id,
+    sendRich: async (post) => {
+      const embeds = richEmbeds(post);
+      return embeds ? (await channel.send({ embeds, allowedMentions: NO_PINGS })).id : null;
+    },
     edit: async (id, content) => void (await channel.messages.edit(id, { content, allowedMentions: NO_PINGS })),
     remove: async (id) => void (await channel.messages.delete(id)),
   };

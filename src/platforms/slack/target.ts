@@ -11,6 +11,7 @@ import { threadContext, type ContextLimits } from "./context.ts";
 import { slackErrorCode } from "./errors.ts";
 import type { BotIdentity, SlackMessage } from "./events.ts";
 import type { NameCache } from "./names.ts";
+import { richMessage } from "./rich.ts";
 import { AnswerSurface } from "./surface.ts";
 
 export const WORKING_REACTION = "eyes";
@@ -22,11 +23,18 @@ export interface SlackPlace extends ReplyTarget {
   remove(ts: string): Promise<void>;
 }
 
-/** A channel, or a thread in it (`threadTs`); undefined posts at the top level. */
+/**
+ * A channel, or a thread in it (`threadTs`); undefined posts at the top level. The core's rich
+ * posts (a report) go as Block Kit with their mrkdwn as the fallback text (rich.ts).
+ */
 export function placeTarget(client: SlackClient, channel: string, threadTs: string | undefined): SlackPlace {
   return {
     channelId: channel,
     send: (text, blocks) => postMessage(client, channel, text, threadTs, blocks),
+    sendRich: async (post, fallbackMarkdown) => {
+      const message = richMessage(post, fallbackMarkdown);
+      return message ? postMessage(client, channel, message.text, threadTs, message.blocks) : null;
+    },
     edit: (ts, text, blocks) => updateMessage(client, channel, ts, text, blocks),
     remove: (ts) => deleteMessage(client, channel, ts),
   };
