@@ -18,6 +18,13 @@ const csv = z
   .optional()
   .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
 
+/** true/false (also 1/0, yes/no, on/off, any case); empty or unset = `def`. */
+const flag = (def: boolean) =>
+  optionalString
+    .transform((v) => v?.toLowerCase())
+    .pipe(z.enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "expected true or false" }).optional())
+    .transform((v) => (v === undefined ? def : ["true", "1", "yes", "on"].includes(v)));
+
 const discordId = z.string().regex(/^\d{17,20}$/, { message: "expected a Discord id (17 to 20 digits)" });
 
 /** A node-cron expression: five fields, or six with seconds first; empty or unset = `def`. */
@@ -103,6 +110,9 @@ export const configSchema = z.object({
   CAIRN_ALLOWED_CHANNELS: csv,
   CAIRN_ALLOWED_ROLES: csv,
   CAIRN_RATE_LIMIT_PER_HOUR: int(120, 0, 100_000),
+  // Replies may ping a whole channel (Slack <!channel> <!here> <!everyone> <!subteam^…>, Discord
+  // @everyone @here and roles). Off by default: anyone can ask cairn to repeat one.
+  CAIRN_ALLOW_MASS_MENTIONS: flag(false),
   CAIRN_MAX_MESSAGE_CHARS: int(20_000, 1_000, 1_000_000),
 });
 

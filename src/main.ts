@@ -71,7 +71,12 @@ async function main(): Promise<number> {
   const adapters: PlatformAdapter[] = [];
   if (slack) adapters.push(slackAdapter(slack, log));
   if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
-    adapters.push(discordAdapter({ token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) }, log));
+    adapters.push(
+      discordAdapter(
+        { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, allowMassMentions: cfg.CAIRN_ALLOW_MASS_MENTIONS, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) },
+        log,
+      ),
+    );
   }
   for (const adapter of adapters) {
     await adapter.start(core.attach(adapter)).catch(async (err: unknown) => {

@@ -60,6 +60,8 @@ export interface SlackSettings {
   /** How long `stop()` waits for answers in flight. */
   drainMs?: number;
   contextLimits?: ContextLimits;
+  /** Replies keep `<!channel>`, `<!here>`, `<!everyone>` and `<!subteam^…>` (CAIRN_ALLOW_MASS_MENTIONS); default: shown as text. */
+  allowMassMentions?: boolean;
 }
 
 export interface SlackHandle extends PlatformAdapter {
@@ -122,7 +124,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
   return {
     platform: "slack",
     capabilities,
-    render: toMrkdwn,
+    render: (markdown) => toMrkdwn(markdown, { massMentions: cfg.allowMassMentions === true }),
     mode,
     get port() {
       return connected?.port ?? null;

@@ -11,5 +11,6 @@ export function slackSettings(cfg: Config): SlackSettings | null {
     ...(cfg.SLACK_SIGNING_SECRET ? { signingSecret: cfg.SLACK_SIGNING_SECRET } : {}),
     ...(cfg.SLACK_API_URL ? { apiUrl: cfg.SLACK_API_URL } : {}),
     port: cfg.PORT,
+    allowMassMentions: cfg.CAIRN_ALLOW_MASS_MENTIONS,
   };
 }
