@@ -85,7 +85,9 @@ export const configSchema = z.object({
   CAIRN_TOOL_ITERATIONS: int(20, 1, 100),
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
   CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
-  CAIRN_MAX_CONCURRENCY: int(8, 1, 256),
+  // Conversations answered at once. A turn mostly waits on the model, so the bound that matters is
+  // the model's rate limit (429s are retried after their retry-after), not this process: see README.
+  CAIRN_MAX_CONCURRENCY: int(64, 1, 1_024),
   CAIRN_CONSOLE_USER: optionalString,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Platform settings: read by the adapters that later issues add.
