@@ -31,8 +31,9 @@ import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
 import { placeTarget } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
+import { DEFAULT_SLACK_API_URL } from "./settings.ts";
 
-export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
+export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
 export const SLACK_EVENTS_PATH = "/slack/events";
 

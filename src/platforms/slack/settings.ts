@@ -2,6 +2,9 @@
 import type { Config } from "../../config.ts";
 import type { SlackSettings } from "./adapter.ts";
 
+/** Here rather than in adapter.ts: `cairn doctor` calls the Web API without loading Bolt. */
+export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
+
 /** Null when SLACK_BOT_TOKEN is not set (Slack is off); startSlack checks the rest. */
 export function slackSettings(cfg: Config): SlackSettings | null {
   if (!cfg.SLACK_BOT_TOKEN) return null;
