@@ -23,6 +23,9 @@ function untilStopped(): Promise<string> {
 }
 
 async function main(): Promise<number> {
+  // Listened for from the first moment: a SIGTERM during start-up (systemd stopping a replica that
+  // is still connecting) then stops cairn cleanly once it is up, instead of killing node mid-way.
+  const stopped = untilStopped();
   dotenv.config({ quiet: true });
   let cfg;
   try {
@@ -92,7 +95,7 @@ async function main(): Promise<number> {
   if (consoleMode) {
     // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
     // exits through process.exit, so the log file's buffered lines are flushed.
-    void untilStopped().then(() => process.exit(0));
+    void stopped.then(() => process.exit(0));
     const chat = new ConsoleAdapter({
       input: process.stdin,
       output: process.stdout,
@@ -102,7 +105,7 @@ async function main(): Promise<number> {
     });
     await chat.run(core);
   } else {
-    const signal = await untilStopped();
+    const signal = await stopped;
     log.info({ signal }, "stopping");
     // Stop receiving first, let answers in flight finish, then close the database.
     await Promise.allSettled(adapters.map((adapter) => adapter.stop()));
