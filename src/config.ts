@@ -18,6 +18,13 @@ const csv = z
   .optional()
   .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
 
+/** true/false (also 1/0, yes/no, on/off, any case); empty or unset = `def`. */
+const flag = (def: boolean) =>
+  optionalString
+    .transform((v) => v?.toLowerCase())
+    .pipe(z.enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "expected true or false" }).optional())
+    .transform((v) => (v === undefined ? def : ["true", "1", "yes", "on"].includes(v)));
+
 const discordId = z.string().regex(/^\d{17,20}$/, { message: "expected a Discord id (17 to 20 digits)" });
 
 /** A node-cron expression: five fields, or six with seconds first; empty or unset = `def`. */
@@ -78,7 +85,9 @@ export const configSchema = z.object({
   CAIRN_TOOL_ITERATIONS: int(20, 1, 100),
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
   CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
-  CAIRN_MAX_CONCURRENCY: int(8, 1, 256),
+  // Conversations answered at once. A turn mostly waits on the model, so the bound that matters is
+  // the model's rate limit (429s are retried after their retry-after), not this process: see README.
+  CAIRN_MAX_CONCURRENCY: int(64, 1, 1_024),
   // Crash recovery and stopping (src/core/leases.ts, recovery.ts): a dead process's turns are taken
   // over once their leases (renewed every third of their length) run out; a lost message older than
   // CAIRN_RECOVER_MAX_AGE_MINUTES is not answered late (the person is asked to repeat it).
@@ -110,25 +119,34 @@ export const configSchema = z.object({
   CAIRN_ALLOWED_CHANNELS: csv,
   CAIRN_ALLOWED_ROLES: csv,
   CAIRN_RATE_LIMIT_PER_HOUR: int(120, 0, 100_000),
+  // Replies may ping a whole channel (Slack <!channel> <!here> <!everyone> <!subteam^…>, Discord
+  // @everyone @here and roles). Off by default: anyone can ask cairn to repeat one.
+  CAIRN_ALLOW_MASS_MENTIONS: flag(false),
   CAIRN_MAX_MESSAGE_CHARS: int(20_000, 1_000, 1_000_000),
 });
 
 export type Config = z.infer<typeof configSchema>;
 
+/** A problem of settings valid one by one but not together, and the variables it is about. */
+interface CrossProblem {
+  keys: readonly (keyof Config)[];
+  text: string;
+}
+
 /** Settings that are valid one by one but not together. */
-function crossCheck(cfg: Config): string[] {
-  const problems: string[] = [];
+function crossCheck(cfg: Config): CrossProblem[] {
+  const problems: CrossProblem[] = [];
   if (cfg.SLACK_BOT_TOKEN && !cfg.SLACK_APP_TOKEN && !cfg.SLACK_SIGNING_SECRET) {
-    problems.push("SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode) is: set one of them");
+    problems.push({ keys: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"], text: "SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode) is: set one of them" });
   }
   if ((cfg.SLACK_APP_TOKEN || cfg.SLACK_SIGNING_SECRET) && !cfg.SLACK_BOT_TOKEN) {
-    problems.push("SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set without SLACK_BOT_TOKEN: set the bot token (xoxb-...) too");
+    problems.push({ keys: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"], text: "SLACK_APP_TOKEN or SLACK_SIGNING_SECRET is set without SLACK_BOT_TOKEN: set the bot token (xoxb-...) too" });
   }
   if (cfg.DISCORD_TOKEN && !cfg.DISCORD_APPLICATION_ID) {
-    problems.push("DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal");
+    problems.push({ keys: ["DISCORD_TOKEN", "DISCORD_APPLICATION_ID"], text: "DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal" });
   }
   if (cfg.CAIRN_CURATOR_ARCHIVE_DAYS <= cfg.CAIRN_CURATOR_STALE_DAYS) {
-    problems.push("CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived");
+    problems.push({ keys: ["CAIRN_CURATOR_ARCHIVE_DAYS", "CAIRN_CURATOR_STALE_DAYS"], text: "CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived" });
   }
   return problems;
 }
@@ -140,18 +158,37 @@ export class ConfigError extends Error {
   }
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export interface ConfigCheck {
+  /** The settings, each invalid one at its default; null only if even that is not valid. */
+  config: Config | null;
+  /** Every problem: each invalid variable, then settings that disagree with each other. */
+  problems: string[];
+  /** The variables whose values are invalid. */
+  invalid: ReadonlySet<string>;
+}
+
+/**
+ * Every problem of the environment at once, not the first: each invalid variable, and the settings
+ * that disagree among those that are valid (read with the invalid ones at their defaults).
+ */
+export function checkConfig(env: Record<string, string | undefined> = process.env): ConfigCheck {
   const parsed = configSchema.safeParse(env);
-  if (parsed.success) {
-    const problems = crossCheck(parsed.data);
-    if (problems.length) throw new ConfigError(problems);
-    return parsed.data;
-  }
+  if (parsed.success) return { config: parsed.data, problems: crossCheck(parsed.data).map((p) => p.text), invalid: new Set() };
+  const invalid = new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? "")));
   const problems = parsed.error.issues.map((issue) => {
     const name = issue.path.join(".") || "(environment)";
     return `${name}: ${issue.message} (got ${JSON.stringify(env[String(issue.path[0])] ?? null)})`;
   });
-  throw new ConfigError(problems);
+  const rest = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([key]) => !invalid.has(key))));
+  if (!rest.success) return { config: null, problems, invalid };
+  const crossed = crossCheck(rest.data).filter((p) => p.keys.every((key) => !invalid.has(key)));
+  return { config: rest.data, problems: [...problems, ...crossed.map((p) => p.text)], invalid };
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const { config, problems } = checkConfig(env);
+  if (problems.length > 0 || !config) throw new ConfigError(problems);
+  return config;
 }
 
 /** The message shown when no model access is configured: the one thing a newcomer must set. */

@@ -2,7 +2,7 @@
 import { userInfo } from "node:os";
 import dotenv from "dotenv";
 import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
-import { consoleLogFile, createLogger } from "./log.ts";
+import { consoleLogFile, createLogger, type Logger } from "./log.ts";
 import { databaseProblem, listenProblem, StartupError } from "./startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
@@ -14,19 +14,26 @@ import { slackSettings } from "./platforms/slack/settings.ts";
 import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./core/adapter.ts";
 
+/** A signal this soon after the first is the same request arriving again, not a second one. */
+const REPEATED_SIGNAL_MS = 2_000;
+
 /**
  * Resolves on the first SIGINT or SIGTERM: platform adapters run until the process is asked to
- * stop. Later signals are logged and ignored: under `npm start` a service manager's signal to the
- * process group reaches cairn more than once (from the group, and relayed by npm and tsx), and a
- * second one must not cut the orderly stop short (it is bounded by CAIRN_STOP_TIMEOUT_MS anyway).
+ * stop. Under `npm start` a service manager's signal to the process group reaches cairn more than
+ * once within milliseconds (from the group, and relayed by npm and tsx): those repeats are ignored,
+ * so they cannot cut the orderly stop short (bounded by CAIRN_STOP_TIMEOUT_MS anyway). A signal
+ * later than that is a person insisting: `onInsist` runs (it exits at once).
  */
-function untilStopped(onRepeat: (signal: string) => void = () => {}): Promise<string> {
+function untilStopped(onRepeat: (signal: string) => void, onInsist: (signal: string) => void): Promise<string> {
   return new Promise((resolve) => {
-    let first: string | null = null;
+    let firstAt: number | null = null;
     const on = (signal: string) => () => {
-      if (first) return onRepeat(signal);
-      first = signal;
-      resolve(signal);
+      if (firstAt === null) {
+        firstAt = Date.now();
+        return resolve(signal);
+      }
+      if (Date.now() - firstAt < REPEATED_SIGNAL_MS) onRepeat(signal);
+      else onInsist(signal);
     };
     process.on("SIGINT", on("SIGINT"));
     process.on("SIGTERM", on("SIGTERM"));
@@ -34,6 +41,16 @@ function untilStopped(onRepeat: (signal: string) => void = () => {}): Promise<st
 }
 
 async function main(): Promise<number> {
+  // Listened for from the first moment: a SIGTERM during start-up (systemd stopping a replica that
+  // is still connecting) then stops cairn cleanly once it is up, instead of killing node mid-way.
+  let stopLog: Logger | null = null;
+  const stopped = untilStopped(
+    (signal) => stopLog?.info({ signal }, "already stopping"),
+    (signal) => {
+      process.stderr.write(`cairn: ${signal} again, stopping now; turns in flight are answered by the next process to start\n`);
+      process.exit(130);
+    },
+  );
   dotenv.config({ quiet: true });
   let cfg;
   try {
@@ -58,6 +75,7 @@ async function main(): Promise<number> {
   let log;
   try {
     log = createLogger(cfg.LOG_LEVEL, logFile ? { file: logFile } : {});
+    stopLog = log;
   } catch (err) {
     throw new StartupError(`could not write the log file ${logFile} (${err instanceof Error ? err.message : String(err)}): make its folder writable, or set DATABASE_URL to a file in a writable folder.`, { cause: err });
   }
@@ -85,7 +103,13 @@ async function main(): Promise<number> {
   const adapterDrainMs = cfg.CAIRN_STOP_TIMEOUT_MS + 2_000;
   if (slack) adapters.push(slackAdapter({ ...slack, drainMs: adapterDrainMs }, log));
   if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
-    adapters.push(discordAdapter({ token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) }, log, { shutdownGraceMs: adapterDrainMs }));
+    adapters.push(
+      discordAdapter(
+        { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, allowMassMentions: cfg.CAIRN_ALLOW_MASS_MENTIONS, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) },
+        log,
+        { shutdownGraceMs: adapterDrainMs },
+      ),
+    );
   }
   for (const adapter of adapters) {
     await adapter.start(core.attach(adapter)).catch(async (err: unknown) => {
@@ -101,7 +125,7 @@ async function main(): Promise<number> {
   if (consoleMode) {
     // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
     // exits through process.exit, so the log file's buffered lines are flushed.
-    void untilStopped().then(() => process.exit(0));
+    void stopped.then(() => process.exit(0));
     const chat = new ConsoleAdapter({
       input: process.stdin,
       output: process.stdout,
@@ -111,7 +135,7 @@ async function main(): Promise<number> {
     });
     await chat.run(core);
   } else {
-    const signal = await untilStopped((again) => log.info({ signal: again }, "already stopping"));
+    const signal = await stopped;
     log.info({ signal }, "stopping");
     // Stop receiving first; answers in flight get CAIRN_STOP_TIMEOUT_MS to reach the platform, the
     // rest are handed back through their leases (another replica, or the next start, answers them)

@@ -14,6 +14,7 @@ import { latestReport } from "../report/command.ts";
 import { historyCommand } from "../curator/history.ts";
 import { rollbackCommand } from "../curator/rollback.ts";
 import { jobsCommand } from "../jobs/jobs-command.ts";
+import { claimErasure, requestErasure } from "../erasure/requests.ts";
 
 export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "report", "history", "rollback", "jobs"] as const;
 export type CommandName = (typeof COMMANDS)[number];
@@ -59,10 +60,6 @@ Commands:
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
 \`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
 \`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
-
-/** Pending "forget me" requests: erasure needs a second, explicit step within this window. */
-const CONFIRM_WINDOW_MS = 10 * 60 * 1000;
-const pendingErasures = new Map<string, number>();
 
 export async function runCommand(core: Core, inbound: Inbound, name: CommandName, args: readonly string[]): Promise<CommandReply> {
   const place = (): Promise<Place> => core.history.resolve(inbound);
@@ -156,17 +153,18 @@ async function forget(core: Core, inbound: Inbound, p: Place, args: readonly str
     core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
     return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` and \`lessons\` list them.`, ephemeral: true };
   }
-  const now = Date.now();
+  // Erasure needs a second, explicit step within a window; the request is stored, so the step may
+  // reach another replica.
+  const db = core.learning.ctx.db;
+  const now = new Date();
   const confirm = rest.some((a) => a.toLowerCase() === "confirm");
-  const requested = pendingErasures.get(p.person.id);
-  if (!confirm || requested === undefined || now - requested > CONFIRM_WINDOW_MS) {
-    pendingErasures.set(p.person.id, now);
+  if (!confirm || !(await claimErasure(db, scopeOf(p), now))) {
+    await requestErasure(db, scopeOf(p), now);
     return {
       text: "This erases your profile, your private skills and entries you proposed, and replaces the text of every message you sent (and of cairn's replies in your DMs) with a tombstone. Team entries you contributed stay. To go ahead, send `forget me confirm` within 10 minutes; `forget me confirm anonymous` also removes your name from the team entries you contributed.",
       ephemeral: true,
     };
   }
-  pendingErasures.delete(p.person.id);
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
   const counts = await core.erasure.erasePerson(scopeOf(p), { anonymize });
   core.history.forgetPerson(p.person.id);

@@ -34,7 +34,13 @@ export interface ModelClientConfig {
   /** Total tries including the first. */
   maxAttempts?: number;
   baseDelayMs?: number;
+  /** The longest backoff of our own (no retry-after from the server). */
   maxDelayMs?: number;
+  /**
+   * The longest server-requested wait (retry-after) honoured. Longer than `maxDelayMs`: retrying
+   * before the server's window reopens only spends an attempt on another 429.
+   */
+  maxRetryAfterMs?: number;
   logger?: { warn(obj: object, msg: string): void };
   sleep?: (ms: number) => Promise<void>;
   /** Jitter source in [0, 1); injectable so backoff is deterministic in tests. */
@@ -45,6 +51,7 @@ export const MODEL_DEFAULTS = {
   maxAttempts: 4,
   baseDelayMs: 500,
   maxDelayMs: 8000,
+  maxRetryAfterMs: 60_000,
   timeoutMs: 60_000,
 } as const;
 
@@ -162,6 +169,7 @@ export function createModelClient(cfg: ModelClientConfig): ModelClient {
   const maxAttempts = Math.max(1, Math.floor(cfg.maxAttempts ?? MODEL_DEFAULTS.maxAttempts));
   const baseDelayMs = Math.max(0, cfg.baseDelayMs ?? MODEL_DEFAULTS.baseDelayMs);
   const maxDelayMs = Math.max(0, cfg.maxDelayMs ?? MODEL_DEFAULTS.maxDelayMs);
+  const maxRetryAfterMs = Math.max(0, cfg.maxRetryAfterMs ?? MODEL_DEFAULTS.maxRetryAfterMs);
   const timeoutMs = cfg.timeoutMs ?? MODEL_DEFAULTS.timeoutMs;
   const sleep = cfg.sleep ?? defaultSleep;
   const random = cfg.random ?? Math.random;
@@ -189,7 +197,9 @@ export function createModelClient(cfg: ModelClientConfig): ModelClient {
       throw new ModelUnavailableError({ attempts: attempt, lastStatus: status, reason: "exhausted", cause: err });
     }
     const hinted = retryAfterMs(err);
-    const delayMs = hinted !== undefined ? Math.min(hinted, maxDelayMs) : backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
+    // The server's wait, plus a little jitter: the many turns a rate limit stops at once (up to
+    // CAIRN_MAX_CONCURRENCY) come back spread out rather than in one burst that is refused again.
+    const delayMs = hinted !== undefined ? Math.min(hinted, maxRetryAfterMs) + Math.floor(random() * baseDelayMs) : backoffDelayMs(attempt, baseDelayMs, maxDelayMs, random);
     cfg.logger?.warn(
       { attempt, maxAttempts, status, requestId, delayMs, retryAfter: hinted !== undefined, err: describe(err) },
       "model call failed; retrying",

@@ -131,7 +131,7 @@ export class Core implements CorePort {
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
-    this.limiter = new RateLimiter(s.rateLimitPerHour);
+    this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
     this.erasure = {
       forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
       erasePerson: (person, opts) => erasePerson(db, person, opts),
@@ -310,7 +310,7 @@ export class Core implements CorePort {
       const { session, isNew } = await this.sessions.current(place.conversation.id, this.now());
       const stored = await this.history.recordInbound(place, inbound, session.id, lease());
       if (!stored) return null;
-      const rate = this.limiter.take(place.person.id, this.now().getTime());
+      const rate = await this.limiter.take(place.person.id, stored.id, this.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.
       const history = isNew && !inbound.context?.trim() ? [{ ...stored, author: place.person }] : null;

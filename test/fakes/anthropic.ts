@@ -123,6 +123,11 @@ export interface FakeAnthropic {
   lastRequest(): RecordedRequest | undefined;
   systemText(req: RecordedRequest): string;
   waitForRequests(n: number, timeoutMs?: number): Promise<RecordedRequest[]>;
+  /**
+   * Accepted requests whose response is still open (`now`), and the most at once since the last
+   * reset (`max`): how many model calls the client really had in flight together.
+   */
+  concurrency(): { now: number; max: number };
   /** Forget requests, queue, default and failure (for a server shared across tests). */
   reset(): void;
   close(): Promise<void>;
@@ -156,6 +161,8 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
   let msgCounter = 0;
   let toolCounter = 0;
   let reqCounter = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
   const waiters = new Set<() => void>();
   // Delayed replies keep timers; close() must cancel them or the test process waits them out.
   const timers = new Set<NodeJS.Timeout>();
@@ -205,6 +212,9 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
 
     const recorded: RecordedRequest = { seq: ++reqCounter, method, path, headers, body: parsed.data };
     requests.push(recorded);
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    res.once("close", () => inFlight--);
     notify();
 
     // failForever wins over the queue so that an outage does not eat scripted replies meant for after it.
@@ -322,6 +332,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
     clearFailure: () => {
       failure = null;
     },
+    concurrency: () => ({ now: inFlight, max: maxInFlight }),
     lastRequest: () => requests.at(-1),
     systemText,
     waitForRequests: (n, timeoutMs = 5000) =>
@@ -344,6 +355,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
       requests.length = 0;
       rejected.length = 0;
       reqCounter = 0;
+      maxInFlight = inFlight;
       queue.length = 0;
       defaultResponder = null;
       failure = null;

@@ -633,6 +633,13 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         ...(path === "/gateway/bot" ? { shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 } } : {}),
       });
     }
+    if (method === "GET" && path === "/users/@me") return reply(200, { ...apiUser(bot), bot: true, verified: true, mfa_enabled: false, flags: 0 });
+    if (method === "GET" && path === "/applications/@me") {
+      // The portal's privileged intents as application flags: Message Content as for a bot in fewer
+      // than 100 servers (GATEWAY_MESSAGE_CONTENT_LIMITED), and Server Members (GATEWAY_GUILD_MEMBERS_LIMITED).
+      const flags = opts.privilegedIntents === false ? 0 : (1 << 19) | (1 << 15);
+      return reply(200, { id: applicationId, name: bot.username, description: "", bot_public: true, bot_require_code_grant: false, flags, bot: apiUser(bot) });
+    }
     if (method === "GET" && (m = /^\/users\/(\d+)$/.exec(path))) {
       const u = users.get(m[1]!);
       return u ? reply(200, apiUser(u)) : reply(404, { message: "Unknown User", code: 10013 });

@@ -14,6 +14,7 @@ import { pino, type Logger } from "pino";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
 import { listenLocal, readBody, waitUntil } from "./http.ts";
+import { BOT_SCOPES } from "../../src/platforms/slack/scopes.ts";
 
 export const BOT_TOKEN = "xoxb-fake-bot-token";
 export const APP_TOKEN = "xapp-fake-app-token";
@@ -98,6 +99,11 @@ export interface FakeSlack {
   callsTo(method: string): SlackCall[];
   /** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSec`. */
   rateLimit(method: string, times: number, retryAfterSec: number): void;
+  /**
+   * The bot token's scopes, sent as Slack does in every answer to it (`x-oauth-scopes`); null
+   * sends no header. Default: every scope the manifest asks for.
+   */
+  setScopes(scopes: readonly string[] | null): void;
   /** The next `times` calls of `method` (of those `when` accepts, if given) get `{ok:false, error}`. */
   failNext(method: string, error: string, times?: number, when?: (args: Record<string, unknown>) => boolean): void;
   addUser(user: Partial<FakeUser> & { id: string }): void;
@@ -253,6 +259,7 @@ const METHOD_PATH = /^\/api\/([a-zA-Z.]+)$/;
 
 export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Promise<FakeSlack> {
   const bot: FakeBot = { userId: "UFAKEBOT", botId: "BFAKEBOT", name: "cairn", teamId: "TFAKE", ...opts.bot };
+  let scopes: readonly string[] | null = Object.keys(BOT_SCOPES);
   const calls: SlackCall[] = [];
   const acks: SocketAck[] = [];
   const responses: ResponseUrlPost[] = [];
@@ -359,16 +366,17 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       send(res, 200, { ok: false, error: token ? "invalid_auth" : "not_authed" });
       return;
     }
+    const granted: Record<string, string> = token === BOT_TOKEN && scopes ? { "x-oauth-scopes": scopes.join(",") } : {};
     const failure = failures.get(method);
     if (failure && failure.times > 0 && (!failure.when || failure.when(args))) {
       failure.times -= 1;
       call.ok = false;
-      send(res, 200, { ok: false, error: failure.error });
+      send(res, 200, { ok: false, error: failure.error }, granted);
       return;
     }
     const result = answer(method, args);
     call.ok = result.ok === true;
-    send(res, 200, result);
+    send(res, 200, result, granted);
   }
 
   function answer(method: string, a: Record<string, unknown>): Record<string, unknown> {
@@ -484,6 +492,9 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     callsTo: (method) => calls.filter((c) => c.method === method && c.ok),
     rateLimit: (method, times, retryAfter) => {
       rateLimits.set(method, { times, retryAfter });
+    },
+    setScopes: (list) => {
+      scopes = list;
     },
     failNext: (method, error, times = 1, when) => {
       failures.set(method, { times, error, ...(when ? { when } : {}) });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { ConfigError, configSchema, loadConfig } from "../../src/config.ts";
+import { checkConfig, ConfigError, configSchema, loadConfig } from "../../src/config.ts";
 
 describe("config", () => {
   it("applies defaults to an empty environment", () => {
@@ -47,6 +47,22 @@ describe("config", () => {
     expect(() => loadConfig({ SLACK_APP_TOKEN: "xapp-1" })).toThrow(/without SLACK_BOT_TOKEN/);
     expect(() => loadConfig({ DISCORD_TOKEN: "t" })).toThrow(/DISCORD_APPLICATION_ID/);
     expect(loadConfig({ SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s" }).SLACK_BOT_TOKEN).toBe("xoxb-1");
+  });
+
+  it("lists every problem at once: invalid variables and, among the valid ones, those that disagree", () => {
+    const check = checkConfig({ CAIRN_MAX_CONCURRENCY: "lots", DISCORD_TOKEN: "t", CAIRN_CURATOR_STALE_DAYS: "40", DISCORD_GUILD_ID: "x" });
+    expect(check.problems).toHaveLength(4);
+    expect(check.problems[0]).toMatch(/^CAIRN_MAX_CONCURRENCY: .*\(got "lots"\)$/);
+    expect(check.problems[1]).toMatch(/^DISCORD_GUILD_ID: expected a Discord id/);
+    expect(check.problems.slice(2)).toEqual([
+      "DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal",
+      "CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived",
+    ]);
+    expect([...check.invalid]).toEqual(["CAIRN_MAX_CONCURRENCY", "DISCORD_GUILD_ID"]);
+    // The rest of the settings are read, the invalid ones at their defaults.
+    expect(check.config).toMatchObject({ CAIRN_MAX_CONCURRENCY: 64, DISCORD_TOKEN: "t", CAIRN_CURATOR_STALE_DAYS: 40 });
+    // A disagreement about a variable that is itself invalid is not said twice.
+    expect(checkConfig({ DISCORD_TOKEN: "t", DISCORD_APPLICATION_ID: "nope" }).problems).toEqual([expect.stringMatching(/^DISCORD_APPLICATION_ID: expected a Discord id/)]);
   });
 
   it("reads the schedules: defaults, six-field expressions, zones; a bad expression or zone stops start-up naming the variable", () => {

@@ -141,20 +141,30 @@ describe("createModelClient against the fake API", () => {
     expect(warnings[0]?.obj).toMatchObject({ attempt: 1, status: 529 });
   });
 
-  it("honours retry-after (seconds) and retry-after-ms, capped at maxDelayMs", async () => {
+  it("honours retry-after (seconds) and retry-after-ms beyond its own backoff ceiling, up to maxRetryAfterMs", async () => {
     fake.enqueue(
       { error: 429, retryAfter: 3 },
       { error: 429, retryAfter: 30 },
       { error: 429, retryAfterMs: 1234 },
+      { error: 429, retryAfter: 600 },
       { text: "ok" },
     );
-    const { model, delays } = client({ maxDelayMs: 8000 });
+    const { model, delays } = client({ maxAttempts: 5, maxDelayMs: 8000, maxRetryAfterMs: 60_000, random: () => 0 });
 
     const msg = await model.create(params());
 
     expect(msg.content).toMatchObject([{ type: "text", text: "ok" }]);
-    expect(delays).toEqual([3000, 8000, 1234]);
-    expect(fake.requests).toHaveLength(4);
+    expect(delays).toEqual([3000, 30_000, 1234, 60_000]);
+    expect(fake.requests).toHaveLength(5);
+  });
+
+  it("spreads the retries of a rate limit: up to baseDelayMs of jitter on top of retry-after", async () => {
+    fake.enqueue({ error: 429, retryAfter: 2 }, { text: "ok" });
+    const { model, delays } = client({ baseDelayMs: 500, random: () => 0.5 });
+
+    await model.create(params());
+
+    expect(delays).toEqual([2250]);
   });
 
   it("gives up after maxAttempts on a lasting 529", async () => {

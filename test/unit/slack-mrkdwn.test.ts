@@ -35,6 +35,9 @@ describe("toMrkdwn inline", () => {
     const mass = "<!here> <!channel> <!everyone> <!subteam^S12|@ops> <!here|here>";
     expect(convertInline(mass)).toBe("&lt;!here&gt; &lt;!channel&gt; &lt;!everyone&gt; &lt;!subteam^S12|@ops&gt; &lt;!here|here&gt;");
     expect(toMrkdwn(`**Heads up** ${mass}`)).not.toMatch(/<!(?:here|channel|everyone|subteam)/);
+    // Unless an admin lets them through (CAIRN_ALLOW_MASS_MENTIONS), everywhere a line can hold them.
+    expect(convertInline(mass, { massMentions: true })).toBe(mass);
+    expect(toMrkdwn(`# Heads up <!channel>\n- ${mass}\n> <!here>`, { massMentions: true })).toBe(`*Heads up <!channel>*\n• ${mass}\n> <!here>`);
     expect(escapeKeepingSequences("<@U1> says 1 < 2 & <b>")).toBe("<@U1> says 1 &lt; 2 &amp; &lt;b&gt;");
   });
 });

@@ -36,7 +36,7 @@ import { handleInteraction } from "./commands.ts";
 import { MessageHandler } from "./messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
-import { channelTarget } from "./target.ts";
+import { allowedMentions, channelTarget } from "./target.ts";
 import { TYPING_INTERVAL_MS } from "./typing.ts";
 
 export interface DiscordSettings {
@@ -44,6 +44,8 @@ export interface DiscordSettings {
   applicationId: string;
   /** REST base (discord.js `rest.api`, e.g. http://127.0.0.1:8080/api); the gateway URL then comes from its GET /gateway/bot. */
   apiUrl?: string;
+  /** Replies may ping @everyone, @here and roles (CAIRN_ALLOW_MASS_MENTIONS); default: they never do. */
+  allowMassMentions?: boolean;
 }
 
 /** Timings tests shorten; production uses the defaults. */
@@ -87,13 +89,15 @@ export async function startDiscord(host: AdapterHost, cfg: DiscordSettings, base
 /** The Discord adapter for these settings; `start` wires the gateway's events to the core and logs in. */
 export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: DiscordTuning = {}): DiscordAdapter {
   const log = baseLog.child({ platform: "discord" });
+  const mentions = allowedMentions(cfg.allowMassMentions === true);
   const client = new Client({
     intents: [...DISCORD_INTENTS],
     partials: [...DISCORD_PARTIALS],
     ...(cfg.apiUrl ? { rest: { api: cfg.apiUrl } } : {}),
-    // Defaults for every message the client sends: model text never pings anyone by accident,
-    // and a reply to a message deleted meanwhile is still posted.
-    allowedMentions: { parse: [], repliedUser: true },
+    // Defaults for every message the client sends: model text never pings anyone by accident (mass
+    // mentions only where an admin allowed them), and a reply to a message deleted meanwhile is
+    // still posted.
+    allowedMentions: mentions,
     failIfNotExists: false,
   });
   const botId = (): string => {
@@ -114,7 +118,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     const channel =
       target.kind === "dm" ? await (await client.users.fetch(target.person)).createDM() : await client.channels.fetch(target.threadId ?? target.channel);
     if (!channel?.isSendable()) throw new Error(`cannot post to Discord channel ${target.kind === "dm" ? `DM of ${target.person}` : target.channel}`);
-    return channelTarget(channel);
+    return channelTarget(channel, mentions);
   };
   const adapter: DiscordAdapter = {
     platform: "discord",
@@ -143,7 +147,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
 
   /** Wires the gateway's events to the core, then logs in and waits for the guilds. */
   async function connect(core: CorePort): Promise<void> {
-    const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS });
+    const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS, mentions });
 
     const track = (what: string, work: () => Promise<void>): void => {
       if (stopping) return;

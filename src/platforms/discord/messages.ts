@@ -7,7 +7,7 @@
  * arrival order (classification can wait on REST, a reply's reference, and a later message must
  * not overtake an earlier one); the core keeps that order through the turn and the posting.
  */
-import type { Message } from "discord.js";
+import type { Message, MessageMentionOptions } from "discord.js";
 import type { CorePort } from "../../core/adapter.ts";
 import { errText, type Logger } from "../../log.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
@@ -19,6 +19,8 @@ export interface MessageHandlerDeps {
   log: Logger;
   botId: () => string;
   typingIntervalMs: number;
+  /** What replies may ping (target.ts allowedMentions). */
+  mentions: MessageMentionOptions;
 }
 
 export class MessageHandler {
@@ -34,14 +36,14 @@ export class MessageHandler {
   }
 
   private async start(message: Message): Promise<{ answered: Promise<void> }> {
-    const { core, botId, typingIntervalMs, log } = this.deps;
+    const { core, botId, typingIntervalMs, log, mentions } = this.deps;
     const { decision, inbound } = await classify(message, { botId: botId() });
     const channel = message.channel;
     if (decision.kind === "ignore" || !channel.isSendable()) {
       log.trace({ message: message.id, reason: decision.kind === "ignore" ? decision.reason : "not_sendable" }, "message ignored");
       return { answered: Promise.resolve() };
     }
-    const target = messageTarget(message, channel, typingIntervalMs, (err) => log.debug({ err: errText(err), channel: message.channelId }, "typing indicator failed"));
+    const target = messageTarget(message, channel, typingIntervalMs, (err) => log.debug({ err: errText(err), channel: message.channelId }, "typing indicator failed"), mentions);
     if (decision.kind === "notice") {
       // cairn reads text only: a textless message addressed to it gets a hint instead of a turn.
       const notice = target.send(NOTICES[decision.notice]).then(

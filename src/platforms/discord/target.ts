@@ -6,30 +6,38 @@
  *   `failIfNotExists: false` still posts it if that message was deleted meanwhile. In DMs parts are
  *   plain messages.
  * - Mentions never ping from model text: `parse: []` keeps "@everyone", roles and users inert; only
- *   the person replied to is notified.
+ *   the person replied to is notified (unless an admin lets mass mentions through: `allowedMentions`).
  * - A REST 429 is waited out by discord.js and the same call retried, so a part arrives once.
  * - While cairn works, the channel shows "cairn is typing…".
  */
-import type { Message, SendableChannels } from "discord.js";
+import type { Message, MessageMentionOptions, SendableChannels } from "discord.js";
 import type { ReplyTarget } from "../../core/adapter.ts";
 import { richEmbeds } from "./rich.ts";
 import { startTyping, type Typing } from "./typing.ts";
 
-const NO_PINGS = { parse: [] as [], repliedUser: true };
+/**
+ * What cairn's posts may ping: the person replied to; with `massMentions` (CAIRN_ALLOW_MASS_MENTIONS,
+ * an admin's choice) also @everyone, @here and roles. Users named in the text never are.
+ */
+export function allowedMentions(massMentions: boolean): MessageMentionOptions {
+  return { parse: massMentions ? ["everyone", "roles"] : [], repliedUser: true };
+}
+
+const NO_PINGS = allowedMentions(false);
 
 /**
  * A channel, thread or DM channel: send, edit and delete cairn's own parts there. The core's rich
  * posts (a report) go as one message of embeds, or not at all when they do not fit (rich.ts).
  */
-export function channelTarget(channel: SendableChannels): ReplyTarget {
+export function channelTarget(channel: SendableChannels, mentions: MessageMentionOptions = NO_PINGS): ReplyTarget {
   return {
     channelId: channel.id,
-    send: async (content) => (await channel.send({ content, allowedMentions: NO_PINGS })).id,
+    send: async (content) => (await channel.send({ content, allowedMentions: mentions })).id,
     sendRich: async (post) => {
       const embeds = richEmbeds(post);
-      return embeds ? (await channel.send({ embeds, allowedMentions: NO_PINGS })).id : null;
+      return embeds ? (await channel.send({ embeds, allowedMentions: mentions })).id : null;
     },
-    edit: async (id, content) => void (await channel.messages.edit(id, { content, allowedMentions: NO_PINGS })),
+    edit: async (id, content) => void (await channel.messages.edit(id, { content, allowedMentions: mentions })),
     remove: async (id) => void (await channel.messages.delete(id)),
   };
 }
@@ -39,8 +47,14 @@ export function channelTarget(channel: SendableChannels): ReplyTarget {
  * screen (a status, a draft or the answer): after that the text itself says cairn is at work, and a
  * typing call landing after the answer would show cairn typing again for 10 s.
  */
-export function messageTarget(message: Message, channel: SendableChannels, typingIntervalMs: number, onTypingError: (err: unknown) => void): ReplyTarget {
-  const base = channelTarget(channel);
+export function messageTarget(
+  message: Message,
+  channel: SendableChannels,
+  typingIntervalMs: number,
+  onTypingError: (err: unknown) => void,
+  mentions: MessageMentionOptions = NO_PINGS,
+): ReplyTarget {
+  const base = channelTarget(channel, mentions);
   let referenced = !message.inGuild();
   let typing: Typing | null = null;
   return {
@@ -49,7 +63,7 @@ export function messageTarget(message: Message, channel: SendableChannels, typin
       typing?.stop();
       if (referenced) return base.send(content);
       referenced = true;
-      return (await message.reply({ content, allowedMentions: NO_PINGS, failIfNotExists: false })).id;
+      return (await message.reply({ content, allowedMentions: mentions, failIfNotExists: false })).id;
     },
     working: async () => {
       typing = startTyping(channel, typingIntervalMs, onTypingError);

@@ -31,8 +31,9 @@ import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
+import { DEFAULT_SLACK_API_URL } from "./settings.ts";
 
-export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
+export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
 export const SLACK_EVENTS_PATH = "/slack/events";
 
@@ -60,6 +61,8 @@ export interface SlackSettings {
   /** How long `stop()` waits for answers in flight. */
   drainMs?: number;
   contextLimits?: ContextLimits;
+  /** Replies keep `<!channel>`, `<!here>`, `<!everyone>` and `<!subteam^…>` (CAIRN_ALLOW_MASS_MENTIONS); default: shown as text. */
+  allowMassMentions?: boolean;
 }
 
 export interface SlackHandle extends PlatformAdapter {
@@ -122,7 +125,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
   return {
     platform: "slack",
     capabilities,
-    render: toMrkdwn,
+    render: (markdown) => toMrkdwn(markdown, { massMentions: cfg.allowMassMentions === true }),
     mode,
     get port() {
       return connected?.port ?? null;

@@ -6,11 +6,19 @@
  * be escaped everywhere, code included, except in Slack's own sequences (`<@U123>`, `<#C1>`,
  * `<https://...|label>`), which the model may write on purpose to mention people. Mass mentions
  * (`<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^…>`) are escaped too, so they show as text:
- * anyone can ask cairn to repeat one, and a bot must not ping a whole channel for them.
+ * anyone can ask cairn to repeat one, and a bot must not ping a whole channel for them, unless an
+ * admin lets them through (`massMentions`, from CAIRN_ALLOW_MASS_MENTIONS).
  */
 
 /** Slack's own `<...>` sequences: user, channel and special mentions, and links. Kept verbatim. */
 const SLACK_SEQUENCE = /<(?:(?:[@#]|!(?!(?:channel|here|everyone|subteam\^)))[A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
+/** The same, mass mentions included. */
+const SLACK_SEQUENCE_WITH_MASS = /<(?:[@#!][A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
+
+export interface MrkdwnOptions {
+  /** Keep `<!channel>`, `<!here>`, `<!everyone>` and `<!subteam^…>` as Slack sequences (they ping). Default false. */
+  massMentions?: boolean;
+}
 
 export function escapeText(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -38,7 +46,7 @@ function plainLabel(label: string): string {
 }
 
 /** Inline Markdown of one line to mrkdwn. */
-export function convertInline(line: string): string {
+export function convertInline(line: string, opts: MrkdwnOptions = {}): string {
   // Protected pieces wait in `slots` behind private-use characters, which no Markdown rule touches.
   const slots: string[] = [];
   const protect = (s: string): string => `\uE000${slots.push(s) - 1}\uE000`;
@@ -48,7 +56,7 @@ export function convertInline(line: string): string {
   // then links, before escaping what is left.
   s = s.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, (_m, _ticks: string, code: string) => protect(`\`${escapeText(code)}\``));
   s = s.replace(/\\([\\`*_{}[\]()#+\-.!|~<>])/g, (_m, ch: string) => protect(escapeText(ch)));
-  s = s.replace(SLACK_SEQUENCE, (m) => protect(m));
+  s = s.replace(opts.massMentions ? SLACK_SEQUENCE_WITH_MASS : SLACK_SEQUENCE, (m) => protect(m));
   s = s.replace(/!\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g, (_m, alt: string, url: string) =>
     protect(`<${escapeUrl(url)}|${plainLabel(alt) || "image"}>`),
   );
@@ -78,7 +86,7 @@ const QUOTE = /^\s{0,3}>\s?(.*)$/;
 const BULLETS = ["•", "◦", "▪"];
 
 /** Markdown to Slack mrkdwn. */
-export function toMrkdwn(markdown: string): string {
+export function toMrkdwn(markdown: string, opts: MrkdwnOptions = {}): string {
   const lines = markdown.replace(/\r\n?/g, "\n").split("\n");
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
@@ -112,7 +120,7 @@ export function toMrkdwn(markdown: string): string {
 
     const heading = HEADING.exec(line);
     if (heading) {
-      const text = convertInline(heading[2]!.replace(/\*\*|__/g, "")).trim();
+      const text = convertInline(heading[2]!.replace(/\*\*|__/g, ""), opts).trim();
       if (text) out.push(`*${text}*`);
       continue;
     }
@@ -124,22 +132,22 @@ export function toMrkdwn(markdown: string): string {
     if (bullet) {
       const level = Math.floor(bullet[1]!.replace(/\t/g, "    ").length / 2);
       const task = bullet[2] === undefined ? "" : bullet[2] === " " ? "☐ " : "☑ ";
-      out.push(`${"    ".repeat(level)}${BULLETS[Math.min(level, BULLETS.length - 1)]} ${task}${convertInline(bullet[3]!)}`);
+      out.push(`${"    ".repeat(level)}${BULLETS[Math.min(level, BULLETS.length - 1)]} ${task}${convertInline(bullet[3]!, opts)}`);
       continue;
     }
     const ordered = ORDERED.exec(line);
     if (ordered) {
       const level = Math.floor(ordered[1]!.replace(/\t/g, "    ").length / 2);
-      out.push(`${"    ".repeat(level)}${ordered[2]}. ${convertInline(ordered[3]!)}`);
+      out.push(`${"    ".repeat(level)}${ordered[2]}. ${convertInline(ordered[3]!, opts)}`);
       continue;
     }
     const quote = QUOTE.exec(line);
     if (quote) {
       // The `>` stays a quote marker; everything after it is escaped like any text.
-      out.push(`> ${convertInline(quote[1]!)}`.trimEnd());
+      out.push(`> ${convertInline(quote[1]!, opts)}`.trimEnd());
       continue;
     }
-    out.push(convertInline(line.trimEnd()));
+    out.push(convertInline(line.trimEnd(), opts));
   }
   return out.join("\n").replace(/\n{3,}/g, "\n\n").trim();
 }

@@ -2,6 +2,9 @@
 import type { Config } from "../../config.ts";
 import type { SlackSettings } from "./adapter.ts";
 
+/** Here rather than in adapter.ts: `cairn doctor` calls the Web API without loading Bolt. */
+export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
+
 /** Null when SLACK_BOT_TOKEN is not set (Slack is off); startSlack checks the rest. */
 export function slackSettings(cfg: Config): SlackSettings | null {
   if (!cfg.SLACK_BOT_TOKEN) return null;
@@ -11,5 +14,6 @@ export function slackSettings(cfg: Config): SlackSettings | null {
     ...(cfg.SLACK_SIGNING_SECRET ? { signingSecret: cfg.SLACK_SIGNING_SECRET } : {}),
     ...(cfg.SLACK_API_URL ? { apiUrl: cfg.SLACK_API_URL } : {}),
     port: cfg.PORT,
+    allowMassMentions: cfg.CAIRN_ALLOW_MASS_MENTIONS,
   };
 }

@@ -89,3 +89,9 @@ export type Job = Prisma.JobModel
  * A weekly self-review: the numbers (from the database, never the model) and the text as posted.
  */
 export type Report = Prisma.ReportModel
+/**
+ * Model ErasureRequest
+ * A person's "forget me", waiting for "forget me confirm": in the database, so the confirmation
+ * may reach another replica than the request, or the same one after a restart.
+ */
+export type ErasureRequest = Prisma.ErasureRequestModel

@@ -64,7 +64,8 @@ export const ModelName = {
   ReplyTrace: 'ReplyTrace',
   Correction: 'Correction',
   Job: 'Job',
-  Report: 'Report'
+  Report: 'Report',
+  ErasureRequest: 'ErasureRequest'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -321,6 +322,15 @@ export const ReportScalarFieldEnum = {
 } as const
 
 export type ReportScalarFieldEnum = (typeof ReportScalarFieldEnum)[keyof typeof ReportScalarFieldEnum]
+
+
+export const ErasureRequestScalarFieldEnum = {
+  personId: 'personId',
+  workspaceId: 'workspaceId',
+  requestedAt: 'requestedAt'
+} as const
+
+export type ErasureRequestScalarFieldEnum = (typeof ErasureRequestScalarFieldEnum)[keyof typeof ErasureRequestScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -410,7 +410,8 @@ export const ModelName = {
   ReplyTrace: 'ReplyTrace',
   Correction: 'Correction',
   Job: 'Job',
-  Report: 'Report'
+  Report: 'Report',
+  ErasureRequest: 'ErasureRequest'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -426,7 +427,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1466,6 +1467,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ErasureRequest: {
+      payload: Prisma.$ErasureRequestPayload<ExtArgs>
+      fields: Prisma.ErasureRequestFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ErasureRequestFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ErasureRequestFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>
+        }
+        findFirst: {
+          args: Prisma.ErasureRequestFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ErasureRequestFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>
+        }
+        findMany: {
+          args: Prisma.ErasureRequestFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>[]
+        }
+        create: {
+          args: Prisma.ErasureRequestCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>
+        }
+        createMany: {
+          args: Prisma.ErasureRequestCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ErasureRequestCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>[]
+        }
+        delete: {
+          args: Prisma.ErasureRequestDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>
+        }
+        update: {
+          args: Prisma.ErasureRequestUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>
+        }
+        deleteMany: {
+          args: Prisma.ErasureRequestDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ErasureRequestUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ErasureRequestUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>[]
+        }
+        upsert: {
+          args: Prisma.ErasureRequestUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ErasureRequestPayload>
+        }
+        aggregate: {
+          args: Prisma.ErasureRequestAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateErasureRequest>
+        }
+        groupBy: {
+          args: Prisma.ErasureRequestGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ErasureRequestGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ErasureRequestCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ErasureRequestCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1742,6 +1817,15 @@ export const ReportScalarFieldEnum = {
 export type ReportScalarFieldEnum = (typeof ReportScalarFieldEnum)[keyof typeof ReportScalarFieldEnum]
 
 
+export const ErasureRequestScalarFieldEnum = {
+  personId: 'personId',
+  workspaceId: 'workspaceId',
+  requestedAt: 'requestedAt'
+} as const
+
+export type ErasureRequestScalarFieldEnum = (typeof ErasureRequestScalarFieldEnum)[keyof typeof ErasureRequestScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -1963,6 +2047,7 @@ export type GlobalOmitConfig = {
   correction?: Prisma.CorrectionOmit
   job?: Prisma.JobOmit
   report?: Prisma.ReportOmit
+  erasureRequest?: Prisma.ErasureRequestOmit
 }
 
 /* Types for Logging */

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "Message_authorId_createdAt_idx" ON "Message"("authorId", "createdAt");
