@@ -24,6 +24,15 @@ const flag = (def: boolean) =>
     .transform((v) => v?.toLowerCase())
     .pipe(z.enum(["true", "false", "1", "0", "yes", "no", "on", "off"], { message: "expected true or false" }).optional())
     .transform((v) => (v === undefined ? def : ["true", "1", "yes", "on"].includes(v)));
+/** A TCP port; empty or unset = none. */
+const optionalPort = optionalString.pipe(
+  z.coerce
+    .number<string | undefined>({ message: "expected a port number" })
+    .int({ message: "expected a port from 1 to 65535" })
+    .min(1, { message: "expected a port from 1 to 65535" })
+    .max(65_535, { message: "expected a port from 1 to 65535" })
+    .optional(),
+);
 
 const discordId = z.string().regex(/^\d{17,20}$/, { message: "expected a Discord id (17 to 20 digits)" });
 
@@ -103,6 +112,9 @@ export const configSchema = z.object({
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_API_URL: optionalString,
   PORT: int(3000, 1, 65_535),
+  // /healthz, /readyz and /metrics on a port of their own, in every mode (Slack's HTTP mode also serves them on PORT).
+  CAIRN_HEALTH_PORT: optionalPort,
+  CAIRN_HEALTH_HOST: optionalString,
   DISCORD_TOKEN: optionalString,
   DISCORD_APPLICATION_ID: optionalString.pipe(discordId.optional()),
   DISCORD_API_URL: optionalString.pipe(z.url({ message: "expected a URL like https://discord.com/api" }).optional()),
@@ -144,6 +156,9 @@ function crossCheck(cfg: Config): CrossProblem[] {
   }
   if (cfg.DISCORD_TOKEN && !cfg.DISCORD_APPLICATION_ID) {
     problems.push({ keys: ["DISCORD_TOKEN", "DISCORD_APPLICATION_ID"], text: "DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal" });
+  }
+  if (cfg.CAIRN_HEALTH_PORT !== undefined && cfg.CAIRN_HEALTH_PORT === cfg.PORT && cfg.SLACK_BOT_TOKEN && cfg.SLACK_SIGNING_SECRET && !cfg.SLACK_APP_TOKEN) {
+    problems.push({ keys: ["CAIRN_HEALTH_PORT", "PORT"], text: "CAIRN_HEALTH_PORT is PORT, where Slack's HTTP mode already serves /healthz, /readyz and /metrics: unset CAIRN_HEALTH_PORT or choose another port" });
   }
   if (cfg.CAIRN_CURATOR_ARCHIVE_DAYS <= cfg.CAIRN_CURATOR_STALE_DAYS) {
     problems.push({ keys: ["CAIRN_CURATOR_ARCHIVE_DAYS", "CAIRN_CURATOR_STALE_DAYS"], text: "CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived" });

@@ -13,6 +13,9 @@ import { slackAdapter } from "./platforms/slack/adapter.ts";
 import { slackSettings } from "./platforms/slack/settings.ts";
 import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./core/adapter.ts";
+import { Metrics } from "./ops/metrics.ts";
+import { healthRoutes } from "./ops/health.ts";
+import { startHealthServer, type HealthServer } from "./ops/server.ts";
 
 /** A signal this soon after the first is the same request arriving again, not a second one. */
 const REPEATED_SIGNAL_MS = 2_000;
@@ -92,16 +95,18 @@ async function main(): Promise<number> {
     maxAttempts: cfg.CAIRN_MODEL_MAX_ATTEMPTS,
     logger: log,
   });
-  const core = new Core({ database, model, settings: agentSettings(cfg), log });
-  await core.start();
+  const metrics = new Metrics();
+  const core = new Core({ database, model, settings: agentSettings(cfg), log, metrics });
 
-  // The configured platforms: each is attached to the core (its replies and the core's own posts
-  // go through it), then started.
+  // The configured platforms, made now so that /readyz names them (not connected) from the start.
+  // Each is attached to the core (its replies and the core's own posts go through it), then started.
   const adapters: PlatformAdapter[] = [];
+  // /healthz, /readyz and /metrics: beside /slack/events in Slack's HTTP mode, and on CAIRN_HEALTH_PORT when set.
+  const routes = healthRoutes({ database, metrics, log, adapters: () => platforms });
   // Adapters wait a little longer than the core for answers in flight: the core hands back what is
   // left before they disconnect.
   const adapterDrainMs = cfg.CAIRN_STOP_TIMEOUT_MS + 2_000;
-  if (slack) adapters.push(slackAdapter({ ...slack, drainMs: adapterDrainMs }, log));
+  if (slack) adapters.push(slackAdapter({ ...slack, routes, drainMs: adapterDrainMs }, log));
   if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
     adapters.push(
       discordAdapter(
@@ -111,8 +116,32 @@ async function main(): Promise<number> {
       ),
     );
   }
+  // No platform configured: the console chat (it attaches and starts itself in `run`).
+  const chat = consoleMode
+    ? new ConsoleAdapter({
+        input: process.stdin,
+        output: process.stdout,
+        user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,
+        prompt: process.stdin.isTTY === true,
+        color: process.stdout.isTTY === true,
+      })
+    : null;
+  const platforms: readonly PlatformAdapter[] = chat ? [...adapters, chat] : adapters;
+
+  let health: HealthServer | null = null;
+  if (cfg.CAIRN_HEALTH_PORT !== undefined) {
+    const port = cfg.CAIRN_HEALTH_PORT;
+    health = await startHealthServer(routes, { port, ...(cfg.CAIRN_HEALTH_HOST ? { host: cfg.CAIRN_HEALTH_HOST } : {}) }).catch(async (err: unknown) => {
+      await database.close();
+      throw new StartupError(listenProblem(err, port, "CAIRN_HEALTH_PORT", "CAIRN_HEALTH_HOST") ?? `could not serve CAIRN_HEALTH_PORT ${port}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    });
+    log.info({ port: health.port }, "health and metrics endpoints listening");
+  }
+  await core.start();
+
   for (const adapter of adapters) {
     await adapter.start(core.attach(adapter)).catch(async (err: unknown) => {
+      await health?.close();
       await database.close();
       // The platforms' own start-up errors are sentences already ("Slack rejected SLACK_BOT_TOKEN ...").
       throw new StartupError(listenProblem(err, cfg.PORT) ?? `${adapter.platform} did not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -122,17 +151,10 @@ async function main(): Promise<number> {
   // Reviews, reactions, lessons and the scheduled curator and report run on the job worker, after
   // replies, never in front of them.
   await core.startBackground();
-  if (consoleMode) {
-    // No platform configured: the console chat, until the input ends, /quit, or a signal. A signal
-    // exits through process.exit, so the log file's buffered lines are flushed.
+  if (chat) {
+    // The console chat, until the input ends, /quit, or a signal. A signal exits through
+    // process.exit, so the log file's buffered lines are flushed.
     void stopped.then(() => process.exit(0));
-    const chat = new ConsoleAdapter({
-      input: process.stdin,
-      output: process.stdout,
-      user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,
-      prompt: process.stdin.isTTY === true,
-      color: process.stdout.isTTY === true,
-    });
     await chat.run(core);
   } else {
     const signal = await stopped;
@@ -146,6 +168,7 @@ async function main(): Promise<number> {
   }
   // Jobs under way get a moment to finish; the rest are handed back through their leases.
   await core.stopBackground(5_000);
+  await health?.close();
   await database.close();
   return 0;
 }

@@ -41,9 +41,14 @@ export function databaseProblem(url: string, err: unknown): string {
   return `could not open the SQLite database ${path}: ${message}.`;
 }
 
-/** A port already taken, said as such; null for any other error. */
-export function listenProblem(err: unknown, port: number): string | null {
-  if (codeOf(err) === "EADDRINUSE") return `port ${port} is already in use: stop what holds it, or set PORT to a free one.`;
-  if (codeOf(err) === "EACCES") return `not allowed to listen on port ${port}: use a port above 1023, or set PORT.`;
+/**
+ * A port already taken (or not allowed), said as such; null for any other error. `setting`: the
+ * variable that chose the port; `hostSetting`: the one that chose the address, if any.
+ */
+export function listenProblem(err: unknown, port: number, setting = "PORT", hostSetting?: string): string | null {
+  const code = codeOf(err);
+  if (code === "EADDRINUSE") return `port ${port} is already in use: stop what holds it, or set ${setting} to a free one.`;
+  if (code === "EACCES") return `not allowed to listen on port ${port}: use a port above 1023, or set ${setting}.`;
+  if (hostSetting && (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")) return `cannot listen on port ${port}: ${hostSetting} is not an address of this machine (${code}); fix it or unset it.`;
   return null;
 }

@@ -120,6 +120,11 @@ export interface PlatformAdapter {
   start(core: CorePort): Promise<void>;
   /** Stops taking events, lets replies in flight finish (bounded), disconnects. */
   stop(): Promise<void>;
+  /**
+   * Whether the adapter is started and its link to the platform is up now (a socket open, a server
+   * listening): what `/readyz` reports. Absent: the adapter cannot tell, and counts as connected.
+   */
+  connected?(): boolean;
   /** The place a post the core starts itself goes to (a DM is opened if need be). */
   open(target: PostTarget): Promise<ReplyTarget>;
   /**

@@ -47,6 +47,9 @@ import { withCorrection } from "../learning/correction-frame.ts";
 import type { JobHandler } from "../jobs/worker.ts";
 import { Scheduler } from "../jobs/scheduler.ts";
 import { DEFAULT_SCHEDULES, type ScheduleSettings } from "../jobs/schedules.ts";
+import { Metrics } from "../ops/metrics.ts";
+import { instrumentModel } from "../ops/model-metrics.ts";
+import { countDelivery, countTurn } from "../ops/core-metrics.ts";
 
 export interface AgentSettings {
   model: string;
@@ -84,6 +87,8 @@ export interface CoreDeps {
   now?: () => Date;
   /** More job handlers for the worker (a kind already handled is taken over by the one given here). */
   handlers?: readonly JobHandler<unknown>[];
+  /** Where turns, model and tool calls, jobs and errors are counted (default: a new one, without process metrics). */
+  metrics?: Metrics;
 }
 
 /** Reactions that mean "yes, share it": Slack names and Discord's unicode characters. */
@@ -109,6 +114,10 @@ export class Core implements CorePort {
   readonly learning: Learning;
   /** The curator's and the report's slots, queued as jobs for the worker. */
   readonly scheduler: Scheduler;
+  /** What this core counts (GET /metrics). */
+  readonly metrics: Metrics;
+  /** The model, measured under what each call is for. */
+  private readonly models: { turn: ModelClient; summary: ModelClient };
   private readonly queue: KeyedQueue;
   /** Which process answers which stored message; renewed while turns run (leases.ts). */
   readonly leases: TurnLeases;
@@ -121,13 +130,15 @@ export class Core implements CorePort {
   constructor(private readonly deps: CoreDeps) {
     const db = deps.database.prisma;
     const s = deps.settings;
+    this.metrics = deps.metrics ?? new Metrics({ processMetrics: false });
+    this.models = { turn: instrumentModel(deps.model, this.metrics, "turn"), summary: instrumentModel(deps.model, this.metrics, "summary") };
     this.sessions = new SessionManager(deps.database, s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
     this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);
     this.skills = new SkillStore(db);
     const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database) as Tool];
-    this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"));
+    this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
@@ -151,7 +162,12 @@ export class Core implements CorePort {
       settings: { ...DEFAULT_RECOVERY, ...s.recovery },
       platforms: () => this.delivery.platforms(),
       inQueue: (key, work) => this.queue.run(key, work),
-      answer: async (place, sessionId, messageId) => this.turn(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, {}, null, this.leases.next()),
+      answer: async (place, sessionId, messageId) => {
+        const reply = await this.turn(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, {}, null, this.leases.next());
+        // A recovered turn is a turn like any other in the metrics.
+        this.metrics.turn(reply ? reply.status : "dropped_taken_over");
+        return reply;
+      },
       giveUp: async (place, sessionId, messageId, text) => {
         const reply = await this.history.recordReply(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, text, "failed", this.leases.next());
         return reply && { status: "failed", text, conversationId: place.conversation.id, replyMessageId: reply.id };
@@ -172,6 +188,7 @@ export class Core implements CorePort {
       settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: { ...DEFAULT_LEARNING, ...s.learning } },
       log: deps.log,
       now: this.now,
+      metrics: this.metrics,
     }, deps.handlers);
     this.scheduler = new Scheduler({
       queue: this.jobs,
@@ -182,6 +199,7 @@ export class Core implements CorePort {
       // In use: some workspace had talked to cairn before the slot.
       inUseBefore: async (at) => (await db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null,
     });
+    this.metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => this.queue.activeKeys });
   }
 
   /**
@@ -245,7 +263,7 @@ export class Core implements CorePort {
   attach(adapter: PlatformAdapter): CorePort {
     this.delivery.attach(adapter);
     return {
-      receive: (inbound, target) => this.delivery.receive(inbound, target, adapter),
+      receive: (inbound, target) => countDelivery(this.metrics, this.delivery.receive(inbound, target, adapter)),
       feedback: (event) => this.feedback(event),
       endSession: (inbound, reason) => this.endSession(inbound, reason),
       command: (inbound, name, args) => this.command(inbound, name, args),
@@ -255,12 +273,12 @@ export class Core implements CorePort {
 
   /** A message through the adapter attached last for its platform. */
   receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
-    return this.delivery.receive(inbound, target);
+    return countDelivery(this.metrics, this.delivery.receive(inbound, target));
   }
 
   /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */
   post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted> {
-    return this.delivery.post(platform, target, markdown, rich);
+    return countDelivery(this.metrics, this.delivery.post(platform, target, markdown, rich));
   }
 
   /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */
@@ -281,7 +299,11 @@ export class Core implements CorePort {
    * its reply are held under this process's lease until the answer is posted, so another process
    * finishes the turn if this one dies. Callers that post nothing themselves (tests) leave it off.
    */
-  async handle(received: Inbound, hooks: TurnHooks = {}, opts: { leased?: boolean } = {}): Promise<HandleResult> {
+  handle(received: Inbound, hooks: TurnHooks = {}, opts: { leased?: boolean } = {}): Promise<HandleResult> {
+    return countTurn(this.metrics, this.handleMessage(received, hooks, opts));
+  }
+
+  private async handleMessage(received: Inbound, hooks: TurnHooks, opts: { leased?: boolean }): Promise<HandleResult> {
     const lease = () => (opts.leased ? this.leases.next() : null);
     if (received.author.isBot) return { kind: "dropped", reason: "bot" };
     // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
@@ -445,7 +467,7 @@ export class Core implements CorePort {
         tools: this.tools.definitions(),
       });
       const result = await runToolLoop({
-        model: this.deps.model,
+        model: this.models.turn,
         request,
         tools: this.tools,
         ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: this.speakerName(place) },
@@ -464,6 +486,7 @@ export class Core implements CorePort {
         text = err.reason === "interrupted" ? MODEL_INTERRUPTED_REPLY : MODEL_UNAVAILABLE_REPLY;
       } else {
         log.error({ err }, "turn failed");
+        this.metrics.error("turn");
         text = INTERNAL_ERROR_REPLY;
       }
     }
@@ -550,7 +573,7 @@ export class Core implements CorePort {
     const kept = messages.slice(cut);
     let next: string;
     try {
-      next = await summarize(this.deps.model, s.summaryModel, summary, older);
+      next = await summarize(this.models.summary, s.summaryModel, summary, older);
     } catch (err) {
       this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "compression summary failed; dropping older turns");
       next = droppedNote(summary, older.length);

@@ -21,7 +21,27 @@ export interface Database {
   direct: DirectSql;
   provider: Provider;
   migrations: MigrateResult;
+  /**
+   * A round trip (`SELECT 1`); throws when the server cannot be reached or the database was closed
+   * (Prisma would quietly reopen a closed SQLite file).
+   */
+  ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** `ping` and a `close` that makes it fail from then on. */
+function withPing(prisma: Db, close: () => Promise<void>): Pick<Database, "ping" | "close"> {
+  let closed = false;
+  return {
+    async ping() {
+      if (closed) throw new Error("the database was closed");
+      await prisma.$queryRawUnsafe("SELECT 1");
+    },
+    close() {
+      closed = true;
+      return close();
+    },
+  };
 }
 
 export function providerOf(url: string): Provider {
@@ -79,14 +99,14 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     const direct = instrument(sqliteDirect(() => sqlite.connection(), sqlite.gate));
-    if (path === ":memory:") return { prisma, direct, provider, migrations, close: () => prisma.$disconnect() };
+    if (path === ":memory:") return { prisma, direct, provider, migrations, ...withPing(prisma, () => prisma.$disconnect()) };
     await prisma.$queryRawUnsafe(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     const checkpointer = startCheckpointer(path, opts.checkpointIntervalMs ?? 1_000);
     const close = async (): Promise<void> => {
       await checkpointer.stop();
       await prisma.$disconnect();
     };
-    return { prisma, direct, provider, migrations, close };
+    return { prisma, direct, provider, migrations, ...withPing(prisma, close) };
   }
   const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([
     import("pg"),
@@ -109,9 +129,9 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     direct: instrument(pgDirect(pool)),
     provider,
     migrations,
-    close: async () => {
+    ...withPing(prisma, async () => {
       await prisma.$disconnect();
       await pool.end();
-    },
+    }),
   };
 }

@@ -132,6 +132,12 @@ export class JobQueue {
     return this.db.job.findFirst({ where: { kind, startedAt: { not: null } }, orderBy: [{ startedAt: "desc" }, { createdAt: "desc" }] });
   }
 
+  /** Jobs queued (due or not) or running, by kind and status: the queue's depth, for the metrics. */
+  async depth(): Promise<{ kind: string; status: string; count: number }[]> {
+    const groups = await this.db.job.groupBy({ by: ["kind", "status"], where: { status: { in: ["queued", "running"] } }, _count: { _all: true } });
+    return groups.map((g) => ({ kind: g.kind, status: g.status, count: g._count._all }));
+  }
+
   /** Jobs of this kind waiting for a worker. */
   async countQueued(kind: string): Promise<number> {
     return this.db.job.count({ where: { kind, status: "queued" } });

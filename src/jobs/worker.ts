@@ -15,6 +15,7 @@
 import type { z } from "zod";
 import { errText, type Logger } from "../log.ts";
 import type { Claim, JobQueue } from "./queue.ts";
+import type { Metrics } from "../ops/metrics.ts";
 
 /** What a kind of job does with its (validated) payload. */
 export interface JobHandler<P = unknown> {
@@ -59,6 +60,7 @@ export class JobWorker {
     handlers: readonly JobHandler<unknown>[],
     private readonly log: Logger,
     opts: WorkerOptions = {},
+    private readonly metrics?: Metrics,
   ) {
     for (const h of handlers) this.handlers.set(h.kind, h);
     this.opts = { pollMs: 1_000, leaseMs: 30_000, concurrency: 2, backoffMs: 30_000, ...opts };
@@ -134,14 +136,17 @@ export class JobWorker {
     try {
       const result = await handler.run(parsePayload(handler, raw), signal);
       if (lost.signal.aborted || !(await this.queue.complete(claim, typeof result === "string" ? result : null))) {
+        this.metrics?.job(handler.kind, "lost");
         log.warn("the job's lease was taken over while it ran; its result is not recorded");
         return;
       }
+      this.metrics?.job(handler.kind, "done");
       log.info({ ms: Date.now() - started }, "job done");
     } catch (err) {
-      const final = err instanceof PayloadError;
+      const final = err instanceof PayloadError || claim.attempts >= claim.maxAttempts;
       const recorded = await this.queue.fail(claim, errText(err), { backoffMs: this.opts.backoffMs, final }).catch(() => false);
-      log.warn({ err: errText(err), final: final || claim.attempts >= claim.maxAttempts, recorded }, "job failed");
+      this.metrics?.job(handler.kind, final ? "failed" : "retry");
+      log.warn({ err: errText(err), final, recorded }, "job failed");
     } finally {
       clearInterval(renewal);
     }

@@ -10,6 +10,7 @@ import type { Platform } from "../core/types.ts";
 import type { AccessPolicy } from "../admission/access.ts";
 import type { Logger } from "../log.ts";
 import type { LearningSettings } from "./settings.ts";
+import type { Metrics } from "../ops/metrics.ts";
 import type { Corrections } from "./corrections.ts";
 import type { ReplyTraces } from "./traces.ts";
 import type { EmojiSignals } from "./emoji.ts";
@@ -26,6 +27,8 @@ export interface LearningDeps {
   settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };
   log: Logger;
   now: () => Date;
+  /** Where the jobs, their model calls and their tool calls are counted. */
+  metrics: Metrics;
 }
 
 export interface LearningContext extends LearningDeps {

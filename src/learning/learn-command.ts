@@ -175,7 +175,11 @@ function learnTools(core: Core, outcome: Outcome): ToolRegistry {
       },
     };
   });
-  return new ToolRegistry(tools, (err, tool) => core.log.error({ err, tool }, "learn tool failed unexpectedly"));
+  return new ToolRegistry(
+    tools,
+    (err, tool) => core.log.error({ err, tool }, "learn tool failed unexpectedly"),
+    (tool, result) => core.metrics.toolCall(tool, result),
+  );
 }
 
 async function run(core: Core, place: Place, material: Material): Promise<CommandReply> {

@@ -20,6 +20,7 @@ import { reviewJob, type ReviewPayload } from "./review.ts";
 import { reportJob } from "../report/job.ts";
 import { curatorJob } from "../curator/job.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
+import { instrumentModel } from "../ops/model-metrics.ts";
 
 export class Learning {
   readonly ctx: LearningContext;
@@ -29,13 +30,17 @@ export class Learning {
     const s = deps.settings.learning;
     this.ctx = {
       ...deps,
+      // Outside the jobs, the context's model serves commands (/cairn learn).
+      model: instrumentModel(deps.model, deps.metrics, "command"),
       corrections: new Corrections(deps.db, deps.now, s.correctionWindowMs),
       traces: new ReplyTraces(deps.db),
       signals: new EmojiSignals(s),
       reviewModel: s.reviewModel ?? deps.settings.model,
     };
-    const handlers = [feedbackJob(this.ctx), lessonJob(this.ctx), reviewJob(this.ctx), reportJob(this.ctx), curatorJob(this.ctx), ...extraHandlers];
-    this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker);
+    // Each job's model calls are counted under its kind.
+    const as = (purpose: string): LearningContext => ({ ...this.ctx, model: instrumentModel(deps.model, deps.metrics, purpose) });
+    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), reportJob(as("report")), curatorJob(as("curator")), ...extraHandlers];
+    this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker, deps.metrics);
   }
 
   /** The correction this message answers, when cairn asked its author for one here. */

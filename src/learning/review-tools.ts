@@ -10,7 +10,7 @@
  * - Once the job's lease is lost or the worker stops, nothing more is written.
  */
 import { z } from "zod";
-import { ToolError, ToolRegistry, type Tool, type ToolContext, type ToolWrite } from "../tools/registry.ts";
+import { ToolError, ToolRegistry, type Tool, type ToolContext, type ToolCallObserver, type ToolWrite } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillManageTool, skillsListTool, skillViewTool } from "../tools/skills.ts";
 import type { MemoryStore } from "../memory/store.ts";
@@ -57,6 +57,8 @@ export interface ReviewToolDeps {
   ledger: ReviewLedger;
   signal: AbortSignal;
   log: Logger;
+  /** Told of every call (the metrics count them). */
+  onCall?: ToolCallObserver;
 }
 
 /** A dedicated registry: only these four tools, each write guarded. */
@@ -65,6 +67,7 @@ export function reviewTools(deps: ReviewToolDeps): ToolRegistry {
   return new ToolRegistry(
     tools.map((t) => guarded(t, deps)),
     (err, tool) => deps.log.error({ err, tool }, "review tool failed unexpectedly"),
+    deps.onCall,
   );
 }
 

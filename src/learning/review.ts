@@ -76,7 +76,7 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
       ? memoryReviewPrompt(promptInput)
       : skillReviewPrompt({ ...promptInput, skillsRead: (await ctx.traces.get(p.workspaceId, p.replyMessageId))?.skills ?? [] });
   const ledger = new ReviewLedger(s.reviewMaxWrites);
-  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, ledger, signal, log });
+  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
   // The snapshot, speaker and summary are the conversation's, so the system prompt is byte-identical
   // to its turns'. The API's cache key starts with the tools, though, and a review lists only its
   // four: its calls share a cached prefix with each other (and a recent review of the session), not with the turns.

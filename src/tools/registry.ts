@@ -7,6 +7,7 @@ import { z } from "zod";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MemoryTarget, ProvenanceSource, Scope } from "../core/types.ts";
 import { UserFacingError } from "../core/errors.ts";
+import type { ToolResult } from "../ops/metrics.ts";
 
 export interface ToolContext {
   scope: Scope;
@@ -59,6 +60,9 @@ function formatIssues(error: z.ZodError): string {
     .join("\n");
 }
 
+/** Told of every call run through a registry (the metrics count them); unknown tools are named "unknown". */
+export type ToolCallObserver = (tool: string, result: ToolResult) => void;
+
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
   /** Derived once: the tool set is fixed, and the schemas sit in every request's cached prefix. */
@@ -67,6 +71,7 @@ export class ToolRegistry {
   constructor(
     tools: readonly Tool[],
     private readonly onUnexpected: (err: unknown, tool: string) => void = () => {},
+    private readonly onCall: ToolCallObserver = () => {},
   ) {
     for (const t of tools) this.tools.set(t.name, t);
   }
@@ -92,22 +97,29 @@ export class ToolRegistry {
   async execute(name: string, input: unknown, ctx: ToolContext): Promise<ToolOutcome> {
     const tool = this.tools.get(name);
     if (!tool) {
+      // The name is the model's invention: kept out of the metric's labels, which must stay few.
+      this.onCall("unknown", "invalid");
       return { isError: true, content: `Unknown tool '${name}'. Available tools: ${this.names().join(", ")}.` };
     }
     const parsed = tool.input.safeParse(input);
     if (!parsed.success) {
+      this.onCall(name, "invalid");
       return {
         isError: true,
         content: `Invalid arguments for ${name}; nothing was done. Fix these and call again:\n${formatIssues(parsed.error)}`,
       };
     }
     try {
-      return { isError: false, content: await tool.run(parsed.data, ctx) };
+      const content = await tool.run(parsed.data, ctx);
+      this.onCall(name, "ok");
+      return { isError: false, content };
     } catch (err) {
       if (err instanceof UserFacingError) {
+        this.onCall(name, "refused");
         return { isError: true, content: err.message };
       }
       this.onUnexpected(err, name);
+      this.onCall(name, "failed");
       return { isError: true, content: `${name} failed because of an internal error; nothing was changed. Tell the user it did not work, or try something else.` };
     }
   }

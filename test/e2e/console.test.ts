@@ -7,6 +7,7 @@ import { mkdtempSync, mkdirSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createServer, type AddressInfo } from "node:net";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, systemText, type FakeAnthropic } from "../fakes/anthropic.ts";
@@ -90,6 +91,19 @@ describe("npm start: the console chat", () => {
     const notAFile = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${folder}` }, []);
     expect(notAFile.code).toBe(1);
     expect(notAFile.stderr.trim()).toMatch(new RegExp(`^cairn could not start: could not open the SQLite file ${folder} \\([A-Z_]+\\): make sure its folder exists and is writable, or set DATABASE_URL to another file\\.$`));
+  });
+
+  it("says in one sentence that CAIRN_HEALTH_PORT is taken", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const taken = (holder.address() as AddressInfo).port;
+    try {
+      const busy = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${join(dir, "busy.db")}`, CAIRN_HEALTH_PORT: String(taken), CAIRN_HEALTH_HOST: "127.0.0.1" }, []);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr.trim()).toBe(`cairn could not start: port ${taken} is already in use: stop what holds it, or set CAIRN_HEALTH_PORT to a free one.`);
+    } finally {
+      holder.close();
+    }
   });
 
   it("chats, learns, remembers across restarts, and creates its database with migrations", async () => {

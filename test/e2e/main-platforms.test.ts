@@ -1,6 +1,7 @@
 /**
  * The real entry point with Slack (HTTP mode) and Discord configured at once: one process, one
- * core, both platforms answered, and a clean stop on SIGTERM.
+ * core, both platforms answered, the health and metrics endpoints on PORT and CAIRN_HEALTH_PORT,
+ * and a clean stop on SIGTERM.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 import { startFakeDiscord, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
+import { parsePrometheusText, sumOf } from "../support/prom-text.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -35,6 +37,7 @@ describe("npm start with Slack and Discord in one process", () => {
   let stderr = "";
   let dir: string;
   let port: number;
+  let healthPort: number;
   const dana: FakeUser = { id: "400000000000000001", username: "dana" };
 
   beforeAll(async () => {
@@ -47,6 +50,7 @@ describe("npm start with Slack and Discord in one process", () => {
     discord = await startFakeDiscord({ guilds: [{ id: "500000000000000001", name: "Acme", channels: [{ id: "500000000000000002", name: "general" }], members: [dana] }] });
     dir = mkdtempSync(join(tmpdir(), "cairn-main-"));
     port = await freePort();
+    healthPort = await freePort();
     child = spawn(join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
       cwd: root,
       env: {
@@ -59,6 +63,8 @@ describe("npm start with Slack and Discord in one process", () => {
         SLACK_SIGNING_SECRET: SIGNING_SECRET,
         SLACK_API_URL: slack.apiUrl,
         PORT: String(port),
+        CAIRN_HEALTH_PORT: String(healthPort),
+        CAIRN_HEALTH_HOST: "127.0.0.1",
         DISCORD_TOKEN: discord.token,
         DISCORD_APPLICATION_ID: discord.applicationId,
         DISCORD_API_URL: discord.apiUrl,
@@ -85,6 +91,17 @@ describe("npm start with Slack and Discord in one process", () => {
     const ask = discord.sendDm(dana, "hi from discord");
     const discordPost = await waitUntil("the Discord answer", () => discord.posts.find((p) => p.content === "Hello, Discord."), 15_000);
     expect(discordPost.channelId).toBe(ask.channel_id);
+
+    // Ready on both ports, naming both platforms; the metrics count the two answers.
+    for (const at of [port, healthPort]) {
+      const ready = await fetch(`http://127.0.0.1:${at}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: "ready", checks: { database: "ok", migrations: "ok", slack: "ok", discord: "ok" } });
+    }
+    const metrics = parsePrometheusText(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text());
+    expect(sumOf(metrics, "cairn_turns_total", { outcome: "ok" })).toBe(2);
+    expect(sumOf(metrics, "cairn_model_calls_total", { purpose: "turn", result: "ok" })).toBe(2);
+    expect(metrics.has("cairn_process_cpu_seconds_total")).toBe(true);
 
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");

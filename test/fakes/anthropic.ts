@@ -91,9 +91,17 @@ export interface StreamPace {
  */
 export type StreamFailure = "error" | "disconnect" | "stall";
 
+/** Token counts a reply reports; unset ones are estimated from the request and reply (cache ones left out). */
+export interface FakeUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
 export type Step =
-  | ({ text: string } & StreamPace)
-  | ({ toolUse: ToolUseSpec[]; text?: string } & StreamPace)
+  | ({ text: string; usage?: Partial<FakeUsage> } & StreamPace)
+  | ({ toolUse: ToolUseSpec[]; text?: string; usage?: Partial<FakeUsage> } & StreamPace)
   /**
    * A streamed reply that breaks after sending `streamThenFail` as text deltas ("" breaks before any
    * text). A non-streamed request gets a plain 529 instead: the whole request failed.
@@ -259,7 +267,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
     }
   }
 
-  function buildMessage(req: RecordedRequest, step: { text: string } | { toolUse: ToolUseSpec[]; text?: string }): FakeMessage {
+  function buildMessage(req: RecordedRequest, step: ({ text: string } | { toolUse: ToolUseSpec[]; text?: string }) & { usage?: Partial<FakeUsage> }): FakeMessage {
     const content: FakeBlock[] = [];
     if (step.text !== undefined) content.push({ type: "text", text: step.text, citations: null });
     if ("toolUse" in step) {
@@ -289,6 +297,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
       usage: {
         input_tokens: Math.max(1, Math.ceil((JSON.stringify(req.body.system ?? "") + JSON.stringify(req.body.messages)).length / 4)),
         output_tokens: Math.max(1, Math.ceil(outputChars / 4)),
+        ...step.usage,
       },
     };
   }
@@ -396,7 +405,7 @@ interface FakeMessage {
   stop_sequence: null;
   stop_details: null;
   container: null;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
 }
 
 function isAuthorized(headers: Record<string, string>, apiKey: string): boolean {

@@ -85,6 +85,22 @@ describe("config", () => {
     expect(zone).toBe('CAIRN_TIMEZONE: expected an IANA time zone like Europe/Paris, America/New_York or UTC (got "Mars/Olympus")');
   });
 
+  it("reads the health port and host: unset is none, a wrong port is named, PORT itself in Slack's HTTP mode is refused", () => {
+    for (const env of [{}, { CAIRN_HEALTH_PORT: "", CAIRN_HEALTH_HOST: "" }]) {
+      const cfg = loadConfig(env);
+      expect([cfg.CAIRN_HEALTH_PORT, cfg.CAIRN_HEALTH_HOST]).toEqual([undefined, undefined]);
+    }
+    expect(loadConfig({ CAIRN_HEALTH_PORT: " 9464 ", CAIRN_HEALTH_HOST: "127.0.0.1" })).toMatchObject({ CAIRN_HEALTH_PORT: 9464, CAIRN_HEALTH_HOST: "127.0.0.1" });
+    for (const bad of ["metrics", "0", "70000", "80.5"]) {
+      expect(() => loadConfig({ CAIRN_HEALTH_PORT: bad }), bad).toThrow(new RegExp(`CAIRN_HEALTH_PORT: expected a port.*\\(got "${bad}"\\)`));
+    }
+    const http = { SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s", PORT: "3000" };
+    expect(() => loadConfig({ ...http, CAIRN_HEALTH_PORT: "3000" })).toThrow(/CAIRN_HEALTH_PORT is PORT/);
+    expect(loadConfig({ ...http, CAIRN_HEALTH_PORT: "9464" }).CAIRN_HEALTH_PORT).toBe(9464);
+    // Without Slack's HTTP mode nothing else listens on PORT.
+    expect(loadConfig({ CAIRN_HEALTH_PORT: "3000" }).CAIRN_HEALTH_PORT).toBe(3000);
+  });
+
   it("documents every variable of the schema in .env.example", () => {
     const example = readFileSync(new URL("../../.env.example", import.meta.url), "utf8");
     for (const key of Object.keys(configSchema.shape)) expect(example, key).toMatch(new RegExp(`^#? ?${key}=`, "m"));

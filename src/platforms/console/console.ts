@@ -41,6 +41,8 @@ export class ConsoleAdapter implements PlatformAdapter {
     minEditIntervalMs: 0,
   };
 
+  private running = false;
+
   constructor(private readonly opts: ConsoleOptions) {}
 
   render(markdown: string): string {
@@ -48,9 +50,18 @@ export class ConsoleAdapter implements PlatformAdapter {
   }
 
   /** A terminal has nothing to connect to: `run` reads the input once attached. */
-  async start(): Promise<void> {}
+  async start(): Promise<void> {
+    this.running = true;
+  }
 
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    this.running = false;
+  }
+
+  /** Connected while the chat reads its input. */
+  connected(): boolean {
+    return this.running;
+  }
 
   /** The core's own posts (a question, a report) are printed like an answer. */
   async open(): Promise<ReplyTarget> {
@@ -110,6 +121,7 @@ export class ConsoleAdapter implements PlatformAdapter {
       showPrompt();
     }
     rl.close();
+    await this.stop();
   }
 }
 

@@ -22,6 +22,7 @@ import {
   GatewayIntentBits,
   Partials,
   RESTEvents,
+  Status,
   type Message,
   type MessageReaction,
   type PartialMessage,
@@ -126,6 +127,8 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     // Markdown is Discord's own format.
     render: (markdown) => markdown,
     start: (core) => connect(core),
+    // Ready, and every gateway shard up (a shard resuming or identifying again is not).
+    connected: () => !stopping && client.isReady() && client.ws.shards.every((shard) => shard.status === Status.Ready),
     open,
     client,
     async idle() {

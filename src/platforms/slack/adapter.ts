@@ -32,6 +32,7 @@ import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
+import type { HttpRoutes } from "../../ops/health.ts";
 
 export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
@@ -63,6 +64,8 @@ export interface SlackSettings {
   contextLimits?: ContextLimits;
   /** Replies keep `<!channel>`, `<!here>`, `<!everyone>` and `<!subteam^…>` (CAIRN_ALLOW_MASS_MENTIONS); default: shown as text. */
   allowMassMentions?: boolean;
+  /** HTTP mode: other paths served on the same port, ahead of Bolt (health and metrics). */
+  routes?: HttpRoutes;
 }
 
 export interface SlackHandle extends PlatformAdapter {
@@ -98,6 +101,8 @@ interface Connected {
   client: SlackClient;
   bot: BotIdentity;
   port: number | null;
+  /** The socket is open (Socket Mode) or the server listens (HTTP mode), and stop() was not called. */
+  connected(): boolean;
   stop(): Promise<void>;
 }
 
@@ -136,6 +141,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
     async start(core) {
       connected = await connect(core, cfg, mode, log);
     },
+    connected: () => connected?.connected() ?? false,
     async open(target: PostTarget): Promise<ReplyTarget> {
       const { client } = running();
       if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined);
@@ -170,7 +176,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   const bot = await identify(new webApi.WebClient(cfg.botToken, clientOptions));
   slog.info({ bot: bot.userId, team: bot.teamId }, "slack identity checked");
 
-  const receiver: Receiver =
+  const socket =
     mode === "socket"
       ? new SocketModeReceiver({
           appToken: cfg.appToken ?? "",
@@ -178,7 +184,9 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
           // The Socket Mode client makes its own apps.connections.open call; point it at the same API.
           installerOptions: { clientOptions: { slackApiUrl } },
         })
-      : guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog);
+      : null;
+  const receiver: Receiver =
+    socket ?? guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog, cfg.routes);
 
   // botId and botUserId are passed so Bolt does not call auth.test again; its ignoreSelf middleware
   // uses them to drop the bot's own messages and reactions (the 👀 it adds).
@@ -262,12 +270,26 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     })();
     return stopped;
   };
-  return { client, bot, port, stop };
+  const connected = (): boolean => {
+    if (stopping) return false;
+    // WebSocket.OPEN: the client reconnects on its own; while it does, cairn hears nothing.
+    if (socket) return socket.client.websocket?.readyState === 1;
+    return server?.listening === true;
+  };
+  return { client, bot, port, connected, stop };
 }
 
-/** Bolt's HTTP receiver behind the guard (see http-guard.ts); the receiver calls its listener per request. */
-function guarded(receiver: HTTPReceiver, log: Logger): HTTPReceiver {
-  receiver.requestListener = guardedListener(receiver.requestListener, (refusal) => log.warn(refusal, "slack request refused"));
+/**
+ * Bolt's HTTP receiver behind the guard (see http-guard.ts), with `routes` (health, metrics) ahead
+ * of both; the receiver calls its listener per request.
+ */
+function guarded(receiver: HTTPReceiver, log: Logger, routes?: HttpRoutes): HTTPReceiver {
+  const slack = guardedListener(receiver.requestListener, (refusal) => log.warn(refusal, "slack request refused"));
+  receiver.requestListener = routes
+    ? (req, res) => {
+        if (!routes(req, res)) slack(req, res);
+      }
+    : slack;
   return receiver;
 }
 
