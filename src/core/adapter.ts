@@ -107,7 +107,11 @@ export interface Shown {
 /** A message the core starts itself: a question, a proposal, a report. */
 export type PostTarget =
   /** A channel's main line, or a thread in it (`threadId`). */
-  | { kind: "channel"; workspace: string; channel: string; threadId?: string | null }
+  /**
+   * `answers`: the platform id of the person's message this post answers (a reply finished by crash
+   * recovery). A platform that can mark posts with it does (`postedFor` finds them again).
+   */
+  | { kind: "channel"; workspace: string; channel: string; threadId?: string | null; answers?: string }
   /** A person's direct messages with cairn. */
   | { kind: "dm"; workspace: string; person: string };
 
@@ -132,6 +136,19 @@ export interface PlatformAdapter {
    * than the one that marked it (crash recovery). Absent where the mark ends by itself (typing).
    */
   clearWorking?(channelId: string, messageId: string): Promise<void>;
+  /**
+   * The posts cairn already made answering the person's message `messageId` (marked when posted;
+   * drafts included), oldest first: how crash recovery tells a reply posted just before a crash
+   * (whose delivery was never recorded) from one never posted, so it is not posted twice. Absent
+   * where the platform cannot mark posts.
+   */
+  postedFor?(channelId: string, threadId: string | null, messageId: string): Promise<PostedPart[]>;
+}
+
+/** One of cairn's posts as the platform shows it now. */
+export interface PostedPart {
+  id: string;
+  text: string;
 }
 
 /** What the delivery path did with an inbound message. */

@@ -172,7 +172,7 @@ export class Core implements CorePort {
         const reply = await this.history.recordReply(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, text, "failed", this.leases.next());
         return reply && { status: "failed", text, conversationId: place.conversation.id, replyMessageId: reply.id };
       },
-      post: (reply, workspace, conversation) => this.delivery.resume(reply, workspace, conversation),
+      post: (reply, workspace, conversation, answers) => this.delivery.resume(reply, workspace, conversation, answers),
       clearWorking: (platform, channelId, messageId) => this.delivery.clearWorking(platform, channelId, messageId),
       log: deps.log,
       now: this.now,

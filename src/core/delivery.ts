@@ -123,14 +123,32 @@ export class DeliveryPath {
 
   /**
    * Posts a stored reply whose turn another process (or this one before a restart) left, into its
-   * conversation, its parts recorded as deliveries; whether any part reached the platform. Called
+   * conversation, its parts recorded as deliveries; whether the reply is on the platform. Called
    * from the conversation's turn queue (recovery.ts), ahead of any later turn there, so it keeps
    * the order without the posting queue (whose next answer may be the turn waiting on this one).
+   *
+   * `answers` (the person's message): where the platform marks posts with it, the posts already
+   * made for it are read first. The same parts as this reply: it was posted just before the crash,
+   * and is recorded, not posted again. Anything else (a draft, a part of an earlier answer): taken
+   * down, and the reply posted whole.
    */
-  async resume(reply: Outbound, workspace: Workspace, conversation: Conversation): Promise<boolean> {
+  async resume(reply: Outbound, workspace: Workspace, conversation: Conversation, answers: string | null): Promise<boolean> {
     if (this.closed) return false;
     const adapter = this.adapter(workspace.platform as Platform);
-    const place = await adapter.open(storedPlace(workspace, conversation));
+    const threadId = conversation.isDm ? null : conversation.threadId;
+    const place = await adapter.open({ ...storedPlace(workspace, conversation), ...(answers ? { answers } : {}) });
+    const earlier = answers && adapter.postedFor ? await adapter.postedFor(place.channelId, threadId, answers) : [];
+    if (earlier.length) {
+      const options = this.draftOptions(adapter, null);
+      const parts = options.chunk(options.render(reply.text));
+      if (parts.length === earlier.length && parts.every((p, i) => p.trim() === earlier[i]!.text.trim())) {
+        await this.deps.recordDelivery(reply, place.channelId, earlier.map((e) => e.id));
+        await this.deps.delivered?.(reply);
+        this.deps.log.info({ reply: reply.replyMessageId, parts: earlier.length }, "the reply was on the platform already: recorded, not posted again");
+        return true;
+      }
+      for (const e of earlier) await place.remove?.(e.id).catch((err: unknown) => this.deps.log.warn({ err: errText(err), part: e.id }, "could not take down an earlier draft"));
+    }
     const shown = await new DraftReply(place, this.draftOptions(adapter, null)).finish(reply.text);
     if (shown.posted.length === 0) {
       await this.deps.undelivered?.(reply);

@@ -38,8 +38,8 @@ export interface RecoveryDeps {
   answer(place: Place, sessionId: string | null, messageId: number): Promise<Outbound | null>;
   /** Stores `text` as the failed reply to a message (the trigger marks the message failed). */
   giveUp(place: Place, sessionId: string | null, messageId: number, text: string): Promise<Outbound | null>;
-  /** Posts a stored reply into its conversation; whether any part reached the platform. */
-  post(reply: Outbound, workspace: Workspace, conversation: Conversation): Promise<boolean>;
+  /** Posts a stored reply into its conversation (`answers`: the person's message); whether it is on the platform. */
+  post(reply: Outbound, workspace: Workspace, conversation: Conversation, answers: string | null): Promise<boolean>;
   /** Takes the working mark off a person's message. */
   clearWorking(platform: Platform, channelId: string, platformMessageId: string): Promise<void>;
   log: Logger;
@@ -149,7 +149,7 @@ export class Recovery {
       const question = row.replyToId === null ? null : await db.message.findFirst({ where: { id: row.replyToId, conversationId: conversation.id } });
       if (row.platformId !== null) return void (await leases.end(row.id));
       const reply: Outbound = { status: row.status === "failed" ? "failed" : "ok", text: row.text, conversationId: conversation.id, replyMessageId: row.id };
-      await this.postReply(reply, workspace, conversation);
+      await this.postReply(reply, workspace, conversation, question?.platformId ?? null);
       if (question?.platformId) await this.deps.clearWorking(platform, conversation.channelId, question.platformId);
       log.info({ reply: row.id, conversation: conversation.id }, "a stored reply left unposted was posted");
       return;
@@ -162,13 +162,13 @@ export class Recovery {
     const reply = late ? await this.deps.giveUp(place, row.sessionId, row.id, notAnsweredText(row)) : await this.deps.answer(place, row.sessionId, row.id);
     // Null: yet another process took it over meanwhile (this one stalled past its lease); it posts.
     if (!reply) return;
-    await this.postReply(reply, workspace, conversation);
+    await this.postReply(reply, workspace, conversation, row.platformId);
     if (row.platformId) await this.deps.clearWorking(platform, conversation.channelId, row.platformId);
     log.info({ message: row.id, conversation: conversation.id, ageMs: age, answered: !late }, late ? "a lost turn was too old: the person was asked to repeat it" : "a lost turn was answered");
   }
 
-  private async postReply(reply: Outbound, workspace: Workspace, conversation: Conversation): Promise<void> {
-    const posted = await this.deps.post(reply, workspace, conversation);
+  private async postReply(reply: Outbound, workspace: Workspace, conversation: Conversation, answers: string | null): Promise<void> {
+    const posted = await this.deps.post(reply, workspace, conversation, answers);
     // Nothing reached the platform: the reply's lease ends (it stays stored), so it is not retried forever.
     if (!posted && reply.replyMessageId !== null) await this.deps.leases.end(reply.replyMessageId);
   }

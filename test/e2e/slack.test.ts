@@ -136,6 +136,25 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(person.displayName).toBe("Alice");
   });
 
+  it("marks each part of an answer with the message it answers, so recovery finds a reply posted just before a crash", async () => {
+    const channel = uniqueId("C");
+    const text = `<@${slack.bot.userId}> when do we deploy?`;
+    // The person's post, as Slack holds it (the thread's first message).
+    const ts = slack.seedMessage({ channel, user: "UALICE", text });
+    anthropic.enqueue({ text: "Deploys go out on Tuesdays." });
+    await send({ type: "app_mention", channel, user: "UALICE", text, ts, event_ts: ts });
+    const [answer] = await waitForPosts(channel, 1);
+    expect(JSON.parse(String(answer!.args.metadata))).toEqual({ event_type: "cairn_answer", event_payload: { answers: ts } });
+    expect(await httpMode.postedFor!(channel, ts, ts)).toEqual([{ id: slack.messages(channel).find((m) => m.user === slack.bot.userId)!.ts, text: "Deploys go out on Tuesdays." }]);
+    expect(await httpMode.postedFor!(channel, ts, slack.nextTs())).toEqual([]);
+
+    const event = dm("UBOB", "and in a DM?");
+    anthropic.enqueue({ text: "Same days." });
+    await send(event);
+    await waitForPosts(event.channel, 1);
+    expect((await httpMode.postedFor!(event.channel, null, event.ts)).map((p) => p.text)).toEqual(["Same days."]);
+  });
+
   it("answers a channel mention in its thread, follows the thread without a new mention, and ignores unaddressed posts", async () => {
     const channel = uniqueId("C");
     const ts = slack.nextTs();

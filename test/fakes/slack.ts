@@ -54,6 +54,8 @@ export interface StoredMessage {
   subtype?: string;
   /** Block Kit blocks the bot posted or last edited in (absent: text only). */
   blocks?: unknown[];
+  /** Message metadata the bot posted with (returned only to reads with include_all_metadata). */
+  metadata?: unknown;
 }
 
 export interface FakeUser {
@@ -379,6 +381,14 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     send(res, 200, result, granted);
   }
 
+  /** As Slack does: a message's metadata is returned only to a read that asks for it. */
+  function withMetadata(m: Record<string, unknown>, a: Record<string, unknown>): Record<string, unknown> {
+    const asked = a.include_all_metadata === true || a.include_all_metadata === "true" || a.include_all_metadata === "1";
+    if (asked) return m;
+    const { metadata: _dropped, ...rest } = m;
+    return rest;
+  }
+
   function answer(method: string, a: Record<string, unknown>): Record<string, unknown> {
     const str = (k: string): string | undefined => (typeof a[k] === "string" ? (a[k] as string) : a[k] === undefined ? undefined : String(a[k]));
     switch (method) {
@@ -393,7 +403,8 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         const threadTs = str("thread_ts");
         const blocks = blocksOf(a);
         if (blocks === "invalid") return { ok: false, error: "invalid_blocks" };
-        const msg: StoredMessage = { channel, ts, text: text ?? "", user: bot.userId, bot_id: bot.botId, ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks?.length ? { blocks } : {}) };
+        const metadata = typeof a.metadata === "string" ? (JSON.parse(a.metadata) as unknown) : a.metadata;
+        const msg: StoredMessage = { channel, ts, text: text ?? "", user: bot.userId, bot_id: bot.botId, ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks?.length ? { blocks } : {}), ...(metadata ? { metadata } : {}) };
         addMessage(msg);
         return { ok: true, channel, ts, message: { type: "message", ...msg } };
       }
@@ -448,10 +459,18 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         const page = inRange.slice(0, limit);
         return {
           ok: true,
-          messages: page.map((x) => ({ type: "message", ...x, ...(x.ts === ts ? { thread_ts: ts, reply_count: thread.length - 1 } : {}) })),
+          messages: page.map((x) => withMetadata({ type: "message", ...x, ...(x.ts === ts ? { thread_ts: ts, reply_count: thread.length - 1 } : {}) }, a)),
           has_more: inRange.length > page.length,
           response_metadata: { next_cursor: "" },
         };
+      }
+      case "conversations.history": {
+        // The channel's top level (thread replies are not in it), newest first, after `oldest`.
+        const oldest = Number(str("oldest") ?? "0");
+        const top = (store.get(str("channel") ?? "") ?? []).filter((x) => (!x.thread_ts || x.thread_ts === x.ts) && Number(x.ts) > oldest);
+        const limit = Number(str("limit") ?? "100");
+        const page = [...top].reverse().slice(0, limit);
+        return { ok: true, messages: page.map((x) => withMetadata({ type: "message", ...x }, a)), has_more: top.length > page.length, response_metadata: { next_cursor: "" } };
       }
       case "conversations.open": {
         // One person: their DM with the bot (group DMs are not modelled).

@@ -16,16 +16,47 @@ import { FakeAdapter } from "../support/fake-adapter.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { Lease } from "../../src/history/store.ts";
-import type { ReplyTarget } from "../../src/core/adapter.ts";
+import type { PostedPart, PostTarget, ReplyTarget } from "../../src/core/adapter.ts";
 
 const LEASE_MS = 400;
 const DEAD: Lease = { owner: "dead-host:1:00000000", until: new Date(Date.now() - 60_000) };
 
-/** A FakeAdapter that also records the working marks cleared on people's messages. */
+/**
+ * A FakeAdapter that also records the working marks cleared on people's messages, and marks posts
+ * with the message they answer as Slack does with metadata (`postedFor` finds them; `remove` takes
+ * one down).
+ */
 class RecordingAdapter extends FakeAdapter {
   readonly cleared: { channel: string; message: string }[] = [];
+  readonly marks = new Map<string, string>();
+  readonly removed: string[] = [];
   async clearWorking(channel: string, message: string): Promise<void> {
     this.cleared.push({ channel, message });
+  }
+  override async open(target: PostTarget): Promise<ReplyTarget> {
+    const place = await super.open(target);
+    const answers = target.kind === "channel" ? target.answers : undefined;
+    return {
+      ...place,
+      send: async (text) => {
+        const id = await place.send(text);
+        if (answers) this.marks.set(id, answers);
+        return id;
+      },
+      remove: async (id) => {
+        this.removed.push(id);
+        this.sent.splice(this.sent.findIndex((s) => s.id === id), 1);
+      },
+    };
+  }
+  /** A post the dead process made for `answers` before it died. */
+  postedEarlier(channel: string, text: string, answers: string): void {
+    const id = `slack-earlier-${this.sent.length}`;
+    this.sent.push({ channel, text, id });
+    this.marks.set(id, answers);
+  }
+  async postedFor(channel: string, _thread: string | null, message: string): Promise<PostedPart[]> {
+    return this.sent.filter((s) => s.channel === channel && this.marks.get(s.id) === message).map((s) => ({ id: s.id, text: s.text }));
   }
 }
 
@@ -130,6 +161,31 @@ forEachDatabase("turn recovery", (getDb) => {
     await new Promise((r) => setTimeout(r, LEASE_MS * 2));
     expect(adapter.sent).toHaveLength(1);
     expect(await db.prisma.message.count({ where: { replyToId: stored.id, role: "assistant" } })).toBe(1);
+  });
+
+  it("records a reply the dead process posted just before dying instead of posting it again", async () => {
+    const db = getDb();
+    const { history, place, session, stored, inbound } = await lostMessage(db, where(), "q30 where are the runbooks?");
+    const reply = await history.recordReply(place, session.id, stored.id, "In the wiki, under Ops.", "sent", { ...DEAD, until: new Date(Date.now() + 60_000) });
+    await db.prisma.message.update({ where: { id: reply!.id }, data: { leaseUntil: new Date(Date.now() - 1_000) } });
+    const { core, adapter } = live();
+    // Posted, marked with the message it answers; the crash came before its delivery was recorded.
+    adapter.postedEarlier("C1", "In the wiki, under Ops.", inbound.messageId);
+    await core.startBackground();
+    await until("the delivery recorded", async () => (await db.prisma.message.findUniqueOrThrow({ where: { id: reply!.id } })).platformId !== null);
+    expect(adapter.sent).toEqual([{ channel: "C1", text: "In the wiki, under Ops.", id: "slack-earlier-0" }]);
+    expect(await db.prisma.delivery.count({ where: { messageId: reply!.id, platformId: "slack-earlier-0" } })).toBe(1);
+  });
+
+  it("takes down a dead process's draft before posting the answer", async () => {
+    const db = getDb();
+    const { inbound } = await lostMessage(db, where(), "q31 summarise the incident");
+    const { core, adapter } = live();
+    adapter.postedEarlier("C1", "The incident began at 09:", inbound.messageId);
+    await core.startBackground();
+    await until("the answer", () => adapter.sent.some((s) => s.text === "answer to q31"));
+    expect(adapter.removed).toEqual(["slack-earlier-0"]);
+    expect(adapter.sent.map((s) => s.text)).toEqual(["answer to q31"]);
   });
 
   it("answers a conversation's lost messages before a new one, in order", async () => {

@@ -30,6 +30,7 @@ import { onReactionEvent } from "./reactions.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
+import { postedFor } from "./posted.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
 import type { HttpRoutes } from "../../ops/health.ts";
@@ -144,10 +145,11 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
     connected: () => connected?.connected() ?? false,
     async open(target: PostTarget): Promise<ReplyTarget> {
       const { client } = running();
-      if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined);
+      if (target.kind === "channel") return placeTarget(client, target.channel, target.threadId ?? undefined, target.answers);
       const opened = OpenedSchema.parse(await client.conversations.open({ users: target.person }));
       return placeTarget(client, opened.channel.id, undefined);
     },
+    postedFor: (channel, threadTs, messageTs) => postedFor(running().client, channel, threadTs, messageTs),
     async clearWorking(channel: string, ts: string): Promise<void> {
       try {
         await running().client.reactions.remove({ channel, timestamp: ts, name: WORKING_REACTION });

@@ -8,7 +8,7 @@ export const BOT_SCOPES = {
   "app_mentions:read": "receive app_mention events in channels",
   "channels:history": "message.channels events (replies in followed threads) and conversations.replies in public channels",
   "groups:history": "message.groups events and conversations.replies in private channels",
-  "im:history": "message.im events: direct messages to cairn",
+  "im:history": "message.im events: direct messages to cairn; conversations.history to find a DM answer posted just before a crash",
   "im:write": "conversations.open: a person's DM, for a message cairn starts itself (a question, a reminder, a report)",
   "mpim:history": "conversations.replies in group DMs cairn is mentioned in",
   "chat:write": "chat.postMessage, chat.update (answers, status line, streamed drafts), chat.delete (drafts an answer did not need) and chat.postEphemeral",
@@ -33,5 +33,6 @@ export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] 
   "reactions.remove": ["reactions:write"],
   "conversations.open": ["im:write"],
   "conversations.replies": ["channels:history", "groups:history", "im:history", "mpim:history"],
+  "conversations.history": ["channels:history", "groups:history", "im:history", "mpim:history"],
   "users.info": ["users:read"],
 };

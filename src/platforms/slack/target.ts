@@ -27,10 +27,11 @@ export interface SlackPlace extends ReplyTarget {
  * A channel, or a thread in it (`threadTs`); undefined posts at the top level. The core's rich
  * posts (a report) go as Block Kit with their mrkdwn as the fallback text (rich.ts).
  */
-export function placeTarget(client: SlackClient, channel: string, threadTs: string | undefined): SlackPlace {
+/** `answers`: the ts of the person's message the posts answer; each post is marked with it (client.ts answerMark). */
+export function placeTarget(client: SlackClient, channel: string, threadTs: string | undefined, answers?: string): SlackPlace {
   return {
     channelId: channel,
-    send: (text, blocks) => postMessage(client, channel, text, threadTs, blocks),
+    send: (text, blocks) => postMessage(client, channel, text, threadTs, blocks, answers),
     sendRich: async (post, fallbackMarkdown) => {
       const message = richMessage(post, fallbackMarkdown);
       return message ? postMessage(client, channel, message.text, threadTs, message.blocks) : null;
@@ -53,7 +54,7 @@ export interface MessageTargetDeps {
  * surface is the core's draft with feedback buttons on the answer (surface.ts).
  */
 export function messageTarget(deps: MessageTargetDeps, m: SlackMessage, log: Logger): ReplyTarget {
-  const place = placeTarget(deps.client, m.channel, m.replyThreadTs);
+  const place = placeTarget(deps.client, m.channel, m.replyThreadTs, m.ts);
   return {
     ...place,
     surface: (draft) => new AnswerSurface(place, draft),
