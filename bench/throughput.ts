@@ -9,7 +9,8 @@
  * person, channel and session created inside the burst) and with 200 that talked before (one
  * exchange each before the clock starts: a team's usual day); the new ones again with V8's
  * --optimize-for-size; and at CAIRN_MAX_CONCURRENCY's default, which caps throughput at
- * concurrency / model time.
+ * concurrency / model time. Then the replica rows (replicas.ts): one and two cairn processes on
+ * PostgreSQL, Slack in Socket Mode, measured in the same run.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,7 @@ import { benchCore, benchSettings, channelMessage } from "./lib/core.ts";
 import { fakeModel, lastUserText } from "./lib/model.ts";
 import { now, round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
+import { replicaRows } from "./replicas.ts";
 
 const CONVERSATIONS = 200;
 const MODEL_MS = 1000;
@@ -119,7 +121,12 @@ export async function run(): Promise<BenchOutcome> {
     table(["conversations", "max concurrency", "node flags", "replies", "seconds", "replies/s", "order kept", "RSS peak MB"], [row(wide), row(warm), row(lean), row(atDefault)]),
     `ceiling = concurrency / model time: ${defaults.maxConcurrency} at the default CAIRN_MAX_CONCURRENCY=${defaults.maxConcurrency}`,
   ].join("\n");
-  return { name: "throughput", table: text, result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, warm, lean, atDefault] } };
+  const replicas = await replicaRows();
+  return {
+    name: "throughput",
+    table: `${text}\n\n${"skipped" in replicas ? `replica rows skipped: ${replicas.skipped}` : replicas.table}`,
+    result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, warm, lean, atDefault], replicas: "skipped" in replicas ? { skipped: replicas.skipped } : replicas.result },
+  };
 }
 
 if (process.argv[1] === SELF) {

@@ -50,13 +50,7 @@ export async function openBenchDatabase(tag: string, opts: { countQueries?: bool
     url = `file:${join(dir, "bench.db")}`;
     drop = async () => rmSync(dir, { recursive: true, force: true });
   } else {
-    const admin = process.env.DATABASE_URL!;
-    const name = `cairn_bench_${tag}_${randomBytes(4).toString("hex")}`;
-    await adminQuery(admin, `CREATE DATABASE "${name}"`);
-    const u = new URL(admin);
-    u.pathname = `/${name}`;
-    url = u.toString();
-    drop = () => adminQuery(admin, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    ({ url, drop } = await tempPostgres(process.env.DATABASE_URL!, tag));
   }
   const counter = { n: 0 };
   const database = await openDatabase(url, opts.countQueries ? { instrument: (factory) => counting(factory, counter) } : {});
@@ -65,8 +59,27 @@ export async function openBenchDatabase(tag: string, opts: { countQueries?: bool
   return { database, provider, url, queries: () => counter.n, close: async () => void (await database.close(), await drop()) };
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url });
+/** A temporary database on the server of `adminUrl` (a user who may create databases): its URL and how to drop it. */
+export async function tempPostgres(adminUrl: string, tag: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `cairn_bench_${tag}_${randomBytes(4).toString("hex")}`;
+  await adminQuery(adminUrl, `CREATE DATABASE "${name}"`);
+  const u = new URL(adminUrl);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => adminQuery(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+/** Null when a connection to `url` answers, else why not. */
+export async function postgresProblem(url: string): Promise<string | null> {
+  try {
+    await adminQuery(url, "SELECT 1", 3_000);
+    return null;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+async function adminQuery(url: string, sql: string, connectionTimeoutMillis?: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url, ...(connectionTimeoutMillis ? { connectionTimeoutMillis } : {}) });
   client.on("error", () => {});
   await client.connect();
   try {

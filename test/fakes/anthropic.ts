@@ -387,6 +387,28 @@ export function systemText(req: RecordedRequest): string {
   return sys.map((b) => (b.type === "text" && b.text !== undefined ? b.text : "")).join("\n");
 }
 
+/** The last user message as text: its string, or its text blocks joined (tool results have none). */
+export function lastUserText(req: RecordedRequest): string {
+  const last = req.body.messages.findLast((m) => m.role === "user");
+  if (!last) return "";
+  if (typeof last.content === "string") return last.content;
+  return last.content.map((b) => (typeof b.text === "string" ? b.text : "")).join("\n");
+}
+
+/**
+ * A default responder that says which post it answers: the last match of `pattern` in the last
+ * user message (the post of the turn: earlier ones, and a thread's context block, come before it),
+ * given to `reply`, after `delayMs` (a model's latency). Tests match replies to posts with it.
+ */
+export function echoToken(pattern: RegExp, reply: (token: string | null) => string, delayMs = 0): Responder {
+  const global = new RegExp(pattern.source, pattern.flags.includes("g") ? pattern.flags : `${pattern.flags}g`);
+  return (req) => {
+    const token = [...lastUserText(req).matchAll(global)].at(-1)?.[0] ?? null;
+    const text = reply(token);
+    return delayMs > 0 ? { delayMs, then: { text } } : { text };
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Wire helpers
 // ---------------------------------------------------------------------------------------------

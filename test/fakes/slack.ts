@@ -6,6 +6,13 @@
  * bodies, Bearer tokens, 429 + Retry-After, the envelope/ack protocol, v0 signatures), and the real
  * Bolt, WebClient and SocketModeClient must cross it. The fake keeps a small message store so that
  * `conversations.replies` sees what was seeded and what the bot posted, and records every call.
+ *
+ * For several processes (test/cluster): each connects with an app token of its own
+ * (`appTokenFor(label)`), so every connection is known by its process's label; an envelope can go
+ * over one chosen connection or two (`socketSpread` picks them, as Slack spreads events over an
+ * app's connections and sometimes delivers one twice), and one nobody acknowledges is delivered
+ * again over another; every ack says which connection it came over, and `botPosts` is every
+ * chat.postMessage with its channel, thread, current text and time.
  */
 import http from "node:http";
 import { createHmac, randomUUID } from "node:crypto";
@@ -70,6 +77,55 @@ export interface SocketAck {
   envelope_id: string;
   payload: unknown;
   at: number;
+  /** The connection the ack came over (SocketInfo.id). */
+  socket: number;
+}
+
+/** A Socket Mode connection, open or closed. */
+export interface SocketInfo {
+  /** 1-based, in the order the connections opened. */
+  id: number;
+  /** What followed APP_TOKEN in the app token that opened it (`appTokenFor(label)`); "" for APP_TOKEN itself. */
+  label: string;
+  openedAt: number;
+  closedAt: number | null;
+}
+
+/** One envelope sent over one connection (a redelivery is another row, its attempt one higher). */
+export interface EnvelopeDelivery {
+  envelopeId: string;
+  socket: number;
+  /** 0 for the first delivery, then Slack's retry_attempt. */
+  attempt: number;
+  at: number;
+}
+
+/** A message the bot posted with chat.postMessage; `text` follows its later edits. */
+export interface BotPost {
+  /** The chat.postMessage call's SlackCall.seq: the order posts reached Slack. */
+  seq: number;
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  text: string;
+  /** Milliseconds since the epoch when the post arrived. */
+  at: number;
+  deleted: boolean;
+}
+
+export interface PushOptions {
+  retryAttempt?: number;
+  retryReason?: string;
+  /**
+   * The connections to send it over (SocketInfo.id; a closed one is skipped). Unset: every open
+   * connection, as before. Two ids are one post delivered twice, as Slack does on retries.
+   */
+  to?: readonly number[];
+  /**
+   * Slack's retry for an envelope nobody acknowledged: after this long without an ack, it is sent
+   * again over another open connection (retry_attempt + 1, reason "timeout"), at most 3 times.
+   */
+  redeliverAfterMs?: number;
 }
 
 export interface ResponseUrlPost {
@@ -122,8 +178,16 @@ export interface FakeSlack {
   responseUrl(): string;
   /** Open Socket Mode connections. */
   socketCount(): number;
-  /** Sends an envelope to every open socket; returns its envelope_id. */
-  pushEnvelope(type: "events_api" | "slash_commands" | "interactive", payload: unknown, opts?: { retryAttempt?: number; retryReason?: string }): string;
+  /** Every Socket Mode connection so far, open and closed, in the order they opened. */
+  sockets(): SocketInfo[];
+  /** Every envelope sent, per connection. */
+  readonly deliveries: EnvelopeDelivery[];
+  /** Every message the bot posted (chat.postMessage), in arrival order, with its current text. */
+  botPosts(): BotPost[];
+  /** Calls `listener` with each bot post as it arrives; returns the unsubscribe. */
+  onBotPost(listener: (post: BotPost) => void): () => void;
+  /** Sends an envelope (to every open socket unless `opts.to` chooses); returns its envelope_id. */
+  pushEnvelope(type: "events_api" | "slash_commands" | "interactive", payload: unknown, opts?: PushOptions): string;
   waitForAck(envelopeId: string, timeoutMs?: number): Promise<SocketAck>;
   waitForSocket(timeoutMs?: number): Promise<void>;
   /** Resolves once `pred()` holds, polling; rejects with `what` after `timeoutMs`. */
@@ -259,6 +323,52 @@ export function captureLogger(level = "debug"): { log: Logger; lines: LogLine[];
 
 const METHOD_PATH = /^\/api\/([a-zA-Z.]+)$/;
 
+/** An app token the fake accepts that names its connections `label` (SocketInfo.label): one per process. */
+export function appTokenFor(label: string): string {
+  return `${APP_TOKEN}-${label}`;
+}
+
+/** The label of an accepted app token, or null for any other token. */
+function appTokenLabel(token: string | null): string | null {
+  if (token === APP_TOKEN) return "";
+  return token?.startsWith(`${APP_TOKEN}-`) ? token.slice(APP_TOKEN.length + 1) : null;
+}
+
+/**
+ * Chooses the connections each envelope goes to: round-robin, or random from a seed (the same
+ * seed, the same choices), over the connections open at the time. `copies` 2 is a duplicate
+ * delivery over a second, different connection (when there is one).
+ */
+export function socketSpread(mode: "round-robin" | { seed: number }): (open: readonly number[], copies?: number) => number[] {
+  let turn = 0;
+  const random = mode === "round-robin" ? null : mulberry32(mode.seed);
+  return (open, copies = 1) => {
+    if (open.length === 0) return [];
+    const first = random ? Math.floor(random() * open.length) : turn++ % open.length;
+    const chosen = [open[first]!];
+    for (let i = 1; i < Math.min(copies, open.length); i++) {
+      // Another connection than those chosen: the next ones after the first, or a random one of the rest.
+      const offset = random ? 1 + Math.floor(random() * (open.length - 1)) : i;
+      let next = open[(first + offset) % open.length]!;
+      while (chosen.includes(next)) next = open[(open.indexOf(next) + 1) % open.length]!;
+      chosen.push(next);
+    }
+    return chosen;
+  };
+}
+
+/** A small seeded generator (mulberry32): reproducible choices without a dependency. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Promise<FakeSlack> {
   const bot: FakeBot = { userId: "UFAKEBOT", botId: "BFAKEBOT", name: "cairn", teamId: "TFAKE", ...opts.bot };
   let scopes: readonly string[] | null = Object.keys(BOT_SCOPES);
@@ -280,6 +390,14 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     return id;
   };
   const sockets = new Set<WebSocket>();
+  /** Open connections by id, and every connection's record. */
+  const byId = new Map<number, WebSocket>();
+  const socketInfos: SocketInfo[] = [];
+  /** The label of each ticket apps.connections.open handed out. */
+  const tickets = new Map<string, string>();
+  const deliveries: EnvelopeDelivery[] = [];
+  const botPosts: BotPost[] = [];
+  const postListeners = new Set<(post: BotPost) => void>();
   const timers = new Set<NodeJS.Timeout>();
   let seq = 0;
   let tsCounter = 0;
@@ -314,12 +432,20 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       socket.destroy();
       return;
     }
+    const ticket = new URL(req.url ?? "/", "http://127.0.0.1").searchParams.get("ticket") ?? "";
     wss.handleUpgrade(req, socket, head, (ws) => {
+      const info: SocketInfo = { id: socketInfos.length + 1, label: tickets.get(ticket) ?? "", openedAt: Date.now(), closedAt: null };
+      socketInfos.push(info);
       sockets.add(ws);
-      ws.on("close", () => sockets.delete(ws));
+      byId.set(info.id, ws);
+      ws.on("close", () => {
+        sockets.delete(ws);
+        byId.delete(info.id);
+        info.closedAt = Date.now();
+      });
       ws.on("message", (data: Buffer) => {
         const parsed = z.looseObject({ envelope_id: z.string(), payload: z.unknown() }).safeParse(JSON.parse(data.toString("utf8")));
-        if (parsed.success) acks.push({ envelope_id: parsed.data.envelope_id, payload: parsed.data.payload, at: Date.now() });
+        if (parsed.success) acks.push({ envelope_id: parsed.data.envelope_id, payload: parsed.data.payload, at: Date.now(), socket: info.id });
       });
       // The SocketModeClient treats a silent server as a dead connection after 30 s; ping like Slack does.
       const ping = setInterval(() => ws.ping(), 5_000);
@@ -362,8 +488,8 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       send(res, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(limit.retryAfter) });
       return;
     }
-    const expected = method === "apps.connections.open" ? APP_TOKEN : BOT_TOKEN;
-    if (token !== expected) {
+    const accepted = method === "apps.connections.open" ? appTokenLabel(token) !== null : token === BOT_TOKEN;
+    if (!accepted) {
       call.ok = false;
       send(res, 200, { ok: false, error: token ? "invalid_auth" : "not_authed" });
       return;
@@ -376,7 +502,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       send(res, 200, { ok: false, error: failure.error }, granted);
       return;
     }
-    const result = answer(method, args);
+    const result = answer(method, args, token, call);
     call.ok = result.ok === true;
     send(res, 200, result, granted);
   }
@@ -389,7 +515,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     return rest;
   }
 
-  function answer(method: string, a: Record<string, unknown>): Record<string, unknown> {
+  function answer(method: string, a: Record<string, unknown>, token: string | null, call: SlackCall): Record<string, unknown> {
     const str = (k: string): string | undefined => (typeof a[k] === "string" ? (a[k] as string) : a[k] === undefined ? undefined : String(a[k]));
     switch (method) {
       case "auth.test":
@@ -406,6 +532,20 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         const metadata = typeof a.metadata === "string" ? (JSON.parse(a.metadata) as unknown) : a.metadata;
         const msg: StoredMessage = { channel, ts, text: text ?? "", user: bot.userId, bot_id: bot.botId, ...(threadTs ? { thread_ts: threadTs } : {}), ...(blocks?.length ? { blocks } : {}), ...(metadata ? { metadata } : {}) };
         addMessage(msg);
+        // The stored message itself, so its later edits show in `text`.
+        const post: BotPost = {
+          seq: call.seq,
+          channel,
+          ts,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+          get text() {
+            return msg.text;
+          },
+          at: call.at,
+          deleted: false,
+        };
+        botPosts.push(post);
+        for (const listener of postListeners) listener(post);
         return { ok: true, channel, ts, message: { type: "message", ...msg } };
       }
       case "chat.update": {
@@ -428,6 +568,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         if (!list || i < 0) return { ok: false, error: "message_not_found" };
         if (list[i]!.user !== bot.userId) return { ok: false, error: "cant_delete_message" };
         list.splice(i, 1);
+        for (const p of botPosts) if (p.channel === str("channel") && p.ts === str("ts")) p.deleted = true;
         return { ok: true, channel: str("channel"), ts: str("ts") };
       }
       case "chat.postEphemeral":
@@ -487,8 +628,11 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
           user: { id: u.id, name: u.name, real_name: u.realName, is_bot: u.isBot, deleted: false, profile: { display_name: u.displayName, real_name: u.realName } },
         };
       }
-      case "apps.connections.open":
-        return { ok: true, url: `ws://127.0.0.1:${port}/socket?ticket=${randomUUID()}` };
+      case "apps.connections.open": {
+        const ticket = randomUUID();
+        tickets.set(ticket, appTokenLabel(token) ?? "");
+        return { ok: true, url: `ws://127.0.0.1:${port}/socket?ticket=${ticket}` };
+      }
       case "assistant.threads.setStatus":
         return { ok: true };
       default:
@@ -532,16 +676,52 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     reactionsOn: (channel, ts) => [...(reactions.get(`${channel}:${ts}`) ?? [])],
     responseUrl: () => `${origin}/respond/${randomUUID()}`,
     socketCount: () => sockets.size,
+    sockets: () => socketInfos.map((s) => ({ ...s })),
+    deliveries,
+    botPosts: () => [...botPosts],
+    onBotPost: (listener) => {
+      postListeners.add(listener);
+      return () => postListeners.delete(listener);
+    },
     pushEnvelope: (type, payload, o = {}) => {
       const envelopeId = `env-${++envelopeCounter}-${randomUUID().slice(0, 8)}`;
-      const envelope = {
-        envelope_id: envelopeId,
-        type,
-        accepts_response_payload: type !== "events_api",
-        ...(type === "events_api" ? { retry_attempt: o.retryAttempt ?? 0, retry_reason: o.retryReason ?? "" } : {}),
-        payload,
+      const sendOver = (ids: readonly number[], attempt: number, reason: string): void => {
+        const envelope = JSON.stringify({
+          envelope_id: envelopeId,
+          type,
+          accepts_response_payload: type !== "events_api",
+          ...(type === "events_api" ? { retry_attempt: attempt, retry_reason: reason } : {}),
+          payload,
+        });
+        for (const id of ids) {
+          const ws = byId.get(id);
+          if (!ws) continue;
+          ws.send(envelope);
+          deliveries.push({ envelopeId, socket: id, attempt, at: Date.now() });
+        }
       };
-      for (const ws of sockets) ws.send(JSON.stringify(envelope));
+      const first = o.to ?? [...byId.keys()];
+      sendOver(first, o.retryAttempt ?? 0, o.retryReason ?? "");
+      const after = o.redeliverAfterMs;
+      if (after !== undefined) {
+        const tried = new Set(first);
+        const retry = (attempt: number): void => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            if (acks.some((a) => a.envelope_id === envelopeId)) return;
+            const open = [...byId.keys()];
+            // Another connection than those tried, if one is open (Slack moves on from a dead one).
+            const target = open.find((id) => !tried.has(id)) ?? open[0];
+            if (target !== undefined) {
+              tried.add(target);
+              sendOver([target], attempt, "timeout");
+            }
+            if (attempt < 3) retry(attempt + 1);
+          }, after);
+          timers.add(timer);
+        };
+        retry((o.retryAttempt ?? 0) + 1);
+      }
       return envelopeId;
     },
     waitForAck: (envelopeId, timeoutMs = 10_000) => waitFor(`ack of ${envelopeId}`, () => acks.find((x) => x.envelope_id === envelopeId), timeoutMs),
@@ -552,12 +732,14 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     reset: () => {
       calls.length = 0;
       acks.length = 0;
+      deliveries.length = 0;
+      botPosts.length = 0;
       responses.length = 0;
       rateLimits.clear();
       failures.clear();
     },
     close: async () => {
-      for (const t of timers) clearInterval(t);
+      for (const t of timers) clearTimeout(t);
       timers.clear();
       for (const ws of sockets) ws.terminate();
       wss.close();
