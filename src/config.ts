@@ -102,6 +102,9 @@ export const configSchema = z.object({
   // CAIRN_RECOVER_MAX_AGE_MINUTES is not answered late (the person is asked to repeat it).
   CAIRN_TURN_LEASE_MS: int(20_000, 1_000, 600_000),
   CAIRN_RECOVER_MAX_AGE_MINUTES: int(10, 1, 7 * 24 * 60),
+  // Several replicas: how old a message must be before its turn starts, so one sent just before it
+  // but delivered to another replica is stored, and answered, first (0: one process, no wait).
+  CAIRN_ORDER_WINDOW_MS: int(0, 0, 10_000),
   // SIGTERM: how long turns in flight may finish before the rest are handed back through their leases.
   CAIRN_STOP_TIMEOUT_MS: int(25_000, 0, 600_000),
   CAIRN_CONSOLE_USER: optionalString,

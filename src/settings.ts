@@ -21,7 +21,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,
     leases: { leaseMs: cfg.CAIRN_TURN_LEASE_MS },
-    recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000 },
+    recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000, orderWindowMs: cfg.CAIRN_ORDER_WINDOW_MS },
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,

@@ -246,7 +246,10 @@ export class Core implements CorePort {
   /** A reply none of whose parts reached the platform: recorded as failed, no longer in flight. */
   private async undelivered(reply: Outbound): Promise<void> {
     if (reply.replyMessageId === null) return;
-    await this.deps.database.prisma.message.updateMany({ where: { id: reply.replyMessageId }, data: { status: "failed", leaseOwner: null, leaseUntil: null } });
+    const db = this.deps.database.prisma;
+    const [row] = await db.message.updateManyAndReturn({ where: { id: reply.replyMessageId }, data: { status: "failed" }, select: { replyToId: true } });
+    // The turn is over: its message is no longer in flight (nothing will be posted for it).
+    if (row?.replyToId) await db.message.updateMany({ where: { id: row.replyToId }, data: { leaseOwner: null, leaseUntil: null } });
   }
 
   /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */
@@ -339,7 +342,7 @@ export class Core implements CorePort {
       return {
         turn: this.queue.run(key, async () => {
           // Other replicas' turns for earlier messages of this conversation come first.
-          if (opts.leased) await this.recovery.before(place.conversation.id, stored.id);
+          if (opts.leased) await this.recovery.before(place.conversation.id, stored);
           return this.turn(place, session.id, stored.id, hooks, history, lease());
         }),
       };

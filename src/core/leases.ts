@@ -5,9 +5,9 @@
  *
  * Invariants kept here:
  * - A person's message is stored already leased to the process that stored it (one write, no
- *   separate claim); storing the reply moves the lease to the reply (a trigger, migration
- *   turn_leases) and recording its delivery ends it. A leased row is work in flight; an expired
- *   lease is a dead (or stopped) process's work.
+ *   separate claim), and stays leased until its reply is posted (recording the delivery ends it)
+ *   or given up. A leased message is a turn in flight; an expired lease is a dead (or stopped)
+ *   process's turn. The reply is stored only while the lease holds (history/store.ts).
  * - Leases are renewed, all in one statement, every third of their length while this process has
  *   turns in flight, so they can be short and a killed replica's conversations resume soon after.
  * - Stopping hands everything still held back at once (the lease ends now), and leases given out
@@ -84,23 +84,23 @@ export class TurnLeases {
   }
 
   /**
-   * Work of other processes that must come before the turn of message `messageId`: earlier person
-   * messages of the conversation not yet answered, and replies to them not yet posted. Empty in a
-   * single process (its own earlier turns are ahead of this one in its queue).
+   * Work of other processes that must come before the turn of message `m`: the conversation's
+   * person messages sent earlier (by the platform's time; the id breaks ties) whose turns are not
+   * over, answered and posted. Empty in a single process (its own earlier turns are ahead of this
+   * one in its queue). Ordered by platform time, not by id: two replicas store two quick messages
+   * in whatever order their event loops allow.
    */
-  async ahead(conversationId: string, messageId: number): Promise<Ahead[]> {
+  async ahead(conversationId: string, m: { id: number; createdAt: Date }): Promise<Ahead[]> {
     const rows = await this.db.message.findMany({
       where: {
         leaseOwner: { not: null },
         NOT: { leaseOwner: this.owner },
         conversationId,
-        OR: [
-          { role: "user", id: { lt: messageId } },
-          { role: "assistant", replyToId: { lt: messageId } },
-        ],
+        role: "user",
+        OR: [{ createdAt: { lt: m.createdAt } }, { createdAt: m.createdAt, id: { lt: m.id } }],
       },
       select: { id: true, leaseOwner: true, leaseUntil: true },
-      orderBy: { id: "asc" },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     });
     return rows.map((r) => ({ id: r.id, owner: r.leaseOwner ?? "", until: r.leaseUntil ?? new Date(0) }));
   }
@@ -122,16 +122,15 @@ export class TurnLeases {
   }
 
   /**
-   * Takes over the expired leases of one conversation (`before`: only the work ahead of that
-   * message's turn); the rows now this process's, in id order.
-   * Row by row and conditional, so of two processes racing for a row exactly one gets it.
+   * Takes over expired leases of one conversation (`only`: just these rows); the rows now this
+   * process's, in the order their messages were sent. Row by row and conditional, so of two
+   * processes racing for a row exactly one gets it.
    */
-  async claimExpired(conversationId: string, before?: number): Promise<number[]> {
-    const ahead = before === undefined ? {} : { OR: [{ role: "user", id: { lt: before } }, { role: "assistant", replyToId: { lt: before } }] };
+  async claimExpired(conversationId: string, only?: readonly number[]): Promise<number[]> {
     const expired = await this.db.message.findMany({
-      where: { conversationId, leaseOwner: { not: null }, leaseUntil: { lte: this.now() }, ...ahead },
+      where: { conversationId, leaseOwner: { not: null }, leaseUntil: { lte: this.now() }, ...(only ? { id: { in: [...only] } } : {}) },
       select: { id: true },
-      orderBy: { id: "asc" },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     });
     const claimed: number[] = [];
     for (const { id } of expired) {

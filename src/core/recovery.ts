@@ -5,10 +5,11 @@
  * Invariants kept here:
  * - A person's message whose turn was lost is answered once, in its conversation's order, unless
  *   it is older than `maxAgeMs`: then the person is told it was not answered and asked to repeat.
- * - A reply stored but not posted is posted as stored: the model is not asked again, and a reply
- *   with a recorded delivery is never posted again.
- * - A turn waits for the earlier messages of its conversation that other processes are working on,
- *   and takes over those whose process is gone, so replies stay in order across replicas.
+ * - A reply stored but not posted is posted as stored: the model is not asked again; one the
+ *   platform shows already (posted just before the crash) is recorded, not posted again.
+ * - A turn waits for the earlier messages of its conversation (by the platform's time) that other
+ *   processes are working on, and takes over those whose process is gone, so replies stay in order
+ *   across replicas.
  * - The working mark (👀) on a recovered message is taken off either way.
  */
 import type { Db } from "../db/client.ts";
@@ -22,9 +23,14 @@ import type { Outbound, Platform } from "./types.ts";
 export interface RecoverySettings {
   /** A lost turn older than this is not answered late: the person is asked to repeat it. */
   maxAgeMs: number;
+  /**
+   * How old (by the platform's time) a message must be before its turn starts, so that one sent
+   * just before it and delivered to another replica is answered first. 0: no wait (one process).
+   */
+  orderWindowMs: number;
 }
 
-export const DEFAULT_RECOVERY: RecoverySettings = { maxAgeMs: 10 * 60_000 };
+export const DEFAULT_RECOVERY: RecoverySettings = { maxAgeMs: 10 * 60_000, orderWindowMs: 0 };
 
 export interface RecoveryDeps {
   db: Db;
@@ -104,16 +110,22 @@ export class Recovery {
   }
 
   /**
-   * Before the turn of `messageId`: waits while other live processes work on its conversation's
+   * Before the turn of message `m`: waits while other live processes work on its conversation's
    * earlier messages, and finishes those whose process is gone. Called in the conversation's queue.
+   * With an order window, first waits until `m` is that old: a message sent just before it but
+   * delivered to another replica has been stored by then, and is answered first.
    */
-  async before(conversationId: string, messageId: number): Promise<void> {
+  async before(conversationId: string, m: { id: number; createdAt: Date }): Promise<void> {
+    const window = this.deps.settings.orderWindowMs;
+    const young = window - (this.deps.now().getTime() - m.createdAt.getTime());
+    if (window > 0 && young > 0) await sleep(Math.min(young, window));
     let wait = 20;
     for (;;) {
-      const ahead = await this.deps.leases.ahead(conversationId, messageId);
+      const ahead = await this.deps.leases.ahead(conversationId, m);
       if (ahead.length === 0) return;
-      if (ahead.some((a) => this.deps.leases.isExpired(a))) {
-        await this.recoverConversation(conversationId, messageId);
+      const expired = ahead.filter((a) => this.deps.leases.isExpired(a));
+      if (expired.length) {
+        await this.recoverConversation(conversationId, expired.map((a) => a.id));
         continue;
       }
       await sleep(wait);
@@ -122,11 +134,11 @@ export class Recovery {
   }
 
   /**
-   * Takes over the conversation's expired leases and finishes that work in id order. `before`:
-   * only rows ahead of this message's turn (the caller's own message is answered by the caller).
+   * Takes over the conversation's expired leases (`only`: just these messages) and finishes those
+   * turns in the order their messages were sent.
    */
-  async recoverConversation(conversationId: string, before?: number): Promise<number> {
-    const claimed = await this.deps.leases.claimExpired(conversationId, before);
+  async recoverConversation(conversationId: string, only?: readonly number[]): Promise<number> {
+    const claimed = await this.deps.leases.claimExpired(conversationId, only);
     for (const id of claimed) {
       try {
         await this.finish(id);
@@ -145,31 +157,32 @@ export class Recovery {
     const { conversation } = row;
     const { workspace } = conversation;
     const platform = workspace.platform as Platform;
-    if (row.role === "assistant") {
-      const question = row.replyToId === null ? null : await db.message.findFirst({ where: { id: row.replyToId, conversationId: conversation.id } });
-      if (row.platformId !== null) return void (await leases.end(row.id));
-      const reply: Outbound = { status: row.status === "failed" ? "failed" : "ok", text: row.text, conversationId: conversation.id, replyMessageId: row.id };
-      await this.postReply(reply, workspace, conversation, question?.platformId ?? null);
-      if (question?.platformId) await this.deps.clearWorking(platform, conversation.channelId, question.platformId);
-      log.info({ reply: row.id, conversation: conversation.id }, "a stored reply left unposted was posted");
+    const author = row.authorId ? await db.person.findFirst({ where: { id: row.authorId, workspaceId: workspace.id } }) : null;
+    if (row.role !== "user" || !author) return void (await leases.end(row.id));
+    if (row.status !== "received") {
+      // Answered, and the reply stored: the process died before it was on the platform.
+      const stored = await db.message.findFirst({ where: { replyToId: row.id, role: "assistant", conversationId: conversation.id }, orderBy: { id: "desc" } });
+      if (!stored || stored.platformId !== null) return void (await leases.end(row.id));
+      const reply: Outbound = { status: stored.status === "failed" ? "failed" : "ok", text: stored.text, conversationId: conversation.id, replyMessageId: stored.id };
+      await this.postReply(reply, row.id, workspace, conversation, row.platformId);
+      if (row.platformId) await this.deps.clearWorking(platform, conversation.channelId, row.platformId);
+      log.info({ reply: stored.id, conversation: conversation.id }, "a stored reply left unposted was posted");
       return;
     }
-    const author = row.authorId ? await db.person.findFirst({ where: { id: row.authorId, workspaceId: workspace.id } }) : null;
-    if (row.role !== "user" || row.status !== "received" || !author) return void (await leases.end(row.id));
     const place: Place = { workspace, person: author, conversation };
     const age = this.deps.now().getTime() - row.createdAt.getTime();
     const late = age > this.deps.settings.maxAgeMs;
     const reply = late ? await this.deps.giveUp(place, row.sessionId, row.id, notAnsweredText(row)) : await this.deps.answer(place, row.sessionId, row.id);
     // Null: yet another process took it over meanwhile (this one stalled past its lease); it posts.
     if (!reply) return;
-    await this.postReply(reply, workspace, conversation, row.platformId);
+    await this.postReply(reply, row.id, workspace, conversation, row.platformId);
     if (row.platformId) await this.deps.clearWorking(platform, conversation.channelId, row.platformId);
     log.info({ message: row.id, conversation: conversation.id, ageMs: age, answered: !late }, late ? "a lost turn was too old: the person was asked to repeat it" : "a lost turn was answered");
   }
 
-  private async postReply(reply: Outbound, workspace: Workspace, conversation: Conversation, answers: string | null): Promise<void> {
+  private async postReply(reply: Outbound, messageId: number, workspace: Workspace, conversation: Conversation, answers: string | null): Promise<void> {
     const posted = await this.deps.post(reply, workspace, conversation, answers);
-    // Nothing reached the platform: the reply's lease ends (it stays stored), so it is not retried forever.
-    if (!posted && reply.replyMessageId !== null) await this.deps.leases.end(reply.replyMessageId);
+    // Nothing reached the platform: the turn ends (the reply stays stored), so it is not retried forever.
+    if (!posted) await this.deps.leases.end(messageId);
   }
 }

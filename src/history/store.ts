@@ -192,9 +192,9 @@ export class HistoryStore {
 
   /**
    * Stores cairn's reply to a person's message. The same statement marks that message answered, or
-   * failed with a failed reply (a trigger, migration message_outcome), so the two never disagree,
-   * and moves the turn's lease from the message to the reply: held until the reply is posted
-   * (`recordDeliveries` ends it), so a crash between storing and posting is finished by another process.
+   * failed with a failed reply (a trigger, migration message_outcome), so the two never disagree.
+   * The turn's lease on the message stays until the reply is posted (`recordDeliveries` ends it, a
+   * trigger of migration turn_leases), so a crash between storing and posting is finished by another process.
    */
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed"): Promise<Message>;
   /** Under a lease: stored only while the message answered is still leased to `lease.owner`; null when another process took the turn over. */
@@ -211,8 +211,9 @@ export class HistoryStore {
       status,
       replyToId,
       createdAt: new Date(),
-      leaseOwner: lease?.owner ?? null,
-      leaseUntil: lease?.until ?? null,
+      // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
+      leaseOwner: null,
+      leaseUntil: null,
     };
     if (!lease) return this.insertMessage(m);
     const rows = await this.direct.rows(this.sql.insertHeldReply, [...this.params(m), replyToId, lease.owner]);
@@ -271,7 +272,7 @@ export class HistoryStore {
   async recordDeliveries(conversationId: string, replyId: number, channelId: string, platformIds: readonly string[]): Promise<void> {
     if (platformIds.length === 0) return;
     // The first part doubles as the reply's own platform id; the row written says where the reply lives.
-    const [reply] = await this.db.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null, leaseOwner: null, leaseUntil: null } });
+    const [reply] = await this.db.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null } });
     if (!reply) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
     await this.db.delivery.createMany({
       data: platformIds.map((platformId) => ({

@@ -33,7 +33,7 @@ const ROOT = findRoot(new URL(".", import.meta.url).pathname);
 const FULL = { conversations: 50, postsEach: 10, dmShare: 0.5, channels: 5 };
 const SHORTER = { ...FULL, postsEach: 5 };
 /** Posts sent per second: more than two or three replicas answer on two cores, so each has a queue (under load). */
-const RATE = 60;
+const RATE = 10;
 const MODEL_MS = 20;
 const LEASE_MS = 2_000;
 /** Settings of the mechanism the scenarios test (turn leases, the graceful stop). */

@@ -170,7 +170,7 @@ export interface FakeSlack {
   messages(channel: string): StoredMessage[];
   /** The DM channel between the bot and `user`, as conversations.open answers it (created on first use). */
   dmChannel(user: string): string;
-  /** A fresh, increasing message timestamp ("1700000123.000100"). */
+  /** A fresh, increasing message timestamp from the clock, as Slack's ("1796173576.584100"). */
   nextTs(): string;
   /** Reactions currently on a message, by name. */
   reactionsOn(channel: string, ts: string): string[];
@@ -403,9 +403,11 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
   let tsCounter = 0;
   let envelopeCounter = 0;
 
+  // As Slack's: the time of posting, to the microsecond, unique and increasing (cairn reads a
+  // message's age from it: crash recovery answers a lost message late only while it is recent).
   const nextTs = (): string => {
-    tsCounter += 1;
-    return `${1_700_000_000 + tsCounter}.000100`;
+    tsCounter = Math.max(Date.now() * 1000, tsCounter + 100);
+    return `${Math.floor(tsCounter / 1e6)}.${String(tsCounter % 1e6).padStart(6, "0")}`;
   };
 
   const addMessage = (m: StoredMessage): void => {

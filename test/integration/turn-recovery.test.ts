@@ -78,7 +78,8 @@ forEachDatabase("turn recovery", (getDb) => {
     fake.setDefault((req) => {
       const last = req.body.messages.at(-1);
       const text = typeof last?.content === "string" ? last.content : JSON.stringify(last?.content ?? "");
-      return { text: `answer to ${/q\d+/.exec(text)?.[0] ?? "?"}` };
+      // The newest question in the request (consecutive questions may share one user message).
+      return { text: `answer to ${text.match(/q\d+/g)?.at(-1) ?? "?"}` };
     });
   });
 
@@ -88,8 +89,8 @@ forEachDatabase("turn recovery", (getDb) => {
   });
 
   /** A live process: a Core with the recording adapter attached, its background (and recovery) not yet started. */
-  function live(maxAgeMs = 10 * 60_000): { core: Core; adapter: RecordingAdapter } {
-    const core = makeCore(getDb(), fake, { bundledSkillsDir: null, leases: { leaseMs: LEASE_MS }, recovery: { maxAgeMs } });
+  function live(maxAgeMs = 10 * 60_000, orderWindowMs = 0): { core: Core; adapter: RecordingAdapter } {
+    const core = makeCore(getDb(), fake, { bundledSkillsDir: null, leases: { leaseMs: LEASE_MS }, recovery: { maxAgeMs, orderWindowMs } });
     const adapter = new RecordingAdapter("slack");
     core.attach(adapter);
     cores.push(core);
@@ -121,7 +122,7 @@ forEachDatabase("turn recovery", (getDb) => {
     expect(adapter.sent[0]!.text).toBe("answer to q1");
     expect(adapter.cleared).toEqual([{ channel: "C1", message: inbound.messageId }]);
     const row = await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } });
-    expect(row.status).toBe("answered");
+    expect(row).toMatchObject({ status: "answered", leaseOwner: null, leaseUntil: null });
     const reply = await db.prisma.message.findFirstOrThrow({ where: { replyToId: stored.id, role: "assistant" } });
     expect(reply).toMatchObject({ status: "sent", platformId: adapter.sent[0]!.id, leaseOwner: null, leaseUntil: null });
     // Later sweeps find nothing more to do.
@@ -147,10 +148,12 @@ forEachDatabase("turn recovery", (getDb) => {
     const db = getDb();
     const { history, place, session, stored } = await lostMessage(db, where(), "q3 who is on call?");
     // The dead process got as far as storing its reply (the trigger moved the lease to the reply).
-    const reply = await history.recordReply(place, session.id, stored.id, "Dana is on call this week.", "sent", { ...DEAD, until: new Date(Date.now() + 60_000) });
+    const reply = await history.recordReply(place, session.id, stored.id, "Dana is on call this week.", "sent", DEAD);
     expect(reply).not.toBeNull();
-    await db.prisma.message.update({ where: { id: reply!.id }, data: { leaseUntil: new Date(Date.now() - 1_000) } });
-    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).leaseOwner).toBeNull();
+    // The turn's lease stays on the message until the reply is posted.
+    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).leaseOwner).toBe(DEAD.owner);
+    // A process that no longer holds the turn stores no reply.
+    expect(await history.recordReply(place, session.id, stored.id, "a second answer", "sent", { owner: "someone-else", until: new Date() })).toBeNull();
 
     const { core, adapter } = live();
     await core.startBackground();
@@ -166,8 +169,7 @@ forEachDatabase("turn recovery", (getDb) => {
   it("records a reply the dead process posted just before dying instead of posting it again", async () => {
     const db = getDb();
     const { history, place, session, stored, inbound } = await lostMessage(db, where(), "q30 where are the runbooks?");
-    const reply = await history.recordReply(place, session.id, stored.id, "In the wiki, under Ops.", "sent", { ...DEAD, until: new Date(Date.now() + 60_000) });
-    await db.prisma.message.update({ where: { id: reply!.id }, data: { leaseUntil: new Date(Date.now() - 1_000) } });
+    const reply = await history.recordReply(place, session.id, stored.id, "In the wiki, under Ops.", "sent", DEAD);
     const { core, adapter } = live();
     // Posted, marked with the message it answers; the crash came before its delivery was recorded.
     adapter.postedEarlier("C1", "In the wiki, under Ops.", inbound.messageId);
@@ -221,6 +223,26 @@ forEachDatabase("turn recovery", (getDb) => {
     const sent = JSON.stringify(fake.requests[0]!.body.messages);
     expect(sent.indexOf("q7 earlier")).toBeLessThan(sent.indexOf("their answer"));
     expect(sent.indexOf("their answer")).toBeLessThan(sent.indexOf("q8 later"));
+  });
+
+  it("answers, with an order window, a message that reached another replica late before the one sent after it", async () => {
+    const opts = where();
+    const a = live(undefined, 600);
+    const b = live(undefined, 600);
+    // Both renew their leases while their turns wait.
+    await Promise.all([a.core.startBackground(), b.core.startBackground()]);
+    const posted: string[] = [];
+    const target = (adapter: RecordingAdapter) => adapter.target("C1", async (text) => void posted.push(text));
+    const sent = Date.now();
+    // The later message reaches replica B at once; the earlier one reaches replica A 200 ms late.
+    const second = b.core.attach(b.adapter).receive(inboundFor(opts, "q40 second", uniqueId("ts"), new Date(sent + 50)), target(b.adapter));
+    await new Promise((r) => setTimeout(r, 200));
+    const first = a.core.attach(a.adapter).receive(inboundFor(opts, "q41 first", uniqueId("ts"), new Date(sent)), target(a.adapter));
+    await Promise.all([first, second]);
+    expect(posted).toEqual(["answer to q41", "answer to q40"]);
+    const ids = await getDb().prisma.message.findMany({ where: { role: "user", text: { in: ["q40 second", "q41 first"] } }, orderBy: { id: "asc" }, select: { text: true } });
+    // Stored in the other order: the platform's time decided.
+    expect(ids.map((m) => m.text)).toEqual(["q40 second", "q41 first"]);
   });
 
   it("lets exactly one of two live processes take a dead process's turn", async () => {

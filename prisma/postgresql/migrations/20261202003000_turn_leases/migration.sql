@@ -1,6 +1,6 @@
--- Turn leases (src/core/leases.ts): the process working on a person's message, or posting a reply,
--- holds a lease on its row until the reply is posted; a dead process's expired leases are taken
--- over by another process (src/core/recovery.ts).
+-- Turn leases (src/core/leases.ts): the process answering a person's message holds a lease on its
+-- row until the reply is posted; a dead process's expired leases are taken over by another process
+-- (src/core/recovery.ts).
 -- AlterTable
 ALTER TABLE "Message" ADD COLUMN     "leaseOwner" TEXT,
 ADD COLUMN     "leaseUntil" TIMESTAMP(3);
@@ -10,15 +10,6 @@ CREATE INDEX "Message_leaseOwner_idx" ON "Message"("leaseOwner");
 
 -- CreateIndex
 CREATE INDEX "Message_leaseUntil_idx" ON "Message"("leaseUntil");
-
--- The statement that stores a reply also ends the lease on the message it answers: from then on
--- the reply's own lease (until it is posted) is what a takeover looks at.
-CREATE OR REPLACE FUNCTION "message_outcome"() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE "Message" SET "status" = CASE NEW."status" WHEN 'failed' THEN 'failed' ELSE 'answered' END, "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = NEW."replyToId";
-    RETURN NULL;
-END
-$$;
 
 -- One open session per conversation, held by the database: replicas that receive a conversation's
 -- first messages at the same moment open one session between them (src/agent/sessions.ts re-reads
@@ -31,3 +22,16 @@ WHERE "endedAt" IS NULL AND "id" <> (
     ORDER BY s2."startedAt" DESC, s2."id" DESC LIMIT 1
 );
 CREATE UNIQUE INDEX "ChatSession_one_open_idx" ON "ChatSession"("conversationId") WHERE "endedAt" IS NULL;
+
+-- The statement that records where a reply was posted also ends the turn's lease on the message it
+-- answers: the turn is over once its answer is on the platform (one write, as for message_outcome).
+CREATE FUNCTION "message_delivered"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE "Message" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = NEW."replyToId" AND "leaseOwner" IS NOT NULL;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER "message_delivered_au" AFTER UPDATE OF "platformId" ON "Message" FOR EACH ROW
+    WHEN (NEW."role" = 'assistant' AND NEW."replyToId" IS NOT NULL AND OLD."platformId" IS NULL AND NEW."platformId" IS NOT NULL)
+    EXECUTE FUNCTION "message_delivered"();

@@ -1,6 +1,6 @@
--- Turn leases (src/core/leases.ts): the process working on a person's message, or posting a reply,
--- holds a lease on its row until the reply is posted; a dead process's expired leases are taken
--- over by another process (src/core/recovery.ts).
+-- Turn leases (src/core/leases.ts): the process answering a person's message holds a lease on its
+-- row until the reply is posted; a dead process's expired leases are taken over by another process
+-- (src/core/recovery.ts).
 -- AlterTable
 ALTER TABLE "Message" ADD COLUMN "leaseOwner" TEXT;
 ALTER TABLE "Message" ADD COLUMN "leaseUntil" DATETIME;
@@ -10,13 +10,6 @@ CREATE INDEX "Message_leaseOwner_idx" ON "Message"("leaseOwner");
 
 -- CreateIndex
 CREATE INDEX "Message_leaseUntil_idx" ON "Message"("leaseUntil");
-
--- The statement that stores a reply also ends the lease on the message it answers: from then on
--- the reply's own lease (until it is posted) is what a takeover looks at.
-DROP TRIGGER "message_outcome_ai";
-CREATE TRIGGER "message_outcome_ai" AFTER INSERT ON "Message" WHEN new."role" = 'assistant' AND new."replyToId" IS NOT NULL BEGIN
-    UPDATE "Message" SET "status" = CASE new."status" WHEN 'failed' THEN 'failed' ELSE 'answered' END, "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = new."replyToId";
-END;
 
 -- One open session per conversation, held by the database: replicas that receive a conversation's
 -- first messages at the same moment open one session between them (src/agent/sessions.ts re-reads
@@ -29,3 +22,10 @@ WHERE "endedAt" IS NULL AND "id" <> (
     ORDER BY s2."startedAt" DESC, s2."id" DESC LIMIT 1
 );
 CREATE UNIQUE INDEX "ChatSession_one_open_idx" ON "ChatSession"("conversationId") WHERE "endedAt" IS NULL;
+
+-- The statement that records where a reply was posted also ends the turn's lease on the message it
+-- answers: the turn is over once its answer is on the platform (one write, as for message_outcome).
+CREATE TRIGGER "message_delivered_au" AFTER UPDATE OF "platformId" ON "Message"
+WHEN new."role" = 'assistant' AND new."replyToId" IS NOT NULL AND old."platformId" IS NULL AND new."platformId" IS NOT NULL BEGIN
+    UPDATE "Message" SET "leaseOwner" = NULL, "leaseUntil" = NULL WHERE "id" = new."replyToId" AND "leaseOwner" IS NOT NULL;
+END;

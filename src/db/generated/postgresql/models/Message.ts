@@ -1168,9 +1168,9 @@ export type $MessagePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      */
     replyToId: number | null
     /**
-     * A turn under way (src/core/leases.ts): the process working on this person's message, or posting
-     * this reply, and until when; renewed while it works, cleared when the reply is posted. An expired
-     * lease is a dead process's work, taken over by the next process (src/core/recovery.ts).
+     * A turn under way (src/core/leases.ts): the process answering this person's message, and until
+     * when; renewed while it works, cleared when the reply is posted. An expired lease is a dead
+     * process's turn, taken over by the next process (src/core/recovery.ts).
      */
     leaseOwner: string | null
     leaseUntil: Date | null
