@@ -166,10 +166,19 @@ export interface Posted {
   failed: boolean;
 }
 
+export interface ReceiveOptions {
+  /**
+   * Called once the message is stored, or once it is known it will not be (a duplicate, a bot, a
+   * refusal): the platform may acknowledge its delivery now. A platform that never redelivers an
+   * acknowledged event (Slack) acknowledges only then, so a crash before storing loses nothing.
+   */
+  onStored?: () => void;
+}
+
 /** The narrow part of the core an adapter talks to. */
 export interface CorePort {
   /** One message from a person: the whole turn, from admission to the recorded delivery. */
-  receive(inbound: Inbound, target: ReplyTarget): Promise<Received>;
+  receive(inbound: Inbound, target: ReplyTarget, opts?: ReceiveOptions): Promise<Received>;
   /** A reaction on a message: feedback when it is on one of cairn's replies. */
   feedback(event: FeedbackEvent): Promise<FeedbackResult>;
   /** Ends the conversation's session: the next message starts a fresh one (earlier ones stay searchable). */

@@ -32,7 +32,7 @@ import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
 import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, withinLimit } from "./text.ts";
 import { DeliveryPath } from "./delivery.ts";
-import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost } from "./adapter.ts";
+import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "./adapter.ts";
 import type { Platform } from "./types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
@@ -266,7 +266,7 @@ export class Core implements CorePort {
   attach(adapter: PlatformAdapter): CorePort {
     this.delivery.attach(adapter);
     return {
-      receive: (inbound, target) => countDelivery(this.metrics, this.delivery.receive(inbound, target, adapter)),
+      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(inbound, target, adapter, opts?.onStored)),
       feedback: (event) => this.feedback(event),
       endSession: (inbound, reason) => this.endSession(inbound, reason),
       command: (inbound, name, args) => this.command(inbound, name, args),
@@ -275,8 +275,8 @@ export class Core implements CorePort {
   }
 
   /** A message through the adapter attached last for its platform. */
-  receive(inbound: Inbound, target: ReplyTarget): Promise<Received> {
-    return countDelivery(this.metrics, this.delivery.receive(inbound, target));
+  receive(inbound: Inbound, target: ReplyTarget, opts?: ReceiveOptions): Promise<Received> {
+    return countDelivery(this.metrics, this.delivery.receive(inbound, target, undefined, opts?.onStored));
   }
 
   /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */
@@ -347,6 +347,7 @@ export class Core implements CorePort {
         }),
       };
     });
+    hooks.onStored?.();
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
     const reply = await accepted.turn;
     // Another process took the turn over (this one stalled past its lease, or is stopping): it answers.

@@ -86,24 +86,35 @@ export class DeliveryPath {
   }
 
   /** `via`: the adapter the message came through (default: the one attached last for its platform). */
-  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter): Promise<Received> {
-    if (inbound.author.isBot) return Promise.resolve({ kind: "dropped", reason: "bot" });
-    if (!hasVisibleText(inbound.text)) return Promise.resolve({ kind: "dropped", reason: "empty" });
+  /** `onStored`: see `ReceiveOptions`; called exactly once, whatever becomes of the message. */
+  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, onStored?: () => void): Promise<Received> {
+    let told = false;
+    const stored = () => {
+      if (told) return;
+      told = true;
+      onStored?.();
+    };
+    const now = (r: Received): Promise<Received> => (stored(), Promise.resolve(r));
+    if (inbound.author.isBot) return now({ kind: "dropped", reason: "bot" });
+    if (!hasVisibleText(inbound.text)) return now({ kind: "dropped", reason: "empty" });
     // Synchronous: of two deliveries of one post racing here, the first wins.
     if (!this.seen.addIfNew(`${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`)) {
-      return Promise.resolve({ kind: "dropped", reason: "duplicate" });
+      return now({ kind: "dropped", reason: "duplicate" });
     }
     const key = conversationKey(inbound);
     // Both queues are entered now, so order is fixed before the first await.
     const adapter = via ?? this.adapter(inbound.platform);
-    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target, adapter) }));
+    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target, adapter, stored) }));
     this.active++;
     return this.posting
       .run(key, async (): Promise<Received> => {
         const { turn } = await started;
         return turn ? this.deliver(inbound, turn) : { kind: "dropped", reason: "not_addressed" };
       })
-      .finally(() => this.active--);
+      .finally(() => {
+        stored();
+        this.active--;
+      });
   }
 
   /** Messages taken on by this process whose answers are not yet on the platform. */
@@ -166,7 +177,7 @@ export class DeliveryPath {
   }
 
   /** Decides, marks the message as being worked on, and hands the turn to the core (not waiting for it). */
-  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter): Promise<Started | null> {
+  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter, stored: () => void): Promise<Started | null> {
     const addressed = inbound.addressed !== false;
     const thread = !inbound.channel.isDm && inbound.threadId ? threadRef(inbound) : null;
     const wasFollowed = thread !== null && (!addressed || target.threadContext !== undefined) ? await this.following.isFollowed(thread) : false;
@@ -183,7 +194,7 @@ export class DeliveryPath {
     }
     const draft = this.draftOptions(adapter, postFailedApology(inbound.platform));
     const surface = target.surface?.(draft) ?? new DraftReply(target, draft);
-    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s) };
+    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
     const settled = this.deps.handle(context ? { ...inbound, context } : inbound, hooks).then(

@@ -118,6 +118,8 @@ export type FeedbackResult =
  * synchronously from the turn's work: keep them cheap, and never throw (queue platform calls).
  */
 export interface TurnHooks {
+  /** The message is stored (or will not be): see `ReceiveOptions.onStored`. Called at most once. */
+  onStored?: () => void;
   /** A short status while cairn works ("searching history"), for typing indicators or status lines. */
   onProgress?: (status: string) => void;
   /**

@@ -260,12 +260,15 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(lastUserText(anthropic.lastRequest())).not.toContain(CONTEXT_HEADER);
   });
 
-  it("answers a DM in Socket Mode: the envelope is acked and the answer posted", async () => {
+  it("answers a DM in Socket Mode: the envelope is acked once the message is stored, and the answer posted", async () => {
     anthropic.enqueue({ text: "Hi from the socket." });
     const event = dm("UBOB", "hello over the socket");
     const id = slack.pushEnvelope("events_api", eventCallback(team, event));
     const ack = await slack.waitForAck(id);
     expect(ack.payload).toEqual({});
+    // Acknowledged only once the message is stored: Slack never delivers an acknowledged envelope
+    // again, so a crash after the ack must find the message in the database.
+    expect(await getDb().prisma.message.count({ where: { platformId: event.ts, role: "user" } })).toBe(1);
     const [reply] = await waitForPosts(event.channel, 1);
     expect(reply!.args.text).toBe("Hi from the socket.");
     expect(ack.at).toBeLessThanOrEqual(reply!.at);

@@ -31,6 +31,8 @@ import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { postedFor } from "./posted.ts";
+import { ackAfterListeners } from "./ack-after-store.ts";
+import { KeyedQueue } from "../../core/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
 import type { HttpRoutes } from "../../ops/health.ts";
@@ -187,26 +189,30 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
           installerOptions: { clientOptions: { slackApiUrl } },
         })
       : null;
-  const receiver: Receiver =
-    socket ?? guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog, cfg.routes);
+  const receiver: Receiver = ackAfterListeners(
+    socket ?? guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog, cfg.routes),
+    slog,
+  );
 
   // botId and botUserId are passed so Bolt does not call auth.test again; its ignoreSelf middleware
   // uses them to drop the bot's own messages and reactions (the 👀 it adds).
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
-  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
+  const turnDeps: TurnDeps = { core, client, bot, names, log: slog, order: new KeyedQueue(Number.MAX_SAFE_INTEGER), ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
-  const track = (what: string, work: () => Promise<void>): void => {
+  /** Runs an event's work in the background; false when stopping (not run). */
+  const track = (what: string, work: () => Promise<void>): boolean => {
     if (stopping) {
       slog.warn({ what }, "event arrived while stopping; not handled");
-      return;
+      return false;
     }
     const task: Promise<void> = work()
       .catch((err: unknown) => slog.error({ err, what }, "slack event handling failed"))
       .finally(() => inFlight.delete(task));
     inFlight.add(task);
+    return true;
   };
   const eventId = (body: unknown): string | undefined => {
     const parsed = EnvelopeMetaSchema.safeParse(body);
@@ -214,9 +220,13 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   };
 
   for (const type of ["message", "app_mention"] as const) {
-    app.event(type, async ({ event, body, context }) => {
-      track(type, () => onMessageEvent(turnDeps, event, body, { eventType: type, eventId: eventId(body), retryNum: context.retryNum }));
-    });
+    // Resolves once the message is stored (or will not be): its envelope is acknowledged then (ack-after-store.ts).
+    app.event(type, ({ event, body, context }) =>
+      new Promise<void>((stored) => {
+        const meta = { eventType: type, eventId: eventId(body), retryNum: context.retryNum, onStored: stored };
+        if (!track(type, () => onMessageEvent(turnDeps, event, body, meta).finally(stored))) stored();
+      }),
+    );
   }
   for (const type of ["reaction_added", "reaction_removed"] as const) {
     app.event(type, async ({ event, body }) => {

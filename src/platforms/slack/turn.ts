@@ -7,15 +7,24 @@ import type { CorePort } from "../../core/adapter.ts";
 import { classifyMessage, toInbound } from "./events.ts";
 import { messageTarget, type MessageTargetDeps } from "./target.ts";
 import { isLearnMention, learnFromMention } from "./learn-mention.ts";
+import type { KeyedQueue } from "../../core/keyed-queue.ts";
 
 export interface TurnDeps extends MessageTargetDeps {
   core: CorePort;
+  /**
+   * A conversation's events reach the core in the order they arrived: the author's name is looked
+   * up first (a Web API call for someone new), and a quick follow-up by a known person must not
+   * overtake a first message that waits on that look-up.
+   */
+  order: KeyedQueue;
 }
 
 export interface EventMeta {
   eventType: string;
   eventId?: string | undefined;
   retryNum?: number | undefined;
+  /** The message is stored (or will not be): the envelope may be acknowledged. */
+  onStored?: () => void;
 }
 
 export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unknown, meta: EventMeta): Promise<void> {
@@ -28,18 +37,23 @@ export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unkno
   }
   const m = c.message;
   const log = deps.log.child({ team: m.teamId, channel: m.channel, ts: m.ts, ...(m.threadId ? { thread: m.threadId } : {}) });
-  const person = await deps.names.get(m.user);
-  const inbound = {
-    ...toInbound(m, person, deps.bot),
-    // A bot user posting without bot_id (some integrations do) is still never a turn.
-    ...(person.isBot ? { author: { externalId: m.user, isBot: true } } : {}),
-    addressed: c.kind !== "thread_reply",
-  };
-  if (c.kind === "mention" && isLearnMention(m.text)) {
-    await learnFromMention(deps, inbound, m, log);
+  // Entering the core fixes the message's place in its conversation: done in arrival order.
+  const entered = await deps.order.run(`${m.teamId}:${m.channel}:${m.threadId ?? ""}`, async () => {
+    const person = await deps.names.get(m.user);
+    const inbound = {
+      ...toInbound(m, person, deps.bot),
+      // A bot user posting without bot_id (some integrations do) is still never a turn.
+      ...(person.isBot ? { author: { externalId: m.user, isBot: true } } : {}),
+      addressed: c.kind !== "thread_reply",
+    };
+    if (c.kind === "mention" && isLearnMention(m.text)) return { learn: learnFromMention(deps, inbound, m, log) };
+    return { received: deps.core.receive(inbound, messageTarget(deps, m, log), meta.onStored ? { onStored: meta.onStored } : {}) };
+  });
+  if ("learn" in entered) {
+    await entered.learn;
     return;
   }
-  const received = await deps.core.receive(inbound, messageTarget(deps, m, log));
+  const received = await entered.received;
   switch (received.kind) {
     case "dropped":
       if (received.reason === "duplicate") log.debug({ ...meta }, "duplicate delivery dropped");

@@ -1,0 +1,48 @@
+/**
+ * Bolt acknowledges an Events API envelope before any listener runs, and Slack never delivers an
+ * acknowledged envelope again: a process killed between that ack and storing the message lost it
+ * for good (the cluster test saw 6 to 10 of 250 posts go that way). This receiver holds each event's
+ * ack until the app's listeners are done with it (cairn's message listener resolves once the message
+ * is stored, `ReceiveOptions.onStored`), and at most `holdMs`, under Slack's 3 s retry deadline. An
+ * envelope never acknowledged (a crash before storing) is delivered again by Slack, to whichever
+ * connection it picks; a redelivery of a stored message is a duplicate, dropped by its stored key.
+ */
+import type { App, Receiver, ReceiverEvent } from "@slack/bolt";
+import type { Logger } from "../../log.ts";
+import { errText } from "../../log.ts";
+
+/** Under Slack's 3 s: a slow store costs a redelivery (dropped as a duplicate), never a loss. */
+export const ACK_HOLD_MS = 2_500;
+
+const isEventCallback = (body: unknown): boolean => typeof body === "object" && body !== null && (body as { type?: unknown }).type === "event_callback";
+
+export function ackAfterListeners(inner: Receiver, log: Logger, holdMs = ACK_HOLD_MS): Receiver {
+  return {
+    // The receiver hands events to `app.processEvent`; it is given an app whose processEvent holds the ack.
+    init: (app: App) => inner.init(holding(app)),
+    start: (...args: unknown[]) => inner.start(...args),
+    stop: (...args: unknown[]) => inner.stop(...args),
+  };
+
+  function holding(app: App): App {
+    const processEvent = async (event: ReceiverEvent): Promise<void> => {
+      if (!isEventCallback(event.body)) return app.processEvent(event);
+      let acked = false;
+      const ack = async (): Promise<void> => {
+        if (acked) return;
+        acked = true;
+        await event.ack();
+      };
+      const timer = setTimeout(() => void ack().catch((err: unknown) => log.warn({ err: errText(err) }, "could not acknowledge a Slack event")), holdMs);
+      try {
+        // Bolt's own early ack becomes a no-op; this one follows the listeners.
+        await app.processEvent({ ...event, ack: async () => {} });
+      } finally {
+        clearTimeout(timer);
+        await ack();
+      }
+    };
+    // Everything else of the app is its own; Bolt's receivers use only processEvent.
+    return new Proxy(app, { get: (target, prop, receiver) => (prop === "processEvent" ? processEvent : Reflect.get(target, prop, receiver)) });
+  }
+}
