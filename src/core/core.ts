@@ -341,6 +341,8 @@ export class Core implements CorePort {
       const history = isNew && !inbound.context?.trim() ? [{ ...stored, author: place.person }] : null;
       return {
         turn: this.queue.run(key, async () => {
+          // Stopping: the message is stored under a lease already handed back; another replica answers it.
+          if (opts.leased && this.leases.released) return null;
           // Other replicas' turns for earlier messages of this conversation come first.
           if (opts.leased) await this.recovery.before(place.conversation.id, stored);
           return this.turn(place, session.id, stored.id, hooks, history, lease());

@@ -38,7 +38,7 @@ export class TurnLeases {
   /** This process, as lease owner: host, pid and a random part (pids repeat across restarts). */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private timer: NodeJS.Timeout | null = null;
-  private released = false;
+  private isReleased = false;
 
   constructor(
     private readonly db: Db,
@@ -48,21 +48,26 @@ export class TurnLeases {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** Stopping: what this process stores now is handed back at once. */
+  get released(): boolean {
+    return this.isReleased;
+  }
+
   /** The lease a row written now is stored under. */
   next(): Lease {
-    return { owner: this.owner, until: this.released ? new Date(0) : new Date(this.now().getTime() + this.settings.leaseMs) };
+    return { owner: this.owner, until: this.isReleased ? new Date(0) : new Date(this.now().getTime() + this.settings.leaseMs) };
   }
 
   /** Renews this process's leases while it has turns in flight. */
   start(): void {
     if (this.timer) return;
-    this.released = false;
+    this.isReleased = false;
     this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.settings.leaseMs / 3)));
     this.timer.unref();
   }
 
   async renew(): Promise<number> {
-    if (this.released || !this.busy()) return 0;
+    if (this.isReleased || !this.busy()) return 0;
     try {
       const { count } = await this.db.message.updateMany({ where: { leaseOwner: this.owner }, data: { leaseUntil: new Date(this.now().getTime() + this.settings.leaseMs) } });
       return count;
@@ -75,7 +80,7 @@ export class TurnLeases {
 
   /** Stops renewing and hands back everything this process still holds: the leases end now. */
   async release(): Promise<number> {
-    this.released = true;
+    this.isReleased = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     const { count } = await this.db.message.updateMany({ where: { leaseOwner: this.owner }, data: { leaseUntil: new Date(0) } });

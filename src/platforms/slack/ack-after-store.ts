@@ -14,6 +14,15 @@ import { errText } from "../../log.ts";
 /** Under Slack's 3 s: a slow store costs a redelivery (dropped as a duplicate), never a loss. */
 export const ACK_HOLD_MS = 2_500;
 
+/**
+ * Events whose listener declined them (the adapter is stopping): left unacknowledged, so Slack
+ * delivers them again, to a replica that is not stopping (or to this one after its restart).
+ */
+const declined = new WeakSet<object>();
+export function declineAck(body: unknown): void {
+  if (typeof body === "object" && body !== null) declined.add(body);
+}
+
 const isEventCallback = (body: unknown): boolean => typeof body === "object" && body !== null && (body as { type?: unknown }).type === "event_callback";
 
 export function ackAfterListeners(inner: Receiver, log: Logger, holdMs = ACK_HOLD_MS): Receiver {
@@ -39,7 +48,7 @@ export function ackAfterListeners(inner: Receiver, log: Logger, holdMs = ACK_HOL
         await app.processEvent({ ...event, ack: async () => {} });
       } finally {
         clearTimeout(timer);
-        await ack();
+        if (!declined.has(event.body as object)) await ack();
       }
     };
     // Everything else of the app is its own; Bolt's receivers use only processEvent.

@@ -31,7 +31,7 @@ import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { postedFor } from "./posted.ts";
-import { ackAfterListeners } from "./ack-after-store.ts";
+import { ackAfterListeners, declineAck } from "./ack-after-store.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
@@ -202,9 +202,13 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   const turnDeps: TurnDeps = { core, client, bot, names, log: slog, order: new KeyedQueue(Number.MAX_SAFE_INTEGER), ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
-  /** Runs an event's work in the background; false when stopping (not run). */
-  const track = (what: string, work: () => Promise<void>): boolean => {
-    if (stopping) {
+  /**
+   * Runs an event's work in the background; false when stopping (not run). A person's message is
+   * taken on even then (`always`): stored, its turn is handed back through its lease to a replica
+   * that is not stopping, at once, where a redelivery by Slack would come seconds later and out of order.
+   */
+  const track = (what: string, work: () => Promise<void>, always = false): boolean => {
+    if (stopping && !always) {
       slog.warn({ what }, "event arrived while stopping; not handled");
       return false;
     }
@@ -224,7 +228,11 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     app.event(type, ({ event, body, context }) =>
       new Promise<void>((stored) => {
         const meta = { eventType: type, eventId: eventId(body), retryNum: context.retryNum, onStored: stored };
-        if (!track(type, () => onMessageEvent(turnDeps, event, body, meta).finally(stored))) stored();
+        // Stopping: not taken on, and not acknowledged, so Slack delivers it again elsewhere.
+        if (!track(type, () => onMessageEvent(turnDeps, event, body, meta).finally(stored), true)) {
+          declineAck(body);
+          stored();
+        }
       }),
     );
   }
