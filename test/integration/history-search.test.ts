@@ -167,7 +167,8 @@ forEachDatabase("history and search", (getDb) => {
       const older = await say(db, opts, "walrus alert was noisy last week too");
       const failed = await say(db, opts, "walrus walrus walrus");
       const session = await db.prisma.chatSession.create({ data: { conversationId: inSession.scope.conversationId } });
-      const oldSession = await db.prisma.chatSession.create({ data: { conversationId: inSession.scope.conversationId } });
+      // An ended one: a conversation has one open session at a time (a unique index).
+      const oldSession = await db.prisma.chatSession.create({ data: { conversationId: inSession.scope.conversationId, endedAt: new Date() } });
       await db.prisma.message.update({ where: { id: inSession.message.id }, data: { sessionId: session.id, status: "answered" } });
       await db.prisma.message.update({ where: { id: older.message.id }, data: { sessionId: oldSession.id, status: "answered" } });
       await db.prisma.message.update({ where: { id: failed.message.id }, data: { sessionId: oldSession.id, status: "failed" } });

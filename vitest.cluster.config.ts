@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The cluster tests (test/cluster): real cairn processes on one PostgreSQL database. They run on
+ * their own, after the rest (`npm test`), one file at a time: several processes at once on a
+ * two-core machine, beside another test file, slow everything they measure.
+ */
+export default defineConfig({
+  test: {
+    include: ["test/cluster/**/*.test.ts"],
+    testTimeout: 180_000,
+    hookTimeout: 120_000,
+    maxWorkers: 1,
+    fileParallelism: false,
+    reporters: ["default", "./test/support/summary-reporter.ts"],
+  },
+});
