@@ -79,6 +79,11 @@ export interface AgentSettings {
   recovery?: Partial<RecoverySettings>;
 }
 
+export interface HandleOptions {
+  leased?: boolean;
+  context?: Promise<string>;
+}
+
 export interface CoreDeps {
   database: Database;
   model: ModelClient;
@@ -148,7 +153,7 @@ export class Core implements CorePort {
       erasePerson: (person, opts) => erasePerson(db, person, opts),
     };
     this.delivery = new DeliveryPath({
-      handle: (inbound, hooks) => this.handle(inbound, hooks, { leased: true }),
+      handle: (inbound, hooks, context) => this.handle(inbound, hooks, { leased: true, ...(context ? { context } : {}) }),
       recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),
       delivered: (reply) => this.delivered(reply),
       undelivered: (reply) => this.undelivered(reply),
@@ -301,12 +306,14 @@ export class Core implements CorePort {
    * One message's turn; the caller posts the answer. `leased` (the delivery path): the message and
    * its reply are held under this process's lease until the answer is posted, so another process
    * finishes the turn if this one dies. Callers that post nothing themselves (tests) leave it off.
+   * `context`: earlier messages still being read (a thread cairn enters): the message is stored
+   * first, the context beside it once read, before the turn reads its history.
    */
-  handle(received: Inbound, hooks: TurnHooks = {}, opts: { leased?: boolean } = {}): Promise<HandleResult> {
+  handle(received: Inbound, hooks: TurnHooks = {}, opts: HandleOptions = {}): Promise<HandleResult> {
     return countTurn(this.metrics, this.handleMessage(received, hooks, opts));
   }
 
-  private async handleMessage(received: Inbound, hooks: TurnHooks, opts: { leased?: boolean }): Promise<HandleResult> {
+  private async handleMessage(received: Inbound, hooks: TurnHooks, opts: HandleOptions): Promise<HandleResult> {
     const lease = () => (opts.leased ? this.leases.next() : null);
     if (received.author.isBot) return { kind: "dropped", reason: "bot" };
     // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
@@ -338,13 +345,15 @@ export class Core implements CorePort {
       const rate = await this.limiter.take(place.person.id, stored.id, this.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.
-      const history = isNew && !inbound.context?.trim() ? [{ ...stored, author: place.person }] : null;
+      const history = isNew && !inbound.context?.trim() && !opts.context ? [{ ...stored, author: place.person }] : null;
       return {
         turn: this.queue.run(key, async () => {
           // Stopping: the message is stored under a lease already handed back; another replica answers it.
           if (opts.leased && this.leases.released) return null;
           // Other replicas' turns for earlier messages of this conversation come first.
           if (opts.leased) await this.recovery.before(place.conversation.id, stored);
+          const context = storable((await opts.context) ?? "");
+          if (context.trim()) await this.history.recordContext(place, session.id, stored.id, context, stored.createdAt);
           return this.turn(place, session.id, stored.id, hooks, history, lease());
         }),
       };

@@ -29,7 +29,8 @@ import type { Conversation, Workspace } from "../db/generated/sqlite/client.ts";
 
 export interface DeliveryDeps {
   /** The core's turn: admission, storage, the model. */
-  handle(inbound: Inbound, hooks: TurnHooks): Promise<HandleResult>;
+  /** `context`: the thread's earlier messages, still being read: stored beside the message once read. */
+  handle(inbound: Inbound, hooks: TurnHooks, context?: Promise<string>): Promise<HandleResult>;
   /** Records where a reply's parts were posted. */
   recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void>;
   /** Once a reply's parts are posted and recorded: what follows a reply (the learning loop's jobs). */
@@ -185,19 +186,21 @@ export class DeliveryPath {
     // Followed before the answer, so a quick follow-up in the thread is not missed.
     if (thread) this.following.follow(thread);
     const working = target.working ? target.working().catch(() => null) : Promise.resolve(null);
-    let context = "";
-    if (addressed && thread && !wasFollowed && target.threadContext) {
-      context = await target.threadContext().catch((err: unknown) => {
-        this.deps.log.warn({ err: errText(err), channel: inbound.channel.externalId }, "could not read the thread's earlier messages");
-        return "";
-      });
-    }
+    // Read while the message is stored, not before: storing first fixes its place among replicas
+    // (and lets the platform's delivery be acknowledged) without waiting on a Web API call.
+    const context =
+      addressed && thread && !wasFollowed && target.threadContext
+        ? target.threadContext().catch((err: unknown) => {
+            this.deps.log.warn({ err: errText(err), channel: inbound.channel.externalId }, "could not read the thread's earlier messages");
+            return "";
+          })
+        : undefined;
     const draft = this.draftOptions(adapter, postFailedApology(inbound.platform));
     const surface = target.surface?.(draft) ?? new DraftReply(target, draft);
     const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
-    const settled = this.deps.handle(context ? { ...inbound, context } : inbound, hooks).then(
+    const settled = this.deps.handle(inbound, hooks, context).then(
       (ok): Settled => ({ ok }),
       (err: unknown): Settled => ({ err }),
     );

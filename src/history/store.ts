@@ -171,12 +171,7 @@ export class HistoryStore {
         leaseOwner: lease?.owner ?? null,
         leaseUntil: lease?.until ?? null,
       });
-      if (inbound.context?.trim()) {
-        // Kept as its own row, tied to the message it preceded, so history shows it as recalled data.
-        await this.db.message.create({
-          data: { workspaceId: place.workspace.id, conversationId: place.conversation.id, sessionId, role: "context", text: inbound.context, replyToId: msg.id, createdAt: inbound.sentAt },
-        });
-      }
+      if (inbound.context?.trim()) await this.recordContext(place, sessionId, msg.id, inbound.context, inbound.sentAt);
       const last = place.conversation.lastMessageAt;
       if (!last || inbound.sentAt.getTime() - last.getTime() >= LAST_MESSAGE_RESOLUTION_MS) {
         await this.db.conversation.update({ where: { id: place.conversation.id }, data: { lastMessageAt: inbound.sentAt } });
@@ -188,6 +183,16 @@ export class HistoryStore {
       if (isUniqueViolation(err)) return null;
       throw err;
     }
+  }
+
+  /**
+   * The earlier messages shown before a person's message (a thread's history): kept as its own row,
+   * tied to the message it preceded, so history shows it as recalled data, never as their words.
+   */
+  async recordContext(place: Place, sessionId: string | null, messageId: number, text: string, at: Date): Promise<void> {
+    await this.db.message.create({
+      data: { workspaceId: place.workspace.id, conversationId: place.conversation.id, sessionId, role: "context", text, replyToId: messageId, createdAt: at },
+    });
   }
 
   /**
