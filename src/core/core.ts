@@ -168,13 +168,13 @@ export class Core implements CorePort {
       platforms: () => this.delivery.platforms(),
       inQueue: (key, work) => this.queue.run(key, work),
       answer: async (place, sessionId, messageId) => {
-        const reply = await this.turn(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, {}, null, this.leases.next());
+        const reply = await this.turn(place, await this.sessionFor(place, sessionId), messageId, {}, null, this.leases.next());
         // A recovered turn is a turn like any other in the metrics.
         this.metrics.turn(reply ? reply.status : "dropped_taken_over");
         return reply;
       },
       giveUp: async (place, sessionId, messageId, text) => {
-        const reply = await this.history.recordReply(place, sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id, messageId, text, "failed", this.leases.next());
+        const reply = await this.history.recordReply(place, await this.sessionFor(place, sessionId), messageId, text, "failed", this.leases.next());
         return reply && { status: "failed", text, conversationId: place.conversation.id, replyMessageId: reply.id };
       },
       post: (reply, workspace, conversation, answers) => this.delivery.resume(reply, workspace, conversation, answers),
@@ -520,6 +520,11 @@ export class Core implements CorePort {
   /** Stores a reply; under a lease, only while the turn is still this process's (null otherwise). */
   private recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null): Promise<Message | null> {
     return lease ? this.history.recordReply(place, sessionId, replyToId, text, status, lease) : this.history.recordReply(place, sessionId, replyToId, text, status);
+  }
+
+  /** The session a recovered message was filed in, or the conversation's current one. */
+  private async sessionFor(place: Place, sessionId: string | null): Promise<string> {
+    return sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id;
   }
 
   private speakerName(place: Place): string {

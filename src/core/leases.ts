@@ -114,16 +114,17 @@ export class TurnLeases {
     return a.until.getTime() <= this.now().getTime();
   }
 
-  /** Conversations with expired leases (a dead process's turns), oldest first. */
-  async expiredConversations(platforms: readonly string[], limit = 50): Promise<string[]> {
+  /** Conversations with expired leases (a dead process's turns), oldest first: their ids and keys. */
+  async expiredConversations(platforms: readonly string[], limit = 50): Promise<{ id: string; key: string }[]> {
     if (platforms.length === 0) return [];
     const rows = await this.db.message.findMany({
       where: { leaseUntil: { lte: this.now() }, leaseOwner: { not: null }, conversation: { workspace: { platform: { in: [...platforms] } } } },
-      select: { conversationId: true },
+      select: { conversationId: true, conversation: { select: { key: true } } },
       orderBy: { id: "asc" },
       take: limit * 4,
     });
-    return [...new Set(rows.map((r) => r.conversationId))].slice(0, limit);
+    const byId = new Map(rows.map((r) => [r.conversationId, r.conversation.key]));
+    return [...byId].slice(0, limit).map(([id, key]) => ({ id, key }));
   }
 
   /**

@@ -90,13 +90,11 @@ export class Recovery {
     this.sweeping ??= (async () => {
       try {
         const conversations = await this.deps.leases.expiredConversations(this.deps.platforms());
-        for (const id of conversations) {
+        for (const { id, key } of conversations) {
           if (this.stopped || this.under.has(id)) continue;
-          const conversation = await this.deps.db.conversation.findUnique({ where: { id } });
-          if (!conversation) continue;
           this.under.add(id);
           void this.deps
-            .inQueue(conversation.key, () => this.recoverConversation(id))
+            .inQueue(key, () => this.recoverConversation(id))
             .catch((err: unknown) => this.deps.log.error({ err, conversation: id }, "could not recover a conversation's lost turns"))
             .finally(() => this.under.delete(id));
         }
