@@ -6,7 +6,8 @@
  * plan, mapping the result) than SQLite spends running one of these, and these run on every message
  * and every search. Everything else stays on Prisma.
  *
- * Rules for what goes here: one statement, not part of a transaction, rows read by position.
+ * Rules for what goes here: one statement, not part of a transaction (`exclusive` aside), rows read
+ * by position.
  * SQLite statements wait at the connection's transaction gate like Prisma's own (so none joins a
  * transaction it is not part of) and run on the same connection; PostgreSQL statements take a
  * connection from the same pool.
@@ -28,6 +29,15 @@ export interface DirectSql {
    * except PostgreSQL's bigint (a count, say), which pg reads as text.
    */
   rows(sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
+  /**
+   * Runs one statement as `rows` does, with no other `exclusive` call of the same `key` between the
+   * moment it reads and the moment its writes are visible, in this process or any other sharing the
+   * database: a check-then-write (an admission counted from earlier admissions) cannot race another.
+   * PostgreSQL: a transaction-scoped advisory lock, then the statement, which reads (in READ
+   * COMMITTED) everything committed before the lock was granted. SQLite: the statement alone, since
+   * one statement is atomic and writes to one file are serialized.
+   */
+  exclusive(key: string, sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
 }
 
 /**
@@ -55,18 +65,17 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
     if (stmt.reader) stmt.raw(true);
     return stmt;
   }, MAX_STATEMENTS);
-  return {
-    async rows(sql, params) {
-      const wait = gate.pass();
-      if (wait) await wait;
-      const stmt = statement(sql);
-      if (!stmt.reader) {
-        stmt.run(params);
-        return [];
-      }
-      return stmt.all(params) as unknown[][];
-    },
+  const rows = async (sql: string, params: readonly SqlParam[]): Promise<unknown[][]> => {
+    const wait = gate.pass();
+    if (wait) await wait;
+    const stmt = statement(sql);
+    if (!stmt.reader) {
+      stmt.run(params);
+      return [];
+    }
+    return stmt.all(params) as unknown[][];
   };
+  return { rows, exclusive: (_key, sql, params) => rows(sql, params) };
 }
 
 /**
@@ -83,6 +92,27 @@ export function pgDirect(pool: pg.Pool): DirectSql {
     async rows(sql, params) {
       const result = await pool.query<unknown[]>({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
       return result.rows;
+    },
+    async exclusive(key, sql, params) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        // Held until COMMIT or ROLLBACK; 64-bit, so two keys rarely share a lock (and sharing one
+        // would only make them wait for each other).
+        await client.query({ name: "cairn_exclusive_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [key] });
+        const result = await client.query<unknown[]>({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
+        await client.query("COMMIT");
+        return result.rows;
+      } catch (err) {
+        // A connection that cannot roll back is closed, not given back to the pool mid-transaction.
+        await client.query("ROLLBACK").catch((e: unknown) => {
+          broken = e instanceof Error ? e : new Error(String(e));
+        });
+        throw err;
+      } finally {
+        client.release(broken);
+      }
     },
   };
 }

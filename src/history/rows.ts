@@ -32,7 +32,7 @@ export interface HistorySql {
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
-export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil"] as const;
+export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil", "admitted"] as const;
 const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"] as const;
 const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt"] as const;
 const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
@@ -52,7 +52,7 @@ function sqlFor(provider: Provider): HistorySql {
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (pg && TIMES.has(c) ? `(extract(epoch FROM ${q(c)}) * 1000)::float8` : q(c))).join(", ");
   // INSERT ... SELECT: PostgreSQL types a bare parameter in a select list as text, so each is cast to its column's type.
-  const PG_TYPES: Record<string, string> = { replyToId: "integer", createdAt: "timestamp(3)", leaseUntil: "timestamp(3)" };
+  const PG_TYPES: Record<string, string> = { replyToId: "integer", createdAt: "timestamp(3)", leaseUntil: "timestamp(3)", admitted: "boolean" };
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
   return {
     insertMessage: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")}) RETURNING id`,
@@ -85,6 +85,7 @@ export function messageOf(r: readonly unknown[]): Message {
     createdAt: timeOf(r[10]),
     leaseOwner: r[11] as string | null,
     leaseUntil: r[12] === null ? null : timeOf(r[12]),
+    admitted: boolOf(r[13]),
   };
 }
 

@@ -87,7 +87,12 @@ export class HistoryStore {
   }
 
   private params(m: Omit<Message, "id">): SqlParam[] {
-    return MESSAGE_COLUMNS.map((c) => (c === "createdAt" || c === "leaseUntil" ? m[c] && sqlTime(this.provider, m[c]) : m[c]));
+    return MESSAGE_COLUMNS.map((c) => {
+      if (c === "createdAt" || c === "leaseUntil") return m[c] && sqlTime(this.provider, m[c]);
+      // Both databases read 1 and 0 as booleans (SQLite keeps them so).
+      if (c === "admitted") return m[c] ? 1 : 0;
+      return m[c];
+    });
   }
 
   async resolve(inbound: Inbound): Promise<Place> {
@@ -170,6 +175,7 @@ export class HistoryStore {
         createdAt: inbound.sentAt,
         leaseOwner: lease?.owner ?? null,
         leaseUntil: lease?.until ?? null,
+        admitted: false,
       });
       if (inbound.context?.trim()) await this.recordContext(place, sessionId, msg.id, inbound.context, inbound.sentAt);
       const last = place.conversation.lastMessageAt;
@@ -219,6 +225,7 @@ export class HistoryStore {
       // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
       leaseOwner: null,
       leaseUntil: null,
+      admitted: false,
     };
     if (!lease) return this.insertMessage(m);
     const rows = await this.direct.rows(this.sql.insertHeldReply, [...this.params(m), replyToId, lease.owner]);
@@ -343,6 +350,7 @@ export class HistoryStore {
       createdAt: new Date(),
       leaseOwner: null,
       leaseUntil: null,
+      admitted: false,
     });
   }
 

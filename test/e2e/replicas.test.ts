@@ -77,11 +77,19 @@ forEachDatabase("two replicas on one database", (getDb) => {
   it("admit no more than the limit when one person's messages reach both replicas at once", async () => {
     const a = makeCore(getDb(), h.fake, { rateLimitPerHour: 3 });
     const b = makeCore(getDb(), h.fake, { rateLimitPerHour: 3 });
+    // Several people at once, each sending a burst spread over both replicas and several threads: a
+    // message stored by one replica and not yet committed when the other counts must still count.
+    const people = ["UC1", "UC2", "UC3", "UC4"];
     const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).handle(inboundFor(channel("UC", `burst-${i}`), `message ${i}`)).then(replyOf)),
+      people.flatMap((user) =>
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).handle(inboundFor(channel(user, `burst-${user}-${i}`), `message ${i}`)).then((r) => [user, replyOf(r)] as const)),
+      ),
     );
-    expect(replies.filter((r) => r.status === "ok")).toHaveLength(3);
-    expect(replies.filter((r) => r.status === "limited")).toHaveLength(5);
+    for (const user of people) {
+      const mine = replies.filter(([u]) => u === user).map(([, r]) => r.status);
+      expect(mine.filter((s) => s === "ok")).toHaveLength(3);
+      expect(mine.filter((s) => s === "limited")).toHaveLength(7);
+    }
   });
 
   it("take 'forget me' on one replica and 'forget me confirm' on the other", async () => {

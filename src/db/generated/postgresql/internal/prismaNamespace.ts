@@ -1647,6 +1647,7 @@ export const MessageScalarFieldEnum = {
   replyToId: 'replyToId',
   leaseOwner: 'leaseOwner',
   leaseUntil: 'leaseUntil',
+  admitted: 'admitted',
   createdAt: 'createdAt'
 } as const
 

@@ -151,6 +151,7 @@ export const MessageScalarFieldEnum = {
   replyToId: 'replyToId',
   leaseOwner: 'leaseOwner',
   leaseUntil: 'leaseUntil',
+  admitted: 'admitted',
   createdAt: 'createdAt'
 } as const
 

@@ -49,6 +49,7 @@ export type MessageMinAggregateOutputType = {
   replyToId: number | null
   leaseOwner: string | null
   leaseUntil: Date | null
+  admitted: boolean | null
   createdAt: Date | null
 }
 
@@ -65,6 +66,7 @@ export type MessageMaxAggregateOutputType = {
   replyToId: number | null
   leaseOwner: string | null
   leaseUntil: Date | null
+  admitted: boolean | null
   createdAt: Date | null
 }
 
@@ -81,6 +83,7 @@ export type MessageCountAggregateOutputType = {
   replyToId: number
   leaseOwner: number
   leaseUntil: number
+  admitted: number
   createdAt: number
   _all: number
 }
@@ -109,6 +112,7 @@ export type MessageMinAggregateInputType = {
   replyToId?: true
   leaseOwner?: true
   leaseUntil?: true
+  admitted?: true
   createdAt?: true
 }
 
@@ -125,6 +129,7 @@ export type MessageMaxAggregateInputType = {
   replyToId?: true
   leaseOwner?: true
   leaseUntil?: true
+  admitted?: true
   createdAt?: true
 }
 
@@ -141,6 +146,7 @@ export type MessageCountAggregateInputType = {
   replyToId?: true
   leaseOwner?: true
   leaseUntil?: true
+  admitted?: true
   createdAt?: true
   _all?: true
 }
@@ -244,6 +250,7 @@ export type MessageGroupByOutputType = {
   replyToId: number | null
   leaseOwner: string | null
   leaseUntil: Date | null
+  admitted: boolean
   createdAt: Date
   _count: MessageCountAggregateOutputType | null
   _avg: MessageAvgAggregateOutputType | null
@@ -283,6 +290,7 @@ export type MessageWhereInput = {
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
+  admitted?: Prisma.BoolFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
@@ -302,6 +310,7 @@ export type MessageOrderByWithRelationInput = {
   replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseOwner?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
+  admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   conversation?: Prisma.ConversationOrderByWithRelationInput
   session?: Prisma.ChatSessionOrderByWithRelationInput
@@ -325,6 +334,7 @@ export type MessageWhereUniqueInput = Prisma.AtLeast<{
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
+  admitted?: Prisma.BoolFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
@@ -344,6 +354,7 @@ export type MessageOrderByWithAggregationInput = {
   replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseOwner?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
+  admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.MessageCountOrderByAggregateInput
   _avg?: Prisma.MessageAvgOrderByAggregateInput
@@ -368,6 +379,7 @@ export type MessageScalarWhereWithAggregatesInput = {
   replyToId?: Prisma.IntNullableWithAggregatesFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableWithAggregatesFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Message"> | Date | string | null
+  admitted?: Prisma.BoolWithAggregatesFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Message"> | Date | string
 }
 
@@ -380,6 +392,7 @@ export type MessageCreateInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -399,6 +412,7 @@ export type MessageUncheckedCreateInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -411,6 +425,7 @@ export type MessageUpdateInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -430,6 +445,7 @@ export type MessageUncheckedUpdateInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -446,6 +462,7 @@ export type MessageCreateManyInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -458,6 +475,7 @@ export type MessageUpdateManyMutationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -474,6 +492,7 @@ export type MessageUncheckedUpdateManyInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -505,6 +524,7 @@ export type MessageCountOrderByAggregateInput = {
   replyToId?: Prisma.SortOrder
   leaseOwner?: Prisma.SortOrder
   leaseUntil?: Prisma.SortOrder
+  admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -526,6 +546,7 @@ export type MessageMaxOrderByAggregateInput = {
   replyToId?: Prisma.SortOrder
   leaseOwner?: Prisma.SortOrder
   leaseUntil?: Prisma.SortOrder
+  admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -542,6 +563,7 @@ export type MessageMinOrderByAggregateInput = {
   replyToId?: Prisma.SortOrder
   leaseOwner?: Prisma.SortOrder
   leaseUntil?: Prisma.SortOrder
+  admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
 
@@ -693,6 +715,7 @@ export type MessageCreateWithoutAuthorInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -710,6 +733,7 @@ export type MessageUncheckedCreateWithoutAuthorInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -755,6 +779,7 @@ export type MessageScalarWhereInput = {
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
+  admitted?: Prisma.BoolFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
 }
 
@@ -767,6 +792,7 @@ export type MessageCreateWithoutConversationInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
@@ -784,6 +810,7 @@ export type MessageUncheckedCreateWithoutConversationInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -822,6 +849,7 @@ export type MessageCreateWithoutSessionInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
@@ -839,6 +867,7 @@ export type MessageUncheckedCreateWithoutSessionInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -880,6 +909,7 @@ export type MessageCreateManyAuthorInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -892,6 +922,7 @@ export type MessageUpdateWithoutAuthorInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -909,6 +940,7 @@ export type MessageUncheckedUpdateWithoutAuthorInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -924,6 +956,7 @@ export type MessageUncheckedUpdateManyWithoutAuthorInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -939,6 +972,7 @@ export type MessageCreateManyConversationInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -951,6 +985,7 @@ export type MessageUpdateWithoutConversationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
@@ -968,6 +1003,7 @@ export type MessageUncheckedUpdateWithoutConversationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -983,6 +1019,7 @@ export type MessageUncheckedUpdateManyWithoutConversationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -998,6 +1035,7 @@ export type MessageCreateManySessionInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  admitted?: boolean
   createdAt?: Date | string
 }
 
@@ -1010,6 +1048,7 @@ export type MessageUpdateWithoutSessionInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
@@ -1027,6 +1066,7 @@ export type MessageUncheckedUpdateWithoutSessionInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1042,6 +1082,7 @@ export type MessageUncheckedUpdateManyWithoutSessionInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
@@ -1060,6 +1101,7 @@ export type MessageSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  admitted?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1079,6 +1121,7 @@ export type MessageSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  admitted?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1098,6 +1141,7 @@ export type MessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  admitted?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1117,10 +1161,11 @@ export type MessageSelectScalar = {
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  admitted?: boolean
   createdAt?: boolean
 }
 
-export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "leaseOwner" | "leaseUntil" | "createdAt", ExtArgs["result"]["message"]>
+export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "leaseOwner" | "leaseUntil" | "admitted" | "createdAt", ExtArgs["result"]["message"]>
 export type MessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1174,6 +1219,11 @@ export type $MessagePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      */
     leaseOwner: string | null
     leaseUntil: Date | null
+    /**
+     * A person's message the rate limit let through (src/admission/rate-limit.ts): set under a lock
+     * per person, so replicas checking one person's messages at once admit no more than the limit.
+     */
+    admitted: boolean
     createdAt: Date
   }, ExtArgs["result"]["message"]>
   composites: {}
@@ -1613,6 +1663,7 @@ export interface MessageFieldRefs {
   readonly replyToId: Prisma.FieldRef<"Message", 'Int'>
   readonly leaseOwner: Prisma.FieldRef<"Message", 'String'>
   readonly leaseUntil: Prisma.FieldRef<"Message", 'DateTime'>
+  readonly admitted: Prisma.FieldRef<"Message", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"Message", 'DateTime'>
 }
     

@@ -148,6 +148,7 @@ export const MessageScalarFieldEnum = {
   replyToId: 'replyToId',
   leaseOwner: 'leaseOwner',
   leaseUntil: 'leaseUntil',
+  admitted: 'admitted',
   createdAt: 'createdAt'
 } as const
 
