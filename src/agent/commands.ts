@@ -1,5 +1,5 @@
 /**
- * The commands every platform offers (`/cairn help|me|skills|learn|lessons|new|forget|confirm|pin|unpin|report|history|rollback|jobs`, console
+ * The commands every platform offers (`/cairn help|me|team|skills|learn|lessons|new|forget|confirm|approve|reject|pin|unpin|archive|restore|persona|report|history|rollback|jobs`, console
  * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
  * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
  */
@@ -7,7 +7,6 @@ import type { Core } from "../core/core.ts";
 import type { Inbound } from "../core/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
-import { isAdmin } from "../admission/access.ts";
 import { learnCommand } from "../learning/learn-command.ts";
 import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
 import { latestReport } from "../report/command.ts";
@@ -15,14 +14,24 @@ import { historyCommand } from "../curator/history.ts";
 import { rollbackCommand } from "../curator/rollback.ts";
 import { jobsCommand } from "../jobs/jobs-command.ts";
 import { claimErasure, requestErasure } from "../erasure/requests.ts";
+import { skillCommand } from "../skills/skill-commands.ts";
+import { proposalCommand } from "../learning/proposal-command.ts";
+import { personaCommand } from "../persona/command.ts";
+import { buildView } from "../views/build.ts";
+import { viewMarkdown } from "../views/markdown.ts";
 
-export const COMMANDS = ["help", "me", "skills", "learn", "lessons", "new", "forget", "confirm", "pin", "unpin", "report", "history", "rollback", "jobs"] as const;
+export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "report", "history", "rollback", "jobs"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
   text: string;
   /** Shown only to the person who asked, where the platform can (Slack ephemeral, Discord ephemeral). */
   ephemeral: boolean;
+  /**
+   * For commands that change something (the views' buttons run them): it was done, the asker may
+   * not do it, or there was nothing to do it to. Absent for commands that only answer.
+   */
+  outcome?: "done" | "refused" | "not_found";
 }
 
 export function parseCommand(word: string): CommandName | null {
@@ -31,7 +40,7 @@ export function parseCommand(word: string): CommandName | null {
 }
 
 /** Commands whose argument is free text, kept whole (line breaks and all) as one argument. */
-const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn"]);
+const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn", "persona"]);
 
 /** A command's arguments from the text after its name: words, or the whole text for `learn`. */
 export function commandArgs(name: CommandName, rest: string): string[] {
@@ -52,11 +61,12 @@ const HELP = `**cairn** remembers what your team teaches it.
 - It keeps a shared library of skills (procedures) the whole team can use and improve.
 - What you tell it in a DM stays yours; it shares with the team only what you confirm.
 Commands:
-\`help\` this text · \`me\` what cairn knows about you · \`skills\` the skill library · \`new\` start a fresh session
+\`help\` this text · \`me\` what cairn knows about you · \`team\` the team's rules, lessons, proposals and memory · \`skills\` the skill library · \`new\` start a fresh session
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`pin <skill>\` / \`unpin <skill>\` (admins)
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule (as ✅ does; not your own)
+\`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
 \`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
 \`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
@@ -101,17 +111,17 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
     case "rollback":
       return rollbackCommand(core, inbound, await place(), args[0]);
     case "pin":
-    case "unpin": {
-      if (!isAdmin(core.settings.access, inbound.platform, inbound.author.externalId)) {
-        core.log.info({ user: inbound.author.externalId, command: name }, "admin command refused");
-        return { text: `Only cairn admins can ${name} skills.`, ephemeral: true };
-      }
-      const skillName = args[0];
-      if (!skillName) return { text: `Usage: ${name} <skill-name>`, ephemeral: true };
-      const p = await place();
-      const done = await core.skills.setPinned(scopeOf(p), skillName, name === "pin", { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: `${name} by an admin` });
-      return { text: done ? `${name === "pin" ? "Pinned" : "Unpinned"} \`${skillName}\`.` : `No skill of this workspace is named \`${skillName}\`.`, ephemeral: true };
-    }
+    case "unpin":
+    case "archive":
+    case "restore":
+      return skillCommand(core, inbound, await place(), name, args[0]);
+    case "approve":
+    case "reject":
+      return proposalCommand(core, await place(), name, args[0]);
+    case "persona":
+      return personaCommand(core, inbound, await place(), args);
+    case "team":
+      return { text: viewMarkdown(await buildView(core, inbound, { pane: "team", pageSize: 20 })), ephemeral: true };
     case "jobs":
       return jobsCommand(core, inbound, args);
   }

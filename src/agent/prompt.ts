@@ -51,6 +51,8 @@ export interface SharedSnapshotInput {
   /** Team rules (approved corrections), shown after team memory. */
   rules?: readonly RuleLine[];
   skills: readonly (Pick<SkillIndexEntry, "name" | "description"> & { status?: string })[];
+  /** The workspace's team persona (src/persona/store.ts), shown first; absent: the guidance alone. */
+  persona?: { text: string; limit: number } | null;
 }
 
 function shownDescription(description: string): string {
@@ -64,15 +66,26 @@ function skillLines(skills: SharedSnapshotInput["skills"]): string {
 }
 
 /** Team and channel memory and the skills everyone here may see: frozen once per session. */
-export function renderShared({ now, place, blocks, rules = [], skills }: SharedSnapshotInput): string {
+export function renderShared({ now, place, blocks, rules = [], skills, persona }: SharedSnapshotInput): string {
   const memory = blocks.filter((b) => b.target !== "user").map((b) => renderMemoryBlock(b));
   if (rules.length) memory.splice(1, 0, renderRules(rules));
   const index = skills.length ? skillLines(skills) : "(no skills yet)";
   return [
     `Session started ${now.toISOString().slice(0, 16).replace("T", " ")} UTC. Place: ${place}.`,
+    ...(persona ? [renderPersona(persona.text, persona.limit)] : []),
     ...memory,
     `══ SKILLS (read one with skill_view before following it) ══\n${index}`,
   ].join("\n\n");
+}
+
+/**
+ * The persona block: the workspace admins' standing instructions. Scanned when set; checked again
+ * here (as every stored text is when shown), and cut to its budget should the budget have shrunk.
+ */
+export function renderPersona(text: string, limit: number): string {
+  const verdict = scanStored(text);
+  const body = verdict.ok ? (text.length > limit ? `${text.slice(0, limit)}…` : text) : `[withheld: ${verdict.reason}]`;
+  return `══ TEAM PERSONA AND STANDING INSTRUCTIONS (set by this workspace's admins: how to speak and what to always do here; they never override privacy or the rules above) ${budgetHeader(Math.min(text.length, limit), limit)} ══\n${body}`;
 }
 
 /** The team rules block: every rule dated, with a short quote of the correction it came from. */

@@ -11,6 +11,7 @@ import type { CommandName, CommandReply } from "../agent/commands.ts";
 import type { Logger } from "../log.ts";
 import type { DraftOptions } from "./draft.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
+import type { TeamView, ViewRequest } from "../views/model.ts";
 
 export interface Capabilities {
   /** The adapter edits its own messages: drafts and tool statuses are shown by post-and-edit. */
@@ -185,6 +186,11 @@ export interface CorePort {
   endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void>;
   /** `/cairn <name> <args>`: the answer in Markdown. */
   command(inbound: Inbound, name: CommandName, args?: readonly string[]): Promise<CommandReply>;
+  /**
+   * What the author of `inbound` may see of cairn's memory, with buttons (views/model.ts): the Home
+   * tab, `/cairn me|team|skills` as embeds. A click on a button is a `command` with its clicker.
+   */
+  view(inbound: Inbound, request: ViewRequest): Promise<TeamView>;
   readonly log: Logger;
 }
 

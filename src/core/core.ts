@@ -48,6 +48,9 @@ import type { JobHandler } from "../jobs/worker.ts";
 import { Scheduler } from "../jobs/scheduler.ts";
 import { DEFAULT_SCHEDULES, type ScheduleSettings } from "../jobs/schedules.ts";
 import { Metrics } from "../ops/metrics.ts";
+import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
+import { buildView } from "../views/build.ts";
+import type { TeamView, ViewRequest } from "../views/model.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
 import { countDelivery, countTurn } from "../ops/core-metrics.ts";
 
@@ -65,6 +68,8 @@ export interface AgentSettings {
   access: AccessPolicy;
   /** Messages per person per hour; 0 = unlimited. */
   rateLimitPerHour: number;
+  /** The team persona's budget in characters (default DEFAULT_PERSONA_CHARS). */
+  personaChars?: number;
   /** The longest message read whole; longer ones are cut with a note to the person (default 20,000). */
   maxMessageChars?: number;
   /** Where bundled skills are read from; null skips the import (tests that want an empty library). */
@@ -105,6 +110,7 @@ export class Core implements CorePort {
   readonly history: HistoryStore;
   readonly memory: MemoryStore;
   readonly skills: SkillStore;
+  readonly persona: PersonaStore;
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   readonly jobs: JobQueue;
@@ -141,6 +147,7 @@ export class Core implements CorePort {
     // A conversation just created has no session: its first message skips looking for one.
     this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);
+    this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database) as Tool];
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
@@ -275,6 +282,7 @@ export class Core implements CorePort {
       feedback: (event) => this.feedback(event),
       endSession: (inbound, reason) => this.endSession(inbound, reason),
       command: (inbound, name, args) => this.command(inbound, name, args),
+      view: (inbound, request) => this.view(inbound, request),
       log: this.log,
     };
   }
@@ -440,6 +448,15 @@ export class Core implements CorePort {
     return runCommand(this, inbound, name, args);
   }
 
+  /**
+   * What `inbound`'s author may see of cairn's memory, as a view with buttons (views/model.ts); the
+   * same access rules as commands: someone refused gets an empty view.
+   */
+  async view(inbound: Inbound, request: ViewRequest): Promise<TeamView> {
+    if (!checkAccess(this.deps.settings.access, inbound).ok) return { pane: request.pane, admin: false, sections: [] };
+    return buildView(this, inbound, request);
+  }
+
   get settings(): AgentSettings {
     return this.deps.settings;
   }
@@ -546,7 +563,15 @@ export class Core implements CorePort {
   private async renderSnapshotShared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
     const skills = (await this.skills.index(scope)).filter((s) => !isPrivateSkill(s));
     const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule");
-    return renderShared({ now: this.now(), place: this.placeLabel(place), blocks: this.memory.blocksOf(scope, facts), rules, skills });
+    const persona = await this.persona.get(place.workspace.id);
+    return renderShared({
+      now: this.now(),
+      place: this.placeLabel(place),
+      blocks: this.memory.blocksOf(scope, facts),
+      rules,
+      skills,
+      persona: persona && { text: persona.text, limit: this.persona.limit },
+    });
   }
 
   private async renderSpeakerProfile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {

@@ -21,7 +21,7 @@ export interface Provenance {
 
 export interface RevisionInput {
   workspaceId: string | null;
-  entityType: "memory" | "skill";
+  entityType: "memory" | "skill" | "persona";
   entityId: string;
   action: string;
   path?: string | null;

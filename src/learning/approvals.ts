@@ -1,64 +1,118 @@
 /**
- * ✅ on a proposal post approves the proposed team rule: a channel lesson (promoted once approved)
- * or a rule waiting because it would replace an older one. The corrector's own ✅ does not count
- * (an admin's does, and counts for all); `ruleApprovals` distinct people are needed.
+ * Approving or rejecting a proposed team rule: a channel lesson (promoted once approved) or a rule
+ * waiting because it would replace an older one. One judgement for every way in: ✅ on the proposal
+ * post, `/cairn approve|reject <id>`, and the Approve / Reject buttons of the views (which run the
+ * commands).
+ *
+ * Rules: the proposer's own judgement does not count (an admin's does, and counts for all);
+ * `ruleApprovals` distinct people are needed to approve. A rejection is final for the proposal: a
+ * pending rule is archived; a channel lesson stays a lesson of its channel, no longer proposed.
+ * Every step is a revision with who did it.
  */
 import { isAdmin } from "../admission/access.ts";
 import type { Platform } from "../core/types.ts";
+import type { MemoryEntry, Person } from "../db/generated/sqlite/client.ts";
+import type { Provenance } from "../db/revisions.ts";
+import { writeRevision } from "../db/revisions.ts";
 import { activateRule, createRule, invalidate, recordApproval } from "./lesson-store.ts";
 import { parseCase } from "./lesson-case.ts";
-import { nameOf, postIn, type ReplyPlace } from "./places.ts";
+import { nameOf, postIn, replyPlace, type ReplyPlace } from "./places.ts";
 import type { LearningContext } from "./context.ts";
 import { MemoryError } from "../memory/store.ts";
 
 export const RULE_IN_FORCE = (by: string, rule: string) => `✅ Approved by ${by}. Team rule from now on, for everyone in this workspace (from each person's next session): **${rule}**`;
+export const PROPOSAL_REJECTED = (by: string, entry: Pick<MemoryEntry, "kind" | "text">) =>
+  entry.kind === "rule" ? `Rejected by ${by}: the proposed team rule will not replace the one in force. **${entry.text}**` : `Rejected by ${by} as a team rule: it stays a lesson of this channel. **${entry.text}**`;
 
-/** True when the message was a proposal (whatever came of the approval); false otherwise. */
-export async function approveProposal(ctx: LearningContext, place: ReplyPlace, reactorId: string): Promise<boolean> {
-  const entry = await ctx.db.memoryEntry.findFirst({ where: { workspaceId: place.workspace.id, proposalMessageId: place.reply.id } });
-  if (!entry) return false;
-  const open = (entry.kind === "lesson" && entry.scope === "channel" && entry.status === "active") || (entry.kind === "rule" && entry.status === "pending");
-  if (!open) return true;
-  const reactor = await ctx.db.person.findFirst({ where: { id: reactorId, workspaceId: place.workspace.id } });
-  if (!reactor) return true;
-  const admin = isAdmin(ctx.settings.access, place.workspace.platform as Platform, reactor.externalId);
-  if (!admin && entry.createdById === reactorId) {
-    ctx.log.info({ entry: entry.id }, "the corrector's own approval does not count");
-    return true;
+export type Judgement =
+  | { kind: "closed" }
+  | { kind: "own" }
+  | { kind: "counted"; approvals: number; needed: number }
+  | { kind: "approved"; rule: MemoryEntry }
+  | { kind: "rejected" }
+  | { kind: "refused"; reason: string };
+
+/** A proposal still open: a channel lesson proposed as a rule, or a rule waiting to replace another. */
+export function isOpenProposal(e: Pick<MemoryEntry, "kind" | "scope" | "status" | "proposalMessageId">): boolean {
+  return (e.kind === "lesson" && e.scope === "channel" && e.status === "active" && e.proposalMessageId !== null) || (e.kind === "rule" && e.status === "pending");
+}
+
+/** `judge`'s approval or rejection of an open proposal, written in one transaction. */
+export async function judge(ctx: LearningContext, entry: MemoryEntry, judgeBy: Person, verdict: "approve" | "reject", prov: Omit<Provenance, "actorId" | "reason">): Promise<Judgement> {
+  if (!isOpenProposal(entry)) return { kind: "closed" };
+  const admin = isAdmin(ctx.settings.access, await platformOf(ctx, entry.workspaceId), judgeBy.externalId);
+  if (!admin && entry.createdById === judgeBy.id) {
+    ctx.log.info({ entry: entry.id, verdict }, "the proposer's own judgement does not count");
+    return { kind: "own" };
   }
-  const prov = { source: "reaction" as const, actorId: reactorId, sourceMessageId: place.reply.id, reason: admin ? "approved by an admin" : "approved with ✅" };
-  let rule;
+  const by: Provenance = { ...prov, actorId: judgeBy.id, reason: verdict === "reject" ? (admin ? "rejected by an admin" : "rejected") : admin ? "approved by an admin" : prov.source === "reaction" ? "approved with ✅" : "approved" };
+  if (verdict === "reject") return reject(ctx, entry, by);
+  const needed = ctx.settings.learning.ruleApprovals;
   try {
-    rule = await ctx.db.$transaction(async (tx) => {
-      const approvals = await recordApproval(tx, entry, prov);
-      if (!admin && approvals < ctx.settings.learning.ruleApprovals) return null;
+    const outcome = await ctx.db.$transaction(async (tx): Promise<Judgement> => {
+      const approvals = await recordApproval(tx, entry, by);
+      if (!admin && approvals < needed) return { kind: "counted", approvals, needed };
       if (entry.kind === "rule") {
         const from = parseCase(entry.origin)?.fromLessons ?? [];
         const lessons = from.length ? await tx.memoryEntry.findMany({ where: { id: { in: from }, workspaceId: entry.workspaceId } }) : [];
-        return (await activateRule(tx, entry, lessons, prov)) ? entry : null;
+        return (await activateRule(tx, entry, lessons, by)) ? { kind: "approved", rule: entry } : { kind: "closed" };
       }
       const replaces = entry.replacesId ? await tx.memoryEntry.findFirst({ where: { id: entry.replacesId, workspaceId: entry.workspaceId, status: "active", kind: "rule" } }) : null;
-      return createRule(tx, {
-        workspaceId: entry.workspaceId,
-        from: [entry],
-        text: entry.text,
-        quote: entry.quote,
-        origin: entry.origin,
-        replaces,
-        pending: false,
-        teamBudget: ctx.settings.budgets.team,
-        prov,
-      });
+      const rule = await createRule(tx, { workspaceId: entry.workspaceId, from: [entry], text: entry.text, quote: entry.quote, origin: entry.origin, replaces, pending: false, teamBudget: ctx.settings.budgets.team, prov: by });
+      return { kind: "approved", rule };
     });
+    if (outcome.kind === "approved") {
+      invalidate(ctx.memory);
+      ctx.log.info({ rule: outcome.rule.id, from: entry.id }, "team rule approved");
+    }
+    return outcome;
   } catch (err) {
     if (!(err instanceof MemoryError)) throw err;
-    await postIn(ctx, place, `I could not make this a team rule: ${err.message}.`);
-    return true;
+    return { kind: "refused", reason: err.message };
   }
-  if (!rule) return true;
+}
+
+async function reject(ctx: LearningContext, entry: MemoryEntry, by: Provenance): Promise<Judgement> {
+  const done = await ctx.db.$transaction(async (tx) => {
+    const r =
+      entry.kind === "rule"
+        ? await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: "pending" }, data: { status: "archived" } })
+        : await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: "active", proposalMessageId: { not: null } }, data: { proposalMessageId: null } });
+    if (r.count !== 1) return false;
+    await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "reject", oldText: entry.text, newText: entry.kind === "rule" ? null : entry.text }, by);
+    return true;
+  });
+  if (!done) return { kind: "closed" };
   invalidate(ctx.memory);
-  ctx.log.info({ rule: rule.id, from: entry.id }, "team rule approved");
-  await postIn(ctx, place, RULE_IN_FORCE(nameOf(reactor), rule.text));
+  ctx.log.info({ entry: entry.id, kind: entry.kind }, "proposal rejected");
+  return { kind: "rejected" };
+}
+
+async function platformOf(ctx: LearningContext, workspaceId: string): Promise<Platform> {
+  const ws = await ctx.db.workspace.findFirstOrThrow({ where: { id: workspaceId } });
+  return ws.platform as Platform;
+}
+
+/** Tells the proposal's thread what became of it (the channel saw the proposal; it sees the outcome). */
+export async function announce(ctx: LearningContext, place: Pick<ReplyPlace, "workspace" | "conversation">, judgement: Judgement, by: Person, entry: MemoryEntry): Promise<void> {
+  if (judgement.kind === "approved") await postIn(ctx, place, RULE_IN_FORCE(nameOf(by), judgement.rule.text));
+  else if (judgement.kind === "rejected") await postIn(ctx, place, PROPOSAL_REJECTED(nameOf(by), entry));
+  else if (judgement.kind === "refused") await postIn(ctx, place, `I could not make this a team rule: ${judgement.reason}.`);
+}
+
+/** ✅ on a message: true when the message was a proposal (whatever came of the approval); false otherwise. */
+export async function approveProposal(ctx: LearningContext, place: ReplyPlace, reactorId: string): Promise<boolean> {
+  const entry = await ctx.db.memoryEntry.findFirst({ where: { workspaceId: place.workspace.id, proposalMessageId: place.reply.id } });
+  if (!entry) return false;
+  const reactor = await ctx.db.person.findFirst({ where: { id: reactorId, workspaceId: place.workspace.id } });
+  if (!reactor) return true;
+  const judgement = await judge(ctx, entry, reactor, "approve", { source: "reaction", sourceMessageId: place.reply.id });
+  await announce(ctx, place, judgement, reactor, entry);
   return true;
 }
 
+/** Where a proposal was posted, to announce its outcome there; null for one never posted. */
+export async function proposalPlace(ctx: LearningContext, entry: MemoryEntry): Promise<ReplyPlace | null> {
+  if (entry.proposalMessageId === null) return null;
+  return replyPlace(ctx.db, entry.workspaceId, entry.proposalMessageId);
+}

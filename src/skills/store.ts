@@ -292,6 +292,18 @@ export class SkillStore {
     });
   }
 
+  /** Admin action: an archived skill of this workspace is active again, with a revision. False if none. */
+  async restore(scope: Scope, name: string, prov: Provenance): Promise<boolean> {
+    return this.write(async (tx) => {
+      const skill = await tx.skill.findFirst({ where: { workspaceId: scope.workspaceId, name, bundled: false, status: "archived" } });
+      if (!skill) return false;
+      const r = await tx.skill.updateMany({ where: { id: skill.id, status: "archived" }, data: { status: "active" } });
+      if (r.count !== 1) return false;
+      await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: "restore", oldText: null, newText: skill.content }, prov);
+      return true;
+    });
+  }
+
   /** Admin action: pinned skills are exempt from archiving (by the agent now, by the curator later). */
   async setPinned(scope: Scope, name: string, pinned: boolean, prov: Provenance): Promise<boolean> {
     return this.write(async (tx) => {

@@ -11,6 +11,7 @@
  * the platform lacks (channels, threads, reactions, one post delivered twice) is skipped for it,
  * by the driver's `features`.
  */
+import type { ViewRequest } from "../../src/views/model.ts";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { accessPolicy, checkAccess, qualified } from "../../src/admission/access.ts";
 import type { AdapterHost, CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/core/adapter.ts";
@@ -125,6 +126,7 @@ export class Observer implements CorePort, AdapterHost {
       feedback: (event) => this.noteFeedback(event, () => port.feedback(event)),
       endSession: (inbound, reason) => port.endSession(inbound, reason),
       command: (inbound, name, args) => port.command(inbound, name, args),
+      view: (inbound, request) => port.view(inbound, request),
       log: port.log,
     };
   }
@@ -162,6 +164,10 @@ export class Observer implements CorePort, AdapterHost {
 
   command(inbound: Inbound, name: CommandName, args?: readonly string[]) {
     return this.core.command(inbound, name, args);
+  }
+
+  view(inbound: Inbound, request: ViewRequest) {
+    return this.core.view(inbound, request);
   }
 
   /** The core's results for the first `n` deliveries of message `id`, once it is done with them. */

@@ -51,6 +51,7 @@ interface SubcommandSpec {
 const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   help: { description: "What cairn can do and how to talk to it" },
   me: { description: "Everything cairn holds about you (only you see the answer)" },
+  team: { description: "The team's rules, this channel's lessons, proposals waiting, and team memory" },
   skills: { description: "The team's skill library" },
   learn: {
     description: "Turn pasted text, or this conversation, into a skill for the team",
@@ -66,6 +67,14 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   confirm: {
     description: "Share entries you proposed from a DM with the team",
     option: { name: "ids", description: "Entry ids, separated by spaces (default: all waiting)", required: false },
+  },
+  approve: { description: "Approve a proposed team rule (as ✅ does; not your own)", option: { name: "id", description: "The proposal's id (from /cairn team)", required: true } },
+  reject: { description: "Reject a proposed team rule (not your own)", option: { name: "id", description: "The proposal's id (from /cairn team)", required: true } },
+  archive: { description: "Archive a skill (admins; restore brings it back)", option: { name: "skill", description: "The skill's name", required: true } },
+  restore: { description: "Restore an archived skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },
+  persona: {
+    description: "How cairn speaks here; admins: set <text> or clear",
+    option: { name: "change", description: "set <text>, or clear (admins); empty: show it", required: false, maxLength: 4000 },
   },
   pin: { description: "Pin a skill so the curator keeps it (admins)", option: { name: "skill", description: "The skill's name", required: true } },
   unpin: { description: "Unpin a skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },

@@ -119,3 +119,10 @@ export type Report = Prisma.ReportModel
  * may reach another replica than the request, or the same one after a restart.
  */
 export type ErasureRequest = Prisma.ErasureRequestModel
+/**
+ * Model Persona
+ * A workspace's team persona and standing instructions (src/persona/store.ts): how cairn speaks
+ * there and what it must always do, set by its admins; in the cached part of every prompt of that
+ * workspace. Every change is a revision (entityType "persona", entityId the workspace id).
+ */
+export type Persona = Prisma.PersonaModel

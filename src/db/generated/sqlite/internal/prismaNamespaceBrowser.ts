@@ -65,7 +65,8 @@ export const ModelName = {
   Correction: 'Correction',
   Job: 'Job',
   Report: 'Report',
-  ErasureRequest: 'ErasureRequest'
+  ErasureRequest: 'ErasureRequest',
+  Persona: 'Persona'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -329,6 +330,18 @@ export const ErasureRequestScalarFieldEnum = {
 } as const
 
 export type ErasureRequestScalarFieldEnum = (typeof ErasureRequestScalarFieldEnum)[keyof typeof ErasureRequestScalarFieldEnum]
+
+
+export const PersonaScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  text: 'text',
+  updatedById: 'updatedById',
+  scannedWith: 'scannedWith',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type PersonaScalarFieldEnum = (typeof PersonaScalarFieldEnum)[keyof typeof PersonaScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -1,0 +1,33 @@
+/**
+ * `/cairn approve <id>` and `/cairn reject <id>`: a proposed team rule judged by id, with the same
+ * rules as ✅ on its proposal post (approvals.ts). The outcome is also posted where the proposal was,
+ * so the channel that saw it sees what became of it.
+ */
+import type { Core } from "../core/core.ts";
+import type { CommandReply } from "../agent/commands.ts";
+import type { Place } from "../history/store.ts";
+import { announce, judge, proposalPlace } from "./approvals.ts";
+
+export async function proposalCommand(core: Core, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {
+  if (!id) return { text: `Usage: \`${verdict} <id>\` (the ids of proposals waiting are in \`lessons\` and on the Home tab).`, ephemeral: true };
+  const ctx = core.learning.ctx;
+  const entry = await ctx.db.memoryEntry.findFirst({ where: { id, workspaceId: place.workspace.id } });
+  if (!entry || (entry.kind !== "rule" && entry.kind !== "lesson")) return { text: `No proposal of this workspace has the id ${id}.`, ephemeral: true };
+  const judgement = await judge(ctx, entry, place.person, verdict, { source: "tool", sourceMessageId: null });
+  const where = await proposalPlace(ctx, entry);
+  if (where) await announce(ctx, where, judgement, place.person, entry);
+  switch (judgement.kind) {
+    case "closed":
+      return { text: "That proposal is no longer waiting: it was already approved, rejected or archived.", ephemeral: true, outcome: "not_found" };
+    case "own":
+      return { text: `You proposed it, so your ${verdict === "approve" ? "approval" : "rejection"} does not count: someone else (or a cairn admin) decides.`, ephemeral: true, outcome: "refused" };
+    case "counted":
+      return { text: `Your approval is counted (${judgement.approvals} of ${judgement.needed} needed).`, ephemeral: true, outcome: "done" };
+    case "approved":
+      return { text: `Approved. Team rule from now on: **${judgement.rule.text}**`, ephemeral: true, outcome: "done" };
+    case "rejected":
+      return { text: entry.kind === "rule" ? "Rejected: the team rule in force stays as it is." : "Rejected: it stays a lesson of its channel, no longer proposed.", ephemeral: true, outcome: "done" };
+    case "refused":
+      return { text: `I could not make this a team rule: ${judgement.reason}.`, ephemeral: true, outcome: "refused" };
+  }
+}

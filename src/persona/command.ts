@@ -1,0 +1,47 @@
+/**
+ * `/cairn persona` shows the workspace's team persona; `persona set <text>` and `persona clear`
+ * change it (cairn admins only). The text reaches each conversation's next session.
+ */
+import type { Core } from "../core/core.ts";
+import type { Inbound } from "../core/types.ts";
+import type { CommandReply } from "../agent/commands.ts";
+import type { Place } from "../history/store.ts";
+import { isAdmin } from "../admission/access.ts";
+import { nameOf } from "../learning/places.ts";
+import { PersonaError } from "./store.ts";
+
+const BUILT_IN = "No team persona is set: cairn follows its built-in guidance alone. Admins: `persona set <how cairn should speak here, and what it must always do>`.";
+
+export async function personaCommand(core: Core, inbound: Inbound, place: Place, args: readonly string[]): Promise<CommandReply> {
+  // Free text (line breaks kept): "set <text>" as one argument, or "set" and the text apart (a form's input).
+  const [, sub = "", text0 = ""] = /^(\S*)\s*([\s\S]*)$/.exec(args.join(" ").trim()) ?? [];
+  const workspaceId = place.workspace.id;
+  const action = sub.toLowerCase();
+  if (action !== "set" && action !== "clear") {
+    const persona = await core.persona.get(workspaceId);
+    if (!persona) return { text: BUILT_IN, ephemeral: true };
+    const by = persona.updatedById ? await core.learning.ctx.db.person.findFirst({ where: { id: persona.updatedById, workspaceId } }) : null;
+    return {
+      text: `**Team persona** (set by ${nameOf(by)}, ${persona.updatedAt.toISOString().slice(0, 10)}; ${persona.text.length}/${core.persona.limit} chars)\n${persona.text}\n\`history persona\` lists its changes.`,
+      ephemeral: true,
+    };
+  }
+  if (!isAdmin(core.settings.access, inbound.platform, inbound.author.externalId)) {
+    core.log.info({ user: inbound.author.externalId }, "persona change refused");
+    return { text: "Only cairn admins can change the team persona: it shapes every answer in this workspace.", ephemeral: true, outcome: "refused" };
+  }
+  const text = action === "clear" ? "" : text0;
+  if (action === "set" && !text.trim()) return { text: "Usage: `persona set <text>` (or `persona clear`).", ephemeral: true };
+  const prov = { source: "tool" as const, actorId: place.person.id, sourceMessageId: null, reason: action === "clear" ? "persona cleared by an admin" : "persona set by an admin" };
+  try {
+    const change = await core.persona.set(workspaceId, text, prov);
+    core.log.info({ workspace: workspaceId, change: change.kind }, "team persona changed");
+    if (change.kind === "unchanged") return { text: action === "clear" ? BUILT_IN : "The team persona already says exactly that.", ephemeral: true, outcome: "done" };
+    if (change.kind === "cleared") return { text: "Cleared the team persona: cairn follows its built-in guidance alone from each conversation's next session.", ephemeral: true, outcome: "done" };
+    const redacted = change.redacted.length ? `\nSecrets were redacted before saving (${change.redacted.join(", ")}).` : "";
+    return { text: `Saved the team persona; it applies from each conversation's next session (\`new\` starts one now).${redacted}\n${change.persona.text}`, ephemeral: true, outcome: "done" };
+  } catch (err) {
+    if (err instanceof PersonaError) return { text: `Not saved: ${err.message}`, ephemeral: true, outcome: "refused" };
+    throw err;
+  }
+}

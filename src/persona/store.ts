@@ -1,0 +1,70 @@
+/**
+ * A workspace's team persona and standing instructions (seed 003's SOUL and AGENTS files): how
+ * cairn speaks there and what it must always do, set by the workspace's admins.
+ *
+ * - One per workspace; none means cairn's built-in guidance alone.
+ * - Written like every stored text: scanned first (a threat is refused, a secret redacted), within
+ *   its own character budget, each change a revision with who and why, so `/cairn history persona`
+ *   lists them and `/cairn rollback` restores an earlier text.
+ * - Read into the cached part of every prompt of its workspace, at the next session (the snapshot
+ *   is frozen per session, as memory is); the text is checked again when read (scanStored).
+ * Who may set it is the command's concern (admins only); this store takes any caller it is given.
+ */
+import type { Db } from "../db/client.ts";
+import type { Persona } from "../db/generated/sqlite/client.ts";
+import { writeRevision, type Provenance } from "../db/revisions.ts";
+import { RULES_VERSION, scanForWrite } from "../safety/scanner.ts";
+
+export const DEFAULT_PERSONA_CHARS = 1500;
+
+export class PersonaError extends Error {}
+
+export type PersonaChange = { kind: "set"; persona: Persona; redacted: string[] } | { kind: "cleared" } | { kind: "unchanged" };
+
+export class PersonaStore {
+  constructor(
+    private readonly db: Db,
+    readonly limit: number = DEFAULT_PERSONA_CHARS,
+  ) {}
+
+  /**
+   * Read once per new session (not cached: one primary-key read then, and a write on another
+   * replica reaches the next session here at once).
+   */
+  async get(workspaceId: string): Promise<Persona | null> {
+    return this.db.persona.findUnique({ where: { workspaceId } });
+  }
+
+  /** Sets the text (empty: clears it). Throws PersonaError with a reason a person can act on. */
+  async set(workspaceId: string, raw: string, prov: Provenance): Promise<PersonaChange> {
+    const text = raw.replace(/\r\n?/g, "\n").trim();
+    if (!text) return this.clear(workspaceId, prov);
+    if (text.length > this.limit) throw new PersonaError(`the persona is ${text.length} characters; its budget is ${this.limit} (CAIRN_PERSONA_CHARS). Shorten it and try again.`);
+    const verdict = scanForWrite(text);
+    if (!verdict.ok) throw new PersonaError(verdict.message);
+    const changed = await this.db.$transaction(async (tx) => {
+      const old = await tx.persona.findUnique({ where: { workspaceId } });
+      if (old?.text === verdict.text) return null;
+      const row = await tx.persona.upsert({
+        where: { workspaceId },
+        create: { workspaceId, text: verdict.text, updatedById: prov.actorId, scannedWith: RULES_VERSION },
+        update: { text: verdict.text, updatedById: prov.actorId, scannedWith: RULES_VERSION },
+      });
+      await writeRevision(tx, { workspaceId, entityType: "persona", entityId: workspaceId, action: old ? "edit" : "add", oldText: old?.text ?? null, newText: verdict.text }, prov);
+      return row;
+    });
+    if (!changed) return { kind: "unchanged" };
+    return { kind: "set", persona: changed, redacted: verdict.redactions.map((r) => r.kind) };
+  }
+
+  async clear(workspaceId: string, prov: Provenance): Promise<PersonaChange> {
+    const cleared = await this.db.$transaction(async (tx) => {
+      const old = await tx.persona.findUnique({ where: { workspaceId } });
+      if (!old) return false;
+      await tx.persona.delete({ where: { workspaceId } });
+      await writeRevision(tx, { workspaceId, entityType: "persona", entityId: workspaceId, action: "remove", oldText: old.text, newText: null }, prov);
+      return true;
+    });
+    return cleared ? { kind: "cleared" } : { kind: "unchanged" };
+  }
+}

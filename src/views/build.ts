@@ -1,0 +1,207 @@
+/**
+ * Builds the view (model.ts) of what one person may see, from the database.
+ *
+ * What is shown is decided here, in the queries, never by the platform drawing it:
+ * - You: the viewer's own profile entries, private lessons and entries waiting for their
+ *   confirmation; never another person's.
+ * - Team: the team rules, the team memory, the persona; channel lessons and the proposals that come
+ *   from them only for the channels the viewer can read (`ViewRequest.channels`, which the platform
+ *   fills from its membership, or the channel the request came from).
+ * - Skills: what the viewer's prompt could read (bundled, team, their own, their channels'), and
+ *   the workspace's archived ones of the same kinds, so an admin can restore them.
+ * Buttons are offered where the matching command would let the viewer act; the command checks again.
+ */
+import type { Core } from "../core/core.ts";
+import type { Inbound } from "../core/types.ts";
+import type { MemoryEntry, Person, Skill } from "../db/generated/sqlite/client.ts";
+import { scopeOf, type Place } from "../history/store.ts";
+import { isAdmin } from "../admission/access.ts";
+import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
+import { excerpt, parseCase, QUOTE_CHARS } from "../learning/lesson-case.ts";
+import { nameOf } from "../learning/places.ts";
+import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "./model.ts";
+import { weekLines } from "./week.ts";
+
+const day = (d: Date): string => d.toISOString().slice(0, 10);
+const NEWEST = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+
+interface Ctx {
+  core: Core;
+  place: Place;
+  admin: boolean;
+  channels: ReadonlySet<string>;
+  req: ViewRequest;
+  people: (ids: readonly (string | null)[]) => Promise<Map<string, Person>>;
+}
+
+export async function buildView(core: Core, inbound: Inbound, req: ViewRequest): Promise<TeamView> {
+  const place = await core.history.resolve(inbound);
+  const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
+  const channels = new Set(req.channels ?? (place.conversation.isDm ? [] : [place.conversation.channelId]));
+  const db = core.learning.ctx.db;
+  const people = async (ids: readonly (string | null)[]): Promise<Map<string, Person>> => {
+    const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+    if (wanted.length === 0) return new Map();
+    const rows = await db.person.findMany({ where: { workspaceId: place.workspace.id, id: { in: wanted } } });
+    return new Map(rows.map((p) => [p.id, p]));
+  };
+  const ctx: Ctx = { core, place, admin, channels, req, people };
+  const builders: Record<Exclude<Pane, "home">, () => Promise<ViewSection>> = { me: () => you(ctx), team: () => team(ctx), skills: () => skills(ctx) };
+  const sections =
+    req.pane === "home" ? await Promise.all([you(ctx), team(ctx), skills(ctx), week(ctx)]) : [await builders[req.pane]()];
+  return { pane: req.pane, admin, sections };
+}
+
+/** One page of a group's items. */
+function group(ctx: Ctx, id: string, title: string, all: readonly ViewItem[], empty: string): ViewGroup {
+  const size = Math.max(1, ctx.req.pageSize ?? DEFAULT_PAGE_SIZE);
+  const pages = Math.max(1, Math.ceil(all.length / size));
+  const page = Math.min(Math.max(0, Math.floor(ctx.req.pages?.[id] ?? 0)), pages - 1);
+  return { id, title, items: all.slice(page * size, (page + 1) * size), total: all.length, page, pages, empty };
+}
+
+const confirmDelete = (what: string, text: string): ViewButton["confirm"] => ({ title: `Delete this ${what}?`, text: excerpt(text, 250), yes: "Delete", no: "Cancel" });
+
+async function you(ctx: Ctx): Promise<ViewSection> {
+  const { core, place } = ctx;
+  const scope = scopeOf(place);
+  const [entries, pending, messages] = await Promise.all([core.memory.entries(scope, "user"), core.memory.pendingBy(scope), core.history.countByAuthor(scope)]);
+  const facts = entries.filter((e) => kindOf(e) === "fact");
+  const lessons = entries.filter((e) => kindOf(e) === "lesson");
+  const entryItem = (e: MemoryEntry, what: string): ViewItem => ({
+    id: e.id,
+    markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)})_`,
+    buttons: [{ label: "Delete", command: "forget", args: [e.id], style: "danger", confirm: confirmDelete(what, e.text) }],
+  });
+  const waiting = pending.map(
+    (e): ViewItem => ({
+      id: e.id,
+      markdown: e.replacesId === null ? `${e.text}${e.scope === "team" ? " _(for the team)_" : ""}` : e.text ? `Replace an entry with: ${e.text}` : "Remove an entry",
+      buttons: [{ label: "Share", command: "confirm", args: [e.id], style: "primary" }],
+    }),
+  );
+  return {
+    id: "you",
+    title: "You",
+    lines: [`Your profile ${budgetHeader(usedChars(facts.map((e) => e.text)), core.memory.limit("user"))}. Stored messages from you: ${messages}.`],
+    buttons: [
+      {
+        label: "Forget me",
+        command: "forget",
+        args: ["me"],
+        style: "danger",
+        next: { label: "Erase everything", command: "forget", args: ["me", "confirm"], style: "danger" },
+      },
+    ],
+    groups: [
+      group(ctx, "profile", "Your profile", facts.map((e) => entryItem(e, "entry")), "Nothing yet: cairn saves what you tell it about yourself and how you like answers."),
+      group(ctx, "private-lessons", "Your private lessons", lessons.map((e) => entryItem(e, "lesson")), "None: corrections you make in a DM become lessons only you see."),
+      ...(waiting.length ? [group(ctx, "waiting", "Waiting for your confirmation", waiting, "")] : []),
+    ],
+  };
+}
+
+/** Who taught a lesson or rule and when: the correction's own record first, else the row's author. */
+function taught(e: MemoryEntry, people: Map<string, Person>): string {
+  const c = parseCase(e.origin);
+  const who = c?.by.name ?? nameOf(e.createdById ? people.get(e.createdById) : null);
+  const quote = e.quote ? ` "${excerpt(e.quote, QUOTE_CHARS)}"` : "";
+  return `taught by ${who}, ${(c?.at ?? e.createdAt.toISOString()).slice(0, 10)}${quote}`;
+}
+
+async function team(ctx: Ctx): Promise<ViewSection> {
+  const { core, place, admin } = ctx;
+  const db = core.learning.ctx.db;
+  const workspaceId = place.workspace.id;
+  const me = place.person.id;
+  const [rules, pendingRules, channelLessons, facts, persona] = await Promise.all([
+    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "rule", status: "active" }, orderBy: NEWEST }),
+    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "rule", status: "pending" }, orderBy: NEWEST }),
+    // Membership is part of the query: a channel the viewer cannot read contributes no row.
+    db.memoryEntry.findMany({ where: { workspaceId, scope: "channel", kind: "lesson", status: "active", channelKey: { in: [...ctx.channels] } }, orderBy: NEWEST }),
+    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "fact", status: "active" }, orderBy: NEWEST }),
+    core.persona.get(workspaceId),
+  ]);
+  const people = await ctx.people([...rules, ...pendingRules, ...channelLessons, ...facts].map((e) => e.createdById));
+  const proposed = [...pendingRules, ...channelLessons.filter((e) => e.proposalMessageId !== null)];
+  // The same rule as ✅: the proposer's own approval does not count, unless they are an admin.
+  const mayJudge = (e: MemoryEntry): boolean => admin || e.createdById !== me;
+  const proposals = proposed.map(
+    (e): ViewItem => ({
+      id: e.id,
+      markdown: `${e.text}  _(${e.kind === "rule" ? "would replace a team rule; " : ""}${taught(e, people)})_`,
+      buttons: mayJudge(e)
+        ? [
+            { label: "Approve", command: "approve", args: [e.id], style: "primary" },
+            { label: "Reject", command: "reject", args: [e.id], style: "danger", confirm: { title: "Reject this proposal?", text: excerpt(e.text, 250), yes: "Reject", no: "Cancel" } },
+          ]
+        : [],
+    }),
+  );
+  const archive = (e: MemoryEntry, what: string): ViewButton => ({ label: "Archive", command: "forget", args: [e.id], style: "danger", confirm: { title: `Archive this ${what}?`, text: excerpt(e.text, 250), yes: "Archive", no: "Cancel" } });
+  const ruleItems = rules.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${taught(e, people)})_`, buttons: admin ? [archive(e, "team rule")] : [] }));
+  const lessonItems = channelLessons
+    .filter((e) => e.proposalMessageId === null)
+    .map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(in ${channelName(e.channelKey)}; ${taught(e, people)})_`, buttons: admin || e.createdById === me ? [archive(e, "lesson")] : [] }));
+  const factItems = facts.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)})_`, buttons: [] }));
+  const budget = core.persona.limit;
+  return {
+    id: "team",
+    title: "Team",
+    lines: [persona ? `**How cairn works here** (set by admins): ${persona.text}` : "**How cairn works here**: cairn's built-in guidance alone (no persona set)."],
+    buttons: admin
+      ? [{ label: "Edit persona", command: "persona", args: ["set"], input: { title: "Team persona", label: "How cairn speaks here, and what it must always do", initial: persona?.text ?? "", maxLength: budget, multiline: true } }]
+      : [],
+    groups: [
+      group(ctx, "proposals", "Waiting for approval", proposals, "No proposals waiting."),
+      group(ctx, "rules", "Team rules", ruleItems, "No team rules yet: a correction approved with ✅ becomes one."),
+      group(ctx, "channel-lessons", "Lessons of your channels", lessonItems, "No lessons in the channels you are in."),
+      group(ctx, "team-memory", "Team memory", factItems, "Nothing saved for the whole team yet."),
+    ],
+  };
+}
+
+/** A channel as Markdown: the platform shows its name (Slack `<#C…>`, Discord `<#…>`). */
+const channelName = (key: string | null): string => (key ? `<#${key}>` : "a channel");
+
+async function skills(ctx: Ctx): Promise<ViewSection> {
+  const { core, place, admin } = ctx;
+  const scope = scopeOf(place);
+  const db = core.learning.ctx.db;
+  // Visible skills of any status: the query shape the skills index uses, archived ones included.
+  const mine: object[] = [{ scope: "team" }, { scope: "user", ownerId: scope.personId }, { scope: "channel", channelKey: { in: [...ctx.channels] } }];
+  const rows = await db.skill.findMany({
+    where: { OR: [{ bundled: true, status: { not: "archived" } }, { workspaceId: scope.workspaceId, OR: mine }] },
+    orderBy: [{ name: "asc" }],
+  });
+  const items = rows.map((s): ViewItem => ({ id: s.id, markdown: skillLine(s), buttons: admin ? skillButtons(s) : [] }));
+  return { id: "skills", title: "Skills", lines: [], buttons: [], groups: [group(ctx, "skills", "Skills", items, "No skills yet: cairn saves procedures it works out, and `/cairn learn` turns text into one.")] };
+}
+
+export function statusOf(s: Pick<Skill, "status" | "pinned" | "bundled">): string {
+  if (s.status === "archived") return "archived";
+  if (s.pinned) return "pinned";
+  if (s.bundled) return "bundled";
+  return s.status === "stale" ? "stale" : "active";
+}
+
+function skillLine(s: Skill): string {
+  const used = s.useCount === 0 ? "never used" : `used ${s.useCount} time${s.useCount === 1 ? "" : "s"}, last ${s.lastUsedAt ? day(s.lastUsedAt) : "unknown"}`;
+  return `\`${s.name}\` (${statusOf(s)}): ${s.description}  _(${used})_`;
+}
+
+/** Admin buttons on a skill: what pin, unpin, archive and restore would accept. */
+function skillButtons(s: Skill): ViewButton[] {
+  if (s.bundled) return [];
+  if (s.status === "archived") return [{ label: "Restore", command: "restore", args: [s.name], style: "primary" }];
+  return [
+    s.pinned ? { label: "Unpin", command: "unpin", args: [s.name] } : { label: "Pin", command: "pin", args: [s.name] },
+    ...(s.pinned ? [] : [{ label: "Archive", command: "archive", args: [s.name], style: "danger", confirm: { title: "Archive this skill?", text: `${s.name}: it leaves every prompt's skills index; Restore brings it back.`, yes: "Archive", no: "Cancel" } } satisfies ViewButton]),
+  ];
+}
+
+async function week(ctx: Ctx): Promise<ViewSection> {
+  const db = ctx.core.learning.ctx.db;
+  const report = await db.report.findFirst({ where: { workspaceId: ctx.place.workspace.id }, orderBy: [{ periodEnd: "desc" }, { createdAt: "desc" }] });
+  return { id: "week", title: "This week", lines: weekLines(report), buttons: [], groups: [] };
+}
