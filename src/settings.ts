@@ -24,6 +24,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000, orderWindowMs: cfg.CAIRN_ORDER_WINDOW_MS },
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
+    personaChars: cfg.CAIRN_PERSONA_CHARS,
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
     schedules: { curator: cfg.CAIRN_CURATOR_CRON, report: cfg.CAIRN_REPORT_CRON, timezone: cfg.CAIRN_TIMEZONE },
