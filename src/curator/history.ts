@@ -10,6 +10,7 @@ import type { CommandReply } from "../agent/commands.ts";
 import type { Revision } from "../db/generated/sqlite/client.ts";
 import { excerpt } from "../learning/lesson-case.ts";
 import { findItem, itemOf, itemVisible, type Item } from "./items.ts";
+import { personaHistory } from "../persona/history.ts";
 
 const SHOWN = 20;
 const GLIMPSE = 80;
@@ -47,7 +48,8 @@ async function names(core: Core, revisions: readonly Revision[]): Promise<Map<st
 const FOOTER = "`rollback <revision id>` undoes one change (cairn admins; your own private skills and profile entries: you).";
 
 export async function historyCommand(core: Core, place: Place, ref: string | undefined): Promise<CommandReply> {
-  if (!ref) return reply("Usage: `history <skill name | entry id | curator run id>`.");
+  if (!ref) return reply("Usage: `history <skill name | entry id | curator run id | persona>`.");
+  if (ref.toLowerCase() === "persona") return personaHistory(core, place);
   const db = core.learning.ctx.db;
   const scope = scopeOf(place);
   const item = await findItem(db, place.workspace.id, ref);

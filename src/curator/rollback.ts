@@ -17,6 +17,7 @@ import { parseSkillMd } from "../skills/skillmd.ts";
 import { hashOf } from "../skills/store.ts";
 import { itemOf, ownerOf, type Item } from "./items.ts";
 import { undoOf, type Undo } from "./undo.ts";
+import { personaRollback } from "../persona/history.ts";
 
 const reply = (text: string): CommandReply => ({ text, ephemeral: true });
 
@@ -26,6 +27,7 @@ export async function rollbackCommand(core: Core, inbound: Inbound, place: Place
   const workspaceId = place.workspace.id;
   const rev = await db.revision.findFirst({ where: { id: revisionId, workspaceId } });
   if (!rev) return reply(`No revision of this workspace has the id ${revisionId}. \`history <skill or entry>\` lists them (bundled skills are read-only).`);
+  if (rev.entityType === "persona") return personaRollback(core, inbound, place, rev);
   const item = await itemOf(db, workspaceId, rev);
   if (!item) return reply("The item that revision changed is gone (erased at its owner's request); there is nothing to roll back.");
   const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);

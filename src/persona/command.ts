@@ -22,7 +22,7 @@ export async function personaCommand(core: Core, inbound: Inbound, place: Place,
     if (!persona) return { text: BUILT_IN, ephemeral: true };
     const by = persona.updatedById ? await core.learning.ctx.db.person.findFirst({ where: { id: persona.updatedById, workspaceId } }) : null;
     return {
-      text: `**Team persona** (set by ${nameOf(by)}, ${persona.updatedAt.toISOString().slice(0, 10)}; ${persona.text.length}/${core.persona.limit} chars)\n${persona.text}`,
+      text: `**Team persona** (set by ${nameOf(by)}, ${persona.updatedAt.toISOString().slice(0, 10)}; ${persona.text.length}/${core.persona.limit} chars)\n${persona.text}\n\`history persona\` lists its changes.`,
       ephemeral: true,
     };
   }

@@ -207,6 +207,21 @@ forEachDatabase("views and their commands", (getDb) => {
     expect(h.fake.systemText(h.fake.lastRequest()!)).not.toContain("formal English");
   });
 
+  it("lists the persona's changes, and rolls one back to the exact earlier text (admins only)", async () => {
+    const admin = inboundFor(dm(ADMIN));
+    const first = "Be brief.\nUse British spelling.";
+    await h.core.command(admin, "persona", ["set", first]);
+    await h.core.command(admin, "persona", ["set", "Be chatty."]);
+    const history = (await h.core.command(admin, "history", ["persona"])).text;
+    expect(history).toMatch(/\*\*edit\*\* by UADMIN: persona set by an admin — "Be brief\. Use British spelling\." → "Be chatty\."/);
+    const ws = await getDb().prisma.workspace.findFirstOrThrow({ where: { externalId: h.ws } });
+    const edit = await getDb().prisma.revision.findFirstOrThrow({ where: { entityType: "persona", entityId: ws.id, action: "edit" } });
+    expect((await h.core.command(inboundFor(dm("UVERA")), "rollback", [edit.id])).outcome).toBe("refused");
+    expect((await h.core.persona.get(ws.id))?.text).toBe("Be chatty.");
+    expect((await h.core.command(admin, "rollback", [edit.id])).text).toContain("its earlier text is back, exactly");
+    expect((await h.core.persona.get(ws.id))?.text).toBe(first);
+  });
+
   it("answers /cairn team in Markdown, each button's command typed out", async () => {
     const { e } = await seed(getDb());
     const answer = await h.core.command(inboundFor(inChannel("UVERA", "CA")), "team");
