@@ -32,9 +32,9 @@ export interface HistorySql {
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
-export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil", "admitted"] as const;
+export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil", "admitted", "link"] as const;
 const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"] as const;
-const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt"] as const;
+const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt", "kind"] as const;
 const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
 
 /** The turns of a session; `p` numbers a placeholder, `q` quotes a column. */
@@ -86,6 +86,7 @@ export function messageOf(r: readonly unknown[]): Message {
     leaseOwner: r[11] as string | null,
     leaseUntil: r[12] === null ? null : timeOf(r[12]),
     admitted: boolOf(r[13]),
+    link: r[14] as string | null,
   };
 }
 
@@ -112,5 +113,6 @@ export function conversationOf(r: readonly unknown[]): Conversation {
     ownerId: r[6] as string | null,
     createdAt: timeOf(r[7]),
     lastMessageAt: timeOf(r[8]),
+    kind: r[9] as string,
   };
 }

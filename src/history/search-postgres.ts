@@ -17,19 +17,27 @@ function lateralArms(window: number): string {
   return `${side("<", "DESC", "-")} UNION ALL ${side(">", "ASC", "")}`;
 }
 
-/** pg placeholders for the scope, numbered from `from`. */
+/** pg placeholders for the scope (scopeParams: workspace, person, readable, exclude), numbered from `from`. */
 const PG_SCOPE = (from: number): string =>
-  `m."workspaceId" = $${from} AND (c."isDm" = false OR c."ownerId" = $${from + 1}) AND (m."sessionId" IS NULL OR m."sessionId" <> $${from + 2}) AND m.status <> 'failed'`;
+  `m."workspaceId" = $${from} AND ${visibleConversation(`$${from + 1}`, `$${from + 2}`)} AND (m."sessionId" IS NULL OR m."sessionId" <> $${from + 3}) AND m.status <> 'failed'`;
+
+/**
+ * A conversation the asker may see: a chat one that is no DM or is theirs; a listened channel's
+ * knowledge only if the channel is among those they can read (a JSON array).
+ */
+function visibleConversation(person: string, readable: string): string {
+  return `(CASE WHEN c.kind <> 'channel' THEN (c."isDm" = false OR c."ownerId" = ${person}) ELSE c."channelId" IN (SELECT json_array_elements_text(${readable}::json)) END)`;
+}
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
 const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
 const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
 /**
  * `display`'s two columns; placeholders: the conversation ids (JSON), the workspace, the asking
- * person, the author ids (JSON).
+ * person, the readable channels (JSON), the author ids (JSON).
  */
-const pgShown = (conversations: string, workspace: string, person: string, authors: string): string =>
+const pgShown = (conversations: string, workspace: string, person: string, readable: string, authors: string): string =>
   `(SELECT coalesce(json_agg(json_build_array(c.id, c.key, c."isDm", c."channelId", c."threadId")), '[]')::text FROM "Conversation" c
-     WHERE c.id IN (SELECT json_array_elements_text(${conversations}::json)) AND c."workspaceId" = ${workspace} AND (c."isDm" = false OR c."ownerId" = ${person})) AS c,
+     WHERE c.id IN (SELECT json_array_elements_text(${conversations}::json)) AND c."workspaceId" = ${workspace} AND ${visibleConversation(person, readable)}) AS c,
    (SELECT coalesce(json_agg(json_build_array(p.id, p."displayName")), '[]')::text FROM "Person" p
      WHERE p.id IN (SELECT json_array_elements_text(${authors}::json)) AND p."workspaceId" = ${workspace}) AS p`;
 
@@ -47,7 +55,7 @@ export const postgresQueries: Queries = {
     return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };
   },
   async df(ctx, words) {
-    const values = words.map((_, i) => `(${i}, $${i + 4})`).join(", ");
+    const values = words.map((_, i) => `(${i}, $${i + 5})`).join(", ");
     const rows = await run(
       ctx,
       `SELECT t.i, (SELECT count(*) FROM (SELECT 1 FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
@@ -70,10 +78,10 @@ export const postgresQueries: Queries = {
       ctx,
       `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
-           FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $4) q
+           FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $5) q
           WHERE m.search @@ q AND ${PG_SCOPE(1)}
           ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
-          LIMIT $5) x`,
+          LIMIT $6) x`,
       ...scopeParams(ctx),
       words.join(" | "),
       limit,
@@ -87,10 +95,10 @@ export const postgresQueries: Queries = {
       ctx,
       `SELECT json_agg(r ORDER BY rk DESC, id DESC)::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id, ts_rank_cd(m.cjk, q) AS rk
-           FROM ${PG_FROM} CROSS JOIN to_tsquery('simple', $4) q
+           FROM ${PG_FROM} CROSS JOIN to_tsquery('simple', $5) q
           WHERE m.cjk @@ q AND ${PG_SCOPE(1)}
           ORDER BY ts_rank_cd(m.cjk, q) DESC, m.id DESC
-          LIMIT $5) x`,
+          LIMIT $6) x`,
       ...scopeParams(ctx),
       tsquery,
       limit,
@@ -102,12 +110,12 @@ export const postgresQueries: Queries = {
       ctx,
       // MATERIALIZED plans the arms on their own: inlined, PostgreSQL planned them around the join
       // to k, and the statement ran slower.
-      `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($4::json) e),
-            k AS (SELECT id::int FROM json_array_elements_text($5::json) AS e(id)),
+      `WITH a AS (SELECT (e->>0)::int AS anchor, e->>1 AS conv FROM json_array_elements($5::json) e),
+            k AS (SELECT id::int FROM json_array_elements_text($6::json) AS e(id)),
             x AS MATERIALIZED (${lateralArms(window)})
        SELECT json_agg(CASE WHEN k.id IS NOT NULL THEN json_build_array(x.anchor, x.dir, x.id)
                             ELSE json_build_array(x.anchor, x.dir, ${PG_ROW}) END)::text AS j,
-              ${pgShown("$6", "$1", "$2", "$7")}
+              ${pgShown("$7", "$1", "$2", "$3", "$8")}
          FROM x JOIN ${PG_FROM} ON m.id = x.id
          LEFT JOIN k ON k.id = x.id
         WHERE ${PG_SCOPE(1)}`,
@@ -122,10 +130,11 @@ export const postgresQueries: Queries = {
   async display(ctx, show) {
     const rows = await run(
       ctx,
-      `SELECT ${pgShown("$1", "$2", "$3", "$4")}`,
+      `SELECT ${pgShown("$1", "$2", "$3", "$4", "$5")}`,
       JSON.stringify(show.conversationIds),
       ctx.scope.workspaceId,
       ctx.scope.personId,
+      ctx.readable,
       JSON.stringify(show.authorIds),
     );
     return displayOf(rows[0], 0);

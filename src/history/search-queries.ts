@@ -3,8 +3,9 @@
  * (search-sqlite.ts, search-postgres.ts) and the shapes of their results, which search.ts ranks.
  *
  * Invariant: results come only from conversations the asker may see, enforced in the WHERE clause
- * of every statement (candidates, neighbours, counts, what hits show): the asker's workspace, and
- * among its DMs only the asker's own.
+ * of every statement (candidates, neighbours, counts, what hits show): the asker's workspace, among
+ * its DMs only the asker's own, and of listened channels' knowledge only the channels the asker can
+ * read now (`Ctx.readable`).
  */
 import type { Database } from "../db/client.ts";
 import type { SqlParam } from "../db/direct.ts";
@@ -50,6 +51,11 @@ export interface Ctx {
   db: Database;
   scope: Scope;
   exclude: string;
+  /**
+   * Listened channels whose knowledge the asker can read now (JSON array text of platform channel
+   * ids; "[]" for none): conversations of kind "channel" show only for these.
+   */
+  readable: string;
 }
 
 export type Stats = Omit<RankStats, "df">;
@@ -102,7 +108,7 @@ export function n(v: unknown): number {
 }
 
 /** The scope's parameters, in the order both providers' scope clauses number them. */
-export const scopeParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
+export const scopeParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.readable, ctx.exclude];
 
 /**
  * A Display from the columns (conversations, people) of SQLITE_SHOWN (search-sqlite.ts) or pgShown

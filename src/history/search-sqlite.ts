@@ -9,8 +9,16 @@ import { DF_CAP, displayOf, n, parsed, peopleOf, run, scopeParams, type Ctx, typ
 /** CJK bigrams are matched with LIKE over this many of the workspace's latest messages. */
 const CJK_SCAN = 5000;
 
+/**
+ * A conversation the asker may see: a chat one that is no DM or is theirs; a listened channel's
+ * knowledge only if the channel is among those they can read (a JSON array).
+ */
+function visibleConversation(person: string, readable: string): string {
+  return `(CASE WHEN c.kind <> 'channel' THEN (c.isDm = 0 OR c.ownerId = ${person}) ELSE c.channelId IN (SELECT value FROM json_each(${readable})) END)`;
+}
+
 /** The scope's WHERE clause; its `?` params are scopeParams(ctx). */
-const SQLITE_SCOPE = `m.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?) AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
+const SQLITE_SCOPE = `m.workspaceId = ? AND ${visibleConversation("?", "?")} AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
 /** A Row's values; createdAt is stored as ISO 8601 text (Prisma's SQLite format). */
 const SQLITE_ROW = `m.id, m.conversationId, m.authorId, m.role, m.sessionId, CAST(round(unixepoch(m.createdAt, 'subsec') * 1000) AS INTEGER), m.text`;
 /** The same as columns of a subquery, and the Row made of them outside it. */
@@ -20,13 +28,14 @@ const SQLITE_ROW_OF_COLS = `json_array(id, cid, aid, role, sid, at, text)`;
 
 /** `display`'s two columns (conversations in scope, people's names); their `?` params are shownParams. */
 const SQLITE_SHOWN = `(SELECT json_group_array(json_array(c.id, c.key, c.isDm, c.channelId, c.threadId)) FROM "Conversation" c
-    WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?)) AS c,
+    WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspaceId = ? AND ${visibleConversation("?", "?")}) AS c,
   (SELECT json_group_array(json_array(p.id, p.displayName)) FROM "Person" p
     WHERE p.id IN (SELECT value FROM json_each(?)) AND p.workspaceId = ?) AS p`;
 const shownParams = (ctx: Ctx, show: Shown): SqlParam[] => [
   JSON.stringify(show.conversationIds),
   ctx.scope.workspaceId,
   ctx.scope.personId,
+  ctx.readable,
   JSON.stringify(show.authorIds),
   ctx.scope.workspaceId,
 ];

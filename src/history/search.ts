@@ -36,6 +36,11 @@ export interface SearchOptions {
   limit: number;
   /** Messages of this session are already in the prompt: leave them out. */
   excludeSessionId?: string | null;
+  /**
+   * Listened channels whose knowledge the asker can read now (platform channel ids); none by
+   * default, so a caller that does not know leaves every channel's knowledge out.
+   */
+  readable?: readonly string[];
   /** Ranking levers; the defaults are what cairn uses. For benchmarks that switch levers off. */
   ranking?: Partial<RankingOptions>;
 }
@@ -50,7 +55,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   if (q.terms.length === 0 && q.grams.length === 0) return [];
   const options: RankingOptions = { ...DEFAULT_RANKING, ...opts.ranking };
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
-  const ctx: Ctx = { db, scope, exclude: opts.excludeSessionId ?? "" };
+  const ctx: Ctx = { db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
   const words = q.terms.map((t) => t.word);
 
   const [stats, people, lexical, cjk] = await Promise.all([
@@ -193,7 +198,7 @@ async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise
     cache = new Map();
     caches.set(ctx.db, cache);
   }
-  const key = what === "stats" ? `stats|${ctx.scope.workspaceId}|${ctx.scope.personId}` : `people|${ctx.scope.workspaceId}`;
+  const key = what === "stats" ? `stats|${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}` : `people|${ctx.scope.workspaceId}`;
   const hit = cache.get(key);
   if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.value as T;
   const value = await load();

@@ -176,6 +176,7 @@ export class HistoryStore {
         leaseOwner: lease?.owner ?? null,
         leaseUntil: lease?.until ?? null,
         admitted: false,
+        link: null,
       });
       if (inbound.context?.trim()) await this.recordContext(place, sessionId, msg.id, inbound.context, inbound.sentAt);
       const last = place.conversation.lastMessageAt;
@@ -226,6 +227,7 @@ export class HistoryStore {
       leaseOwner: null,
       leaseUntil: null,
       admitted: false,
+      link: null,
     };
     if (!lease) return this.insertMessage(m);
     const rows = await this.direct.rows(this.sql.insertHeldReply, [...this.params(m), replyToId, lease.owner]);
@@ -351,6 +353,7 @@ export class HistoryStore {
       leaseOwner: null,
       leaseUntil: null,
       admitted: false,
+      link: null,
     });
   }
 

@@ -102,3 +102,20 @@ export type ErasureRequest = Prisma.ErasureRequestModel
  * workspace. Every change is a revision (entityType "persona", entityId the workspace id).
  */
 export type Persona = Prisma.PersonaModel
+/**
+ * Model ChannelListen
+ * A channel cairn listens in (`/cairn listen on`, src/knowledge/): its messages are kept as channel
+ * knowledge. The backfill of its history is resumable: `cursor` is where the next page starts.
+ */
+export type ChannelListen = Prisma.ChannelListenModel
+/**
+ * Model ChannelMember
+ * Who can read a listened channel now (Slack: its members), kept up to date from the platform's
+ * member events and re-read on a TTL; a search joins it, so someone who left finds nothing more.
+ */
+export type ChannelMember = Prisma.ChannelMemberModel
+/**
+ * Model ListenExclusion
+ * A person who asked not to be kept as channel knowledge (`/cairn listen exclude-me`).
+ */
+export type ListenExclusion = Prisma.ListenExclusionModel

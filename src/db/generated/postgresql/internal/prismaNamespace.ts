@@ -412,7 +412,10 @@ export const ModelName = {
   Job: 'Job',
   Report: 'Report',
   ErasureRequest: 'ErasureRequest',
-  Persona: 'Persona'
+  Persona: 'Persona',
+  ChannelListen: 'ChannelListen',
+  ChannelMember: 'ChannelMember',
+  ListenExclusion: 'ListenExclusion'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -428,7 +431,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1616,6 +1619,228 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ChannelListen: {
+      payload: Prisma.$ChannelListenPayload<ExtArgs>
+      fields: Prisma.ChannelListenFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChannelListenFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChannelListenFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>
+        }
+        findFirst: {
+          args: Prisma.ChannelListenFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChannelListenFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>
+        }
+        findMany: {
+          args: Prisma.ChannelListenFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>[]
+        }
+        create: {
+          args: Prisma.ChannelListenCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>
+        }
+        createMany: {
+          args: Prisma.ChannelListenCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChannelListenCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>[]
+        }
+        delete: {
+          args: Prisma.ChannelListenDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>
+        }
+        update: {
+          args: Prisma.ChannelListenUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChannelListenDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChannelListenUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChannelListenUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChannelListenUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelListenPayload>
+        }
+        aggregate: {
+          args: Prisma.ChannelListenAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChannelListen>
+        }
+        groupBy: {
+          args: Prisma.ChannelListenGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelListenGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChannelListenCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelListenCountAggregateOutputType> | number
+        }
+      }
+    }
+    ChannelMember: {
+      payload: Prisma.$ChannelMemberPayload<ExtArgs>
+      fields: Prisma.ChannelMemberFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ChannelMemberFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ChannelMemberFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>
+        }
+        findFirst: {
+          args: Prisma.ChannelMemberFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ChannelMemberFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>
+        }
+        findMany: {
+          args: Prisma.ChannelMemberFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>[]
+        }
+        create: {
+          args: Prisma.ChannelMemberCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>
+        }
+        createMany: {
+          args: Prisma.ChannelMemberCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ChannelMemberCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>[]
+        }
+        delete: {
+          args: Prisma.ChannelMemberDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>
+        }
+        update: {
+          args: Prisma.ChannelMemberUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>
+        }
+        deleteMany: {
+          args: Prisma.ChannelMemberDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ChannelMemberUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ChannelMemberUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>[]
+        }
+        upsert: {
+          args: Prisma.ChannelMemberUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ChannelMemberPayload>
+        }
+        aggregate: {
+          args: Prisma.ChannelMemberAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateChannelMember>
+        }
+        groupBy: {
+          args: Prisma.ChannelMemberGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelMemberGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ChannelMemberCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ChannelMemberCountAggregateOutputType> | number
+        }
+      }
+    }
+    ListenExclusion: {
+      payload: Prisma.$ListenExclusionPayload<ExtArgs>
+      fields: Prisma.ListenExclusionFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ListenExclusionFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ListenExclusionFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>
+        }
+        findFirst: {
+          args: Prisma.ListenExclusionFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ListenExclusionFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>
+        }
+        findMany: {
+          args: Prisma.ListenExclusionFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>[]
+        }
+        create: {
+          args: Prisma.ListenExclusionCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>
+        }
+        createMany: {
+          args: Prisma.ListenExclusionCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ListenExclusionCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>[]
+        }
+        delete: {
+          args: Prisma.ListenExclusionDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>
+        }
+        update: {
+          args: Prisma.ListenExclusionUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>
+        }
+        deleteMany: {
+          args: Prisma.ListenExclusionDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ListenExclusionUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ListenExclusionUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>[]
+        }
+        upsert: {
+          args: Prisma.ListenExclusionUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ListenExclusionPayload>
+        }
+        aggregate: {
+          args: Prisma.ListenExclusionAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateListenExclusion>
+        }
+        groupBy: {
+          args: Prisma.ListenExclusionGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ListenExclusionGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ListenExclusionCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ListenExclusionCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1687,6 +1912,7 @@ export const ConversationScalarFieldEnum = {
   threadId: 'threadId',
   isDm: 'isDm',
   ownerId: 'ownerId',
+  kind: 'kind',
   createdAt: 'createdAt',
   lastMessageAt: 'lastMessageAt'
 } as const
@@ -1722,6 +1948,7 @@ export const MessageScalarFieldEnum = {
   replyToId: 'replyToId',
   leaseOwner: 'leaseOwner',
   leaseUntil: 'leaseUntil',
+  link: 'link',
   admitted: 'admitted',
   createdAt: 'createdAt'
 } as const
@@ -1915,6 +2142,44 @@ export const PersonaScalarFieldEnum = {
 } as const
 
 export type PersonaScalarFieldEnum = (typeof PersonaScalarFieldEnum)[keyof typeof PersonaScalarFieldEnum]
+
+
+export const ChannelListenScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  status: 'status',
+  enabledById: 'enabledById',
+  enabledAt: 'enabledAt',
+  announcedAt: 'announcedAt',
+  backfill: 'backfill',
+  cursor: 'cursor',
+  backfilled: 'backfilled',
+  reachedAt: 'reachedAt',
+  requestedBy: 'requestedBy',
+  membersAt: 'membersAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ChannelListenScalarFieldEnum = (typeof ChannelListenScalarFieldEnum)[keyof typeof ChannelListenScalarFieldEnum]
+
+
+export const ChannelMemberScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  userId: 'userId'
+} as const
+
+export type ChannelMemberScalarFieldEnum = (typeof ChannelMemberScalarFieldEnum)[keyof typeof ChannelMemberScalarFieldEnum]
+
+
+export const ListenExclusionScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  userId: 'userId',
+  createdAt: 'createdAt'
+} as const
+
+export type ListenExclusionScalarFieldEnum = (typeof ListenExclusionScalarFieldEnum)[keyof typeof ListenExclusionScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2176,6 +2441,9 @@ export type GlobalOmitConfig = {
   report?: Prisma.ReportOmit
   erasureRequest?: Prisma.ErasureRequestOmit
   persona?: Prisma.PersonaOmit
+  channelListen?: Prisma.ChannelListenOmit
+  channelMember?: Prisma.ChannelMemberOmit
+  listenExclusion?: Prisma.ListenExclusionOmit
 }
 
 /* Types for Logging */

@@ -32,6 +32,7 @@ export type ConversationMinAggregateOutputType = {
   threadId: string | null
   isDm: boolean | null
   ownerId: string | null
+  kind: string | null
   createdAt: Date | null
   lastMessageAt: Date | null
 }
@@ -44,6 +45,7 @@ export type ConversationMaxAggregateOutputType = {
   threadId: string | null
   isDm: boolean | null
   ownerId: string | null
+  kind: string | null
   createdAt: Date | null
   lastMessageAt: Date | null
 }
@@ -56,6 +58,7 @@ export type ConversationCountAggregateOutputType = {
   threadId: number
   isDm: number
   ownerId: number
+  kind: number
   createdAt: number
   lastMessageAt: number
   _all: number
@@ -70,6 +73,7 @@ export type ConversationMinAggregateInputType = {
   threadId?: true
   isDm?: true
   ownerId?: true
+  kind?: true
   createdAt?: true
   lastMessageAt?: true
 }
@@ -82,6 +86,7 @@ export type ConversationMaxAggregateInputType = {
   threadId?: true
   isDm?: true
   ownerId?: true
+  kind?: true
   createdAt?: true
   lastMessageAt?: true
 }
@@ -94,6 +99,7 @@ export type ConversationCountAggregateInputType = {
   threadId?: true
   isDm?: true
   ownerId?: true
+  kind?: true
   createdAt?: true
   lastMessageAt?: true
   _all?: true
@@ -179,6 +185,7 @@ export type ConversationGroupByOutputType = {
   threadId: string | null
   isDm: boolean
   ownerId: string | null
+  kind: string
   createdAt: Date
   lastMessageAt: Date
   _count: ConversationCountAggregateOutputType | null
@@ -212,6 +219,7 @@ export type ConversationWhereInput = {
   threadId?: Prisma.StringNullableFilter<"Conversation"> | string | null
   isDm?: Prisma.BoolFilter<"Conversation"> | boolean
   ownerId?: Prisma.StringNullableFilter<"Conversation"> | string | null
+  kind?: Prisma.StringFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -227,6 +235,7 @@ export type ConversationOrderByWithRelationInput = {
   threadId?: Prisma.SortOrderInput | Prisma.SortOrder
   isDm?: Prisma.SortOrder
   ownerId?: Prisma.SortOrderInput | Prisma.SortOrder
+  kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
@@ -245,6 +254,7 @@ export type ConversationWhereUniqueInput = Prisma.AtLeast<{
   threadId?: Prisma.StringNullableFilter<"Conversation"> | string | null
   isDm?: Prisma.BoolFilter<"Conversation"> | boolean
   ownerId?: Prisma.StringNullableFilter<"Conversation"> | string | null
+  kind?: Prisma.StringFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
@@ -260,6 +270,7 @@ export type ConversationOrderByWithAggregationInput = {
   threadId?: Prisma.SortOrderInput | Prisma.SortOrder
   isDm?: Prisma.SortOrder
   ownerId?: Prisma.SortOrderInput | Prisma.SortOrder
+  kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
   _count?: Prisma.ConversationCountOrderByAggregateInput
@@ -278,6 +289,7 @@ export type ConversationScalarWhereWithAggregatesInput = {
   threadId?: Prisma.StringNullableWithAggregatesFilter<"Conversation"> | string | null
   isDm?: Prisma.BoolWithAggregatesFilter<"Conversation"> | boolean
   ownerId?: Prisma.StringNullableWithAggregatesFilter<"Conversation"> | string | null
+  kind?: Prisma.StringWithAggregatesFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeWithAggregatesFilter<"Conversation"> | Date | string
 }
@@ -289,6 +301,7 @@ export type ConversationCreateInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutConversationsInput
@@ -304,6 +317,7 @@ export type ConversationUncheckedCreateInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   messages?: Prisma.MessageUncheckedCreateNestedManyWithoutConversationInput
@@ -317,6 +331,7 @@ export type ConversationUpdateInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutConversationsNestedInput
@@ -332,6 +347,7 @@ export type ConversationUncheckedUpdateInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   messages?: Prisma.MessageUncheckedUpdateManyWithoutConversationNestedInput
@@ -346,6 +362,7 @@ export type ConversationCreateManyInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
 }
@@ -357,6 +374,7 @@ export type ConversationUpdateManyMutationInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -369,6 +387,7 @@ export type ConversationUncheckedUpdateManyInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -391,6 +410,7 @@ export type ConversationCountOrderByAggregateInput = {
   threadId?: Prisma.SortOrder
   isDm?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
 }
@@ -403,6 +423,7 @@ export type ConversationMaxOrderByAggregateInput = {
   threadId?: Prisma.SortOrder
   isDm?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
 }
@@ -415,6 +436,7 @@ export type ConversationMinOrderByAggregateInput = {
   threadId?: Prisma.SortOrder
   isDm?: Prisma.SortOrder
   ownerId?: Prisma.SortOrder
+  kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
 }
@@ -501,6 +523,7 @@ export type ConversationCreateWithoutWorkspaceInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   messages?: Prisma.MessageCreateNestedManyWithoutConversationInput
@@ -514,6 +537,7 @@ export type ConversationUncheckedCreateWithoutWorkspaceInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   messages?: Prisma.MessageUncheckedCreateNestedManyWithoutConversationInput
@@ -557,6 +581,7 @@ export type ConversationScalarWhereInput = {
   threadId?: Prisma.StringNullableFilter<"Conversation"> | string | null
   isDm?: Prisma.BoolFilter<"Conversation"> | boolean
   ownerId?: Prisma.StringNullableFilter<"Conversation"> | string | null
+  kind?: Prisma.StringFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
 }
@@ -568,6 +593,7 @@ export type ConversationCreateWithoutSessionsInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutConversationsInput
@@ -582,6 +608,7 @@ export type ConversationUncheckedCreateWithoutSessionsInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   messages?: Prisma.MessageUncheckedCreateNestedManyWithoutConversationInput
@@ -610,6 +637,7 @@ export type ConversationUpdateWithoutSessionsInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutConversationsNestedInput
@@ -624,6 +652,7 @@ export type ConversationUncheckedUpdateWithoutSessionsInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   messages?: Prisma.MessageUncheckedUpdateManyWithoutConversationNestedInput
@@ -636,6 +665,7 @@ export type ConversationCreateWithoutMessagesInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   workspace: Prisma.WorkspaceCreateNestedOneWithoutConversationsInput
@@ -650,6 +680,7 @@ export type ConversationUncheckedCreateWithoutMessagesInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
   sessions?: Prisma.ChatSessionUncheckedCreateNestedManyWithoutConversationInput
@@ -678,6 +709,7 @@ export type ConversationUpdateWithoutMessagesInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutConversationsNestedInput
@@ -692,6 +724,7 @@ export type ConversationUncheckedUpdateWithoutMessagesInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   sessions?: Prisma.ChatSessionUncheckedUpdateManyWithoutConversationNestedInput
@@ -704,6 +737,7 @@ export type ConversationCreateManyWorkspaceInput = {
   threadId?: string | null
   isDm: boolean
   ownerId?: string | null
+  kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
 }
@@ -715,6 +749,7 @@ export type ConversationUpdateWithoutWorkspaceInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   messages?: Prisma.MessageUpdateManyWithoutConversationNestedInput
@@ -728,6 +763,7 @@ export type ConversationUncheckedUpdateWithoutWorkspaceInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   messages?: Prisma.MessageUncheckedUpdateManyWithoutConversationNestedInput
@@ -741,6 +777,7 @@ export type ConversationUncheckedUpdateManyWithoutWorkspaceInput = {
   threadId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   isDm?: Prisma.BoolFieldUpdateOperationsInput | boolean
   ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -793,6 +830,7 @@ export type ConversationSelect<ExtArgs extends runtime.Types.Extensions.Internal
   threadId?: boolean
   isDm?: boolean
   ownerId?: boolean
+  kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -809,6 +847,7 @@ export type ConversationSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   threadId?: boolean
   isDm?: boolean
   ownerId?: boolean
+  kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -822,6 +861,7 @@ export type ConversationSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   threadId?: boolean
   isDm?: boolean
   ownerId?: boolean
+  kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
@@ -835,11 +875,12 @@ export type ConversationSelectScalar = {
   threadId?: boolean
   isDm?: boolean
   ownerId?: boolean
+  kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
 }
 
-export type ConversationOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "key" | "channelId" | "threadId" | "isDm" | "ownerId" | "createdAt" | "lastMessageAt", ExtArgs["result"]["conversation"]>
+export type ConversationOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "key" | "channelId" | "threadId" | "isDm" | "ownerId" | "kind" | "createdAt" | "lastMessageAt", ExtArgs["result"]["conversation"]>
 export type ConversationInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Conversation$messagesArgs<ExtArgs>
@@ -871,6 +912,11 @@ export type $ConversationPayload<ExtArgs extends runtime.Types.Extensions.Intern
      * The person a DM belongs to; null for channels.
      */
     ownerId: string | null
+    /**
+     * chat: turns with cairn | channel: a listened channel's own messages, kept as channel knowledge
+     * (src/knowledge/), one conversation per channel; searchable only by people who can read it.
+     */
+    kind: string
     createdAt: Date
     lastMessageAt: Date
   }, ExtArgs["result"]["conversation"]>
@@ -1306,6 +1352,7 @@ export interface ConversationFieldRefs {
   readonly threadId: Prisma.FieldRef<"Conversation", 'String'>
   readonly isDm: Prisma.FieldRef<"Conversation", 'Boolean'>
   readonly ownerId: Prisma.FieldRef<"Conversation", 'String'>
+  readonly kind: Prisma.FieldRef<"Conversation", 'String'>
   readonly createdAt: Prisma.FieldRef<"Conversation", 'DateTime'>
   readonly lastMessageAt: Prisma.FieldRef<"Conversation", 'DateTime'>
 }

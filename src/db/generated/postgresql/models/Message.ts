@@ -49,6 +49,7 @@ export type MessageMinAggregateOutputType = {
   replyToId: number | null
   leaseOwner: string | null
   leaseUntil: Date | null
+  link: string | null
   admitted: boolean | null
   createdAt: Date | null
 }
@@ -66,6 +67,7 @@ export type MessageMaxAggregateOutputType = {
   replyToId: number | null
   leaseOwner: string | null
   leaseUntil: Date | null
+  link: string | null
   admitted: boolean | null
   createdAt: Date | null
 }
@@ -83,6 +85,7 @@ export type MessageCountAggregateOutputType = {
   replyToId: number
   leaseOwner: number
   leaseUntil: number
+  link: number
   admitted: number
   createdAt: number
   _all: number
@@ -112,6 +115,7 @@ export type MessageMinAggregateInputType = {
   replyToId?: true
   leaseOwner?: true
   leaseUntil?: true
+  link?: true
   admitted?: true
   createdAt?: true
 }
@@ -129,6 +133,7 @@ export type MessageMaxAggregateInputType = {
   replyToId?: true
   leaseOwner?: true
   leaseUntil?: true
+  link?: true
   admitted?: true
   createdAt?: true
 }
@@ -146,6 +151,7 @@ export type MessageCountAggregateInputType = {
   replyToId?: true
   leaseOwner?: true
   leaseUntil?: true
+  link?: true
   admitted?: true
   createdAt?: true
   _all?: true
@@ -250,6 +256,7 @@ export type MessageGroupByOutputType = {
   replyToId: number | null
   leaseOwner: string | null
   leaseUntil: Date | null
+  link: string | null
   admitted: boolean
   createdAt: Date
   _count: MessageCountAggregateOutputType | null
@@ -290,6 +297,7 @@ export type MessageWhereInput = {
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
+  link?: Prisma.StringNullableFilter<"Message"> | string | null
   admitted?: Prisma.BoolFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
@@ -310,6 +318,7 @@ export type MessageOrderByWithRelationInput = {
   replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseOwner?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
+  link?: Prisma.SortOrderInput | Prisma.SortOrder
   admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   conversation?: Prisma.ConversationOrderByWithRelationInput
@@ -334,6 +343,7 @@ export type MessageWhereUniqueInput = Prisma.AtLeast<{
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
+  link?: Prisma.StringNullableFilter<"Message"> | string | null
   admitted?: Prisma.BoolFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
@@ -354,6 +364,7 @@ export type MessageOrderByWithAggregationInput = {
   replyToId?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseOwner?: Prisma.SortOrderInput | Prisma.SortOrder
   leaseUntil?: Prisma.SortOrderInput | Prisma.SortOrder
+  link?: Prisma.SortOrderInput | Prisma.SortOrder
   admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   _count?: Prisma.MessageCountOrderByAggregateInput
@@ -379,6 +390,7 @@ export type MessageScalarWhereWithAggregatesInput = {
   replyToId?: Prisma.IntNullableWithAggregatesFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableWithAggregatesFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"Message"> | Date | string | null
+  link?: Prisma.StringNullableWithAggregatesFilter<"Message"> | string | null
   admitted?: Prisma.BoolWithAggregatesFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Message"> | Date | string
 }
@@ -392,6 +404,7 @@ export type MessageCreateInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
@@ -412,6 +425,7 @@ export type MessageUncheckedCreateInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -425,6 +439,7 @@ export type MessageUpdateInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
@@ -445,6 +460,7 @@ export type MessageUncheckedUpdateInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -462,6 +478,7 @@ export type MessageCreateManyInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -475,6 +492,7 @@ export type MessageUpdateManyMutationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -492,6 +510,7 @@ export type MessageUncheckedUpdateManyInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -524,6 +543,7 @@ export type MessageCountOrderByAggregateInput = {
   replyToId?: Prisma.SortOrder
   leaseOwner?: Prisma.SortOrder
   leaseUntil?: Prisma.SortOrder
+  link?: Prisma.SortOrder
   admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
@@ -546,6 +566,7 @@ export type MessageMaxOrderByAggregateInput = {
   replyToId?: Prisma.SortOrder
   leaseOwner?: Prisma.SortOrder
   leaseUntil?: Prisma.SortOrder
+  link?: Prisma.SortOrder
   admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
@@ -563,6 +584,7 @@ export type MessageMinOrderByAggregateInput = {
   replyToId?: Prisma.SortOrder
   leaseOwner?: Prisma.SortOrder
   leaseUntil?: Prisma.SortOrder
+  link?: Prisma.SortOrder
   admitted?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
 }
@@ -715,6 +737,7 @@ export type MessageCreateWithoutAuthorInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
@@ -733,6 +756,7 @@ export type MessageUncheckedCreateWithoutAuthorInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -779,6 +803,7 @@ export type MessageScalarWhereInput = {
   replyToId?: Prisma.IntNullableFilter<"Message"> | number | null
   leaseOwner?: Prisma.StringNullableFilter<"Message"> | string | null
   leaseUntil?: Prisma.DateTimeNullableFilter<"Message"> | Date | string | null
+  link?: Prisma.StringNullableFilter<"Message"> | string | null
   admitted?: Prisma.BoolFilter<"Message"> | boolean
   createdAt?: Prisma.DateTimeFilter<"Message"> | Date | string
 }
@@ -792,6 +817,7 @@ export type MessageCreateWithoutConversationInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
@@ -810,6 +836,7 @@ export type MessageUncheckedCreateWithoutConversationInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -849,6 +876,7 @@ export type MessageCreateWithoutSessionInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
@@ -867,6 +895,7 @@ export type MessageUncheckedCreateWithoutSessionInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -909,6 +938,7 @@ export type MessageCreateManyAuthorInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -922,6 +952,7 @@ export type MessageUpdateWithoutAuthorInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
@@ -940,6 +971,7 @@ export type MessageUncheckedUpdateWithoutAuthorInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -956,6 +988,7 @@ export type MessageUncheckedUpdateManyWithoutAuthorInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -972,6 +1005,7 @@ export type MessageCreateManyConversationInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -985,6 +1019,7 @@ export type MessageUpdateWithoutConversationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
@@ -1003,6 +1038,7 @@ export type MessageUncheckedUpdateWithoutConversationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1019,6 +1055,7 @@ export type MessageUncheckedUpdateManyWithoutConversationInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1035,6 +1072,7 @@ export type MessageCreateManySessionInput = {
   replyToId?: number | null
   leaseOwner?: string | null
   leaseUntil?: Date | string | null
+  link?: string | null
   admitted?: boolean
   createdAt?: Date | string
 }
@@ -1048,6 +1086,7 @@ export type MessageUpdateWithoutSessionInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
@@ -1066,6 +1105,7 @@ export type MessageUncheckedUpdateWithoutSessionInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1082,6 +1122,7 @@ export type MessageUncheckedUpdateManyWithoutSessionInput = {
   replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -1101,6 +1142,7 @@ export type MessageSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  link?: boolean
   admitted?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
@@ -1121,6 +1163,7 @@ export type MessageSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Exten
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  link?: boolean
   admitted?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
@@ -1141,6 +1184,7 @@ export type MessageSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Exten
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  link?: boolean
   admitted?: boolean
   createdAt?: boolean
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
@@ -1161,11 +1205,12 @@ export type MessageSelectScalar = {
   replyToId?: boolean
   leaseOwner?: boolean
   leaseUntil?: boolean
+  link?: boolean
   admitted?: boolean
   createdAt?: boolean
 }
 
-export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "leaseOwner" | "leaseUntil" | "admitted" | "createdAt", ExtArgs["result"]["message"]>
+export type MessageOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "conversationId" | "sessionId" | "authorId" | "role" | "text" | "platformId" | "status" | "replyToId" | "leaseOwner" | "leaseUntil" | "link" | "admitted" | "createdAt", ExtArgs["result"]["message"]>
 export type MessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
@@ -1219,6 +1264,10 @@ export type $MessagePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
      */
     leaseOwner: string | null
     leaseUntil: Date | null
+    /**
+     * Channel knowledge: the message on its platform (Slack permalink, Discord message URL), cited in answers.
+     */
+    link: string | null
     /**
      * A person's message the rate limit let through (src/admission/rate-limit.ts): set under a lock
      * per person, so replicas checking one person's messages at once admit no more than the limit.
@@ -1663,6 +1712,7 @@ export interface MessageFieldRefs {
   readonly replyToId: Prisma.FieldRef<"Message", 'Int'>
   readonly leaseOwner: Prisma.FieldRef<"Message", 'String'>
   readonly leaseUntil: Prisma.FieldRef<"Message", 'DateTime'>
+  readonly link: Prisma.FieldRef<"Message", 'String'>
   readonly admitted: Prisma.FieldRef<"Message", 'Boolean'>
   readonly createdAt: Prisma.FieldRef<"Message", 'DateTime'>
 }

@@ -66,7 +66,10 @@ export const ModelName = {
   Job: 'Job',
   Report: 'Report',
   ErasureRequest: 'ErasureRequest',
-  Persona: 'Persona'
+  Persona: 'Persona',
+  ChannelListen: 'ChannelListen',
+  ChannelMember: 'ChannelMember',
+  ListenExclusion: 'ListenExclusion'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -114,6 +117,7 @@ export const ConversationScalarFieldEnum = {
   threadId: 'threadId',
   isDm: 'isDm',
   ownerId: 'ownerId',
+  kind: 'kind',
   createdAt: 'createdAt',
   lastMessageAt: 'lastMessageAt'
 } as const
@@ -149,6 +153,7 @@ export const MessageScalarFieldEnum = {
   replyToId: 'replyToId',
   leaseOwner: 'leaseOwner',
   leaseUntil: 'leaseUntil',
+  link: 'link',
   admitted: 'admitted',
   createdAt: 'createdAt'
 } as const
@@ -342,6 +347,44 @@ export const PersonaScalarFieldEnum = {
 } as const
 
 export type PersonaScalarFieldEnum = (typeof PersonaScalarFieldEnum)[keyof typeof PersonaScalarFieldEnum]
+
+
+export const ChannelListenScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  status: 'status',
+  enabledById: 'enabledById',
+  enabledAt: 'enabledAt',
+  announcedAt: 'announcedAt',
+  backfill: 'backfill',
+  cursor: 'cursor',
+  backfilled: 'backfilled',
+  reachedAt: 'reachedAt',
+  requestedBy: 'requestedBy',
+  membersAt: 'membersAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ChannelListenScalarFieldEnum = (typeof ChannelListenScalarFieldEnum)[keyof typeof ChannelListenScalarFieldEnum]
+
+
+export const ChannelMemberScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  channelId: 'channelId',
+  userId: 'userId'
+} as const
+
+export type ChannelMemberScalarFieldEnum = (typeof ChannelMemberScalarFieldEnum)[keyof typeof ChannelMemberScalarFieldEnum]
+
+
+export const ListenExclusionScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  userId: 'userId',
+  createdAt: 'createdAt'
+} as const
+
+export type ListenExclusionScalarFieldEnum = (typeof ListenExclusionScalarFieldEnum)[keyof typeof ListenExclusionScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -626,7 +626,7 @@ export type $RevisionPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
     id: string
     workspaceId: string | null
     /**
-     * memory | skill
+     * memory | skill | persona
      */
     entityType: string
     entityId: string

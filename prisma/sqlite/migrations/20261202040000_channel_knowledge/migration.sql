@@ -1,0 +1,41 @@
+-- Channel knowledge (src/knowledge/): listened channels, their members, people who opted out;
+-- a listened channel's messages are kept in a conversation of kind "channel", each with its link.
+-- AlterTable
+ALTER TABLE "Conversation" ADD COLUMN "kind" TEXT NOT NULL DEFAULT 'chat';
+-- AlterTable
+ALTER TABLE "Message" ADD COLUMN "link" TEXT;
+-- CreateTable
+CREATE TABLE "ChannelListen" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspaceId" TEXT NOT NULL,
+    "channelId" TEXT NOT NULL,
+    "status" TEXT NOT NULL DEFAULT 'on',
+    "enabledById" TEXT,
+    "enabledAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "announcedAt" DATETIME,
+    "backfill" TEXT NOT NULL DEFAULT 'idle',
+    "cursor" TEXT,
+    "backfilled" INTEGER NOT NULL DEFAULT 0,
+    "reachedAt" DATETIME,
+    "requestedBy" TEXT,
+    "membersAt" DATETIME,
+    "updatedAt" DATETIME NOT NULL
+);
+-- CreateTable
+CREATE TABLE "ChannelMember" (
+    "workspaceId" TEXT NOT NULL,
+    "channelId" TEXT NOT NULL,
+    "userId" TEXT NOT NULL,
+    PRIMARY KEY ("workspaceId", "channelId", "userId")
+);
+-- CreateTable
+CREATE TABLE "ListenExclusion" (
+    "workspaceId" TEXT NOT NULL,
+    "userId" TEXT NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY ("workspaceId", "userId")
+);
+-- CreateIndex
+CREATE UNIQUE INDEX "ChannelListen_workspaceId_channelId_key" ON "ChannelListen"("workspaceId", "channelId");
+-- CreateIndex
+CREATE INDEX "ChannelMember_workspaceId_userId_idx" ON "ChannelMember"("workspaceId", "userId");
