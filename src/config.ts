@@ -13,6 +13,9 @@ const optionalString = z
   .trim()
   .optional()
   .transform((v) => (v === "" ? undefined : v));
+/** A channel listened in from start-up (src/knowledge/knowledge.ts reads the same form). */
+const LISTEN_CHANNEL = /^(slack|discord):[^/\s]+\/\S+$/;
+
 const csv = z
   .string()
   .optional()
@@ -91,6 +94,10 @@ export const configSchema = z.object({
   CAIRN_MEMORY_CHANNEL_CHARS: int(1500, 200, 20_000),
   CAIRN_MEMORY_TEAM_CHARS: int(2200, 200, 40_000),
   CAIRN_PERSONA_CHARS: int(1500, 100, 20_000),
+  CAIRN_LISTEN_BACKFILL_DAYS: int(90, 0, 3650),
+  CAIRN_LISTEN_RETENTION_DAYS: int(0, 0, 36500),
+  CAIRN_LISTEN_MEMBERS_TTL_MINUTES: int(10, 1, 1440),
+  CAIRN_LISTEN_CHANNELS: csv.refine((list) => list.every((c) => LISTEN_CHANNEL.test(c)), "each entry is platform:workspace/channel, e.g. slack:T0123/C0456 or discord:<guild id>/<channel id>"),
   CAIRN_SESSION_IDLE_MINUTES: int(120, 1, 7 * 24 * 60),
   CAIRN_TOOL_ITERATIONS: int(20, 1, 100),
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),

@@ -25,6 +25,12 @@ export function agentSettings(cfg: Config): AgentSettings {
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     personaChars: cfg.CAIRN_PERSONA_CHARS,
+    knowledge: {
+      backfillDays: cfg.CAIRN_LISTEN_BACKFILL_DAYS,
+      retentionDays: cfg.CAIRN_LISTEN_RETENTION_DAYS,
+      membersTtlMs: cfg.CAIRN_LISTEN_MEMBERS_TTL_MINUTES * 60_000,
+      channels: cfg.CAIRN_LISTEN_CHANNELS,
+    },
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
     schedules: { curator: cfg.CAIRN_CURATOR_CRON, report: cfg.CAIRN_REPORT_CRON, timezone: cfg.CAIRN_TIMEZONE },

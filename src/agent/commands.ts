@@ -19,8 +19,9 @@ import { proposalCommand } from "../learning/proposal-command.ts";
 import { personaCommand } from "../persona/command.ts";
 import { buildView } from "../views/build.ts";
 import { viewMarkdown } from "../views/markdown.ts";
+import { listenCommand } from "../knowledge/listen-command.ts";
 
-export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "report", "history", "rollback", "jobs"] as const;
+export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -67,6 +68,7 @@ Commands:
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
 \`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule (as ✅ does; not your own)
 \`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
+\`listen on|off|status\` keep this channel's messages so people who can read it can ask what was said (on/off: admins) · \`listen exclude-me\` leave yours out
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
 \`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
 \`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
@@ -120,6 +122,8 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       return proposalCommand(core, await place(), name, args[0]);
     case "persona":
       return personaCommand(core, inbound, await place(), args);
+    case "listen":
+      return listenCommand(core, inbound, await place(), args);
     case "team":
       return { text: viewMarkdown(await buildView(core, inbound, { pane: "team", pageSize: 20 })), ephemeral: true };
     case "jobs":
@@ -184,7 +188,7 @@ async function forget(core: Core, inbound: Inbound, p: Place, args: readonly str
   // Logged without content: counts only.
   core.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {
-    text: `Done. Erased ${counts.profileEntries} profile entries, ${counts.pendingEntries} pending entries, ${counts.privateSkills} private skills and the text of ${counts.messages} messages${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
+    text: `Done. Erased ${counts.profileEntries} profile entries, ${counts.pendingEntries} pending entries, ${counts.privateSkills} private skills, ${counts.channelMessages} messages kept from channels, and the text of ${counts.messages} messages${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
     ephemeral: true,
   };
 }

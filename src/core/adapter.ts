@@ -12,6 +12,7 @@ import type { Logger } from "../log.ts";
 import type { DraftOptions } from "./draft.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
 import type { TeamView, ViewRequest } from "../views/model.ts";
+import type { ChannelEvent, HistoryPage } from "../knowledge/types.ts";
 
 export interface Capabilities {
   /** The adapter edits its own messages: drafts and tool statuses are shown by post-and-edit. */
@@ -144,6 +145,20 @@ export interface PlatformAdapter {
    * where the platform cannot mark posts.
    */
   postedFor?(channelId: string, threadId: string | null, messageId: string): Promise<PostedPart[]>;
+  /**
+   * Channel knowledge (src/knowledge): a page of a channel's history, newest first, back to
+   * `oldest`; `cursor` continues a page's `next`. Within the platform's rate limits (waiting on them).
+   */
+  channelHistory?(workspace: string, channel: string, page: { cursor: string | null; oldest: Date; limit: number }): Promise<HistoryPage>;
+  /** Everyone who is a member of the channel now (platform user ids): who may search what it said. */
+  channelMembers?(workspace: string, channel: string): Promise<string[]>;
+  /**
+   * Of `channels`, those the person can read now, for a platform where that follows from roles and
+   * permissions rather than a member list (Discord). Wins over `channelMembers`.
+   */
+  canRead?(workspace: string, person: string, channels: readonly string[]): Promise<string[]>;
+  /** What kind of conversation a channel id is: cairn never listens in DMs or group DMs. */
+  channelKind?(workspace: string, channel: string): Promise<"channel" | "dm" | "group_dm">;
 }
 
 /** One of cairn's posts as the platform shows it now. */
@@ -191,6 +206,12 @@ export interface CorePort {
    * tab, `/cairn me|team|skills` as embeds. A click on a button is a `command` with its clicker.
    */
   view(inbound: Inbound, request: ViewRequest): Promise<TeamView>;
+  /**
+   * Everything said and done in channels (not DMs): new messages, edits, deletions, members coming
+   * and going. The core keeps those of channels it listens in, as channel knowledge, and ignores
+   * the rest; adapters send them all, beside `receive` for messages that may be turns.
+   */
+  observe(event: ChannelEvent): Promise<void>;
   readonly log: Logger;
 }
 

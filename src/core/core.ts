@@ -50,6 +50,9 @@ import { DEFAULT_SCHEDULES, type ScheduleSettings } from "../jobs/schedules.ts";
 import { Metrics } from "../ops/metrics.ts";
 import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
 import { buildView } from "../views/build.ts";
+import { ChannelKnowledge, DEFAULT_KNOWLEDGE, type KnowledgeSettings } from "../knowledge/knowledge.ts";
+import { backfillJob } from "../knowledge/backfill.ts";
+import type { ChannelEvent } from "../knowledge/types.ts";
 import type { TeamView, ViewRequest } from "../views/model.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
 import { countDelivery, countTurn } from "../ops/core-metrics.ts";
@@ -76,6 +79,8 @@ export interface AgentSettings {
   bundledSkillsDir: string | null;
   /** The learning loop: reviews, corrections, rules, the job worker (default DEFAULT_LEARNING). */
   learning?: Partial<LearningSettings>;
+  /** Channel knowledge: backfill depth, retention, channels listened in from start-up (default DEFAULT_KNOWLEDGE). */
+  knowledge?: Partial<KnowledgeSettings>;
   /** When the curator and the report run, and the zone their expressions are read in (default DEFAULT_SCHEDULES). */
   schedules?: Partial<ScheduleSettings>;
   /** Turn leases: how long a dead process's turns wait for another (default DEFAULT_LEASES). */
@@ -111,6 +116,7 @@ export class Core implements CorePort {
   readonly memory: MemoryStore;
   readonly skills: SkillStore;
   readonly persona: PersonaStore;
+  readonly knowledge: ChannelKnowledge;
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   readonly jobs: JobQueue;
@@ -149,7 +155,9 @@ export class Core implements CorePort {
     this.memory = new MemoryStore(db, s.budgets);
     this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
-    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database) as Tool];
+    // Channel knowledge needs the delivery path (its adapters) and the job queue, made below.
+    const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope.workspaceId, scope.personId);
+    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database, readable) as Tool];
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
@@ -166,6 +174,18 @@ export class Core implements CorePort {
       undelivered: (reply) => this.undelivered(reply),
       history: this.history,
       log: deps.log,
+    });
+    this.knowledge = new ChannelKnowledge({
+      database: deps.database,
+      history: this.history,
+      jobs: this.jobs,
+      adapterFor: (platform) => this.delivery.adapterOf(platform),
+      post: (platform, target, markdown) => this.post(platform, target, markdown),
+      kick: () => this.learning.worker.kick(),
+      settings: { ...DEFAULT_KNOWLEDGE, ...s.knowledge },
+      maxChars: s.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS,
+      log: deps.log,
+      now: this.now,
     });
     this.leases = new TurnLeases(db, { ...DEFAULT_LEASES, ...s.leases }, () => this.queue.activeKeys > 0 || this.delivery.inFlight > 0, deps.log, this.now);
     this.recovery = new Recovery({
@@ -201,7 +221,7 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
       metrics: this.metrics,
-    }, deps.handlers);
+    }, [backfillJob(this.knowledge), ...(deps.handlers ?? [])]);
     this.scheduler = new Scheduler({
       queue: this.jobs,
       kick: () => this.learning.worker.kick(),
@@ -223,6 +243,7 @@ export class Core implements CorePort {
     this.leases.start();
     this.learning.start();
     await this.scheduler.start();
+    await this.knowledge.start();
     // The turns a process left when it died (this one before a restart, or another replica).
     await this.recovery.start();
   }
@@ -233,6 +254,7 @@ export class Core implements CorePort {
    */
   async stopBackground(graceMs?: number): Promise<void> {
     await this.handBack();
+    this.knowledge.stop();
     await this.scheduler.stop();
     await this.learning.stop(graceMs);
   }
@@ -283,6 +305,7 @@ export class Core implements CorePort {
       endSession: (inbound, reason) => this.endSession(inbound, reason),
       command: (inbound, name, args) => this.command(inbound, name, args),
       view: (inbound, request) => this.view(inbound, request),
+      observe: (event) => this.observe(event),
       log: this.log,
     };
   }
@@ -455,6 +478,11 @@ export class Core implements CorePort {
   async view(inbound: Inbound, request: ViewRequest): Promise<TeamView> {
     if (!checkAccess(this.deps.settings.access, inbound).ok) return { pane: request.pane, admin: false, sections: [] };
     return buildView(this, inbound, request);
+  }
+
+  /** A channel event (message, edit, deletion, member): kept if cairn listens in that channel. */
+  observe(event: ChannelEvent): Promise<void> {
+    return this.knowledge.observe(event);
   }
 
   get settings(): AgentSettings {

@@ -80,6 +80,11 @@ export class DeliveryPath {
     this.adapters.set(adapter.platform, adapter);
   }
 
+  /** The adapter attached for a platform, if any. */
+  adapterOf(platform: Platform): PlatformAdapter | null {
+    return this.adapters.get(platform) ?? null;
+  }
+
   private adapter(platform: Platform): PlatformAdapter {
     const adapter = this.adapters.get(platform);
     if (!adapter) throw new Error(`no ${platform} adapter is attached`);

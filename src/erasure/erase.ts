@@ -21,6 +21,8 @@ export interface ErasureCounts {
   pendingEntries: number;
   privateSkills: number;
   messages: number;
+  /** Their messages kept from listened channels (channel knowledge): deleted, not tombstoned. */
+  channelMessages: number;
   sessionsCleared: number;
   anonymized: number;
 }
@@ -46,6 +48,8 @@ export async function erasePerson(db: Db, person: PersonScope, opts: { anonymize
 
     const dms = await tx.conversation.findMany({ where: { workspaceId, isDm: true, ownerId: personId }, select: { id: true } });
     const dmIds = dms.map((c) => c.id);
+    // What they said in listened channels is theirs, not a record of talking to cairn: it goes whole.
+    const channelMessages = await tx.message.deleteMany({ where: { workspaceId, authorId: personId, role: "channel" } });
     const authored = await tx.message.updateMany({ where: { workspaceId, authorId: personId }, data: { text: TOMBSTONE } });
     const replies = await tx.message.updateMany({ where: { workspaceId, conversationId: { in: dmIds }, role: "assistant" }, data: { text: TOMBSTONE } });
 
@@ -68,6 +72,7 @@ export async function erasePerson(db: Db, person: PersonScope, opts: { anonymize
       pendingEntries: entries.filter((e) => e.status === "pending").length,
       privateSkills: skillIds.length,
       messages: authored.count + replies.count,
+      channelMessages: channelMessages.count,
       sessionsCleared: cleared.count,
       anonymized,
     };

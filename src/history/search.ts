@@ -30,6 +30,8 @@ export interface SearchHit {
   author: string | null;
   createdAt: Date;
   snippet: string;
+  /** A listened channel's message (role "channel"): where it is on the platform, to cite. */
+  link: string | null;
 }
 
 export interface SearchOptions {
@@ -126,9 +128,22 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
       author: doc.authorId === null ? null : (names.get(doc.authorId) ?? null),
       createdAt: doc.createdAt,
       snippet: makeSnippet(doc.text, keys),
+      link: null,
     });
   }
-  return hits;
+  return withLinks(db, hits);
+}
+
+/** The links of the hits that are channel knowledge (read by id: these hits are already in scope). */
+async function withLinks(db: Database, hits: SearchHit[]): Promise<SearchHit[]> {
+  const ids = hits.filter((h) => h.role === "channel").map((h) => h.messageId);
+  if (ids.length === 0) return hits;
+  const sql =
+    db.provider === "sqlite"
+      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?))`
+      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int)`;
+  const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids)])).map((r) => [Number(r[0]), r[1] as string | null]));
+  return hits.map((h) => (h.role === "channel" ? { ...h, link: links.get(h.messageId) ?? null } : h));
 }
 
 function authorsOf(docs: readonly RankDoc[]): string[] {

@@ -121,7 +121,8 @@ export class HistoryStore {
     return { workspace, person, conversation };
   }
 
-  private workspaceOf(platform: string, externalId: string, name?: string): Promise<Workspace> {
+  /** The workspace row of a platform's team or guild, created on first sight (cached). */
+  workspaceOf(platform: string, externalId: string, name?: string): Promise<Workspace> {
     return this.workspaces.load(`${platform}:${externalId}`, () =>
       findOrCreate(
         () => this.db.workspace.findFirst({ where: { platform, externalId } }),

@@ -1,3 +1,4 @@
+import type { ChannelEvent } from "../../src/knowledge/types.ts";
 /**
  * The adapter contract as tests: what every platform adapter does for the people on it, written
  * once against a `Driver` and run for each platform (see contract.test.ts).
@@ -127,6 +128,7 @@ export class Observer implements CorePort, AdapterHost {
       endSession: (inbound, reason) => port.endSession(inbound, reason),
       command: (inbound, name, args) => port.command(inbound, name, args),
       view: (inbound, request) => port.view(inbound, request),
+      observe: (event) => port.observe(event),
       log: port.log,
     };
   }
@@ -168,6 +170,10 @@ export class Observer implements CorePort, AdapterHost {
 
   view(inbound: Inbound, request: ViewRequest) {
     return this.core.view(inbound, request);
+  }
+
+  observe(event: ChannelEvent) {
+    return this.core.observe(event);
   }
 
   /** The core's results for the first `n` deliveries of message `id`, once it is done with them. */

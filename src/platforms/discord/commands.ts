@@ -78,6 +78,10 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   },
   pin: { description: "Pin a skill so the curator keeps it (admins)", option: { name: "skill", description: "The skill's name", required: true } },
   unpin: { description: "Unpin a skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },
+  listen: {
+    description: "Keep this channel's messages so its readers can ask what was said (on/off: admins)",
+    choice: { name: "action", description: "on, off, status (default), exclude-me or include-me", values: ["on", "off", "status", "exclude-me", "include-me"], words: (value) => [value] },
+  },
   report: { description: "The latest weekly self-review of this workspace (only you see it)" },
   history: {
     description: "Every change to a skill or memory entry, with revision ids",

@@ -1,0 +1,66 @@
+/**
+ * The backfill of a listened channel: its history, newest first, back to `backfillDays` before
+ * listening started, a page at a time through the platform adapter (which keeps within the
+ * platform's rate limits). After each page its cursor and counts are stored, so a backfill cut
+ * short (a restart, a crash: the job is durable and runs again after its lease) goes on from the
+ * last page kept, and a message kept twice is not stored twice. The admin who asked is told in a
+ * DM as it goes (every PROGRESS_EVERY messages) and when it is done.
+ */
+import { z } from "zod";
+import { defineJob, type JobHandler } from "../jobs/worker.ts";
+import type { Platform } from "../core/types.ts";
+import { BACKFILL_JOB, type ChannelKnowledge } from "./knowledge.ts";
+
+/** Messages asked for per page (Slack's conversations.history takes up to 999; Discord's up to 100). */
+export const PAGE_SIZE = 200;
+const PROGRESS_EVERY = 2_000;
+
+const Payload = z.object({ listenId: z.string().min(1) });
+
+const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 10) : "the start");
+
+export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
+  const { database, adapterFor, post, log, now } = knowledge.deps;
+  const db = database.prisma;
+  return defineJob({
+    kind: BACKFILL_JOB,
+    payload: Payload,
+    async run({ listenId }, signal) {
+      let listen = await db.channelListen.findUnique({ where: { id: listenId } });
+      if (!listen || listen.status !== "on" || listen.backfill === "done") return "nothing to read";
+      const workspace = await db.workspace.findUniqueOrThrow({ where: { id: listen.workspaceId } });
+      const platform = workspace.platform as Platform;
+      const adapter = adapterFor(platform);
+      // Another process with the platform attached takes the job up when this one gives it back.
+      if (!adapter?.channelHistory) throw new Error(`${platform} is not attached to this process, or cannot read a channel's history`);
+      const oldest = new Date(listen.enabledAt.getTime() - knowledge.settings.backfillDays * 24 * 60 * 60_000);
+      const tell = async (text: string): Promise<void> => {
+        if (!listen?.requestedBy) return;
+        await post(platform, { kind: "dm", workspace: workspace.externalId, person: listen.requestedBy }, text).catch((err: unknown) => log.warn({ err }, "could not tell the backfill's progress"));
+      };
+      let told = Math.floor(listen.backfilled / PROGRESS_EVERY);
+      for (;;) {
+        // Stopping, or the lease lost: what was read is stored; the job runs again from the cursor.
+        if (signal.aborted) throw new Error("backfill interrupted; it goes on from its last page");
+        const page = await adapter.channelHistory(workspace.externalId, listen.channelId, { cursor: listen.cursor, oldest, limit: PAGE_SIZE });
+        const kept = await knowledge.store.keep(workspace, listen.channelId, page.messages);
+        const reached: Date | null = page.messages.reduce<Date | null>((min, m) => (!min || m.sentAt < min ? m.sentAt : min), listen.reachedAt);
+        const status = await db.channelListen.findUnique({ where: { id: listenId }, select: { status: true } });
+        const done = page.next === null || status?.status !== "on";
+        listen = await db.channelListen.update({
+          where: { id: listenId },
+          data: { cursor: page.next, backfilled: { increment: kept }, reachedAt: reached, backfill: done ? "done" : "running" },
+        });
+        if (done) break;
+        const nowTold = Math.floor(listen.backfilled / PROGRESS_EVERY);
+        if (nowTold > told) {
+          told = nowTold;
+          await tell(`Reading <#${listen.channelId}>: ${listen.backfilled.toLocaleString("en-US")} messages kept so far, back to ${day(listen.reachedAt)}.`);
+        }
+      }
+      log.info({ channel: listen.channelId, kept: listen.backfilled, at: now().toISOString() }, "channel backfill done");
+      await tell(`Done reading <#${listen.channelId}>: ${listen.backfilled.toLocaleString("en-US")} messages kept, back to ${day(listen.reachedAt)}. People who can read the channel can now ask me about them.`);
+      return `${listen.backfilled} messages kept`;
+    },
+  });
+}

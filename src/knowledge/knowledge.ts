@@ -1,0 +1,141 @@
+/**
+ * Channel knowledge, wired: what the core does with channel events, who turns listening on and off,
+ * the backfill of a channel's history, and retention. The parts: store.ts (what is kept),
+ * members.ts (who may read it), backfill.ts (the history job), listen-command.ts (`/cairn listen`).
+ */
+import type { Database } from "../db/client.ts";
+import type { PlatformAdapter, Posted, PostTarget } from "../core/adapter.ts";
+import type { Platform } from "../core/types.ts";
+import type { HistoryStore } from "../history/store.ts";
+import type { JobQueue } from "../jobs/queue.ts";
+import type { Logger } from "../log.ts";
+import { ChannelReaders, DEFAULT_MEMBERS_TTL_MS } from "./members.ts";
+import { KnowledgeStore } from "./store.ts";
+import type { ChannelEvent } from "./types.ts";
+
+export interface KnowledgeSettings {
+  /** How far back `listen on` reads a channel's history. */
+  backfillDays: number;
+  /** Kept messages older than this are removed (0: kept until deleted on the platform). */
+  retentionDays: number;
+  /** Channels listened in from start-up: `platform:workspace/channel`. */
+  channels: readonly string[];
+  /** How long a channel's member list is trusted before it is read again. */
+  membersTtlMs: number;
+}
+
+export const DEFAULT_KNOWLEDGE: KnowledgeSettings = { backfillDays: 90, retentionDays: 0, channels: [], membersTtlMs: DEFAULT_MEMBERS_TTL_MS };
+
+export const BACKFILL_JOB = "listen_backfill";
+const RETENTION_EVERY_MS = 60 * 60_000;
+
+export interface KnowledgeDeps {
+  database: Database;
+  history: HistoryStore;
+  jobs: JobQueue;
+  adapterFor: (platform: Platform) => PlatformAdapter | null;
+  post: (platform: Platform, target: PostTarget, markdown: string) => Promise<Posted>;
+  kick: () => void;
+  settings: KnowledgeSettings;
+  maxChars: number;
+  log: Logger;
+  now: () => Date;
+}
+
+export class ChannelKnowledge {
+  readonly store: KnowledgeStore;
+  readonly readers: ChannelReaders;
+  private retention: NodeJS.Timeout | null = null;
+
+  constructor(readonly deps: KnowledgeDeps) {
+    this.store = new KnowledgeStore(deps.database, deps.history, deps.maxChars);
+    this.readers = new ChannelReaders(deps.database.prisma, this.store, (p) => deps.adapterFor(p as Platform), deps.log, deps.settings.membersTtlMs, deps.now);
+  }
+
+  get settings(): KnowledgeSettings {
+    return this.deps.settings;
+  }
+
+  /** A channel event from an adapter: kept if its channel is listened in; never throws. */
+  async observe(event: ChannelEvent): Promise<void> {
+    try {
+      await this.apply(event);
+    } catch (err) {
+      this.deps.log.error({ err, kind: event.kind }, "could not keep a channel event");
+    }
+  }
+
+  private async apply(event: ChannelEvent): Promise<void> {
+    const where = event.kind === "message" ? { platform: event.message.platform, workspace: event.message.workspace, channel: event.message.channel } : event;
+    const workspace = await this.deps.history.workspaceOf(where.platform, where.workspace.externalId);
+    const listens = await this.store.listened(workspace.id);
+    if (!listens.has(where.channel)) return;
+    switch (event.kind) {
+      case "message":
+        if (listens.get(where.channel)?.status === "on") await this.store.keep(workspace, where.channel, [event.message]);
+        return;
+      case "edit":
+        await this.store.edit(workspace, event.channel, event.messageId, event.text);
+        return;
+      case "delete":
+        await this.store.remove(workspace, event.channel, event.messageId);
+        return;
+      case "member":
+        await this.readers.member(workspace, event.channel, event.user, event.joined);
+        return;
+    }
+  }
+
+  /** Queues the backfill of a listened channel (once per `listen on`: its key is the listen's start). */
+  async queueBackfill(listenId: string, startedAt: Date): Promise<void> {
+    await this.deps.jobs.enqueue(BACKFILL_JOB, { listenId }, { uniqueKey: `${BACKFILL_JOB}:${listenId}:${startedAt.toISOString()}`, maxAttempts: 1_000 });
+    this.deps.kick();
+  }
+
+  /**
+   * Start-up: the channels of the setting are listened in (without an announcement: an operator
+   * chose them), and retention runs now and every hour.
+   */
+  async start(): Promise<void> {
+    for (const spec of this.deps.settings.channels) {
+      const m = /^(slack|discord):([^/\s]+)\/(\S+)$/.exec(spec);
+      if (!m) continue;
+      const workspace = await this.deps.history.workspaceOf(m[1]!, m[2]!);
+      const existing = await this.deps.database.prisma.channelListen.findUnique({ where: { workspaceId_channelId: { workspaceId: workspace.id, channelId: m[3]! } } });
+      if (existing?.status === "on") continue;
+      const at = this.deps.now();
+      const listen = await this.deps.database.prisma.channelListen.upsert({
+        where: { workspaceId_channelId: { workspaceId: workspace.id, channelId: m[3]! } },
+        create: { workspaceId: workspace.id, channelId: m[3]!, status: "on", enabledAt: at, backfill: "running" },
+        update: { status: "on", enabledAt: at, backfill: "running", cursor: null },
+      });
+      this.store.changed(workspace.id);
+      await this.queueBackfill(listen.id, at);
+      this.deps.log.info({ channel: spec }, "listening in a channel from the settings");
+    }
+    if (this.deps.settings.retentionDays > 0) {
+      await this.purge();
+      this.retention = setInterval(() => void this.purge(), RETENTION_EVERY_MS);
+      this.retention.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.retention) clearInterval(this.retention);
+    this.retention = null;
+  }
+
+  /** Removes kept messages older than the retention; safe on several replicas at once. */
+  async purge(): Promise<number> {
+    const days = this.deps.settings.retentionDays;
+    if (days <= 0) return 0;
+    try {
+      const removed = await this.store.purgeBefore(new Date(this.deps.now().getTime() - days * 24 * 60 * 60_000));
+      if (removed) this.deps.log.info({ removed, days }, "channel knowledge past its retention removed");
+      return removed;
+    } catch (err) {
+      this.deps.log.error({ err }, "channel knowledge retention failed; it runs again within the hour");
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * `/cairn listen on|off|status|exclude-me|include-me`.
+ *
+ * - on (admins, in a channel): cairn keeps the channel's messages from now on and reads back its
+ *   history (`backfillDays`); it says so in the channel, once, in plain words. DMs and group DMs
+ *   are never listened to.
+ * - off (admins): nothing new is kept; what was kept stays, searchable by the channel's members,
+ *   until retention or its deletion on the platform removes it.
+ * - status: whether it listens, what it kept, how far the backfill got.
+ * - exclude-me / include-me (anyone): leave one's own messages out of every listened channel of
+ *   the workspace (those kept so far are removed at once), or let them be kept again.
+ */
+import type { Core } from "../core/core.ts";
+import type { Inbound } from "../core/types.ts";
+import type { CommandReply } from "../agent/commands.ts";
+import type { Place } from "../history/store.ts";
+import { isAdmin } from "../admission/access.ts";
+
+const reply = (text: string, outcome?: CommandReply["outcome"]): CommandReply => ({ text, ephemeral: true, ...(outcome ? { outcome } : {}) });
+const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 10) : "-");
+
+export const NEVER_IN_DMS = "I never listen in DMs or group DMs. Use `listen on` in a channel.";
+
+export function announcement(backfillDays: number, retentionDays: number): string {
+  const kept = retentionDays > 0 ? ` Messages are kept for ${retentionDays} days.` : "";
+  return [
+    `👂 **cairn now keeps this channel's messages** (and reads back the last ${backfillDays} days), so you can ask it what was said and decided here; its answers link to the messages they rest on.`,
+    `Only people who can read this channel can find them: when you leave the channel, you stop finding them.${kept} Edits and deletions here are followed.`,
+    "To leave your own messages out: `/cairn listen exclude-me`. Admins stop it with `/cairn listen off`.",
+  ].join("\n");
+}
+
+export async function listenCommand(core: Core, inbound: Inbound, place: Place, args: readonly string[]): Promise<CommandReply> {
+  const sub = (args[0] ?? "status").toLowerCase();
+  const k = core.knowledge;
+  const db = core.learning.ctx.db;
+  const workspace = place.workspace;
+  const me = inbound.author.externalId;
+
+  if (sub === "exclude-me" || sub === "include-me") {
+    if (sub === "include-me") {
+      await db.listenExclusion.deleteMany({ where: { workspaceId: workspace.id, userId: me } });
+      k.store.changed(workspace.id);
+      return reply("Your messages in listened channels are kept again from now on (what was removed stays removed).", "done");
+    }
+    const exists = await db.listenExclusion.findUnique({ where: { workspaceId_userId: { workspaceId: workspace.id, userId: me } } });
+    if (!exists) await db.listenExclusion.create({ data: { workspaceId: workspace.id, userId: me } }).catch(() => undefined);
+    k.store.changed(workspace.id);
+    const removed = await k.store.removeAuthor(workspace.id, place.person.id);
+    core.log.info({ person: place.person.id, removed }, "person excluded from channel knowledge");
+    return reply(`Done: I removed ${removed} of your messages from what I keep of this workspace's channels, and I won't keep yours from now on. \`listen include-me\` undoes that.`, "done");
+  }
+  if (inbound.channel.isDm) return reply(NEVER_IN_DMS, "refused");
+  const channel = inbound.channel.externalId;
+  const where = { workspaceId_channelId: { workspaceId: workspace.id, channelId: channel } };
+  const current = await db.channelListen.findUnique({ where });
+
+  if (sub === "status") {
+    if (!current) return reply("I don't listen in this channel. Admins can turn it on with `listen on`.");
+    const [kept, members, excluded] = await Promise.all([
+      k.store.count(workspace, channel),
+      db.channelMember.count({ where: { workspaceId: workspace.id, channelId: channel } }),
+      db.listenExclusion.findUnique({ where: { workspaceId_userId: { workspaceId: workspace.id, userId: me } } }),
+    ]);
+    const backfill =
+      current.backfill === "done"
+        ? `history read back to ${day(current.reachedAt)} (${current.backfilled} messages)`
+        : current.backfill === "running"
+          ? `reading its history: ${current.backfilled} messages so far, back to ${day(current.reachedAt)}`
+          : "history not read";
+    const retention = k.settings.retentionDays > 0 ? `; kept for ${k.settings.retentionDays} days` : "";
+    return reply(
+      [
+        `**Listening here: ${current.status === "on" ? "on" : "off"}** (since ${day(current.enabledAt)})`,
+        `- ${kept} messages kept; ${backfill}${retention}`,
+        `- ${members} channel members can search them`,
+        `- your own messages: ${excluded ? "left out (`listen include-me` to change)" : "kept (`listen exclude-me` to leave them out)"}`,
+      ].join("\n"),
+    );
+  }
+  if (sub !== "on" && sub !== "off") return reply("Usage: `listen on|off|status|exclude-me|include-me`.");
+  if (!isAdmin(core.settings.access, inbound.platform, me)) {
+    core.log.info({ user: me, sub }, "listen change refused");
+    return reply("Only cairn admins can turn listening on or off in a channel.", "refused");
+  }
+  if (sub === "off") {
+    if (!current || current.status === "off") return reply("I don't listen in this channel.", "done");
+    await db.channelListen.update({ where, data: { status: "off" } });
+    k.store.changed(workspace.id);
+    return reply("Stopped: I keep nothing new from this channel. What I kept stays searchable by its members until it is deleted here or passes the retention.", "done");
+  }
+  if (current?.status === "on") return reply("I already listen in this channel: `listen status` shows what I kept.", "done");
+  const kind = await core.delivery.adapterOf(inbound.platform)?.channelKind?.(inbound.workspace.externalId, channel);
+  if (kind === "dm" || kind === "group_dm") return reply(NEVER_IN_DMS, "refused");
+  const at = core.learning.ctx.now();
+  const fresh = { status: "on", enabledAt: at, enabledById: place.person.id, requestedBy: me, backfill: "running", cursor: null, backfilled: 0, reachedAt: null };
+  const listen = await db.channelListen.upsert({ where, create: { workspaceId: workspace.id, channelId: channel, ...fresh }, update: fresh });
+  k.store.changed(workspace.id);
+  if (!listen.announcedAt) {
+    await core.post(inbound.platform, { kind: "channel", workspace: inbound.workspace.externalId, channel }, announcement(k.settings.backfillDays, k.settings.retentionDays));
+    await db.channelListen.update({ where, data: { announcedAt: at } });
+  }
+  await k.readers.refresh(workspace, channel);
+  await k.queueBackfill(listen.id, at);
+  core.log.info({ channel, by: me }, "listening turned on");
+  return reply(`Listening in this channel from now on. I'm reading its last ${k.settings.backfillDays} days now and will tell you in a DM as it goes; \`listen status\` shows where it is.`, "done");
+}
