@@ -10,6 +10,7 @@ import type { Platform } from "../../src/core/types.ts";
 import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { inboundFor, type PlaceOptions } from "./db.ts";
+import { channelPlatform } from "./channel-platform.ts";
 
 export interface FuzzOptions {
   seed: number;
@@ -19,16 +20,20 @@ export interface FuzzOptions {
   turns: number;
   /** Prefix for workspace ids, so several runs can share one database. */
   runId: string;
+  /** Listened channels per workspace, whose members change while people talk (default 2). */
+  listened?: number;
 }
 
 export interface FuzzReport {
   promptsChecked: number;
   searches: number;
   markers: number;
+  /** Times a listened channel's marker reached someone who could read the channel (the search does find them). */
+  knowledgeSeen: number;
   violations: string[];
 }
 
-type MarkerKind = "dm" | "profile" | "channelMsg" | "channelMem" | "team";
+type MarkerKind = "dm" | "profile" | "channelMsg" | "channelMem" | "team" | "knowledge";
 interface Marker {
   token: string;
   kind: MarkerKind;
@@ -65,9 +70,12 @@ function skillCall(m: Marker, scope: "user" | "channel" | "team"): { name: strin
   return { name: "skill_manage", input: { action: "create", name, content, scope } };
 }
 
-function allowed(m: Marker, w: Where): boolean {
+function allowed(m: Marker, w: Where, canRead: (channel: string, person: string) => boolean): boolean {
   if (m.ws !== w.ws) return false;
   switch (m.kind) {
+    case "knowledge":
+      // A listened channel's message: only to whoever can read that channel at this moment.
+      return canRead(m.channel, w.person);
     case "dm":
     case "profile":
       return m.person === w.person;
@@ -111,13 +119,54 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
   const violations: string[] = [];
   let promptsChecked = 0;
   let searches = 0;
+  let knowledgeSeen = 0;
+
+  // Listened channels: Slack workspaces keep member lists (member events change them), Discord ones
+  // answer who can read at search time (roles): both kinds of membership change while people talk.
+  const platforms = { slack: channelPlatform("slack", ""), discord: channelPlatform("discord", "", { canRead: true }) };
+  for (const p of Object.values(platforms)) core.attach(p);
+  const readers = new Map<string, Set<string>>();
+  const canRead = (channel: string, person: string): boolean => readers.get(channel)?.has(person) === true;
+  const listened: { ws: (typeof wss)[number]; channel: string }[] = [];
+  const db = core.learning.ctx.db;
+  for (const ws of wss) {
+    const workspace = await core.history.workspaceOf(ws.platform, ws.id);
+    for (let k = 0; k < (opts.listened ?? 2); k++) {
+      const channel = `${ws.id}-k${k}`;
+      const members = new Set(Array.from({ length: opts.people }, (_, i) => `${ws.id}-p${i}`).filter(() => rand() < 0.5));
+      readers.set(channel, members);
+      const p = platforms[ws.platform as "slack" | "discord"];
+      if (p.readers) p.readers.set(channel, new Set(members));
+      else p.members.set(channel, new Set(members));
+      await db.channelListen.create({ data: { workspaceId: workspace.id, channelId: channel, status: "on", backfill: "done" } });
+      listened.push({ ws, channel });
+    }
+    core.knowledge.store.changed(workspace.id);
+  }
+  /** A person joins or leaves a listened channel, as the platform would tell it. */
+  async function flipMembership(): Promise<void> {
+    const { ws, channel } = pick(listened);
+    const person = `${ws.id}-p${Math.floor(rand() * opts.people)}`;
+    const set = readers.get(channel)!;
+    const joined = !set.has(person);
+    if (joined) set.add(person);
+    else set.delete(person);
+    const p = platforms[ws.platform as "slack" | "discord"];
+    if (p.readers) p.readers.set(channel, new Set(set));
+    else {
+      p.members.set(channel, new Set(set));
+      await core.observe({ kind: "member", platform: ws.platform, workspace: { externalId: ws.id }, channel, user: person, joined });
+    }
+  }
 
   const place = (ws: (typeof wss)[number], person: string, channel: string | null): PlaceOptions =>
     channel === null
       ? { platform: ws.platform, workspace: ws.id, user: person, channel: `D-${person}`, isDm: true, name: person }
       : { platform: ws.platform, workspace: ws.id, user: person, channel, isDm: false, thread: `${channel}-thread`, name: person };
 
+  let current: Where | null = null;
   async function turn(opts: PlaceOptions, text: string, where: Where): Promise<void> {
+    current = where;
     const before = fake.requests.length;
     const result = await core.handle(inboundFor(opts, text));
     if (result.kind !== "reply") throw new Error(`fuzz turn dropped: ${result.reason}`);
@@ -125,7 +174,8 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
       promptsChecked++;
       const seen = visibleText(req, queries);
       for (const m of markers) {
-        if (seen.includes(m.token) && !allowed(m, where)) {
+        if (m.kind === "knowledge" && seen.includes(m.token) && allowed(m, where, canRead)) knowledgeSeen++;
+        if (seen.includes(m.token) && !allowed(m, where, canRead)) {
           violations.push(`${m.kind} marker of ${m.person}@${m.ws}/${m.channel} reached ${where.person}@${where.ws} ${where.isDm ? "DM" : where.channel}`);
         }
       }
@@ -170,12 +220,26 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
     }
   }
 
+  // Listened channels: people say things there (kept as channel knowledge, never a turn).
+  for (const { ws, channel } of listened) {
+    for (let p = 0; p < opts.people; p++) {
+      const person = `${ws.id}-p${p}`;
+      const m: Marker = { token: `zqknowledge${hex()}`, kind: "knowledge", ws: ws.id, person, channel };
+      markers.push(m);
+      const message = platforms[ws.platform as "slack" | "discord"].message(channel, `${channel}-${p}`, person, `we agreed on ${pick(TOPICS)} ${m.token}`, new Date());
+      await core.observe({ kind: "message", message: { ...message, workspace: { externalId: ws.id } } });
+    }
+  }
+
   // Talk: random people, random places; the model searches for random markers and starts new sessions.
   fake.setDefault((req) => {
     const last = req.body.messages.at(-1);
     const isToolResult = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
     if (isToolResult || rand() < 0.5) return { text: "ok" } satisfies Step;
-    const q = pick(markers).token;
+    // Half the probes look for something of the asker's own workspace (the only place a search can
+    // find anything): a marker the asker may or may not be allowed to see.
+    const here = current ? markers.filter((m) => m.ws === current!.ws) : [];
+    const q = (here.length && rand() < 0.5 ? pick(here) : pick(markers)).token;
     queries.push(q);
     searches++;
     return { toolUse: [{ name: "session_search", input: { query: q, limit: 20 } }] };
@@ -186,9 +250,18 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
     const channel = rand() < 0.4 ? null : `${ws.id}-c${Math.floor(rand() * opts.channels)}`;
     const opts2 = place(ws, person, channel);
     if (rand() < 0.15) await core.command(inboundFor(opts2), "new");
+    if (listened.length && rand() < 0.2) await flipMembership();
+    // A quarter of the turns probe a listened channel of the asker's workspace: found only by its readers.
+    const probes = markers.filter((m) => m.kind === "knowledge" && m.ws === ws.id);
+    if (probes.length && rand() < 0.25) {
+      const q = pick(probes).token;
+      queries.push(q);
+      searches++;
+      fake.enqueue({ toolUse: [{ name: "session_search", input: { query: q, limit: 20 } }] }, { text: "ok" });
+    }
     const about = rand() < 0.5 ? ` about ${pick(TOPICS)}` : "";
     await turn(opts2, `question ${t}${about}`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
   }
   fake.setDefault(null);
-  return { promptsChecked, searches, markers: markers.length, violations };
+  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, violations };
 }
