@@ -133,7 +133,7 @@ export async function run(deps: HomeDeps, viewer: HomeViewer, value: string, ext
 
 /** The viewer's own button with this command line in a fresh view, where its next step or text field is read. */
 async function buttonIn(deps: HomeDeps, c: Click, want: (b: ViewButton) => boolean): Promise<ViewButton | undefined> {
-  const inbound = await deps.viewers.inbound(c.viewer, "home", c.trigger);
+  const inbound = await deps.viewers.inbound(c.viewer, "home", c.trigger, { named: false });
   // Section buttons do not depend on channels or pages: the smallest view holds them.
   const view = await deps.core.view(inbound, { pane: "home", pageSize: 1, channels: [] });
   return buttons(view).find((b) => commandLine(b) === c.value && want(b));

@@ -62,6 +62,9 @@ export function parsePageValue(value: string): { group: string; page: number } |
   return m ? { group: m[1]!, page: Number(m[2]) } : null;
 }
 
+/** An item's blocks: its section (`item:<n>:<group>:<id>`) and its buttons' actions block, if any. */
+const ITEM_BLOCK = /^item(-actions)?:/;
+
 export const PREVIOUS_LABEL = "Previous";
 export const MORE_LABEL = "Show more";
 
@@ -94,7 +97,7 @@ export function homeView(view: TeamView, size: number, notice?: string, opts: { 
   // last group first; headers, group titles and pagination stay, so paging still reaches them.
   if (opts.cut) {
     for (let i = blocks.length - 1; i >= 0 && blocks.length > HOME_LIMITS.blocks; i--) {
-      if (blocks[i]!.block_id?.startsWith("item:")) blocks.splice(i, 1);
+      if (ITEM_BLOCK.test(blocks[i]!.block_id ?? "")) blocks.splice(i, 1);
     }
     blocks.splice(HOME_LIMITS.blocks);
   }
@@ -129,11 +132,12 @@ function groupBlocks(g: ViewGroup, next: () => number): SlackBlock[] {
 }
 
 function itemBlocks(g: ViewGroup, item: ViewItem, next: () => number): SlackBlock[] {
-  const blockId = clip(`item:${next()}:${g.id}:${item.id}`, HOME_LIMITS.blockId);
+  const n = next();
+  const blockId = clip(`item:${n}:${g.id}:${item.id}`, HOME_LIMITS.blockId);
   const text = toMrkdwn(item.markdown) || " ";
   const buttons = item.buttons.flatMap((b) => button(b, next) ?? []);
   if (buttons.length === 1) return [{ ...section(text, blockId), accessory: buttons[0]! }];
-  return [section(text, blockId), ...actionsOf(`${blockId}:actions`, buttons)];
+  return [section(text, blockId), ...actionsOf(clip(`item-actions:${n}:${g.id}:${item.id}`, HOME_LIMITS.blockId), buttons)];
 }
 
 function actions(blockId: string, buttons: readonly ViewButton[], next: () => number): SlackBlock[] {

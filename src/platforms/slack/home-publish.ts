@@ -47,7 +47,7 @@ export interface PublishOptions {
 /** Builds and publishes the viewer's Home tab at `state`'s pages. Throws what views.publish throws. */
 export async function publishHome(deps: HomeDeps, viewer: HomeViewer, state: HomeState, opts: PublishOptions = {}): Promise<RenderedHome> {
   const [inbound, channels] = await Promise.all([
-    deps.viewers.inbound(viewer, "home", opts.trigger),
+    deps.viewers.inbound(viewer, "home", opts.trigger, { named: false }),
     deps.membership.channels(viewer.team, viewer.user, { fresh: opts.fresh === true }),
   ]);
   let size = Math.max(1, deps.pageSize);

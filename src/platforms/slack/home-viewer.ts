@@ -48,13 +48,16 @@ export class HomeViewers {
   /**
    * The viewer as an inbound "message": `text` is the command line a click runs (or "home" for the
    * view itself), `trigger` the interaction's trigger_id (a fresh id when there is none).
+   * `named: false` leaves the display name out: building a view is a read, and must not write the
+   * name back (say, just after the person had cairn erase everything it held about them).
    */
-  async inbound(viewer: HomeViewer, text: string, trigger?: string): Promise<Inbound> {
-    const [channel, person] = await Promise.all([this.dm(viewer), this.names.get(viewer.user)]);
+  async inbound(viewer: HomeViewer, text: string, trigger?: string, opts: { named?: boolean } = {}): Promise<Inbound> {
+    const named = opts.named !== false;
+    const [channel, person] = await Promise.all([this.dm(viewer), named ? this.names.get(viewer.user) : Promise.resolve(null)]);
     return {
       platform: "slack",
       workspace: { externalId: viewer.team },
-      author: { externalId: viewer.user, ...(person.displayName ? { displayName: person.displayName } : {}) },
+      author: { externalId: viewer.user, ...(person?.displayName ? { displayName: person.displayName } : {}) },
       channel: { externalId: channel, isDm: true },
       threadId: null,
       messageId: `home:${trigger ?? randomUUID()}`,
