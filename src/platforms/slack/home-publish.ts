@@ -10,6 +10,7 @@
 import type { CorePort } from "../../core/adapter.ts";
 import type { KeyedQueue } from "../../core/keyed-queue.ts";
 import type { Logger } from "../../log.ts";
+import type { TeamView, ViewRequest } from "../../views/model.ts";
 import type { SlackClient } from "./client.ts";
 import { HOME_LIMITS, homeView, type RenderedHome } from "./home-blocks.ts";
 import { resize, type HomeState } from "./home-state.ts";
@@ -50,16 +51,27 @@ export async function publishHome(deps: HomeDeps, viewer: HomeViewer, state: Hom
     deps.viewers.inbound(viewer, "home", opts.trigger, { named: false }),
     deps.membership.channels(viewer.team, viewer.user, { fresh: opts.fresh === true }),
   ]);
-  let size = Math.max(1, deps.pageSize);
+  const rendered = await renderHome((req) => deps.core.view(inbound, { ...req, channels }), state, deps.pageSize, opts.notice);
+  await deps.client.views.publish({ user_id: viewer.user, view: rendered.view });
+  deps.log.info({ user: viewer.user, team: viewer.team, blocks: rendered.blocks, pageSize: rendered.pageSize, channels: channels.length }, "home published");
+  return rendered;
+}
+
+/**
+ * The Home view at `state`'s pages, `pageSize` items a page or fewer: built again with smaller
+ * pages while over Slack's 100 blocks (each group's first item kept where it was).
+ */
+export async function renderHome(
+  view: (req: Omit<ViewRequest, "channels">) => Promise<TeamView>,
+  state: HomeState,
+  pageSize: number,
+  notice?: string,
+): Promise<RenderedHome & { pageSize: number }> {
+  let size = Math.max(1, pageSize);
   for (;;) {
     const at = resize(state, size);
-    const view = await deps.core.view(inbound, { pane: "home", pages: at.pages, pageSize: size, channels });
-    const rendered = homeView(view, size, opts.notice, { cut: size === 1 });
-    if (rendered.fits || size === 1) {
-      await deps.client.views.publish({ user_id: viewer.user, view: rendered.view });
-      deps.log.info({ user: viewer.user, team: viewer.team, blocks: rendered.blocks, pageSize: size, channels: channels.length }, "home published");
-      return rendered;
-    }
+    const rendered = homeView(await view({ pane: "home", pages: at.pages, pageSize: size }), size, notice, { cut: size === 1 });
+    if (rendered.fits || size === 1) return { ...rendered, pageSize: size };
     // Blocks grow with items per page: aim under the limit at once rather than one size at a time.
     size = Math.max(1, Math.min(size - 1, Math.floor((size * HOME_LIMITS.blocks) / rendered.blocks)));
   }
