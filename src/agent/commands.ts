@@ -101,10 +101,10 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       const ids = args.length ? args : (await core.memory.pendingBy(scope)).map((e) => e.id);
       if (ids.length === 0) return { text: "You have nothing waiting to be shared with the team.", ephemeral: true };
       const shared = await core.memory.confirm(scope, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
-      if (shared.length === 0) return { text: `No pending entry of yours has the id ${ids.join(", ")}. \`me\` lists them.`, ephemeral: true };
+      if (shared.length === 0) return { text: `No pending entry of yours has the id ${ids.join(", ")}. \`me\` lists them.`, ephemeral: true, outcome: "not_found" };
       const what = (e: { text: string; scope: string; replacesId: string | null }) =>
         e.replacesId ? (e.text ? `- replaced with: ${e.text}` : "- removed an entry") : `- ${e.text}${e.scope === "team" ? " (shared with the team)" : ""}`;
-      return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true };
+      return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true, outcome: "done" };
     }
     case "report":
       return latestReport(core.learning.ctx.db, (await place()).workspace.id);
@@ -165,7 +165,7 @@ async function forget(core: Core, inbound: Inbound, p: Place, args: readonly str
     const ok = await core.erasure.forgetEntry(scopeOf(p), what);
     core.memory.forgetCached();
     core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
-    return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` and \`lessons\` list them.`, ephemeral: true };
+    return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` and \`lessons\` list them.`, ephemeral: true, outcome: ok ? "done" : "not_found" };
   }
   // Erasure needs a second, explicit step within a window; the request is stored, so the step may
   // reach another replica.
@@ -190,5 +190,6 @@ async function forget(core: Core, inbound: Inbound, p: Place, args: readonly str
   return {
     text: `Done. Erased ${counts.profileEntries} profile entries, ${counts.pendingEntries} pending entries, ${counts.privateSkills} private skills, ${counts.channelMessages} messages kept from channels, and the text of ${counts.messages} messages${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
     ephemeral: true,
+    outcome: "done",
   };
 }

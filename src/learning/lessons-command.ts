@@ -81,14 +81,14 @@ export async function forgetLessonOrRule(core: Core, inbound: Inbound, place: Pl
   const rule = entry.kind === "rule" && entry.scope === "team";
   const channelLesson = entry.kind === "lesson" && entry.scope === "channel";
   if (!rule && !channelLesson) return null;
-  if (entry.status === "archived") return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true };
+  if (entry.status === "archived") return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true, outcome: "not_found" };
   const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
   if (rule && !admin) {
     core.log.info({ person: place.person.id, rule: entry.id }, "forget of a team rule refused");
-    return { text: "Only cairn admins can remove team rules: they apply to everyone in this workspace. Ask an admin, or correct cairn where the rule is wrong.", ephemeral: true };
+    return { text: "Only cairn admins can remove team rules: they apply to everyone in this workspace. Ask an admin, or correct cairn where the rule is wrong.", ephemeral: true, outcome: "refused" };
   }
   if (channelLesson && !admin && entry.createdById !== place.person.id) {
-    return { text: "That lesson belongs to its channel and was taught by someone else: only its author or a cairn admin can remove it.", ephemeral: true };
+    return { text: "That lesson belongs to its channel and was taught by someone else: only its author or a cairn admin can remove it.", ephemeral: true, outcome: "refused" };
   }
   const reason = admin && (rule || entry.createdById !== place.person.id) ? "archived by an admin" : "archived by its author";
   const prov = { source: "tool" as const, actorId: scopeOf(place).personId, sourceMessageId: null, reason };
@@ -100,11 +100,12 @@ export async function forgetLessonOrRule(core: Core, inbound: Inbound, place: Pl
   });
   core.memory.forgetCached();
   core.log.info({ person: place.person.id, entry: entry.id, kind: entry.kind, archived }, "lesson or rule archived");
-  if (!archived) return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true };
+  if (!archived) return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true, outcome: "not_found" };
   return {
     text: rule
       ? `Archived the team rule: ${entry.text}\nIt is no longer in force from each person's next session; its history is kept.`
       : `Archived the channel lesson: ${entry.text}\nIt is no longer shown; its history is kept.`,
     ephemeral: true,
+    outcome: "done",
   };
 }

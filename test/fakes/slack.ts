@@ -145,6 +145,88 @@ export interface SignedPostOptions {
   contentType?: "application/json" | "application/x-www-form-urlencoded";
 }
 
+/** A view the bot published (views.publish) or opened (views.open), as the fake stored and answered it. */
+export interface FakeView {
+  /** The call's SlackCall.seq. */
+  seq: number;
+  /** Whose Home tab it is, or who the modal was opened for (the trigger's user). */
+  user: string;
+  /** The view as Slack answers it: what the bot sent, with `id`, `team_id`, `hash` and an empty `state`. */
+  view: FakeViewBody;
+  at: number;
+}
+
+export interface FakeViewBody {
+  id: string;
+  type: string;
+  blocks: FakeBlock[];
+  private_metadata?: string;
+  callback_id?: string;
+  title?: { type: string; text: string };
+  submit?: { type: string; text: string };
+  [key: string]: unknown;
+}
+
+export interface FakeBlock {
+  type: string;
+  block_id?: string;
+  text?: { type: string; text: string };
+  accessory?: FakeElement;
+  elements?: FakeElement[];
+  element?: FakeElement;
+  label?: { type: string; text: string };
+  [key: string]: unknown;
+}
+
+export interface FakeElement {
+  type: string;
+  action_id?: string;
+  value?: string;
+  text?: { type: string; text: string };
+  style?: string;
+  confirm?: Record<string, unknown>;
+  initial_value?: string;
+  max_length?: number;
+  multiline?: boolean;
+  [key: string]: unknown;
+}
+
+/** A button of a view, with the block it is in. */
+export interface ViewButtonRef {
+  actionId: string;
+  blockId: string;
+  value: string;
+  label: string;
+  style?: string;
+  confirm?: Record<string, unknown>;
+  /** The block holding the button (a section's accessory, or an actions block). */
+  block: FakeBlock;
+}
+
+/** Every button of a view, in order: section accessories and actions blocks' elements. */
+export function viewButtons(view: Pick<FakeViewBody, "blocks">): ViewButtonRef[] {
+  return view.blocks.flatMap((block) =>
+    [...(block.accessory ? [block.accessory] : []), ...(block.type === "actions" ? (block.elements ?? []) : [])]
+      .filter((e) => e.type === "button")
+      .map((e) => ({
+        actionId: e.action_id ?? "",
+        blockId: block.block_id ?? "",
+        value: e.value ?? "",
+        label: e.text?.text ?? "",
+        ...(e.style ? { style: e.style } : {}),
+        ...(e.confirm ? { confirm: e.confirm } : {}),
+        block,
+      })),
+  );
+}
+
+/** How a test picks a button of a view: every given field must match. */
+export interface ButtonPick {
+  value?: string;
+  label?: string;
+  actionId?: string;
+}
+
 export interface FakeSlack {
   /** Web API base with trailing slash: pass as `slackApiUrl`. */
   readonly apiUrl: string;
@@ -192,6 +274,32 @@ export interface FakeSlack {
   waitForSocket(timeoutMs?: number): Promise<void>;
   /** Resolves once `pred()` holds, polling; rejects with `what` after `timeoutMs`. */
   waitFor<T>(what: string, pred: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
+  /** Every Home view published (views.publish), oldest first; of one user if given. */
+  homeViews(user?: string): FakeView[];
+  /** The Home view `user` sees now (the last one published for them). */
+  homeOf(user: string): FakeView | undefined;
+  /** Every modal opened (views.open), oldest first; of one user if given. */
+  modals(user?: string): FakeView[];
+  /**
+   * Channel membership, for users.conversations. A private channel is listed for a person only
+   * when the bot is a member too (`joinChannel(bot.userId, …)`), as Slack answers a bot token.
+   */
+  joinChannel(user: string, channel: string, opts?: { private?: boolean; archived?: boolean }): void;
+  leaveChannel(user: string, channel: string): void;
+  /** The most channels users.conversations returns per page, whatever `limit` asks (default 100). */
+  setListPageMax(max: number): void;
+  /** An `app_home_opened` event for `user`, with the Home view they see now, as Slack sends it. */
+  appHomeOpened(user: string, opts?: { tab?: "home" | "messages"; channel?: string }): Record<string, unknown>;
+  /**
+   * A `block_actions` payload for a click by `user` on a button of a Home view (`from`, default the
+   * one `user` sees now), with a fresh trigger_id that views.open accepts once.
+   */
+  homeAction(o: { teamId: string; user: string; pick: ButtonPick; from?: FakeView }): Record<string, unknown>;
+  /**
+   * A `view_submission` payload for `user` submitting `modal`; `values` by input block_id (an input
+   * left out keeps its initial value), with a fresh trigger_id.
+   */
+  viewSubmission(o: { teamId: string; user: string; modal: FakeView; values?: Record<string, string> }): Record<string, unknown>;
   reset(): void;
   close(): Promise<void>;
 }
@@ -402,6 +510,20 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
   let seq = 0;
   let tsCounter = 0;
   let envelopeCounter = 0;
+  const published: FakeView[] = [];
+  const opened: FakeView[] = [];
+  /** Home view ids, one per user (Slack keeps a user's Home view id), and modal ids. */
+  const homeIds = new Map<string, string>();
+  let viewCounter = 0;
+  /** trigger_ids handed out in payloads: whose, and whether views.open used it already. */
+  const triggers = new Map<string, { user: string; used: boolean }>();
+  const newTrigger = (user: string): string => {
+    const id = `${Date.now()}.${++viewCounter}.${randomUUID().replace(/-/g, "").slice(0, 16)}`;
+    triggers.set(id, { user, used: false });
+    return id;
+  };
+  const channelInfo = new Map<string, { private: boolean; archived: boolean; members: Set<string> }>();
+  let listPageMax = 100;
 
   // As Slack's: the time of posting, to the microsecond, unique and increasing (cairn reads a
   // message's age from it: crash recovery answers a lost message late only while it is recent).
@@ -637,6 +759,50 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       }
       case "assistant.threads.setStatus":
         return { ok: true };
+      case "users.conversations": {
+        // The channels `user` is in, of the asked types; private ones only where the bot is too.
+        const user = str("user") ?? bot.userId;
+        const types = (str("types") ?? "public_channel").split(",").map((t) => t.trim());
+        const excludeArchived = str("exclude_archived") === "true" || str("exclude_archived") === "1";
+        const all = [...channelInfo.entries()]
+          .filter(([, c]) => c.members.has(user) && types.includes(c.private ? "private_channel" : "public_channel"))
+          .filter(([, c]) => !(excludeArchived && c.archived) && (!c.private || c.members.has(bot.userId)))
+          .map(([id, c]) => ({ id, name: id.toLowerCase(), is_channel: !c.private, is_group: c.private, is_private: c.private, is_archived: c.archived }))
+          .sort((x, y) => x.id.localeCompare(y.id));
+        const cursor = str("cursor");
+        const start = cursor ? Number(/^offset:(\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"))?.[1] ?? NaN) : 0;
+        if (!Number.isInteger(start)) return { ok: false, error: "invalid_cursor" };
+        const limit = Math.min(Number(str("limit") ?? "100") || 100, listPageMax);
+        const page = all.slice(start, start + limit);
+        const next = start + limit < all.length ? Buffer.from(`offset:${start + limit}`).toString("base64") : "";
+        return { ok: true, channels: page, response_metadata: { next_cursor: next } };
+      }
+      case "views.publish": {
+        const user = str("user_id");
+        const view = viewArg(a);
+        if (!user || !view) return { ok: false, error: "invalid_arguments" };
+        const problem = viewProblem(view, "home");
+        if (problem) return { ok: false, error: problem.error, response_metadata: { messages: [problem.message] } };
+        let id = homeIds.get(user);
+        if (!id) homeIds.set(user, (id = `VH${String(++viewCounter).padStart(8, "0")}`));
+        const stored = answeredView(view, id);
+        published.push({ seq: call.seq, user, view: stored, at: call.at });
+        return { ok: true, view: stored };
+      }
+      case "views.open": {
+        const trigger = str("trigger_id");
+        const view = viewArg(a);
+        if (!trigger || !view) return { ok: false, error: "invalid_arguments" };
+        const t = triggers.get(trigger);
+        if (!t) return { ok: false, error: "invalid_trigger_id" };
+        if (t.used) return { ok: false, error: "exchanged_trigger_id" };
+        const problem = viewProblem(view, "modal");
+        if (problem) return { ok: false, error: problem.error, response_metadata: { messages: [problem.message] } };
+        t.used = true;
+        const stored = answeredView(view, `VM${String(++viewCounter).padStart(8, "0")}`);
+        opened.push({ seq: call.seq, user: t.user, view: stored, at: call.at });
+        return { ok: true, view: stored };
+      }
       default:
         return { ok: false, error: "unknown_method" };
     }
@@ -731,7 +897,80 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       await waitFor("a Socket Mode connection", () => sockets.size > 0, timeoutMs);
     },
     waitFor,
+    homeViews: (user) => published.filter((v) => user === undefined || v.user === user),
+    homeOf: (user) => published.filter((v) => v.user === user).at(-1),
+    modals: (user) => opened.filter((v) => user === undefined || v.user === user),
+    joinChannel: (user, channel, o = {}) => {
+      const c = channelInfo.get(channel) ?? { private: o.private === true, archived: o.archived === true, members: new Set<string>() };
+      if (o.private !== undefined) c.private = o.private;
+      if (o.archived !== undefined) c.archived = o.archived;
+      c.members.add(user);
+      channelInfo.set(channel, c);
+    },
+    leaveChannel: (user, channel) => {
+      channelInfo.get(channel)?.members.delete(user);
+    },
+    setListPageMax: (max) => {
+      listPageMax = max;
+    },
+    appHomeOpened: (user, o = {}) => {
+      const home = published.filter((v) => v.user === user).at(-1);
+      const ts = nextTs();
+      return { type: "app_home_opened", user, channel: o.channel ?? dmChannel(user), tab: o.tab ?? "home", event_ts: ts, ...(home ? { view: home.view } : {}) };
+    },
+    homeAction: ({ teamId, user, pick, from }) => {
+      const source = from ?? published.filter((v) => v.user === user).at(-1);
+      if (!source) throw new Error(`no Home view published for ${user}`);
+      const button = viewButtons(source.view).find((b) => (pick.value === undefined || b.value === pick.value) && (pick.label === undefined || b.label === pick.label) && (pick.actionId === undefined || b.actionId === pick.actionId));
+      if (!button) throw new Error(`no button ${JSON.stringify(pick)} in the Home view of ${source.user}`);
+      return {
+        type: "block_actions",
+        user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: teamId },
+        api_app_id: "AFAKEAPP",
+        token: "verification-token-unused",
+        container: { type: "view", view_id: source.view.id },
+        trigger_id: newTrigger(user),
+        team: { id: teamId, domain: "fake" },
+        enterprise: null,
+        is_enterprise_install: false,
+        view: source.view,
+        actions: [
+          {
+            type: "button",
+            action_id: button.actionId,
+            block_id: button.blockId,
+            text: { type: "plain_text", text: button.label, emoji: true },
+            value: button.value,
+            ...(button.style ? { style: button.style } : {}),
+            action_ts: (Date.now() / 1000).toFixed(6),
+          },
+        ],
+      };
+    },
+    viewSubmission: ({ teamId, user, modal, values = {} }) => {
+      const state: Record<string, Record<string, { type: string; value: string | null }>> = {};
+      for (const block of modal.view.blocks) {
+        if (block.type !== "input" || !block.block_id || !block.element?.action_id) continue;
+        const value = values[block.block_id] ?? block.element.initial_value ?? null;
+        state[block.block_id] = { [block.element.action_id]: { type: block.element.type, value } };
+      }
+      return {
+        type: "view_submission",
+        team: { id: teamId, domain: "fake" },
+        user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: teamId },
+        api_app_id: "AFAKEAPP",
+        token: "verification-token-unused",
+        trigger_id: newTrigger(user),
+        view: { ...modal.view, state: { values: state } },
+        response_urls: [],
+        is_enterprise_install: false,
+        enterprise: null,
+      };
+    },
     reset: () => {
+      published.length = 0;
+      opened.length = 0;
+      triggers.clear();
       calls.length = 0;
       acks.length = 0;
       deliveries.length = 0;
@@ -792,4 +1031,93 @@ function blocksOf(a: Record<string, unknown>): unknown[] | undefined | "invalid"
 function send(res: http.ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
   if (res.destroyed) return;
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers }).end(JSON.stringify(body));
+}
+
+/** The `view` argument (a JSON string in form bodies) as an object; null when it is not one. */
+function viewArg(a: Record<string, unknown>): Record<string, unknown> | null {
+  let raw: unknown = a.view;
+  try {
+    if (typeof raw === "string") raw = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  return raw !== null && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
+}
+
+/** As Slack answers a view: what was sent, with its id, team, hash and an empty state. */
+function answeredView(view: Record<string, unknown>, id: string): FakeViewBody {
+  // Checked by viewProblem first: a type and a list of blocks.
+  return { ...view, type: String(view.type), blocks: view.blocks as FakeBlock[], id, team_id: "TFAKE", app_id: "AFAKEAPP", hash: `${Date.now()}.${randomUUID().slice(0, 8)}`, state: { values: {} } };
+}
+
+const Plain = (max: number) => z.object({ type: z.literal("plain_text"), text: z.string().min(1).max(max), emoji: z.boolean().optional() });
+const TextObject = (max: number) => z.object({ type: z.enum(["plain_text", "mrkdwn"]), text: z.string().min(1).max(max), emoji: z.boolean().optional(), verbatim: z.boolean().optional() });
+const ButtonSchema = z.object({
+  type: z.literal("button"),
+  action_id: z.string().min(1).max(255),
+  text: Plain(75),
+  value: z.string().max(2000).optional(),
+  url: z.string().max(3000).optional(),
+  style: z.enum(["primary", "danger"]).optional(),
+  confirm: z
+    .object({ title: Plain(100), text: TextObject(300), confirm: Plain(30), deny: Plain(30), style: z.enum(["primary", "danger"]).optional() })
+    .optional(),
+  accessibility_label: z.string().max(75).optional(),
+});
+const BlockId = z.string().min(1).max(255).optional();
+const ViewBlockSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("section"), block_id: BlockId, text: TextObject(3000), accessory: ButtonSchema.optional() }),
+  z.object({ type: z.literal("header"), block_id: BlockId, text: Plain(150) }),
+  z.object({ type: z.literal("divider"), block_id: BlockId }),
+  z.object({ type: z.literal("actions"), block_id: BlockId, elements: z.array(ButtonSchema).min(1).max(25) }),
+  z.object({ type: z.literal("context"), block_id: BlockId, elements: z.array(TextObject(3000)).min(1).max(10) }),
+  z.object({
+    type: z.literal("input"),
+    block_id: BlockId,
+    label: Plain(2000),
+    optional: z.boolean().optional(),
+    element: z
+      .object({ type: z.literal("plain_text_input"), action_id: z.string().min(1).max(255), multiline: z.boolean().optional(), max_length: z.number().int().min(1).max(3000).optional(), initial_value: z.string().optional() })
+      .refine((e) => e.initial_value === undefined || e.max_length === undefined || e.initial_value.length <= e.max_length, "initial_value longer than max_length"),
+  }),
+]);
+
+/**
+ * A view checked as Slack checks it (the kinds of blocks cairn sends; any other is refused): its
+ * type, at most 100 blocks each within its limits, unique block_ids and action_ids,
+ * private_metadata of at most 3,000 characters; a modal's title, buttons and, with an input, a submit.
+ */
+export function viewProblem(view: Record<string, unknown>, kind: "home" | "modal"): { error: string; message: string } | null {
+  if (view.type !== kind) return { error: "invalid_arguments", message: `[ERROR] must be a ${kind} view [json-pointer:/view/type]` };
+  if (view.private_metadata !== undefined && (typeof view.private_metadata !== "string" || view.private_metadata.length > 3000)) {
+    return { error: "invalid_arguments", message: "[ERROR] failed to match all allowed schemas [json-pointer:/view/private_metadata]" };
+  }
+  if (view.callback_id !== undefined && (typeof view.callback_id !== "string" || view.callback_id.length > 255)) return { error: "invalid_arguments", message: "[ERROR] callback_id too long" };
+  const blocks = z.array(z.unknown()).max(100).safeParse(view.blocks);
+  if (!blocks.success) return { error: "invalid_blocks", message: "[ERROR] no more than 100 items allowed [json-pointer:/view/blocks]" };
+  const blockIds = new Set<string>();
+  const actionIds = new Set<string>();
+  let inputs = 0;
+  for (const [i, raw] of blocks.data.entries()) {
+    const b = ViewBlockSchema.safeParse(raw);
+    if (!b.success) return { error: "invalid_blocks", message: `[ERROR] ${b.error.issues[0]?.message ?? "invalid"} [json-pointer:/view/blocks/${i}]` };
+    const block = b.data;
+    if (block.block_id !== undefined) {
+      if (blockIds.has(block.block_id)) return { error: "invalid_blocks", message: `[ERROR] duplicate block_id ${block.block_id} [json-pointer:/view/blocks/${i}]` };
+      blockIds.add(block.block_id);
+    }
+    const ids = block.type === "section" ? (block.accessory ? [block.accessory.action_id] : []) : block.type === "actions" ? block.elements.map((e) => e.action_id) : block.type === "input" ? [block.element.action_id] : [];
+    for (const id of ids) {
+      if (actionIds.has(id)) return { error: "invalid_blocks", message: `[ERROR] duplicate action_id ${id} [json-pointer:/view/blocks/${i}]` };
+      actionIds.add(id);
+    }
+    if (block.type === "input") inputs++;
+  }
+  if (kind === "modal") {
+    const Modal = z.object({ title: Plain(24), submit: Plain(24).optional(), close: Plain(24).optional() });
+    const m = Modal.safeParse(view);
+    if (!m.success) return { error: "invalid_arguments", message: `[ERROR] ${m.error.issues[0]?.message ?? "invalid"} [json-pointer:/view/${String(m.error.issues[0]?.path[0] ?? "")}]` };
+    if (inputs > 0 && !m.data.submit) return { error: "invalid_arguments", message: "[ERROR] submit is required when an input block is present [json-pointer:/view/submit]" };
+  }
+  return null;
 }

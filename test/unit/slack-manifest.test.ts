@@ -67,6 +67,16 @@ describe("slack/manifest.yml", () => {
     expect(paths).toEqual([SLACK_EVENTS_PATH, SLACK_EVENTS_PATH, SLACK_EVENTS_PATH]);
   });
 
+  it("has the Home tab, its event, and the scopes users.conversations needs for it", () => {
+    expect(manifest.features.app_home).toMatchObject({ home_tab_enabled: true });
+    expect(manifest.settings.event_subscriptions.bot_events).toContain("app_home_opened");
+    expect(METHOD_SCOPES["users.conversations"]).toEqual(["channels:read", "groups:read"]);
+    expect(manifest.oauth_config.scopes.bot).toEqual(expect.arrayContaining(["channels:read", "groups:read"]));
+    // Publishing the Home tab and opening modals need no scope, but are listed as methods used.
+    expect(METHOD_SCOPES["views.publish"]).toBeNull();
+    expect(METHOD_SCOPES["views.open"]).toBeNull();
+  });
+
   it("needs no request URLs in Socket Mode", () => {
     expect(manifest.settings.event_subscriptions.request_url).toBeUndefined();
     expect(manifest.features.slash_commands.every((c) => c.url === undefined)).toBe(true);

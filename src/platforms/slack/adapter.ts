@@ -36,6 +36,14 @@ import { KeyedQueue } from "../../core/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
 import type { HttpRoutes } from "../../ops/health.ts";
+import { HOME_ACTION_ID } from "./home-blocks.ts";
+import { HOME_CALLBACK_ID } from "./home-modals.ts";
+import { HOME_PAGE_SIZE, type HomeDeps } from "./home-publish.ts";
+import { onHomeAction } from "./home-actions.ts";
+import { onHomeSubmission } from "./home-submit.ts";
+import { onAppHomeOpened } from "./home-opened.ts";
+import { HomeViewers } from "./home-viewer.ts";
+import { ChannelMembership, MEMBERSHIP_TTL_MS } from "./membership.ts";
 
 export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
@@ -69,6 +77,10 @@ export interface SlackSettings {
   allowMassMentions?: boolean;
   /** HTTP mode: other paths served on the same port, ahead of Bolt (health and metrics). */
   routes?: HttpRoutes;
+  /** Items per page of a group on the Home tab, before shrinking to Slack's 100 blocks (default 10). */
+  homePageSize?: number;
+  /** How long a person's channel membership is reused between Home tab clicks (default 60 s; opening the tab asks again). */
+  membershipTtlMs?: number;
 }
 
 export interface SlackHandle extends PlatformAdapter {
@@ -90,7 +102,7 @@ const AuthTestSchema = z.looseObject({
 
 const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
 
-const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed"]);
+const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed", "app_home_opened"]);
 
 /** Starts Slack and attaches it to the core (replies and the core's own posts). */
 export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
@@ -246,6 +258,30 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   app.action({ type: "block_actions", action_id: FEEDBACK_ACTION_ID }, async ({ ack, body }) => {
     await ack();
     track("feedback click", () => onFeedbackAction({ core, names, bot, log: slog }, body));
+  });
+  // The Home tab (home-*.ts): built from the core's view when opened, and a click on it runs its
+  // button's command as the clicker. Clicks and submissions are acknowledged first, like the
+  // feedback buttons; the work runs after, tracked, so stop() waits for it.
+  const home: HomeDeps = {
+    core,
+    client,
+    viewers: new HomeViewers(client, names),
+    membership: new ChannelMembership(client, slog, { ttlMs: cfg.membershipTtlMs ?? MEMBERSHIP_TTL_MS }),
+    log: slog,
+    order: new KeyedQueue(Number.MAX_SAFE_INTEGER),
+    pageSize: cfg.homePageSize ?? HOME_PAGE_SIZE,
+  };
+  app.event("app_home_opened", async ({ event, body }) => {
+    track("home opened", () => onAppHomeOpened(home, event, body));
+  });
+  app.action({ type: "block_actions", action_id: HOME_ACTION_ID }, async ({ ack, body }) => {
+    await ack();
+    track("home click", () => onHomeAction(home, body));
+  });
+  app.view({ type: "view_submission", callback_id: HOME_CALLBACK_ID }, async ({ ack, body }) => {
+    // Acknowledged with nothing: the modal closes, and the answer comes as a new modal or the Home tab.
+    await ack();
+    track("home submission", () => onHomeSubmission(home, body));
   });
   app.event(/.*/, async ({ event, body }) => {
     if (!HANDLED_EVENTS.has(event.type)) slog.info({ eventType: event.type, eventId: eventId(body) }, "unhandled event type acknowledged");

@@ -15,11 +15,13 @@ export const BOT_SCOPES = {
   "reactions:read": "reaction_added / reaction_removed events: feedback on replies",
   "reactions:write": "reactions.add / reactions.remove: the 👀 while working",
   "users:read": "users.info: display names",
+  "channels:read": "users.conversations: the public channels a person is in, whose lessons their Home tab shows",
+  "groups:read": "users.conversations: the private channels a person shares with cairn, whose lessons their Home tab shows",
   commands: "the /cairn slash command",
 } as const;
 
 /** Bot events the adapter subscribes to. */
-export const BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups", "reaction_added", "reaction_removed"] as const;
+export const BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups", "reaction_added", "reaction_removed", "app_home_opened"] as const;
 
 /** Web API methods the adapter calls, and the bot scope each needs (null: none, or the app-level token). */
 export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] | null> = {
@@ -35,4 +37,8 @@ export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] 
   "conversations.replies": ["channels:history", "groups:history", "im:history", "mpim:history"],
   "conversations.history": ["channels:history", "groups:history", "im:history", "mpim:history"],
   "users.info": ["users:read"],
+  "users.conversations": ["channels:read", "groups:read"],
+  // The Home tab and its modals need no scope (Slack: "No scopes required").
+  "views.publish": null,
+  "views.open": null,
 };
