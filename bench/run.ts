@@ -26,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<Bench>> = {
   throughput: async () => (await import("./throughput.ts")).run,
   learning: async () => (await import("./learning.ts")).run,
   privacy: async () => (await import("./privacy.ts")).run,
+  knowledge: async () => (await import("./knowledge.ts")).run,
 };
 
 async function main(): Promise<void> {

@@ -1,0 +1,141 @@
+/**
+ * Channel knowledge (src/knowledge): how fast a channel's history is read back into the database,
+ * and what a search costs with a million kept messages beside the history.
+ *
+ * Backfill: BENCH_BACKFILL_MESSAGES (default 20,000) messages of one channel, read back through the
+ * real backfill job (pages of 200 from an in-memory platform, kept in batches); the baseline, in
+ * the same run, is the same messages kept one at a time as they arrive live. Three runs each,
+ * fresh channels; messages per second, medians.
+ *
+ * Search: history seeded as the cost benchmark seeds it (BENCH_KNOWLEDGE_HISTORY, default 200,000
+ * messages), searched from a person's place: the baseline. Then BENCH_KNOWLEDGE_MESSAGES (default
+ * 1,000,000) messages kept in 20 listened channels of that workspace (through the backfill job),
+ * and the same queries again, by someone who can read none of them and by someone who can read
+ * half. p50 / p95 ms and the ratio to the baseline.
+ */
+import { openBenchDatabase } from "./lib/db.ts";
+import { benchCore } from "./lib/core.ts";
+import { fakeModel } from "./lib/model.ts";
+import { rng, seed, seedUser, seedWorkspace, type SeedPlan } from "./lib/seed.ts";
+import { median, now, percentile, round, table } from "./lib/report.ts";
+import { channelPlatform, type ChannelPlatform } from "../test/support/channel-platform.ts";
+import { searchMessages } from "../src/history/search.ts";
+import type { Core } from "../src/core/core.ts";
+import type { Scope } from "../src/core/types.ts";
+import type { Database } from "../src/db/client.ts";
+import type { BenchOutcome } from "./run.ts";
+
+const WORDS = (
+  "deploy release staging production rollback migration database index query latency cache queue worker review merge branch pipeline build " +
+  "test alert incident oncall runbook postmortem customer ticket billing invoice payment refund pricing design onboarding login token api " +
+  "webhook schema meeting standup planning sprint roadmap quarter launch demo feedback metrics dashboard decided agreed owner deadline"
+).split(" ");
+
+function text(r: () => number): string {
+  const n = 6 + Math.floor(r() * 18);
+  return Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]!).join(" ");
+}
+
+/** `count` messages of `channel`, newest `span` ms back from now, by 50 people. */
+function fill(p: ChannelPlatform, channel: string, count: number, r: () => number): void {
+  const end = Date.now();
+  const span = 80 * 24 * 60 * 60_000;
+  p.history.set(
+    channel,
+    Array.from({ length: count }, (_, i) => p.message(channel, `${channel}-${i}`, `K${Math.floor(r() * 50)}`, text(r), new Date(end - span + Math.floor((i * span) / count)))),
+  );
+}
+
+/** Listening on in `channel` (as `listen on` sets it) and the backfill run to its end; seconds. */
+async function backfill(core: Core, workspace: string, channel: string): Promise<number> {
+  const ws = await core.history.workspaceOf("slack", workspace);
+  const at = new Date();
+  const listen = await core.learning.ctx.db.channelListen.create({ data: { workspaceId: ws.id, channelId: channel, status: "on", enabledAt: at, backfill: "running" } });
+  core.knowledge.store.changed(ws.id);
+  const t0 = now();
+  await core.knowledge.queueBackfill(listen.id, at);
+  await core.learning.drain();
+  return (now() - t0) / 1000;
+}
+
+async function searchTimes(db: Database, scope: Scope, queries: readonly string[], readable: readonly string[]): Promise<{ p50: number; p95: number; hits: number }> {
+  const ms: number[] = [];
+  let hits = 0;
+  // Warm-up: statements prepared, pages cached.
+  for (const q of queries.slice(0, 10)) await searchMessages(db, scope, q, { limit: 10, readable });
+  for (const q of queries) {
+    const t0 = now();
+    hits += (await searchMessages(db, scope, q, { limit: 10, readable })).length;
+    ms.push(now() - t0);
+  }
+  return { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), hits };
+}
+
+export async function run(): Promise<BenchOutcome> {
+  const bench = await openBenchDatabase("knowledge");
+  try {
+    const core = await benchCore(bench.database, fakeModel(() => ({ text: "ok" })));
+    const r = rng(17);
+
+    // Backfill against keeping the same messages one by one, as live events keep them.
+    const backfillCount = Number(process.env.BENCH_BACKFILL_MESSAGES ?? 20_000);
+    const live: number[] = [];
+    const batched: number[] = [];
+    for (let run = 0; run < 3; run++) {
+      const p = channelPlatform("slack", "bf-ws");
+      core.attach(p);
+      fill(p, `BF${run}`, backfillCount, r);
+      batched.push(backfillCount / (await backfill(core, "bf-ws", `BF${run}`)));
+      const ws = await core.history.workspaceOf("slack", "bf-ws");
+      const channel = `LV${run}`;
+      fill(p, channel, backfillCount, r);
+      const t0 = now();
+      for (const m of p.history.get(channel)!) await core.knowledge.store.keep(ws, channel, [m]);
+      live.push(backfillCount / ((now() - t0) / 1000));
+    }
+
+    // Search: history first (the baseline), then a million kept messages beside it.
+    const historyPlan: SeedPlan = { workspaces: 10, messages: Number(process.env.BENCH_KNOWLEDGE_HISTORY ?? 200_000), memoryEntries: 100, skills: 10, peoplePerWorkspace: 20, channelsPerWorkspace: 10 };
+    await seed(bench.provider, bench.url, historyPlan);
+    const ws = await core.history.workspaceOf("slack", seedWorkspace(0));
+    const person = await core.history.person(ws.id, { externalId: seedUser(0) });
+    const scope: Scope = { workspaceId: ws.id, personId: person.id, conversationId: "bench", channelKey: "bench", isDm: true };
+    const queries = Array.from({ length: 200 }, () => `${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]}`);
+    const baseline = await searchTimes(bench.database, scope, queries, []);
+
+    const total = Number(process.env.BENCH_KNOWLEDGE_MESSAGES ?? 1_000_000);
+    const channels = Array.from({ length: 20 }, (_, i) => `K${i}`);
+    const p = channelPlatform("slack", seedWorkspace(0));
+    core.attach(p);
+    const t0 = now();
+    for (const channel of channels) {
+      fill(p, channel, Math.floor(total / channels.length), r);
+      await backfill(core, seedWorkspace(0), channel);
+      p.history.delete(channel);
+      process.stderr.write(`  kept ${channel} (${Math.round((now() - t0) / 1000)} s)\n`);
+    }
+    const seedSeconds = (now() - t0) / 1000;
+    const none = await searchTimes(bench.database, scope, queries, []);
+    const half = await searchTimes(bench.database, scope, queries, channels.slice(0, 10));
+
+    const rows: (string | number)[][] = [
+      [`backfill, ${backfillCount} messages (median of 3)`, `${round(median(batched), 0)} msg/s`, `live one by one: ${round(median(live), 0)} msg/s`, `${round(median(batched) / median(live), 1)}x`],
+      [`backfill of ${total} into 20 channels`, `${round(total / seedSeconds, 0)} msg/s`, `${round(seedSeconds, 1)} s`, ""],
+      [`search, ${historyPlan.messages} history (baseline)`, `${baseline.p50} / ${baseline.p95} ms`, `${baseline.hits} hits`, "1.0x"],
+      [`+ ${total} kept, reader of none`, `${none.p50} / ${none.p95} ms`, `${none.hits} hits`, `${round(none.p95 / baseline.p95, 2)}x p95`],
+      [`+ ${total} kept, reader of 10 of 20 channels`, `${half.p50} / ${half.p95} ms`, `${half.hits} hits`, `${round(half.p95 / baseline.p95, 2)}x p95`],
+    ];
+    return {
+      name: "knowledge",
+      table: table(["measure", "figure", "beside it", "ratio"], rows),
+      result: {
+        provider: bench.provider,
+        backfill: { messages: backfillCount, batchedPerSecond: batched.map((x) => round(x, 0)), livePerSecond: live.map((x) => round(x, 0)) },
+        bulk: { messages: total, seconds: round(seedSeconds, 1) },
+        search: { historyMessages: historyPlan.messages, kept: total, baseline, readerOfNone: none, readerOfHalf: half },
+      },
+    };
+  } finally {
+    await bench.close();
+  }
+}
