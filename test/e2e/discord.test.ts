@@ -314,10 +314,11 @@ forEachDatabase("discord adapter end to end", (getDb) => {
   });
 
   it("answers /cairn me ephemerally, /cairn new publicly, and unknown interactions clearly", async () => {
+    // /cairn me is the view (test/e2e/discord-views.test.ts): embeds, ephemeral.
     const me = discord.sendCommand({ user: alice, channelId: ch.general, subcommand: "me" });
     const private_ = await waitFor(() => discord.posts.find((p) => p.interactionId === me), "the /cairn me answer");
     expect(private_).toMatchObject({ flags: 64, via: "interaction" });
-    expect(private_.content).toContain("Your profile");
+    expect(private_.embeds.map((e) => e.title).join("\n")).toContain("Your profile");
     const callback = discord.calls("POST", new RegExp(`^/interactions/${me}/`))[0]!;
     expect(callback.body).toMatchObject({ type: 4, data: { flags: 64 } });
 
@@ -531,9 +532,10 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     };
     const second = await startDiscord(slowCore, settings(slow), silentLogger, { interactionDeferMs: 20 });
     try {
-      const id = slow.sendCommand({ user: bob, channelId: ch.general, subcommand: "me" });
+      const id = slow.sendCommand({ user: bob, channelId: ch.general, subcommand: "lessons" });
       const edited = await waitFor(() => slow.posts.find((p) => p.interactionId === id && p.via === "edit"), "the edited answer");
-      expect(edited.content).toContain("Your profile");
+      expect(edited).toMatchObject({ flags: 64 });
+      expect(edited.content).toContain("No lessons or team rules for you or this channel yet.");
       const callback = slow.calls("POST", new RegExp(`^/interactions/${id}/`))[0]!;
       expect(callback.body).toMatchObject({ type: 5, data: { flags: 64 } });
       expect(slow.calls("PATCH", new RegExp(`^/webhooks/${slow.applicationId}/[^/]+/messages/@original$`))).toHaveLength(1);

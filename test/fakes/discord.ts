@@ -12,7 +12,10 @@
  * bot's managed role; DM channels (created on first DM); messages, reactions and slash-command
  * interactions dispatched by tests; the bot's own messages echoed back over the gateway as Discord
  * does. Every REST call is recorded; the next N calls of a route can be answered with 429 or any
- * error. What it does not model: sharding, compression, permissions, presence, voice.
+ * error. Message components (rows of buttons) and modals are checked against Discord's limits and
+ * recorded; tests click a recorded button (MESSAGE_COMPONENT) and submit a recorded modal
+ * (MODAL_SUBMIT), and interaction answers may update the clicked message (types 6 and 7) or open a
+ * modal (type 9). What it does not model: sharding, compression, permissions, presence, voice.
  */
 import http from "node:http";
 import { randomBytes } from "node:crypto";
@@ -100,7 +103,7 @@ export interface ApiMessage {
   pinned: boolean;
   type: number;
   flags: number;
-  components: unknown[];
+  components: ComponentRow[];
   message_reference?: { type: number; message_id: string; channel_id: string; guild_id?: string };
   referenced_message?: ApiMessage | null;
   channel_type?: number;
@@ -127,10 +130,25 @@ export interface PostedMessage {
   replyTo: string | null;
   flags: number;
   allowedMentions: unknown;
-  via: "channel" | "interaction" | "followup" | "edit" | "delete";
+  /** update: an interaction's UPDATE_MESSAGE (type 7) of the message its button is on. */
+  via: "channel" | "interaction" | "followup" | "edit" | "update" | "delete";
   interactionId?: string;
-  /** The embeds a channel post carried (empty: text only). */
+  /** The embeds the message carries after this post (empty: text only). */
   embeds: Embed[];
+  /** Its rows of buttons after this post. */
+  components: ComponentRow[];
+}
+
+/** A modal cairn opened (interaction response type 9), as the person would see it. */
+export interface FakeModal {
+  /** The interaction it answered. */
+  interactionId: string;
+  channelId: string;
+  /** The message whose button opened it, if any: its submission may update that message. */
+  messageId: string | null;
+  customId: string;
+  title: string;
+  inputs: { customId: string; label: string; style: number; value?: string; maxLength?: number; required: boolean }[];
 }
 
 export interface RestCall {
@@ -185,10 +203,94 @@ function embedChars(embeds: readonly Embed[]): number {
   return embeds.reduce((n, e) => n + (e.title ?? "").length + (e.description ?? "").length + (e.footer?.text ?? "").length + (e.fields ?? []).reduce((m, f) => m + f.name.length + f.value.length, 0), 0);
 }
 
+/** A button as Discord checks it: a label within 80, a custom id within 100 (link buttons have a url instead). */
+const ButtonSchema = z
+  .looseObject({
+    type: z.literal(2),
+    style: z.number().int().min(1).max(6),
+    label: z.string().min(1).max(80).optional(),
+    custom_id: z.string().min(1).max(100).optional(),
+    url: z.string().optional(),
+    disabled: z.boolean().optional(),
+  })
+  .refine((b) => b.style >= 5 || b.custom_id !== undefined, { message: "A custom id is required", path: ["custom_id"] });
+/** At most 5 rows of at most 5 buttons. */
+const ComponentsSchema = z.array(z.looseObject({ type: z.literal(1), components: z.array(ButtonSchema).min(1).max(5) })).max(5);
+export type ComponentRow = z.infer<typeof ComponentsSchema>[number];
+export type Button = z.infer<typeof ButtonSchema>;
+
+const TextInputSchema = z
+  .looseObject({
+    type: z.literal(4),
+    custom_id: z.string().min(1).max(100),
+    style: z.union([z.literal(1), z.literal(2)]),
+    label: z.string().min(1).max(45).optional(),
+    value: z.string().max(4000).optional(),
+    min_length: z.number().int().min(0).max(4000).optional(),
+    max_length: z.number().int().min(1).max(4000).optional(),
+    required: z.boolean().optional(),
+  })
+  .refine((t) => t.value === undefined || t.max_length === undefined || t.value.length <= t.max_length, { message: "The value is longer than max_length", path: ["value"] });
+/** A modal: a title within 45, 1 to 5 labelled text inputs (a label component, or the older action row). */
+const ModalSchema = z.looseObject({
+  custom_id: z.string().min(1).max(100),
+  title: z.string().min(1).max(45),
+  components: z
+    .array(
+      z.union([
+        z.looseObject({ type: z.literal(18), label: z.string().min(1).max(45), description: z.string().max(100).optional(), component: TextInputSchema }),
+        z.looseObject({ type: z.literal(1), components: z.array(TextInputSchema.refine((t) => t.label !== undefined, { message: "A label is required", path: ["label"] })).length(1) }),
+      ]),
+    )
+    .min(1)
+    .max(5),
+});
+
+/** Discord's nested `errors` of a 400 Invalid Form Body, from zod's issues. */
+function formErrors(error: z.ZodError, prefix: readonly string[] = []): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const issue of error.issues) {
+    let node = root;
+    for (const key of [...prefix, ...issue.path.map(String)]) node = (node[key] ??= {}) as Record<string, unknown>;
+    const list = (node["_errors"] ??= []) as { code: string; message: string }[];
+    const max = "maximum" in issue ? Number(issue.maximum) : 0;
+    const bounded = issue.code === "too_big" || issue.code === "too_small";
+    list.push(
+      bounded && "origin" in issue && issue.origin === "string"
+        ? { code: "BASE_TYPE_MAX_LENGTH", message: `Must be ${max} or fewer in length.` }
+        : bounded
+          ? { code: "BASE_TYPE_BAD_LENGTH", message: `Must be between 1 and ${max} in length.` }
+          : { code: "BASE_TYPE_INVALID", message: issue.message },
+    );
+  }
+  return root;
+}
+
+/** Custom ids repeated within one message (Discord refuses them); the errors, or null. */
+function duplicateIds(rows: readonly ComponentRow[], prefix: readonly string[]): Record<string, unknown> | null {
+  const seen = new Set<string>();
+  for (const [r, row] of rows.entries()) {
+    for (const [b, button] of row.components.entries()) {
+      const id = button.custom_id;
+      if (id === undefined) continue;
+      if (seen.has(id)) {
+        let node: Record<string, unknown> = {};
+        const root = node;
+        for (const key of [...prefix, "components", String(r), "components", String(b), "custom_id"]) node = node[key] = {} as Record<string, unknown>;
+        node["_errors"] = [{ code: "COMPONENT_CUSTOM_ID_DUPLICATED", message: "Component custom id cannot be duplicated" }];
+        return root;
+      }
+      seen.add(id);
+    }
+  }
+  return null;
+}
+
 const CreateMessageBody = z.looseObject({
   content: z.string().optional(),
   flags: z.number().int().optional(),
   embeds: z.array(EmbedSchema).max(10).optional(),
+  components: ComponentsSchema.optional(),
   allowed_mentions: z.unknown().optional(),
   message_reference: z
     .looseObject({
@@ -199,9 +301,13 @@ const CreateMessageBody = z.looseObject({
     })
     .optional(),
 });
-const InteractionCallbackBody = z.looseObject({
-  type: z.number().int(),
-  data: z.looseObject({ content: z.string().optional(), flags: z.number().int().optional() }).optional(),
+const InteractionCallbackBody = z.looseObject({ type: z.number().int(), data: z.unknown().optional() });
+/** What a message answer (4, 7) or a deferral (5, 6) carries. */
+const CallbackMessageData = z.looseObject({
+  content: z.string().max(2000).optional(),
+  flags: z.number().int().optional(),
+  embeds: z.array(EmbedSchema).max(10).optional(),
+  components: ComponentsSchema.optional(),
 });
 const CommandsBody = z.array(z.looseObject({ name: z.string().min(1).max(32), description: z.string().max(100).optional(), type: z.number().optional() }));
 
@@ -278,6 +384,20 @@ export interface FakeDiscord {
   sendCommand(opts: CommandInteractionOptions): string;
   /** Dispatches any INTERACTION_CREATE payload (for unknown interaction types); returns its id. */
   sendInteraction(payload: Record<string, unknown>): string;
+  /**
+   * Dispatches MESSAGE_COMPONENT (type 3): `user` clicks the button `customId` on the stored message
+   * `messageId` (in its channel unless `channelId` says otherwise); returns the interaction id.
+   * Throws when the message has no such button: a person can only click what is shown.
+   */
+  click(opts: { messageId: string; customId: string; user: FakeUser; channelId?: string }): string;
+  /** The modals opened so far, oldest first. */
+  readonly modals: FakeModal[];
+  /**
+   * Dispatches MODAL_SUBMIT (type 5): `user` submits `modal` with `values` by input custom id
+   * (inputs not given keep their initial value); returns the interaction id. Throws for a value a
+   * person could not type (over the input's max length, a required input left empty).
+   */
+  submitModal(modal: FakeModal, user: FakeUser, values: Record<string, string>): string;
   /** Stop sending dispatches (they still get sequence numbers): as if they were lost when the link died. */
   hold(on: boolean): void;
   /** Forgets the session: the next RESUME gets INVALID_SESSION (op 9, not resumable) and the client must IDENTIFY again. */
@@ -324,7 +444,23 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const channels = new Map<string, ChannelRecord>();
   const messages = new Map<string, ApiMessage>();
   const dmByUser = new Map<string, string>();
-  const interactions = new Map<string, { token: string; acked: boolean; originalId: string | null; channelId: string }>();
+  const interactions = new Map<
+    string,
+    {
+      token: string;
+      acked: boolean;
+      /** The message PATCH @original edits: the answer, or the clicked message once updated or deferred so (types 6, 7). */
+      originalId: string | null;
+      channelId: string;
+      /** 2 command, 3 component, 5 modal submit. */
+      type: number;
+      /** The message a clicked button (or the modal it opened) is on. */
+      sourceMessageId: string | null;
+      /** A deferred answer's flags (type 5): the placeholder's, which the edit fills in. */
+      deferredFlags: number;
+    }
+  >();
+  const modals: FakeModal[] = [];
   const restCalls: RestCall[] = [];
   const posts: PostedMessage[] = [];
   const connections: GatewayConnection[] = [];
@@ -674,14 +810,16 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       if (msg.author.id !== bot.id) return reply(403, { message: "Cannot edit a message authored by another user", code: 50005 });
       if (method === "PATCH") {
         const parsed = CreateMessageBody.safeParse(body);
-        if (!parsed.success || (parsed.data.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
-        const edited = store({ ...msg, content: parsed.data.content ?? msg.content, edited_timestamp: new Date().toISOString() });
-        posts.push({ id: msg.id, channelId: msg.channel_id, content: edited.content, replyTo: null, flags: edited.flags, allowedMentions: null, via: "edit", embeds: [] });
+        if (!parsed.success) return reply(400, invalidForm(parsed.error));
+        const problem = messageProblem(parsed.data);
+        if (problem) return reply(400, problem);
+        const edited = store({ ...msg, ...changes(parsed.data), edited_timestamp: new Date().toISOString() });
+        posts.push({ ...postOf(edited), via: "edit" });
         return reply(200, edited);
       }
       if (method === "DELETE") {
         messages.delete(msg.id);
-        posts.push({ id: msg.id, channelId: msg.channel_id, content: msg.content, replyTo: null, flags: 0, allowedMentions: null, via: "delete", embeds: [] });
+        posts.push({ ...postOf(msg), flags: 0, via: "delete" });
         return reply(204, null);
       }
     }
@@ -706,21 +844,52 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     reply(404, { message: "404: Not Found", code: 0 });
   }
 
+  /** A 400 Invalid Form Body, with Discord's nested errors under `prefix` (`data` for an interaction answer). */
+  const invalidForm = (error: z.ZodError, prefix: readonly string[] = []) => ({ message: "Invalid Form Body", code: 50035, errors: formErrors(error, prefix) });
+
+  /** What Discord refuses in a message beyond its shape: content over 2,000, embeds over 6,000 in all or empty, repeated custom ids. */
+  function messageProblem(b: { content?: string | undefined; embeds?: Embed[] | undefined; components?: ComponentRow[] | undefined }, prefix: readonly string[] = []): Record<string, unknown> | null {
+    const at = (key: string, code: string, message: string): Record<string, unknown> => {
+      const errors: Record<string, unknown> = {};
+      let node = errors;
+      for (const k of prefix) node = node[k] = {} as Record<string, unknown>;
+      node[key] = { _errors: [{ code, message }] };
+      return { message: "Invalid Form Body", code: 50035, errors };
+    };
+    if ((b.content ?? "").length > 2000) return at("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length.");
+    const embeds = b.embeds ?? [];
+    if (embedChars(embeds) > 6000) return at("embeds", "MAX_EMBED_SIZE_EXCEEDED", "Embed size exceeds maximum size of 6000");
+    if (embeds.some((e) => !e.title && !e.description && !e.fields?.length && !e.footer)) return at("embeds", "BASE_TYPE_REQUIRED", "An embed cannot be empty");
+    const duplicated = duplicateIds(b.components ?? [], prefix);
+    return duplicated ? { message: "Invalid Form Body", code: 50035, errors: duplicated } : null;
+  }
+
+  /** The fields an edit or update sets; those it leaves out stay as they were. */
+  const changes = (b: { content?: string | undefined; embeds?: Embed[] | undefined; components?: ComponentRow[] | undefined }): Partial<ApiMessage> => ({
+    ...(b.content !== undefined ? { content: b.content } : {}),
+    ...(b.embeds !== undefined ? { embeds: b.embeds } : {}),
+    ...(b.components !== undefined ? { components: b.components } : {}),
+  });
+
+  const postOf = (msg: ApiMessage): Omit<PostedMessage, "via"> => ({
+    id: msg.id,
+    channelId: msg.channel_id,
+    content: msg.content,
+    replyTo: msg.message_reference?.message_id ?? null,
+    flags: msg.flags,
+    allowedMentions: null,
+    embeds: msg.embeds as Embed[],
+    components: msg.components,
+  });
+
   function createMessage(c: ChannelRecord, body: unknown, reply: Reply): void {
     const parsed = CreateMessageBody.safeParse(body);
-    if (!parsed.success) return reply(400, { message: "Invalid Form Body", code: 50035 });
+    if (!parsed.success) return reply(400, invalidForm(parsed.error));
     const b = parsed.data;
-    if ((b.content ?? "").length > 2000) {
-      return reply(400, {
-        message: "Invalid Form Body",
-        code: 50035,
-        errors: { content: { _errors: [{ code: "BASE_TYPE_MAX_LENGTH", message: "Must be 2000 or fewer in length." }] } },
-      });
-    }
-    if (!b.content && !(b.embeds?.length ?? 0)) return reply(400, { message: "Cannot send an empty message", code: 50006 });
+    const problem = messageProblem(b);
+    if (problem) return reply(400, problem);
+    if (!b.content && !(b.embeds?.length ?? 0) && !(b.components?.length ?? 0)) return reply(400, { message: "Cannot send an empty message", code: 50006 });
     const embeds = b.embeds ?? [];
-    if (embedChars(embeds) > 6000) return reply(400, { message: "Invalid Form Body", code: 50035, errors: { embeds: { _errors: [{ code: "MAX_EMBED_SIZE_EXCEEDED", message: "Embed size exceeds maximum size of 6000" }] } } });
-    if (embeds.some((e) => !e.title && !e.description && !e.fields?.length && !e.footer)) return reply(400, { message: "Invalid Form Body", code: 50035 });
     const ref = b.message_reference;
     const referenced = ref ? messages.get(ref.message_id) : undefined;
     if (ref && !referenced && ref.fail_if_not_exists !== false) {
@@ -730,10 +899,11 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       ...buildMessage({ channelId: c.id, author: bot, content: b.content ?? "", ...(referenced ? { replyTo: referenced.id } : {}) }),
       flags: b.flags ?? 0,
       embeds,
+      components: b.components ?? [],
     });
     // The REST answer carries no guild_id or member, as Discord's does not.
     const { guild_id: _g, member: _m, channel_type: _t, ...restObject } = msg;
-    posts.push({ id: msg.id, channelId: c.id, content: msg.content, replyTo: referenced?.id ?? null, flags: msg.flags, allowedMentions: b.allowed_mentions ?? null, via: "channel", embeds });
+    posts.push({ ...postOf(msg), replyTo: referenced?.id ?? null, allowedMentions: b.allowed_mentions ?? null, via: "channel" });
     reply(200, restObject);
     if (echo && session) dispatch("MESSAGE_CREATE", msg);
   }
@@ -743,17 +913,60 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if (!it || it.token !== itoken) return reply(404, { message: "Unknown interaction", code: 10062 });
     if (it.acked) return reply(400, { message: "Interaction has already been acknowledged.", code: 40060 });
     const parsed = InteractionCallbackBody.safeParse(body);
-    if (!parsed.success) return reply(400, { message: "Invalid Form Body", code: 50035 });
-    it.acked = true;
-    const { type, data } = parsed.data;
-    if (type === 4) {
-      if ((data?.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
-      const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content: data?.content ?? "" }), flags: data?.flags ?? 0, type: 20 });
-      it.originalId = msg.id;
-      posts.push({ id: msg.id, channelId: it.channelId, content: msg.content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "interaction", interactionId: id, embeds: [] });
+    if (!parsed.success) return reply(400, invalidForm(parsed.error));
+    const { type } = parsed.data;
+    const answered = (): void => {
+      it.acked = true;
+      if (query.get("with_response") === "true") return reply(200, { interaction: { id, type: it.type }, resource: { type } });
+      reply(204, null);
+    };
+    if (type === 9) {
+      // A modal answers a command or a click; never another modal's submission.
+      if (it.type === 5) return reply(400, { message: "Interaction has already been acknowledged.", code: 40060 });
+      const modal = ModalSchema.safeParse(parsed.data.data);
+      if (!modal.success) return reply(400, invalidForm(modal.error, ["data"]));
+      modals.push({
+        interactionId: id,
+        channelId: it.channelId,
+        messageId: it.sourceMessageId,
+        customId: modal.data.custom_id,
+        title: modal.data.title,
+        inputs: modal.data.components.flatMap((c) => (c.type === 18 ? [{ input: c.component, label: c.label }] : c.components.map((t) => ({ input: t, label: t.label ?? "" })))).map(({ input, label }) => ({
+          customId: input.custom_id,
+          label,
+          style: input.style,
+          required: input.required ?? true,
+          ...(input.value !== undefined ? { value: input.value } : {}),
+          ...(input.max_length !== undefined ? { maxLength: input.max_length } : {}),
+        })),
+      });
+      return answered();
     }
-    if (query.get("with_response") === "true") return reply(200, { interaction: { id, type: 2 }, resource: { type } });
-    reply(204, null);
+    const data = CallbackMessageData.safeParse(parsed.data.data ?? {});
+    if (!data.success) return reply(400, invalidForm(data.error, ["data"]));
+    const problem = messageProblem(data.data, ["data"]);
+    if (problem) return reply(400, problem);
+    const d = data.data;
+    if (type === 4) {
+      if (!d.content && !(d.embeds?.length ?? 0) && !(d.components?.length ?? 0)) return reply(400, { message: "Cannot send an empty message", code: 50006 });
+      const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content: d.content ?? "" }), flags: d.flags ?? 0, type: 20, embeds: d.embeds ?? [], components: d.components ?? [] });
+      it.originalId = msg.id;
+      posts.push({ ...postOf(msg), via: "interaction", interactionId: id });
+    } else if (type === 5) {
+      it.deferredFlags = d.flags ?? 0;
+    } else if (type === 6 || type === 7) {
+      // Only a click (or a modal opened by one) has a message to update.
+      const source = it.sourceMessageId ? messages.get(it.sourceMessageId) : undefined;
+      if (!source) return reply(400, { message: "Invalid interaction response type: this interaction has no message to update", code: 50035 });
+      it.originalId = source.id;
+      if (type === 7) {
+        const msg = store({ ...source, ...changes(d), edited_timestamp: new Date().toISOString() });
+        posts.push({ ...postOf(msg), via: "update", interactionId: id });
+      }
+    } else {
+      return reply(400, { message: "Invalid Form Body", code: 50035, errors: { type: { _errors: [{ code: "BASE_TYPE_CHOICES", message: `Value must be one of {1, 4, 5, 6, 7, 8, 9, 10, 12}.` }] } } });
+    }
+    answered();
   }
 
   function webhook(method: string, appId: string, wtoken: string, messageId: string | null, body: unknown, reply: Reply): void {
@@ -765,24 +978,27 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       const id = messageId === "@original" ? it.originalId : messageId;
       const existing = id ? messages.get(id) : undefined;
       if (id) messages.delete(id);
-      posts.push({ id: id ?? messageId, channelId: it.channelId, content: existing?.content ?? "", replyTo: null, flags: existing?.flags ?? 0, allowedMentions: null, via: "delete", interactionId, embeds: [] });
+      posts.push({ id: id ?? messageId, channelId: it.channelId, content: existing?.content ?? "", replyTo: null, flags: existing?.flags ?? 0, allowedMentions: null, via: "delete", interactionId, embeds: [], components: [] });
       return reply(204, null);
     }
     const parsed = CreateMessageBody.safeParse(body);
-    if (!parsed.success || (parsed.data.content ?? "").length > 2000) return reply(400, { message: "Invalid Form Body", code: 50035 });
-    const content = parsed.data.content ?? "";
-    const flags = parsed.data.flags ?? 0;
+    if (!parsed.success) return reply(400, invalidForm(parsed.error));
+    const problem = messageProblem(parsed.data);
+    if (problem) return reply(400, problem);
+    const b = parsed.data;
     if (method === "PATCH" && messageId) {
       const id = messageId === "@original" ? it.originalId : messageId;
       const existing = id ? messages.get(id) : undefined;
-      const msg = store({ ...(existing ?? buildMessage({ channelId: it.channelId, author: bot, content }, id ?? snowflake())), content, type: 20 });
+      // A deferred answer's placeholder becomes a message with the deferral's flags.
+      const base = existing ?? { ...buildMessage({ channelId: it.channelId, author: bot, content: "" }, id ?? snowflake()), flags: it.deferredFlags, type: 20 };
+      const msg = store({ ...base, ...changes(b) });
       it.originalId = msg.id;
-      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags: msg.flags, allowedMentions: null, via: "edit", interactionId, embeds: [] });
+      posts.push({ ...postOf(msg), via: "edit", interactionId });
       return reply(200, msg);
     }
     if (method === "POST" && !messageId) {
-      const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content }), flags, type: 20 });
-      posts.push({ id: msg.id, channelId: it.channelId, content, replyTo: null, flags, allowedMentions: null, via: "followup", interactionId, embeds: [] });
+      const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content: b.content ?? "" }), flags: b.flags ?? 0, type: 20, embeds: b.embeds ?? [], components: b.components ?? [] });
+      posts.push({ ...postOf(msg), via: "followup", interactionId });
       return reply(200, msg);
     }
     reply(405, { message: "405: Method Not Allowed", code: 0 });
@@ -819,11 +1035,19 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     };
   };
 
+  /** A message as an interaction payload carries it: no guild_id or member, as in REST answers. */
+  const interactionMessage = (msg: ApiMessage): Omit<ApiMessage, "guild_id" | "member" | "channel_type"> => {
+    const { guild_id: _g, member: _m, channel_type: _t, ...rest } = msg;
+    return rest;
+  };
+
   const registerInteraction = (payload: Record<string, unknown>): string => {
     const id = typeof payload["id"] === "string" ? payload["id"] : snowflake();
     const itoken = typeof payload["token"] === "string" ? payload["token"] : `itoken-${randomBytes(8).toString("hex")}`;
     const channelId = typeof payload["channel_id"] === "string" ? payload["channel_id"] : "";
-    interactions.set(id, { token: itoken, acked: false, originalId: null, channelId });
+    const source = z.looseObject({ id: z.string() }).safeParse(payload["message"]);
+    const type = typeof payload["type"] === "number" ? payload["type"] : 0;
+    interactions.set(id, { token: itoken, acked: false, originalId: null, channelId, type, sourceMessageId: source.success ? source.data.id : null, deferredFlags: 0 });
     dispatch("INTERACTION_CREATE", { ...payload, id, token: itoken });
     return id;
   };
@@ -905,6 +1129,38 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       const channelId = String(payload["channel_id"] ?? "");
       const { user_id: _u, ...rest } = payload;
       return registerInteraction({ ...interactionBase(user, channelId), ...rest });
+    },
+    modals,
+    click(o) {
+      const msg = messages.get(o.messageId);
+      if (!msg) throw new Error(`fake discord: unknown message ${o.messageId}`);
+      const target = msg.components.flatMap((row) => row.components).find((b) => b.custom_id === o.customId);
+      if (!target) throw new Error(`fake discord: message ${o.messageId} has no button ${o.customId} (it has ${msg.components.flatMap((r) => r.components.map((b) => b.custom_id)).join(", ") || "none"})`);
+      if (target.disabled) throw new Error(`fake discord: button ${o.customId} is disabled`);
+      return registerInteraction({
+        ...interactionBase(o.user, o.channelId ?? msg.channel_id),
+        type: 3,
+        data: { custom_id: o.customId, component_type: 2 },
+        message: interactionMessage(msg),
+      });
+    },
+    submitModal(modal, user, values) {
+      const fields = modal.inputs.map((input) => {
+        const value = values[input.customId] ?? input.value ?? "";
+        if (input.maxLength !== undefined && value.length > input.maxLength) throw new Error(`fake discord: ${input.customId} takes at most ${input.maxLength} characters`);
+        if (input.required && !value) throw new Error(`fake discord: ${input.customId} is required`);
+        return { customId: input.customId, value };
+      });
+      const source = modal.messageId ? messages.get(modal.messageId) : undefined;
+      return registerInteraction({
+        ...interactionBase(user, modal.channelId),
+        type: 5,
+        data: {
+          custom_id: modal.customId,
+          components: fields.map((f, i) => ({ type: 18, id: 2 * i + 1, component: { type: 4, id: 2 * i + 2, custom_id: f.customId, value: f.value } })),
+        },
+        ...(source ? { message: interactionMessage(source) } : {}),
+      });
     },
     hold(on) {
       holding = on;

@@ -4,7 +4,9 @@
  * One command with a subcommand per core command (help, me, skills, new, and whatever
  * `COMMANDS` gains later: the description map makes a new one a compile error until it is
  * described here). Answers come from `core.command`, so every platform says the same; private
- * ones (help, me, skills) are ephemeral (flag 64), seen only by the person who asked.
+ * ones (help, lessons, forget, ...) are ephemeral (flag 64), seen only by the person who asked.
+ * `me`, `team` and `skills` answer with the core's view instead, as embeds with buttons (views.ts),
+ * ephemerally; the clicks on those buttons and the modals they open come back here too.
  *
  * Discord wants an answer within 3 seconds. A core answer that takes longer than
  * `deferAfterMs` is deferred (ephemerally, since the kind of answer is not known yet: private is
@@ -27,14 +29,15 @@ import {
 } from "discord.js";
 import type { CorePort } from "../../core/adapter.ts";
 import { commandArgs, COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
-import type { Inbound } from "../../core/types.ts";
 import { errText, type Logger } from "../../log.ts";
-import { chunkText } from "../../core/chunk.ts";
-import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
-import { dmWorkspace } from "./events.ts";
 import { SCHEDULE_NAMES } from "../../jobs/schedules.ts";
+import { within } from "./deferral.ts";
+import { inChannel, interactionInbound, SLASH_COMMAND } from "./interaction-inbound.ts";
+import { COMMAND_FAILED_REPLY, followUps, partsOf } from "./reply-parts.ts";
+import { DISCORD_PANES, type DiscordPane } from "./view-ids.ts";
+import { answerView, handleViewButton, handleViewModal } from "./views.ts";
 
-export const SLASH_COMMAND = "cairn";
+export { SLASH_COMMAND };
 
 interface SubcommandSpec {
   description: string;
@@ -99,7 +102,6 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
 };
 
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";
-const COMMAND_FAILED_REPLY = "Sorry, something went wrong on my side while answering that command. Please try again.";
 
 /** The JSON `PUT /applications/{app}/commands` takes (global or per guild). */
 export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody[] {
@@ -138,6 +140,9 @@ export async function handleInteraction(interaction: Interaction, deps: Interact
     return;
   }
   if (!interaction.isRepliable()) return;
+  // A click on a view's button, a view's modal submitted (views.ts); anything else not cairn's falls through.
+  if (interaction.isButton() && inChannel(interaction) && (await handleViewButton(interaction, deps))) return;
+  if (interaction.isModalSubmit() && inChannel(interaction) && (await handleViewModal(interaction, deps))) return;
   const name =
     interaction.isChatInputCommand() && interaction.commandName === SLASH_COMMAND ? parseCommand(interaction.options.getSubcommand(false) ?? "") : null;
   if (!interaction.isChatInputCommand() || !name) {
@@ -148,7 +153,11 @@ export async function handleInteraction(interaction: Interaction, deps: Interact
   await runSlashCommand(interaction, name, deps);
 }
 
+const isPane = (name: CommandName): name is DiscordPane => (DISCORD_PANES as readonly string[]).includes(name);
+
 async function runSlashCommand(interaction: ChatInputCommandInteraction, name: CommandName, deps: InteractionDeps): Promise<void> {
+  // me, team, skills: the view, with buttons (views.ts).
+  if (isPane(name)) return answerView(interaction, name, deps);
   const args = argsOf(interaction, name);
   const work = deps.core.command(interactionInbound(interaction, name, args), name, args).then(
     (reply): { reply: CommandReply } => ({ reply }),
@@ -189,63 +198,4 @@ function argsOf(interaction: ChatInputCommandInteraction, name: CommandName): st
   if (spec.choice && picked) args.push(...spec.choice.words(picked));
   for (const flag of spec.flags ?? []) if (interaction.options.getBoolean(flag.name) === true) args.push(flag.word);
   return args;
-}
-
-/** The work's result if it comes within `ms`, else null (the work goes on). */
-async function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const slow = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), ms);
-  });
-  try {
-    return await Promise.race([work, slow]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function partsOf(text: string): string[] {
-  const parts = chunkText(text, { maxChars: DISCORD_MESSAGE_LIMIT, maxLines: DISCORD_MAX_LINES });
-  return parts.length ? parts : ["(nothing to show)"];
-}
-
-async function followUps(interaction: ChatInputCommandInteraction, parts: string[], flags: MessageFlags.Ephemeral | undefined, log: Logger): Promise<void> {
-  for (const content of parts) {
-    try {
-      await interaction.followUp({ content, ...(flags ? { flags } : {}), allowedMentions: { parse: [] } });
-    } catch (err) {
-      log.warn({ err: errText(err), interaction: interaction.id }, "command answer follow-up failed");
-      return;
-    }
-  }
-}
-
-/** The Inbound a command runs as: the same place a message in that channel would resolve to. */
-export function interactionInbound(interaction: ChatInputCommandInteraction, name: CommandName, args: readonly string[] = []): Inbound {
-  const user = interaction.user;
-  const guildId = interaction.guildId;
-  const channelId = interaction.channelId;
-  return {
-    platform: "discord",
-    workspace: guildId ? { externalId: guildId, ...(interaction.guild ? { name: interaction.guild.name } : {}) } : { externalId: dmWorkspace(user.id) },
-    author: {
-      externalId: user.id,
-      displayName: (interaction.inCachedGuild() ? interaction.member.displayName : null) ?? user.globalName ?? user.username,
-      isBot: user.bot,
-      roles: memberRoles(interaction),
-    },
-    channel: { externalId: channelId, isDm: !guildId },
-    threadId: guildId && interaction.channel?.isThread() ? channelId : null,
-    // Interactions are not messages; this id keeps them apart from message ids where they are stored.
-    messageId: `interaction:${interaction.id}`,
-    text: [`/${SLASH_COMMAND}`, name, ...args].join(" "),
-    sentAt: interaction.createdAt,
-  };
-}
-
-/** The member's role ids (for the core's role-based access rules); the member may be raw API data. */
-function memberRoles(interaction: ChatInputCommandInteraction): string[] {
-  const member = interaction.member;
-  if (!member) return [];
-  return Array.isArray(member.roles) ? [...member.roles] : [...member.roles.cache.keys()].filter((id) => id !== interaction.guildId);
 }
