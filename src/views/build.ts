@@ -150,7 +150,7 @@ async function team(ctx: Ctx): Promise<ViewSection> {
     title: "Team",
     lines: [persona ? `**How cairn works here** (set by admins): ${persona.text}` : "**How cairn works here**: cairn's built-in guidance alone (no persona set)."],
     buttons: admin
-      ? [{ label: "Edit persona", command: "persona", args: ["set"], input: { title: "Team persona", label: "How cairn speaks here, and what it must always do", initial: persona?.text ?? "", maxLength: budget, multiline: true } }]
+      ? [{ label: "Edit persona", command: "persona", args: ["set"], input: { title: "Team persona", label: "How cairn speaks and what it always does", initial: persona?.text ?? "", maxLength: budget, multiline: true } }]
       : [],
     groups: [
       group(ctx, "proposals", "Waiting for approval", proposals, "No proposals waiting."),
