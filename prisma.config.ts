@@ -16,6 +16,6 @@ export default defineConfig({
   // The SQLite full-text indexes (FTS5 Porter, FTS5 trigram for CJK) are made by hand in migrations;
   // listed here, with their shadow tables, so `migrate dev` keeps them.
   tables: {
-    external: provider === "sqlite" ? ["message_fts", "message_trgm"].flatMap((t) => [t, ...["data", "idx", "docsize", "config"].map((s) => `${t}_${s}`)]) : [],
+    external: provider === "sqlite" ? ["message_fts", "message_trgm", "knowledge_fts"].flatMap((t) => [t, ...["data", "idx", "docsize", "config"].map((s) => `${t}_${s}`)]) : [],
   },
 });

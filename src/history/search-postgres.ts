@@ -2,7 +2,8 @@
  * The search statements on PostgreSQL: candidates from the english tsvector (`search`) and the CJK
  * character tsvector (`cjk`), and neighbours and counts in scope.
  */
-import { DF_CAP, displayOf, n, parsed, peopleOf, run, scopeParams, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
+import type { SqlParam } from "../db/direct.ts";
+import { chatParams, DF_CAP, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
 
 /**
  * PostgreSQL's form of SQLite's `neighbourArms` (search-sqlite.ts), for the same rows: one index
@@ -28,6 +29,23 @@ const PG_SCOPE = (from: number): string =>
 function visibleConversation(person: string, readable: string): string {
   return `(CASE WHEN c.kind <> 'channel' THEN (c."isDm" = false OR c."ownerId" = ${person}) ELSE c."channelId" IN (SELECT json_array_elements_text(${readable}::json)) END)`;
 }
+/**
+ * History in scope (params chatParams: workspace, person, session left out), written so the
+ * planner takes the partial GIN index of history (`role <> 'channel'`).
+ */
+const PG_CHAT_SCOPE = `m."workspaceId" = $1 AND m.role <> 'channel' AND (c."isDm" = false OR c."ownerId" = $2) AND (m."sessionId" IS NULL OR m."sessionId" <> $3) AND m.status <> 'failed'`;
+/** Channel knowledge in scope (params knowledgeParams: workspace, readable channels), on its own partial GIN index. */
+const PG_KNOWLEDGE_SCOPE = `m."workspaceId" = $1 AND m.role = 'channel' AND c.kind = 'channel' AND c."channelId" IN (SELECT json_array_elements_text($2::json)) AND m.status <> 'failed'`;
+
+interface Source {
+  scope: string;
+  params: (ctx: Ctx) => SqlParam[];
+}
+const CHAT: Source = { scope: PG_CHAT_SCOPE, params: chatParams };
+const KNOWLEDGE: Source = { scope: PG_KNOWLEDGE_SCOPE, params: knowledgeParams };
+/** History and channel knowledge: the knowledge index only for someone who can read a listened channel. */
+const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
+
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
 const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
 const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
@@ -43,29 +61,34 @@ const pgShown = (conversations: string, workspace: string, person: string, reada
 
 export const postgresQueries: Queries = {
   async stats(ctx) {
+    // History's figures, for channel knowledge too: counting a million kept messages for every
+    // asker would cost more than the searches it weighs.
     const rows = await run(
       ctx,
       `SELECT count(*) AS docs, avg(length(m.text))::float8 AS "avgChars",
               count(DISTINCT COALESCE(m."sessionId", m."conversationId" || ':' || to_char(m."createdAt", 'YYYY-MM-DD'))) AS sessions
          FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
-        WHERE ${PG_SCOPE(1)}`,
-      ...scopeParams(ctx),
+        WHERE m.role IN ('user', 'assistant', 'context') AND ${PG_CHAT_SCOPE}`,
+      ...chatParams(ctx),
     );
     const r = rows[0];
     return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };
   },
   async df(ctx, words) {
-    const values = words.map((_, i) => `(${i}, $${i + 5})`).join(", ");
-    const rows = await run(
-      ctx,
-      `SELECT t.i, (SELECT count(*) FROM (SELECT 1 FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
-                     WHERE m.search @@ plainto_tsquery('english', t.w) AND ${PG_SCOPE(1)} LIMIT ${DF_CAP}) x) AS n
-         FROM (VALUES ${values}) AS t(i, w)`,
-      ...scopeParams(ctx),
-      ...words,
-    );
     const out = words.map(() => 0);
-    for (const r of rows) out[n(r[0])] = n(r[1]);
+    for (const source of wordSources(ctx)) {
+      const first = source.params(ctx).length + 1;
+      const values = words.map((_, i) => `(${i}, $${i + first})`).join(", ");
+      const rows = await run(
+        ctx,
+        `SELECT t.i, (SELECT count(*) FROM (SELECT 1 FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+                       WHERE m.search @@ plainto_tsquery('english', t.w) AND ${source.scope} LIMIT ${DF_CAP}) x) AS n
+           FROM (VALUES ${values}) AS t(i, w)`,
+        ...source.params(ctx),
+        ...words,
+      );
+      for (const r of rows) out[n(r[0])] = Math.min(DF_CAP, out[n(r[0])]! + n(r[1]));
+    }
     return out;
   },
   async people(ctx) {
@@ -74,19 +97,24 @@ export const postgresQueries: Queries = {
     );
   },
   async lexical(ctx, words, limit, ranked) {
-    const rows = await run(
-      ctx,
-      `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
-         SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
-           FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $5) q
-          WHERE m.search @@ q AND ${PG_SCOPE(1)}
-          ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
-          LIMIT $6) x`,
-      ...scopeParams(ctx),
-      words.join(" | "),
-      limit,
-    );
-    return parsed<Row>(rows);
+    const out: Row[] = [];
+    for (const source of wordSources(ctx)) {
+      const q = source.params(ctx).length + 1;
+      const rows = await run(
+        ctx,
+        `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
+           SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
+             FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
+            WHERE m.search @@ q AND ${source.scope}
+            ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
+            LIMIT $${q + 1}) x`,
+        ...source.params(ctx),
+        words.join(" | "),
+        limit,
+      );
+      out.push(...parsed<Row>(rows));
+    }
+    return out;
   },
   async cjk(ctx, q, limit) {
     // Each CJK character is a token of the `cjk` column, so a bigram is a two-token phrase.

@@ -109,6 +109,12 @@ export function n(v: unknown): number {
 
 /** The scope's parameters, in the order both providers' scope clauses number them. */
 export const scopeParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.readable, ctx.exclude];
+/** The history part of the scope (its own full-text index): workspace, person, session left out. */
+export const chatParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.scope.personId, ctx.exclude];
+/** The channel-knowledge part (its own full-text index): workspace, readable channels. */
+export const knowledgeParams = (ctx: Ctx): SqlParam[] => [ctx.scope.workspaceId, ctx.readable];
+/** Whether the asker can read any listened channel: only then is channel knowledge searched. */
+export const readsKnowledge = (ctx: Ctx): boolean => ctx.readable !== "[]";
 
 /**
  * A Display from the columns (conversations, people) of SQLITE_SHOWN (search-sqlite.ts) or pgShown

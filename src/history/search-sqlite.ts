@@ -4,7 +4,7 @@
  * counts in scope.
  */
 import type { SqlParam } from "../db/direct.ts";
-import { DF_CAP, displayOf, n, parsed, peopleOf, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
+import { chatParams, DF_CAP, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
 
 /** CJK bigrams are matched with LIKE over this many of the workspace's latest messages. */
 const CJK_SCAN = 5000;
@@ -16,6 +16,22 @@ const CJK_SCAN = 5000;
 function visibleConversation(person: string, readable: string): string {
   return `(CASE WHEN c.kind <> 'channel' THEN (c.isDm = 0 OR c.ownerId = ${person}) ELSE c.channelId IN (SELECT value FROM json_each(${readable})) END)`;
 }
+
+/** History in scope, as message_fts holds it (every row but channel knowledge); params chatParams(ctx). */
+const SQLITE_CHAT_SCOPE = `m.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?) AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
+/** Channel knowledge in scope, as knowledge_fts holds it; params knowledgeParams(ctx). */
+const SQLITE_KNOWLEDGE_SCOPE = `m.workspaceId = ? AND c.kind = 'channel' AND c.channelId IN (SELECT value FROM json_each(?)) AND m.status <> 'failed'`;
+
+/** One full-text index and the scope its rows are checked against. */
+interface Source {
+  table: "message_fts" | "knowledge_fts" | "message_trgm";
+  scope: string;
+  params: (ctx: Ctx) => SqlParam[];
+}
+const CHAT: Source = { table: "message_fts", scope: SQLITE_CHAT_SCOPE, params: chatParams };
+const KNOWLEDGE: Source = { table: "knowledge_fts", scope: SQLITE_KNOWLEDGE_SCOPE, params: knowledgeParams };
+/** History and channel knowledge: the knowledge index only for someone who can read a listened channel. */
+const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
 
 /** The scope's WHERE clause; its `?` params are scopeParams(ctx). */
 const SQLITE_SCOPE = `m.workspaceId = ? AND ${visibleConversation("?", "?")} AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
@@ -43,7 +59,8 @@ const shownParams = (ctx: Ctx, show: Shown): SqlParam[] => [
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
-async function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
+async function sqliteMatch(ctx: Ctx, source: Source, terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
+  const { table } = source;
   // ORDER BY inside the aggregate keeps the ranked order.
   const rows = await run(
     ctx,
@@ -52,55 +69,63 @@ async function sqliteMatch(ctx: Ctx, table: "message_fts" | "message_trgm", term
          FROM ${table}
          JOIN "Message" m ON m.id = ${table}.rowid
          JOIN "Conversation" c ON c.id = m.conversationId
-        WHERE ${table} MATCH ? AND ${SQLITE_SCOPE}
+        WHERE ${table} MATCH ? AND ${source.scope}
         ${ranked ? `ORDER BY bm25(${table}), m.id DESC` : ""}
         LIMIT ?)`,
     quoted(terms),
-    ...scopeParams(ctx),
+    ...source.params(ctx),
     limit,
   );
   return parsed<Row>(rows);
 }
 
+/** The same match over each source, one after the other (each source's own limit). */
+async function matchEach(ctx: Ctx, sources: readonly Source[], terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
+  const out: Row[] = [];
+  for (const source of sources) out.push(...(await sqliteMatch(ctx, source, terms, limit, ranked)));
+  return out;
+}
+
 export const sqliteQueries: Queries = {
   async stats(ctx) {
+    // History's figures, for channel knowledge too: counting a million kept messages for every
+    // asker would cost more than the searches it weighs.
     const rows = await run(
       ctx,
       `SELECT count(*) AS docs, avg(length(m.text)) AS avgChars,
               count(DISTINCT COALESCE(m.sessionId, m.conversationId || ':' || substr(m.createdAt, 1, 10))) AS sessions
          FROM "Message" m JOIN "Conversation" c ON c.id = m.conversationId
-        WHERE ${SQLITE_SCOPE}`,
-      ...scopeParams(ctx),
+        WHERE m.role IN ('user', 'assistant', 'context') AND ${SQLITE_CHAT_SCOPE}`,
+      ...chatParams(ctx),
     );
     const r = rows[0];
     return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };
   },
   async df(ctx, words) {
-    const parts = words.map(
-      (_, i) => `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM message_fts JOIN "Message" m ON m.id = message_fts.rowid
-                 JOIN "Conversation" c ON c.id = m.conversationId WHERE message_fts MATCH ? AND ${SQLITE_SCOPE} LIMIT ${DF_CAP})) AS n`,
-    );
-    const rows = await run(
-      ctx,
-      parts.join(" UNION ALL "),
-      ...words.flatMap((w) => [`"${w}"`, ...scopeParams(ctx)]),
-    );
     const out = words.map(() => 0);
-    for (const r of rows) out[n(r[0])] = n(r[1]);
+    for (const source of wordSources(ctx)) {
+      const parts = words.map(
+        (_, i) => `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM ${source.table} JOIN "Message" m ON m.id = ${source.table}.rowid
+                   JOIN "Conversation" c ON c.id = m.conversationId WHERE ${source.table} MATCH ? AND ${source.scope} LIMIT ${DF_CAP})) AS n`,
+      );
+      const rows = await run(ctx, parts.join(" UNION ALL "), ...words.flatMap((w) => [`"${w}"`, ...source.params(ctx)]));
+      for (const r of rows) out[n(r[0])] = Math.min(DF_CAP, out[n(r[0])]! + n(r[1]));
+    }
     return out;
   },
   async people(ctx) {
     return peopleOf(await run(ctx, `SELECT id, displayName FROM "Person" WHERE workspaceId = ? AND displayName IS NOT NULL AND isBot = 0`, ctx.scope.workspaceId));
   },
   async lexical(ctx, words, limit, ranked) {
-    return sqliteMatch(ctx, "message_fts", words, limit, ranked);
+    return matchEach(ctx, wordSources(ctx), words, limit, ranked);
   },
   async cjk(ctx, q, limit) {
     const out: Row[] = [];
     // Substrings of 3+ characters: the trigram index, over the whole history.
     const trigrams = [...new Set(q.cjkRuns.flatMap((run) => ngrams(run, 3)))].slice(0, 48);
     if (trigrams.length > 0) {
-      out.push(...(await sqliteMatch(ctx, "message_trgm", trigrams, limit, true)));
+      // The trigram index holds history and channel knowledge alike: the full scope sorts them out.
+      out.push(...(await sqliteMatch(ctx, { table: "message_trgm", scope: SQLITE_SCOPE, params: scopeParams }, trigrams, limit, true)));
     }
     // Two-character words (most Chinese words) are below what a trigram index can look up: they are
     // matched with LIKE over the workspace's latest messages.

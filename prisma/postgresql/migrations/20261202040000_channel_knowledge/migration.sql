@@ -40,3 +40,13 @@ CREATE TABLE "ListenExclusion" (
 CREATE UNIQUE INDEX "ChannelListen_workspaceId_channelId_key" ON "ChannelListen"("workspaceId", "channelId");
 -- CreateIndex
 CREATE INDEX "ChannelMember_workspaceId_userId_idx" ON "ChannelMember"("workspaceId", "userId");
+
+-- Channel knowledge has full-text indexes of its own (partial GIN indexes): history searches never
+-- walk a listened channel's messages, however many are kept; the knowledge index is searched only
+-- for people who can read some listened channel (src/history/search-postgres.ts).
+DROP INDEX "Message_search_idx";
+CREATE INDEX "Message_search_chat_idx" ON "Message" USING GIN ("search") WHERE "role" <> 'channel';
+CREATE INDEX "Message_search_knowledge_idx" ON "Message" USING GIN ("search") WHERE "role" = 'channel';
+
+-- The ranking's workspace figures count history only, read through this index.
+CREATE INDEX "Message_workspaceId_role_idx" ON "Message"("workspaceId", "role");
