@@ -3,7 +3,7 @@
  * character tsvector (`cjk`), and neighbours and counts in scope.
  */
 import type { SqlParam } from "../db/direct.ts";
-import { chatParams, DF_CAP, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
+import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
 
 /**
  * PostgreSQL's form of SQLite's `neighbourArms` (search-sqlite.ts), for the same rows: one index
@@ -40,9 +40,11 @@ const PG_KNOWLEDGE_SCOPE = `m."workspaceId" = $1 AND m.role = 'channel' AND c.ki
 interface Source {
   scope: string;
   params: (ctx: Ctx) => SqlParam[];
+  /** Read newest first, its ranking bounded to the newest RECENT_WINDOW matches (search-queries.ts). */
+  recent?: boolean;
 }
 const CHAT: Source = { scope: PG_CHAT_SCOPE, params: chatParams };
-const KNOWLEDGE: Source = { scope: PG_KNOWLEDGE_SCOPE, params: knowledgeParams };
+const KNOWLEDGE: Source = { scope: PG_KNOWLEDGE_SCOPE, params: knowledgeParams, recent: true };
 /** History and channel knowledge: the knowledge index only for someone who can read a listened channel. */
 const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
 
@@ -100,18 +102,15 @@ export const postgresQueries: Queries = {
     const out: Row[] = [];
     for (const source of wordSources(ctx)) {
       const q = source.params(ctx).length + 1;
-      const rows = await run(
-        ctx,
-        `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
-           SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
+      const inner = `SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
              FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
-            WHERE m.search @@ q AND ${source.scope}
-            ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
-            LIMIT $${q + 1}) x`,
-        ...source.params(ctx),
-        words.join(" | "),
-        limit,
-      );
+            WHERE m.search @@ q AND ${source.scope}`;
+      const candidates = source.recent
+        ? ranked
+          ? `SELECT * FROM (${inner} ORDER BY m.id DESC LIMIT ${RECENT_WINDOW}) w ORDER BY rk DESC, id DESC LIMIT $${q + 1}`
+          : `${inner} ORDER BY m.id DESC LIMIT $${q + 1}`
+        : `${inner} ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""} LIMIT $${q + 1}`;
+      const rows = await run(ctx, `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (${candidates}) x`, ...source.params(ctx), words.join(" | "), limit);
       out.push(...parsed<Row>(rows));
     }
     return out;

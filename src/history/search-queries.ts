@@ -13,6 +13,13 @@ import type { Scope } from "../core/types.ts";
 import type { AnalyzedQuery } from "./query.ts";
 import type { RankDoc, RankStats } from "./rank.ts";
 
+/**
+ * Channel knowledge's candidates are ranked among its newest this many matches in scope: a listened
+ * channel's common words match a large share of everything it ever said, and ranking all of it
+ * cost seconds. Older messages are still found by the rarer words of a question.
+ */
+export const RECENT_WINDOW = 20_000;
+
 /** Document-frequency counts stop here: past it a word's weight is near zero anyway. */
 export const DF_CAP = 5000;
 

@@ -4,7 +4,7 @@
  * counts in scope.
  */
 import type { SqlParam } from "../db/direct.ts";
-import { chatParams, DF_CAP, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
+import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
 
 /** CJK bigrams are matched with LIKE over this many of the workspace's latest messages. */
 const CJK_SCAN = 5000;
@@ -27,9 +27,11 @@ interface Source {
   table: "message_fts" | "knowledge_fts" | "message_trgm";
   scope: string;
   params: (ctx: Ctx) => SqlParam[];
+  /** Read newest first, its ranking bounded to the newest RECENT_WINDOW matches. */
+  recent?: boolean;
 }
 const CHAT: Source = { table: "message_fts", scope: SQLITE_CHAT_SCOPE, params: chatParams };
-const KNOWLEDGE: Source = { table: "knowledge_fts", scope: SQLITE_KNOWLEDGE_SCOPE, params: knowledgeParams };
+const KNOWLEDGE: Source = { table: "knowledge_fts", scope: SQLITE_KNOWLEDGE_SCOPE, params: knowledgeParams, recent: true };
 /** History and channel knowledge: the knowledge index only for someone who can read a listened channel. */
 const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
 
@@ -61,17 +63,24 @@ const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
 async function sqliteMatch(ctx: Ctx, source: Source, terms: string[], limit: number, ranked: boolean): Promise<Row[]> {
   const { table } = source;
-  // ORDER BY inside the aggregate keeps the ranked order.
-  const rows = await run(
-    ctx,
-    `SELECT json_group_array(${SQLITE_ROW_OF_COLS} ${ranked ? "ORDER BY rk, id DESC" : ""}) AS j FROM (
-       SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}
+  // A source bounded by recency (channel knowledge) is read newest first, and only its newest
+  // RECENT_WINDOW matches in scope are ranked: a big channel's common words match hundreds of
+  // thousands of messages, and bm25 over all of them took seconds.
+  const recent = source.recent === true;
+  const inner = `SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}
          FROM ${table}
          JOIN "Message" m ON m.id = ${table}.rowid
          JOIN "Conversation" c ON c.id = m.conversationId
-        WHERE ${table} MATCH ? AND ${source.scope}
-        ${ranked ? `ORDER BY bm25(${table}), m.id DESC` : ""}
-        LIMIT ?)`,
+        WHERE ${table} MATCH ? AND ${source.scope}`;
+  const candidates = recent
+    ? ranked
+      ? `SELECT * FROM (${inner} ORDER BY ${table}.rowid DESC LIMIT ${RECENT_WINDOW}) ORDER BY rk, id DESC LIMIT ?`
+      : `${inner} ORDER BY ${table}.rowid DESC LIMIT ?`
+    : `${inner} ${ranked ? `ORDER BY bm25(${table}), m.id DESC` : ""} LIMIT ?`;
+  // ORDER BY inside the aggregate keeps the ranked order.
+  const rows = await run(
+    ctx,
+    `SELECT json_group_array(${SQLITE_ROW_OF_COLS} ${ranked ? "ORDER BY rk, id DESC" : ""}) AS j FROM (${candidates})`,
     quoted(terms),
     ...source.params(ctx),
     limit,

@@ -77,7 +77,9 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
     // Forms of one word ("go", "went") share a key: a message holds one or the other, so they add up.
     q.terms.forEach((t, i) => df.set(t.key, Math.min((df.get(t.key) ?? 0) + (counts[i] ?? 0), DF_CAP)));
     const common = Math.max(2000, stats.docs * 0.25);
-    const rare = q.terms.filter((t) => (df.get(t.key) ?? 0) > 0 && df.get(t.key)! <= common);
+    // A count that reached the cap is common whatever the scope's size: it cannot be told apart
+    // from one in every message (channel knowledge, counted apart from `docs`, reaches it first).
+    const rare = q.terms.filter((t) => (df.get(t.key) ?? 0) > 0 && df.get(t.key)! <= common && df.get(t.key)! < DF_CAP);
     const use = rare.length > 0 ? rare : q.terms;
     found = await sql.lexical(ctx, use.map((t) => t.word), MAX_CANDIDATES, true);
   }
