@@ -66,6 +66,7 @@ describe("observed", () => {
       event: { kind: "member", channel: "C1", user: "UA", joined: true },
     });
     expect(observed({ type: "member_left_channel", user: "UA", channel: "G1", channel_type: "G", team: "T1" }, body, bot)).toMatchObject({ event: { kind: "member", joined: false } });
+    expect(observed({ type: "member_joined_channel", user: "UBOT", channel: "C1", channel_type: "C", team: "T1" }, body, bot)).toBeNull();
   });
 });
 

@@ -181,7 +181,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
       const { client, names, bot, log: slog } = running();
       return channelHistory({ client, names, bot, log: slog }, workspace, channel, page);
     },
-    channelMembers: (_workspace, channel) => channelMembers(running().client, channel, running().log),
+    channelMembers: (_workspace, channel) => channelMembers(running().client, channel, running().log, running().bot.userId),
     channelKind: (_workspace, channel) => channelKind(running().client, channel),
     async clearWorking(channel: string, ts: string): Promise<void> {
       try {

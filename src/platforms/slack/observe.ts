@@ -54,6 +54,8 @@ export function observed(event: unknown, body: unknown, bot: BotIdentity): Obser
   const member = MemberSchema.safeParse(event);
   if (member.success) {
     const m = member.data;
+    // cairn joining or leaving is no reader coming or going (channel-members.ts leaves it out too).
+    if (m.user === bot.userId) return null;
     return { kind: "event", event: { kind: "member", ...place(m.channel), user: m.user, joined: m.type === "member_joined_channel" } };
   }
   const changed = ChangedSchema.safeParse(event);
