@@ -13,6 +13,13 @@
  * app's connections and sometimes delivers one twice), and one nobody acknowledges is delivered
  * again over another; every ack says which connection it came over, and `botPosts` is every
  * chat.postMessage with its channel, thread, current text and time.
+ *
+ * For channel knowledge: `conversations.history` and `conversations.replies` page with cursors (and
+ * `setPageMax` makes them return fewer than asked, as Slack may), a thread's first message carries
+ * its reply_count; `conversations.members` pages over `joinChannel`'s members, `conversations.info`
+ * tells channels, DMs and group DMs (`groupDm`) apart; `seedHistory` puts thousands of messages in a
+ * channel at once; `messageChanged`, `messageDeleted`, `memberJoined` and `memberLeft` change the
+ * store as Slack would and return the event Slack sends for it, to post signed or push over a socket.
  */
 import http from "node:http";
 import { createHmac, randomUUID } from "node:crypto";
@@ -288,6 +295,27 @@ export interface FakeSlack {
   leaveChannel(user: string, channel: string): void;
   /** The most channels users.conversations returns per page, whatever `limit` asks (default 100). */
   setListPageMax(max: number): void;
+  /**
+   * The most items `method` returns per page, whatever `limit` asks (conversations.history,
+   * conversations.replies, conversations.members; default: as many as asked): a way to make a
+   * backfill page through a channel, as Slack does when it returns fewer than asked.
+   */
+  setPageMax(method: "conversations.history" | "conversations.replies" | "conversations.members", max: number | null): void;
+  /**
+   * Adds many messages to a channel at once (sorted once: thousands stay quick), each with its own
+   * ts; a reply names its thread with thread_ts. Returns their ts in the order given.
+   */
+  seedHistory(channel: string, messages: readonly (Omit<StoredMessage, "channel" | "ts"> & { ts: string })[]): string[];
+  /** A group DM with these people (and the bot): conversations.info answers is_mpim for it. */
+  groupDm(channel: string, members: readonly string[]): void;
+  /** Edits a person's stored message and returns the `message_changed` event Slack sends for it. */
+  messageChanged(channel: string, ts: string, text: string, opts?: { channelType?: string }): Record<string, unknown>;
+  /** Deletes a stored message and returns the `message_deleted` event Slack sends for it. */
+  messageDeleted(channel: string, ts: string, opts?: { channelType?: string }): Record<string, unknown>;
+  /** Adds `user` to the channel's members and returns the `member_joined_channel` event. */
+  memberJoined(user: string, channel: string, opts?: { inviter?: string }): Record<string, unknown>;
+  /** Takes `user` out of the channel's members and returns the `member_left_channel` event. */
+  memberLeft(user: string, channel: string): Record<string, unknown>;
   /** An `app_home_opened` event for `user`, with the Home view they see now, as Slack sends it. */
   appHomeOpened(user: string, opts?: { tab?: "home" | "messages"; channel?: string }): Record<string, unknown>;
   /**
@@ -522,8 +550,19 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     triggers.set(id, { user, used: false });
     return id;
   };
-  const channelInfo = new Map<string, { private: boolean; archived: boolean; members: Set<string> }>();
+  const channelInfo = new Map<string, { private: boolean; archived: boolean; mpim?: boolean; members: Set<string> }>();
   let listPageMax = 100;
+  const pageMax = new Map<string, number>();
+  /** A page's size: what was asked (or `fallback`), within the fake's cap for the method. */
+  const pageSize = (method: string, asked: string | undefined, fallback: number): number => Math.min(Number(asked ?? fallback) || fallback, pageMax.get(method) ?? Infinity);
+  /** Slack's cursors are opaque; the fake's, like Slack's own, name the ts a page starts at. */
+  const tsCursor = (ts: string): string => Buffer.from(`next_ts:${ts}`).toString("base64");
+  const cursorTs = (cursor: string | undefined): string | null | "invalid" => {
+    if (!cursor) return null;
+    return /^next_ts:(\d+\.\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"))?.[1] ?? "invalid";
+  };
+  /** A thread's replies (its first message left out), oldest first. */
+  const repliesOf = (channel: string, ts: string): StoredMessage[] => (store.get(channel) ?? []).filter((x) => x.thread_ts === ts && x.ts !== ts);
 
   // As Slack's: the time of posting, to the microsecond, unique and increasing (cairn reads a
   // message's age from it: crash recovery answers a lost message late only while it is recent).
@@ -713,29 +752,72 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         return { ok: true };
       }
       case "conversations.replies": {
+        // The thread's first message heads every page, as Slack's does; then its replies, oldest first.
         const channel = str("channel") ?? "";
         const ts = str("ts") ?? "";
-        const thread = (store.get(channel) ?? []).filter((x) => x.ts === ts || x.thread_ts === ts);
-        if (!thread.some((x) => x.ts === ts)) return { ok: false, error: "thread_not_found" };
+        const parent = (store.get(channel) ?? []).find((x) => x.ts === ts);
+        if (!parent) return { ok: false, error: "thread_not_found" };
+        const replies = repliesOf(channel, ts);
         const latest = str("latest");
         const inclusive = str("inclusive") === "true" || str("inclusive") === "1";
-        const inRange = thread.filter((x) => !latest || Number(x.ts) < Number(latest) || (inclusive && x.ts === latest) || x.ts === ts);
-        const limit = Number(str("limit") ?? "1000");
-        const page = inRange.slice(0, limit);
+        const from = cursorTs(str("cursor"));
+        if (from === "invalid") return { ok: false, error: "invalid_cursor" };
+        const inRange = replies.filter((x) => (!latest || Number(x.ts) < Number(latest) || (inclusive && x.ts === latest)) && (from === null || Number(x.ts) >= Number(from)));
+        const size = pageSize(method, str("limit"), 1000);
+        const page = inRange.slice(0, Math.max(1, size - 1));
+        const rest = inRange.slice(page.length);
+        const head = { type: "message", ...parent, thread_ts: ts, reply_count: replies.length, ...(replies.length ? { latest_reply: replies.at(-1)!.ts } : {}) };
         return {
           ok: true,
-          messages: page.map((x) => withMetadata({ type: "message", ...x, ...(x.ts === ts ? { thread_ts: ts, reply_count: thread.length - 1 } : {}) }, a)),
-          has_more: inRange.length > page.length,
-          response_metadata: { next_cursor: "" },
+          messages: [withMetadata(head, a), ...page.map((x) => withMetadata({ type: "message", ...x }, a))],
+          has_more: rest.length > 0,
+          response_metadata: { next_cursor: rest.length ? tsCursor(rest[0]!.ts) : "" },
         };
       }
       case "conversations.history": {
-        // The channel's top level (thread replies are not in it), newest first, after `oldest`.
+        // The channel's top level (thread replies are not in it, unless also sent to the channel),
+        // newest first, after `oldest`; a thread's first message says how many replies it has.
+        const channel = str("channel") ?? "";
         const oldest = Number(str("oldest") ?? "0");
-        const top = (store.get(str("channel") ?? "") ?? []).filter((x) => (!x.thread_ts || x.thread_ts === x.ts) && Number(x.ts) > oldest);
-        const limit = Number(str("limit") ?? "100");
-        const page = [...top].reverse().slice(0, limit);
-        return { ok: true, messages: page.map((x) => withMetadata({ type: "message", ...x }, a)), has_more: top.length > page.length, response_metadata: { next_cursor: "" } };
+        const inclusive = str("inclusive") === "true" || str("inclusive") === "1";
+        const from = cursorTs(str("cursor"));
+        if (from === "invalid") return { ok: false, error: "invalid_cursor" };
+        const top = (store.get(channel) ?? [])
+          .filter((x) => !x.thread_ts || x.thread_ts === x.ts || x.subtype === "thread_broadcast")
+          .filter((x) => Number(x.ts) > oldest || (inclusive && Number(x.ts) === oldest))
+          .filter((x) => from === null || Number(x.ts) <= Number(from))
+          .reverse();
+        const page = top.slice(0, pageSize(method, str("limit"), 100));
+        const rest = top.slice(page.length);
+        const shown = page.map((x) => {
+          const replies = x.subtype === "thread_broadcast" ? [] : repliesOf(channel, x.ts);
+          return withMetadata({ type: "message", ...x, ...(replies.length ? { thread_ts: x.ts, reply_count: replies.length, latest_reply: replies.at(-1)!.ts } : {}) }, a);
+        });
+        return { ok: true, messages: shown, has_more: rest.length > 0, response_metadata: { next_cursor: rest.length ? tsCursor(rest[0]!.ts) : "" } };
+      }
+      case "conversations.members": {
+        const channel = str("channel") ?? "";
+        const info = channelInfo.get(channel);
+        if (!info) return { ok: false, error: "channel_not_found" };
+        const all = [...info.members].sort();
+        const cursor = str("cursor");
+        const start = cursor ? Number(/^offset:(\d+)$/.exec(Buffer.from(cursor, "base64").toString("utf8"))?.[1] ?? NaN) : 0;
+        if (!Number.isInteger(start)) return { ok: false, error: "invalid_cursor" };
+        const size = pageSize(method, str("limit"), 100);
+        const next = start + size < all.length ? Buffer.from(`offset:${start + size}`).toString("base64") : "";
+        return { ok: true, members: all.slice(start, start + size), response_metadata: { next_cursor: next } };
+      }
+      case "conversations.info": {
+        const channel = str("channel") ?? "";
+        if (channel.startsWith("D")) return { ok: true, channel: { id: channel, is_im: true, is_channel: false, is_group: false, is_mpim: false, is_private: true } };
+        const info = channelInfo.get(channel);
+        if (!info && !store.has(channel)) return { ok: false, error: "channel_not_found" };
+        const mpim = info?.mpim === true;
+        const priv = info?.private === true;
+        return {
+          ok: true,
+          channel: { id: channel, name: channel.toLowerCase(), is_im: false, is_mpim: mpim, is_channel: !mpim && !priv, is_group: !mpim && priv, is_private: mpim || priv, is_archived: info?.archived === true },
+        };
       }
       case "conversations.open": {
         // One person: their DM with the bot (group DMs are not modelled).
@@ -765,7 +847,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
         const types = (str("types") ?? "public_channel").split(",").map((t) => t.trim());
         const excludeArchived = str("exclude_archived") === "true" || str("exclude_archived") === "1";
         const all = [...channelInfo.entries()]
-          .filter(([, c]) => c.members.has(user) && types.includes(c.private ? "private_channel" : "public_channel"))
+          .filter(([, c]) => c.members.has(user) && c.mpim !== true && types.includes(c.private ? "private_channel" : "public_channel"))
           .filter(([, c]) => !(excludeArchived && c.archived) && (!c.private || c.members.has(bot.userId)))
           .map(([id, c]) => ({ id, name: id.toLowerCase(), is_channel: !c.private, is_group: c.private, is_private: c.private, is_archived: c.archived }))
           .sort((x, y) => x.id.localeCompare(y.id));
@@ -913,6 +995,57 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
     setListPageMax: (max) => {
       listPageMax = max;
     },
+    setPageMax: (method, max) => {
+      if (max === null) pageMax.delete(method);
+      else pageMax.set(method, max);
+    },
+    seedHistory: (channel, messages) => {
+      const list = store.get(channel) ?? [];
+      for (const m of messages) list.push({ ...m, channel });
+      list.sort((x, y) => Number(x.ts) - Number(y.ts));
+      store.set(channel, list);
+      return messages.map((m) => m.ts);
+    },
+    groupDm: (channel, members) => {
+      channelInfo.set(channel, { private: true, archived: false, mpim: true, members: new Set([...members, bot.userId]) });
+    },
+    messageChanged: (channel, ts, text, o = {}) => {
+      const msg = store.get(channel)?.find((x) => x.ts === ts);
+      if (!msg) throw new Error(`no message ${ts} in ${channel}`);
+      const previous = { type: "message", ...msg };
+      msg.text = text;
+      const at = nextTs();
+      return {
+        type: "message",
+        subtype: "message_changed",
+        hidden: true,
+        channel,
+        channel_type: o.channelType ?? "channel",
+        ts: at,
+        event_ts: at,
+        message: { type: "message", ...msg, edited: { user: msg.user, ts: at } },
+        previous_message: previous,
+      };
+    },
+    messageDeleted: (channel, ts, o = {}) => {
+      const list = store.get(channel) ?? [];
+      const i = list.findIndex((x) => x.ts === ts);
+      if (i < 0) throw new Error(`no message ${ts} in ${channel}`);
+      const [gone] = list.splice(i, 1);
+      const at = nextTs();
+      return { type: "message", subtype: "message_deleted", hidden: true, channel, channel_type: o.channelType ?? "channel", ts: at, event_ts: at, deleted_ts: ts, previous_message: { type: "message", ...gone } };
+    },
+    memberJoined: (user, channel, o = {}) => {
+      const c = channelInfo.get(channel) ?? { private: false, archived: false, members: new Set<string>() };
+      c.members.add(user);
+      channelInfo.set(channel, c);
+      return { type: "member_joined_channel", user, channel, channel_type: c.private ? "G" : "C", team: bot.teamId, event_ts: nextTs(), ...(o.inviter ? { inviter: o.inviter } : {}) };
+    },
+    memberLeft: (user, channel) => {
+      const c = channelInfo.get(channel);
+      c?.members.delete(user);
+      return { type: "member_left_channel", user, channel, channel_type: c?.private ? "G" : "C", team: bot.teamId, event_ts: nextTs() };
+    },
     appHomeOpened: (user, o = {}) => {
       const home = published.filter((v) => v.user === user).at(-1);
       const ts = nextTs();
@@ -978,6 +1111,7 @@ export async function startFakeSlack(opts: { bot?: Partial<FakeBot> } = {}): Pro
       responses.length = 0;
       rateLimits.clear();
       failures.clear();
+      pageMax.clear();
     },
     close: async () => {
       for (const t of timers) clearTimeout(t);

@@ -77,6 +77,15 @@ describe("slack/manifest.yml", () => {
     expect(METHOD_SCOPES["views.open"]).toBeNull();
   });
 
+  it("has what channel knowledge needs: member events, and the scopes of conversations.history, .replies, .members and .info", () => {
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(expect.arrayContaining(["member_joined_channel", "member_left_channel", "message.channels", "message.groups"]));
+    expect(METHOD_SCOPES["conversations.members"]).toEqual(["channels:read", "groups:read"]);
+    // A group DM is recognised (and refused) only with mpim:read.
+    expect(METHOD_SCOPES["conversations.info"]).toEqual(["channels:read", "groups:read", "mpim:read"]);
+    for (const method of ["conversations.history", "conversations.replies"]) expect(METHOD_SCOPES[method]).toEqual(expect.arrayContaining(["channels:history", "groups:history"]));
+    expect(manifest.oauth_config.scopes.bot).toEqual(expect.arrayContaining(["channels:history", "groups:history", "channels:read", "groups:read", "mpim:read"]));
+  });
+
   it("needs no request URLs in Socket Mode", () => {
     expect(manifest.settings.event_subscriptions.request_url).toBeUndefined();
     expect(manifest.features.slash_commands.every((c) => c.url === undefined)).toBe(true);

@@ -44,6 +44,11 @@ import { onHomeSubmission } from "./home-submit.ts";
 import { onAppHomeOpened } from "./home-opened.ts";
 import { HomeViewers } from "./home-viewer.ts";
 import { ChannelMembership, MEMBERSHIP_TTL_MS } from "./membership.ts";
+import { observeEvent, type ObserveDeps } from "./observe.ts";
+import { channelHistory } from "./history.ts";
+import { channelMembers } from "./channel-members.ts";
+import { channelKind } from "./channel-kind.ts";
+import { workspaceUrl } from "./permalink.ts";
 
 export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
@@ -98,11 +103,16 @@ const AuthTestSchema = z.looseObject({
   team_id: z.string().min(1),
   user: z.string().optional(),
   team: z.string().optional(),
+  /** The workspace's URL: channel knowledge's permalinks are built on it (permalink.ts). */
+  url: z.string().optional(),
 });
 
 const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
 
-const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed", "app_home_opened"]);
+/** People joining and leaving channels: who may search a listened channel changes at once (observe.ts). */
+const MEMBER_EVENTS = ["member_joined_channel", "member_left_channel"] as const;
+
+const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed", "app_home_opened", ...MEMBER_EVENTS]);
 
 /** Starts Slack and attaches it to the core (replies and the core's own posts). */
 export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Logger): Promise<SlackHandle> {
@@ -115,6 +125,8 @@ export async function startSlack(host: AdapterHost, cfg: SlackSettings, log: Log
 interface Connected {
   client: SlackClient;
   bot: BotIdentity;
+  names: NameCache;
+  log: Logger;
   port: number | null;
   /** The socket is open (Socket Mode) or the server listens (HTTP mode), and stop() was not called. */
   connected(): boolean;
@@ -164,6 +176,13 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
       return placeTarget(client, opened.channel.id, undefined);
     },
     postedFor: (channel, threadTs, messageTs) => postedFor(running().client, channel, threadTs, messageTs),
+    // Channel knowledge (src/knowledge): the backfill's pages, who is in a channel, and what it is.
+    channelHistory: (workspace, channel, page) => {
+      const { client, names, bot, log: slog } = running();
+      return channelHistory({ client, names, bot, log: slog }, workspace, channel, page);
+    },
+    channelMembers: (_workspace, channel) => channelMembers(running().client, channel, running().log, running().bot.userId),
+    channelKind: (_workspace, channel) => channelKind(running().client, channel),
     async clearWorking(channel: string, ts: string): Promise<void> {
       try {
         await running().client.reactions.remove({ channel, timestamp: ts, name: WORKING_REACTION });
@@ -211,6 +230,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   const app = new App({ token: cfg.botToken, botId: bot.botId, botUserId: bot.userId, receiver, logger: sdkLogger, clientOptions });
   const client: SlackClient = app.client;
   const names = new NameCache(client, slog);
+  const observeDeps: ObserveDeps = { core, names, bot, log: slog, order: new KeyedQueue(Number.MAX_SAFE_INTEGER) };
   const turnDeps: TurnDeps = { core, client, bot, names, log: slog, order: new KeyedQueue(Number.MAX_SAFE_INTEGER), ...(cfg.contextLimits ? { contextLimits: cfg.contextLimits } : {}) };
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
@@ -240,6 +260,8 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     app.event(type, ({ event, body, context }) =>
       new Promise<void>((stored) => {
         const meta = { eventType: type, eventId: eventId(body), retryNum: context.retryNum, onStored: stored };
+        // What channel knowledge keeps of it, beside the turn: its own task, not holding the ack.
+        track(`observe ${type}`, () => observeEvent(observeDeps, event, body, { eventType: type, eventId: meta.eventId }));
         // Stopping: not taken on, and not acknowledged, so Slack delivers it again elsewhere.
         if (!track(type, () => onMessageEvent(turnDeps, event, body, meta).finally(stored), true)) {
           declineAck(body);
@@ -247,6 +269,11 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
         }
       }),
     );
+  }
+  for (const type of MEMBER_EVENTS) {
+    app.event(type, async ({ event, body }) => {
+      track(type, () => observeEvent(observeDeps, event, body, { eventType: type, eventId: eventId(body) }));
+    });
   }
   for (const type of ["reaction_added", "reaction_removed"] as const) {
     app.event(type, async ({ event, body }) => {
@@ -332,7 +359,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     if (socket) return socket.client.websocket?.readyState === 1;
     return server?.listening === true;
   };
-  return { client, bot, port, connected, stop };
+  return { client, bot, names, log: slog, port, connected, stop };
 }
 
 /**
@@ -360,5 +387,5 @@ async function identify(client: SlackClient): Promise<BotIdentity> {
   const parsed = AuthTestSchema.safeParse(answer);
   if (!parsed.success) throw new Error(`unexpected auth.test answer: ${z.prettifyError(parsed.error)}`);
   const a = parsed.data;
-  return { userId: a.user_id, botId: a.bot_id, teamId: a.team_id, name: a.user ?? "cairn", ...(a.team ? { teamName: a.team } : {}) };
+  return { userId: a.user_id, botId: a.bot_id, teamId: a.team_id, name: a.user ?? "cairn", ...(a.team ? { teamName: a.team } : {}), url: workspaceUrl(a.url) };
 }

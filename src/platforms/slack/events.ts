@@ -9,7 +9,8 @@
 import { z } from "zod";
 import type { Inbound } from "../../core/types.ts";
 
-const TS = /^\d+\.\d+$/;
+/** A Slack timestamp: a message's id in its channel ("1700000000.000100"). */
+export const TS = /^\d+\.\d+$/;
 
 export const MessageEventSchema = z.looseObject({
   type: z.enum(["message", "app_mention"]),
@@ -41,6 +42,8 @@ export interface BotIdentity {
   name: string;
   teamId: string;
   teamName?: string;
+  /** The workspace's URL (auth.test's `url`, "https://acme.slack.com/"): permalinks are built on it (permalink.ts). */
+  url?: string;
 }
 
 export interface SlackMessage {
@@ -83,8 +86,7 @@ export function classifyMessage(event: unknown, body: unknown, bot: BotIdentity)
 
   const isDm = e.channel_type === "im" || (e.channel_type === undefined && e.channel.startsWith("D"));
   const raw = e.text ?? "";
-  const files = (e.files ?? []).map((f) => f.name ?? f.title).filter((n): n is string => Boolean(n));
-  const text = [plainText(raw, bot), files.length ? `[shared files: ${files.join(", ")}]` : ""].filter(Boolean).join("\n");
+  const text = messageText(raw, e.files, bot);
   if (!text.trim()) return drop("empty");
 
   const inThread = e.thread_ts !== undefined && e.thread_ts !== e.ts;
@@ -121,6 +123,12 @@ export function toInbound(m: SlackMessage, author: { displayName?: string }, bot
     text,
     sentAt: m.sentAt,
   };
+}
+
+/** A message's text as cairn keeps it: its wire text made plain, and the names of files it shared. */
+export function messageText(raw: string, files: readonly { name?: string | undefined; title?: string | undefined }[] | undefined, bot: Pick<BotIdentity, "userId" | "name">): string {
+  const names = (files ?? []).map((f) => f.name ?? f.title).filter((n): n is string => Boolean(n));
+  return [plainText(raw, bot), names.length ? `[shared files: ${names.join(", ")}]` : ""].filter(Boolean).join("\n");
 }
 
 /**

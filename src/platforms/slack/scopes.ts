@@ -6,8 +6,8 @@
 /** Bot token scopes, with what needs them. */
 export const BOT_SCOPES = {
   "app_mentions:read": "receive app_mention events in channels",
-  "channels:history": "message.channels events (replies in followed threads) and conversations.replies in public channels",
-  "groups:history": "message.groups events and conversations.replies in private channels",
+  "channels:history": "message.channels events (replies in followed threads; every message of a listened channel) and conversations.history / conversations.replies in public channels (a listened channel's backfill)",
+  "groups:history": "message.groups events and conversations.history / conversations.replies in private channels",
   "im:history": "message.im events: direct messages to cairn; conversations.history to find a DM answer posted just before a crash",
   "im:write": "conversations.open: a person's DM, for a message cairn starts itself (a question, a reminder, a report)",
   "mpim:history": "conversations.replies in group DMs cairn is mentioned in",
@@ -15,13 +15,26 @@ export const BOT_SCOPES = {
   "reactions:read": "reaction_added / reaction_removed events: feedback on replies",
   "reactions:write": "reactions.add / reactions.remove: the 👀 while working",
   "users:read": "users.info: display names",
-  "channels:read": "users.conversations: the public channels a person is in, whose lessons their Home tab shows",
-  "groups:read": "users.conversations: the private channels a person shares with cairn, whose lessons their Home tab shows",
+  "channels:read":
+    "users.conversations: the public channels a person is in, whose lessons their Home tab shows; conversations.members / conversations.info and member_joined_channel / member_left_channel events: who may search a listened public channel",
+  "groups:read": "users.conversations: the private channels a person shares with cairn, whose lessons their Home tab shows; conversations.members / conversations.info and member events in private channels",
+  "mpim:read": "conversations.info on a group DM: `/cairn listen on` there is refused (cairn never listens in group DMs)",
   commands: "the /cairn slash command",
 } as const;
 
 /** Bot events the adapter subscribes to. */
-export const BOT_EVENTS = ["app_mention", "message.im", "message.channels", "message.groups", "reaction_added", "reaction_removed", "app_home_opened"] as const;
+export const BOT_EVENTS = [
+  "app_mention",
+  "message.im",
+  "message.channels",
+  "message.groups",
+  "reaction_added",
+  "reaction_removed",
+  "app_home_opened",
+  // Who may search a listened channel: changed at once when someone joins or leaves it.
+  "member_joined_channel",
+  "member_left_channel",
+] as const;
 
 /** Web API methods the adapter calls, and the bot scope each needs (null: none, or the app-level token). */
 export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] | null> = {
@@ -38,6 +51,8 @@ export const METHOD_SCOPES: Record<string, readonly (keyof typeof BOT_SCOPES)[] 
   "conversations.history": ["channels:history", "groups:history", "im:history", "mpim:history"],
   "users.info": ["users:read"],
   "users.conversations": ["channels:read", "groups:read"],
+  "conversations.members": ["channels:read", "groups:read"],
+  "conversations.info": ["channels:read", "groups:read", "mpim:read"],
   // The Home tab and its modals need no scope (Slack: "No scopes required").
   "views.publish": null,
   "views.open": null,
