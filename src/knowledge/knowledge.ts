@@ -12,6 +12,8 @@ import type { Logger } from "../log.ts";
 import { ChannelReaders, DEFAULT_MEMBERS_TTL_MS } from "./members.ts";
 import { KnowledgeStore } from "./store.ts";
 import type { ChannelEvent } from "./types.ts";
+import type { Workspace } from "../db/generated/sqlite/client.ts";
+import { TtlCache } from "../cache/ttl-cache.ts";
 
 export interface KnowledgeSettings {
   /** How far back `listen on` reads a channel's history. */
@@ -46,6 +48,7 @@ export class ChannelKnowledge {
   readonly store: KnowledgeStore;
   readonly readers: ChannelReaders;
   private retention: NodeJS.Timeout | null = null;
+  private readonly workspaces = new TtlCache<string, Workspace>({ ttlMs: 10 * 60_000, max: 5_000 });
 
   constructor(readonly deps: KnowledgeDeps) {
     this.store = new KnowledgeStore(deps.database, deps.history, deps.maxChars);
@@ -67,7 +70,10 @@ export class ChannelKnowledge {
 
   private async apply(event: ChannelEvent): Promise<void> {
     const where = event.kind === "message" ? { platform: event.message.platform, workspace: event.message.workspace, channel: event.message.channel } : event;
-    const workspace = await this.deps.history.workspaceOf(where.platform, where.workspace.externalId);
+    const workspace = await this.workspaceOf(where.platform, where.workspace.externalId);
+    // No workspace yet: nobody turned listening on in it. Never created here: adapters send every
+    // channel's events, and a workspace made by one would miss the name its first turn gives it.
+    if (!workspace) return;
     const listens = await this.store.listened(workspace.id);
     if (!listens.has(where.channel)) return;
     switch (event.kind) {
@@ -84,6 +90,16 @@ export class ChannelKnowledge {
         await this.readers.member(workspace, event.channel, event.user, event.joined);
         return;
     }
+  }
+
+  /** The workspace's row if it exists (kept once found: a workspace is never renamed away from its id). */
+  private async workspaceOf(platform: string, externalId: string): Promise<Workspace | null> {
+    const key = `${platform}:${externalId}`;
+    const known = this.workspaces.get(key);
+    if (known) return known;
+    const found = await this.deps.database.prisma.workspace.findFirst({ where: { platform, externalId } });
+    if (found) this.workspaces.set(key, found);
+    return found;
   }
 
   /** Queues the backfill of a listened channel (once per `listen on`: its key is the listen's start). */

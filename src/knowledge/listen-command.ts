@@ -73,7 +73,8 @@ export async function listenCommand(core: Core, inbound: Inbound, place: Place, 
       [
         `**Listening here: ${current.status === "on" ? "on" : "off"}** (since ${day(current.enabledAt)})`,
         `- ${kept} messages kept; ${backfill}${retention}`,
-        `- ${members} channel members can search them`,
+        // Where roles decide (Discord), there is no member list to count.
+        core.delivery.adapterOf(inbound.platform)?.canRead ? "- everyone who can read this channel now can search them" : `- ${members} channel members can search them`,
         `- your own messages: ${excluded ? "left out (`listen include-me` to change)" : "kept (`listen exclude-me` to leave them out)"}`,
       ].join("\n"),
     );

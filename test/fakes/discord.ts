@@ -15,7 +15,17 @@
  * error. Message components (rows of buttons) and modals are checked against Discord's limits and
  * recorded; tests click a recorded button (MESSAGE_COMPONENT) and submit a recorded modal
  * (MODAL_SUBMIT), and interaction answers may update the clicked message (types 6 and 7) or open a
- * modal (type 9). What it does not model: sharding, compression, permissions, presence, voice.
+ * modal (type 9).
+ *
+ * Channel knowledge (what a listening cairn reads): a channel's history in pages (GET messages with
+ * `before` and `limit`, newest first; tests seed hundreds of messages with their own times), active
+ * and archived public threads, edits and deletions dispatched (MESSAGE_UPDATE, MESSAGE_DELETE,
+ * MESSAGE_DELETE_BULK), and what decides who may read a channel: the guild's roles (GUILD_CREATE),
+ * members' roles (GET a guild member; 404 Unknown Member once they left), channels' permission
+ * overwrites (GUILD_CREATE, CHANNEL_UPDATE), a channel deleted (CHANNEL_DELETE). GUILD_MEMBER_UPDATE
+ * and GUILD_MEMBER_REMOVE are dispatched only to a client that asked for the privileged
+ * GuildMembers intent, as Discord does. The fake stores permissions and hands them out; it does not
+ * enforce them on its own REST routes. What it does not model: sharding, compression, presence, voice.
  */
 import http from "node:http";
 import { randomBytes } from "node:crypto";
@@ -43,14 +53,41 @@ export interface FakeUser {
   bot?: boolean;
 }
 
+/** A permission overwrite on a channel: a role's (the guild's id is @everyone's) or a member's. */
+export interface FakeOverwrite {
+  id: string;
+  type: "role" | "member";
+  allow?: bigint;
+  deny?: bigint;
+}
+
+export interface FakeRole {
+  id: string;
+  name: string;
+  /** The role's guild-wide permissions (none by default). */
+  permissions?: bigint;
+}
+
 export interface FakeGuild {
   id: string;
   name: string;
-  channels: { id: string; name: string }[];
-  threads?: { id: string; name: string; parentId: string }[];
-  /** People in the guild (the bot is added automatically). */
+  channels: { id: string; name: string; overwrites?: FakeOverwrite[] }[];
+  /** `private`: a private thread (type 12); `archived`: listed among the parent's archived threads, not the active ones. */
+  threads?: { id: string; name: string; parentId: string; private?: boolean; archived?: boolean }[];
+  /** People in the guild (the bot is added automatically). The first is the guild's owner. */
   members: FakeUser[];
+  /** Roles besides @everyone and the bot's managed role. */
+  roles?: FakeRole[];
+  /** @everyone's permissions (default: Discord's default set, which includes View Channel and Read Message History). */
+  everyonePermissions?: bigint;
+  /** Members' roles by user id (none by default). */
+  memberRoles?: Record<string, string[]>;
 }
+
+/** Discord's permission bits the fake's tests use. */
+export const PERMISSIONS = { viewChannel: 1n << 10n, sendMessages: 1n << 11n, readMessageHistory: 1n << 16n } as const;
+/** What @everyone may do in a new guild: Discord's default set. */
+export const DEFAULT_EVERYONE_PERMISSIONS = 2248473465835073n;
 
 export interface ApiUser {
   id: string;
@@ -113,12 +150,15 @@ export interface ApiMessage {
 
 interface ChannelRecord {
   id: string;
-  /** 0 text, 1 DM, 11 public thread. */
-  type: 0 | 1 | 11;
+  /** 0 text, 1 DM, 3 group DM, 11 public thread, 12 private thread. */
+  type: 0 | 1 | 3 | 11 | 12;
   name?: string;
   guildId?: string;
   parentId?: string;
   recipient?: FakeUser;
+  overwrites?: FakeOverwrite[];
+  /** A thread listed among its parent's archived threads. */
+  archived?: boolean;
 }
 
 /** A message the bot posted (through REST), as the tests see it. */
@@ -339,6 +379,10 @@ export interface SendMessageOptions {
   /** The message type; default 0 (or 19 for a reply). System messages have others (7 = member join). */
   type?: number;
   attachments?: { filename: string; size?: number; contentType?: string }[];
+  /** When it was sent (its id's time too); default now. */
+  at?: Date;
+  /** Posted through a webhook (webhook_id set, as an integration's posts are). */
+  webhookId?: string;
 }
 
 export interface CommandInteractionOptions {
@@ -375,8 +419,25 @@ export interface FakeDiscord {
   sendDm(author: FakeUser, content: string, extra?: Omit<SendMessageOptions, "channelId" | "author" | "content">): ApiMessage;
   /** Dispatches a stored message's MESSAGE_CREATE again, under a new sequence number (an at-least-once delivery). */
   redispatch(messageId: string): void;
-  /** Stores a message without dispatching it: history from before the client started. */
+  /** Stores a message without dispatching it: history from before the client started (a minute ago unless `at` says). */
   seedMessage(opts: SendMessageOptions): ApiMessage;
+  /**
+   * Stores many messages of one channel without dispatching them (history from before listening),
+   * each at its own time (ids follow the times, as Discord's snowflakes do).
+   */
+  seedMessages(channelId: string, messages: readonly Omit<SendMessageOptions, "channelId">[]): ApiMessage[];
+  /** A person edits their message: the stored text changes and MESSAGE_UPDATE is dispatched (the full message, as v10 sends it). */
+  editMessage(messageId: string, content: string): ApiMessage;
+  /** A message is deleted: MESSAGE_DELETE, or MESSAGE_DELETE_BULK for several of one channel (a moderator's purge). */
+  deleteMessages(channelId: string, ids: readonly string[]): void;
+  /** A member's roles change (GET member answers with the new ones; GUILD_MEMBER_UPDATE to a GuildMembers client). */
+  setMemberRoles(guildId: string, user: FakeUser, roles: string[]): void;
+  /** A member leaves the guild (GET member answers 404 Unknown Member; GUILD_MEMBER_REMOVE to a GuildMembers client). */
+  removeMember(guildId: string, user: FakeUser): void;
+  /** A channel's permission overwrites are replaced: CHANNEL_UPDATE. */
+  setOverwrites(channelId: string, overwrites: FakeOverwrite[]): void;
+  /** A channel is deleted: CHANNEL_DELETE; its REST routes answer 404 Unknown Channel. */
+  deleteChannel(channelId: string): void;
   /** Dispatches THREAD_CREATE (a thread started now; `id` = a message id for a thread started from a message). */
   createThread(opts: { guildId: string; parentId: string; name: string; id?: string; owner: FakeUser }): string;
   react(opts: { channelId: string; messageId: string; user: FakeUser; emoji: string | { id: string; name: string }; remove?: boolean }): void;
@@ -468,11 +529,18 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const gateway = { identifies: 0, resumes: 0, heartbeats: 0, intents: null as number | null, invalidSessions: 0 };
   let restSeq = 0;
 
+  /** Who is in each guild now, with their role ids. */
+  const guildMembers = new Map<string, Map<string, string[]>>();
   for (const g of guilds) {
     for (const m of g.members) users.set(m.id, m);
-    for (const c of g.channels) channels.set(c.id, { id: c.id, type: 0, name: c.name, guildId: g.id });
-    for (const t of g.threads ?? []) channels.set(t.id, { id: t.id, type: 11, name: t.name, guildId: g.id, parentId: t.parentId });
+    guildMembers.set(g.id, new Map([[bot.id, [botRoles.get(g.id)!]], ...g.members.map((m): [string, string[]] => [m.id, [...(g.memberRoles?.[m.id] ?? [])]])]));
+    for (const c of g.channels) channels.set(c.id, { id: c.id, type: 0, name: c.name, guildId: g.id, overwrites: [...(c.overwrites ?? [])] });
+    for (const t of g.threads ?? []) channels.set(t.id, { id: t.id, type: t.private ? 12 : 11, name: t.name, guildId: g.id, parentId: t.parentId, archived: t.archived ?? false });
   }
+  const rolesOf = (guildId: string | undefined, userId: string): string[] => (guildId ? (guildMembers.get(guildId)?.get(userId) ?? []) : []);
+  const overwriteObject = (o: FakeOverwrite) => ({ id: o.id, type: o.type === "role" ? 0 : 1, allow: String(o.allow ?? 0n), deny: String(o.deny ?? 0n) });
+  /** GuildMembers (1 << 1): the privileged intent member events need. */
+  const wantsMemberEvents = (): boolean => ((gateway.intents ?? 0) & (1 << 1)) !== 0;
 
   // -------------------------------------------------------------------------------------------
   // Wire objects
@@ -481,7 +549,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const channelObject = (c: ChannelRecord): Record<string, unknown> => {
     if (c.type === 1) return { id: c.id, type: 1, last_message_id: null, flags: 0, recipients: c.recipient ? [apiUser(c.recipient)] : [] };
     const base = { id: c.id, type: c.type, guild_id: c.guildId, name: c.name, last_message_id: null, rate_limit_per_user: 0, flags: 0 };
-    if (c.type === 11) {
+    if (c.type === 11 || c.type === 12) {
       return {
         ...base,
         parent_id: c.parentId,
@@ -489,10 +557,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         message_count: 0,
         member_count: 1,
         total_message_sent: 0,
-        thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: new Date().toISOString(), locked: false },
+        thread_metadata: { archived: c.archived ?? false, auto_archive_duration: 1440, archive_timestamp: new Date().toISOString(), locked: false },
       };
     }
-    return { ...base, position: 0, permission_overwrites: [], parent_id: null, topic: null, nsfw: false };
+    return { ...base, position: 0, permission_overwrites: (c.overwrites ?? []).map(overwriteObject), parent_id: null, topic: null, nsfw: false };
   };
 
   const guildCreate = (g: FakeGuild): Record<string, unknown> => {
@@ -531,17 +599,22 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       unavailable: false,
       member_count: g.members.length + 1,
       roles: [
-        { id: g.id, name: "@everyone", color: 0, hoist: false, icon: null, unicode_emoji: null, position: 0, permissions: "2248473465835073", managed: false, mentionable: false, flags: 0 },
+        { id: g.id, name: "@everyone", color: 0, hoist: false, icon: null, unicode_emoji: null, position: 0, permissions: String(g.everyonePermissions ?? DEFAULT_EVERYONE_PERMISSIONS), managed: false, mentionable: false, flags: 0 },
         { id: botRole, name: bot.username, color: 0, hoist: false, icon: null, unicode_emoji: null, position: 1, permissions: "277025459200", managed: true, mentionable: false, flags: 0, tags: { bot_id: bot.id } },
+        ...(g.roles ?? []).map((r, i) => ({ id: r.id, name: r.name, color: 0, hoist: false, icon: null, unicode_emoji: null, position: i + 2, permissions: String(r.permissions ?? 0n), managed: false, mentionable: true, flags: 0 })),
       ],
       emojis: [],
       stickers: [],
-      members: [member(bot, [botRole]), ...g.members.map((m) => member(m))],
+      members: [...(guildMembers.get(g.id) ?? new Map<string, string[]>()).entries()].flatMap(([id, roles]) => {
+        const u = users.get(id);
+        return u ? [member(u, roles)] : [];
+      }),
       channels: g.channels.map((c) => {
         const { guild_id: _omit, ...rest } = channelObject(channels.get(c.id)!);
         return rest;
       }),
-      threads: (g.threads ?? []).map((t) => channelObject(channels.get(t.id)!)),
+      // GUILD_CREATE lists active threads only.
+      threads: (g.threads ?? []).filter((t) => !t.archived).map((t) => channelObject(channels.get(t.id)!)),
       voice_states: [],
       presences: [],
       stage_instances: [],
@@ -555,7 +628,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     return m;
   };
 
-  const buildMessage = (o: SendMessageOptions, id = snowflake()): ApiMessage => {
+  const buildMessage = (o: SendMessageOptions, id = snowflake(o.at?.getTime())): ApiMessage => {
     const channel = channels.get(o.channelId);
     if (!channel) throw new Error(`fake discord: unknown channel ${o.channelId}`);
     users.set(o.author.id, o.author);
@@ -571,10 +644,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     const msg: ApiMessage = {
       id,
       channel_id: channel.id,
-      ...(guildId ? { guild_id: guildId, member: member(null) } : {}),
+      ...(guildId ? { guild_id: guildId, member: member(null, rolesOf(guildId, o.author.id)) } : {}),
       author: apiUser(o.author),
       content: o.content,
-      timestamp: new Date().toISOString(),
+      timestamp: (o.at ?? new Date()).toISOString(),
       edited_timestamp: null,
       tts: false,
       mention_everyone: /@(everyone|here)\b/.test(o.content),
@@ -593,6 +666,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       ...(o.replyTo ? { message_reference: { type: 0, message_id: o.replyTo, channel_id: channel.id, ...(guildId ? { guild_id: guildId } : {}) } } : {}),
       ...(referenced !== undefined ? { referenced_message: referenced } : {}),
       ...(channel.type === 1 ? { channel_type: 1 } : {}),
+      ...(o.webhookId ? { webhook_id: o.webhookId } : {}),
     };
     return msg;
   };
@@ -822,6 +896,23 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
         posts.push({ ...postOf(msg), flags: 0, via: "delete" });
         return reply(204, null);
       }
+    }
+    if (method === "GET" && (m = /^\/guilds\/(\d+)\/members\/(\d+)$/.exec(path))) {
+      const members = guildMembers.get(m[1]!);
+      if (!members) return reply(404, { message: "Unknown Guild", code: 10004 });
+      const roles = members.get(m[2]!);
+      const u = users.get(m[2]!);
+      return roles && u ? reply(200, member(u, roles)) : reply(404, { message: "Unknown Member", code: 10007 });
+    }
+    if (method === "GET" && (m = /^\/guilds\/(\d+)\/threads\/active$/.exec(path))) {
+      if (!guildMembers.has(m[1]!)) return reply(404, { message: "Unknown Guild", code: 10004 });
+      const active = [...channels.values()].filter((c) => c.guildId === m![1] && (c.type === 11 || c.type === 12) && !c.archived);
+      return reply(200, { threads: active.map(channelObject), members: [] });
+    }
+    if (method === "GET" && (m = /^\/channels\/(\d+)\/threads\/archived\/public$/.exec(path))) {
+      if (!channels.has(m[1]!)) return unknownChannel(reply);
+      const archived = [...channels.values()].filter((c) => c.parentId === m![1] && c.type === 11 && c.archived);
+      return reply(200, { threads: archived.map(channelObject), members: [], has_more: false });
     }
     if (method === "POST" && (m = /^\/channels\/(\d+)\/typing$/.exec(path))) {
       return channels.has(m[1]!) ? reply(204, null) : unknownChannel(reply);
@@ -1085,7 +1176,46 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       if (!msg) throw new Error(`fake discord: unknown message ${messageId}`);
       dispatch("MESSAGE_CREATE", msg);
     },
-    seedMessage: (o) => store(buildMessage(o, snowflake(Date.now() - 60_000))),
+    seedMessage: (o) => store(buildMessage({ ...o, at: o.at ?? new Date(Date.now() - 60_000) })),
+    seedMessages: (channelId, list) => list.map((o) => store(buildMessage({ ...o, channelId }))),
+    editMessage(messageId, content) {
+      const msg = messages.get(messageId);
+      if (!msg) throw new Error(`fake discord: unknown message ${messageId}`);
+      const edited = store({ ...msg, content, edited_timestamp: new Date().toISOString() });
+      dispatch("MESSAGE_UPDATE", edited);
+      return edited;
+    },
+    deleteMessages(channelId, ids) {
+      const c = channels.get(channelId);
+      if (!c) throw new Error(`fake discord: unknown channel ${channelId}`);
+      for (const id of ids) messages.delete(id);
+      const where = { channel_id: c.id, ...(c.guildId ? { guild_id: c.guildId } : {}) };
+      if (ids.length === 1) dispatch("MESSAGE_DELETE", { id: ids[0], ...where });
+      else dispatch("MESSAGE_DELETE_BULK", { ids, ...where });
+    },
+    setMemberRoles(guildId, user, roles) {
+      const members = guildMembers.get(guildId);
+      if (!members) throw new Error(`fake discord: unknown guild ${guildId}`);
+      users.set(user.id, user);
+      members.set(user.id, [...roles]);
+      if (wantsMemberEvents()) dispatch("GUILD_MEMBER_UPDATE", { guild_id: guildId, ...member(user, roles) });
+    },
+    removeMember(guildId, user) {
+      guildMembers.get(guildId)?.delete(user.id);
+      if (wantsMemberEvents()) dispatch("GUILD_MEMBER_REMOVE", { guild_id: guildId, user: apiUser(user) });
+    },
+    setOverwrites(channelId, overwrites) {
+      const c = channels.get(channelId);
+      if (!c?.guildId || c.type !== 0) throw new Error(`fake discord: ${channelId} is not a guild text channel`);
+      c.overwrites = [...overwrites];
+      dispatch("CHANNEL_UPDATE", channelObject(c));
+    },
+    deleteChannel(channelId) {
+      const c = channels.get(channelId);
+      if (!c) throw new Error(`fake discord: unknown channel ${channelId}`);
+      channels.delete(channelId);
+      dispatch(c.type === 11 || c.type === 12 ? "THREAD_DELETE" : "CHANNEL_DELETE", channelObject(c));
+    },
     createThread(o) {
       const id = o.id ?? snowflake();
       channels.set(id, { id, type: 11, name: o.name, guildId: o.guildId, parentId: o.parentId });

@@ -1,9 +1,11 @@
 /**
  * The Discord adapter: a discord.js client wired to the core.
  *
- * - Intents: Guilds (channels, threads, roles), GuildMessages and DirectMessages (messages),
- *   MessageContent (privileged: the text of guild messages; switch it on in the developer portal),
- *   GuildMessageReactions and DirectMessageReactions (feedback).
+ * - Intents: Guilds (channels, threads, roles, permission overwrites), GuildMessages and
+ *   DirectMessages (messages; in guilds also their edits and deletions, for channel knowledge),
+ *   MessageContent (privileged: the text of guild messages and edits; switch it on in the developer
+ *   portal), GuildMessageReactions and DirectMessageReactions (feedback). Not GuildMembers: who may
+ *   read a listened channel is asked over REST at each search (can-read.ts).
  * - Partials: Channel (DM channels are never cached up front; without it DM messages are dropped),
  *   Message and Reaction (reactions on messages from before the start), User (reactors seen only by id).
  * - Gateway drops are discord.js's job: it resumes the session (Discord replays what was missed)
@@ -12,6 +14,9 @@
  *   closes the gateway.
  * - It implements the core's adapter contract: Markdown is Discord's own format, drafts stream by
  *   post-and-edit, and the core's delivery path does the rest.
+ * - Channel knowledge: guild messages, edits and deletions go to `core.observe` beside turns
+ *   (knowledge-live.ts); a channel's history for the backfill (channel-history.ts); who may read
+ *   a channel from roles and overwrites (can-read.ts); DMs are never listened to (channel-kind.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -39,6 +44,12 @@ import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reac
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 import { allowedMentions, channelTarget } from "./target.ts";
 import { TYPING_INTERVAL_MS } from "./typing.ts";
+import { readableChannels } from "./can-read.ts";
+import { ChannelHistory } from "./channel-history.ts";
+import { channelKind } from "./channel-kind.ts";
+import { LiveKnowledge } from "./knowledge-live.ts";
+import { clientNames } from "./knowledge-names.ts";
+import { placeOf } from "./knowledge-place.ts";
 
 export interface DiscordSettings {
   token: string;
@@ -121,6 +132,8 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     if (!channel?.isSendable()) throw new Error(`cannot post to Discord channel ${target.kind === "dm" ? `DM of ${target.person}` : target.channel}`);
     return channelTarget(channel, mentions);
   };
+  const names = clientNames(client);
+  const history = new ChannelHistory(client, names, log);
   const adapter: DiscordAdapter = {
     platform: "discord",
     capabilities,
@@ -130,6 +143,9 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     // Ready, and every gateway shard up (a shard resuming or identifying again is not).
     connected: () => !stopping && client.isReady() && client.ws.shards.every((shard) => shard.status === Status.Ready),
     open,
+    channelHistory: (guild, channel, page) => history.page(guild, channel, page),
+    canRead: (guild, person, channels) => readableChannels(client, guild, person, channels),
+    channelKind: (_guild, channel) => channelKind(client, channel),
     client,
     async idle() {
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
@@ -151,6 +167,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
   /** Wires the gateway's events to the core, then logs in and waits for the guilds. */
   async function connect(core: CorePort): Promise<void> {
     const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS, mentions });
+    const knowledge = new LiveKnowledge({ core, log, place: (id) => placeOf(client, id), names });
 
     const track = (what: string, work: () => Promise<void>): void => {
       if (stopping) return;
@@ -171,6 +188,9 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     client.on(Events.MessageReactionAdd, onReaction("added"));
     client.on(Events.MessageReactionRemove, onReaction("removed"));
     client.on("raw", (packet: unknown) => {
+      // Every guild message, edit and deletion, for channel knowledge; turns are decided apart (MessageCreate).
+      const observe = knowledge.fromDispatch(packet);
+      if (observe) track("channel event", observe);
       // Before discord.js handles the packet: a DM reaction it is about to drop (see reactions.ts).
       if (!client.user) return;
       const event = rawDmReaction(packet, client.user.id, (id) => client.channels.cache.get(id)?.isTextBased() === true);

@@ -28,11 +28,13 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from "discord.js";
 import type { CorePort } from "../../core/adapter.ts";
+import type { Inbound } from "../../core/types.ts";
 import { commandArgs, COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
 import { errText, type Logger } from "../../log.ts";
 import { SCHEDULE_NAMES } from "../../jobs/schedules.ts";
 import { within } from "./deferral.ts";
 import { inChannel, interactionInbound, SLASH_COMMAND } from "./interaction-inbound.ts";
+import { listenedChannelOf } from "./knowledge-place.ts";
 import { COMMAND_FAILED_REPLY, followUps, partsOf } from "./reply-parts.ts";
 import { DISCORD_PANES, type DiscordPane } from "./view-ids.ts";
 import { answerView, handleViewButton, handleViewModal } from "./views.ts";
@@ -159,7 +161,7 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
   // me, team, skills: the view, with buttons (views.ts).
   if (isPane(name)) return answerView(interaction, name, deps);
   const args = argsOf(interaction, name);
-  const work = deps.core.command(interactionInbound(interaction, name, args), name, args).then(
+  const work = commandInbound(interaction, name, args).then((inbound) => deps.core.command(inbound, name, args)).then(
     (reply): { reply: CommandReply } => ({ reply }),
     (err: unknown): { reply: CommandReply } => {
       deps.log.error({ err, command: name }, "command failed");
@@ -187,6 +189,17 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
   }
   await interaction.editReply({ content: parts[0]!, allowedMentions: { parse: [] } });
   await followUps(interaction, parts.slice(1), deferredPublic ? undefined : MessageFlags.Ephemeral, deps.log);
+}
+
+/**
+ * The Inbound a command runs as. `listen` is about a channel: run in a thread, it is about the
+ * thread's parent, where listening is turned on and the thread's messages are kept.
+ */
+async function commandInbound(interaction: ChatInputCommandInteraction, name: CommandName, args: readonly string[]): Promise<Inbound> {
+  const inbound = interactionInbound(interaction, name, args);
+  if (name !== "listen" || inbound.channel.isDm) return inbound;
+  const channel = await listenedChannelOf(interaction.client, inbound.channel.externalId);
+  return channel === inbound.channel.externalId ? inbound : { ...inbound, channel: { ...inbound.channel, externalId: channel }, threadId: null };
 }
 
 /** The core command's arguments from the subcommand's options, as a Slack or console user would type them. */
