@@ -459,7 +459,7 @@ forEachDatabase("discord views end to end", (getDb) => {
     expect(callbackOf(opened)).toMatchObject({ type: 9 });
     const modal = discord.modals.find((m) => m.interactionId === opened)!;
     expect(modal).toMatchObject({ title: "Team persona", messageId: team.id, customId: "cairn:m:team::persona set" });
-    expect(modal.inputs).toEqual([{ customId: "text", label: expect.stringContaining("How cairn speaks here"), style: 2, required: true, maxLength: core.persona.limit }]);
+    expect(modal.inputs).toEqual([{ customId: "text", label: expect.stringContaining("How cairn speaks and what it always does"), style: 2, required: true, maxLength: core.persona.limit }]);
 
     const persona = "Answer in plain English.\nAlways link the runbook when deploys come up.";
     const submitted = await settled(() => discord.submitModal(modal, ada, { text: persona }));
