@@ -18,7 +18,7 @@ import type { RankDoc, RankStats } from "./rank.ts";
  * channel's common words match a large share of everything it ever said, and ranking all of it
  * cost seconds. Older messages are still found by the rarer words of a question.
  */
-export const RECENT_WINDOW = 20_000;
+export const RECENT_WINDOW = 5_000;
 
 /** Document-frequency counts stop here: past it a word's weight is near zero anyway. */
 export const DF_CAP = 5000;
