@@ -48,6 +48,37 @@ const KNOWLEDGE: Source = { scope: PG_KNOWLEDGE_SCOPE, params: knowledgeParams, 
 /** History and channel knowledge: the knowledge index only for someone who can read a listened channel. */
 const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
 
+/**
+ * Channel knowledge's candidates, newest first, channel by channel: for each readable channel's
+ * conversation, its newest matches through the (conversationId, id) index read backwards (or, for
+ * rare words, its partial GIN index, as the planner judges), then the newest (or, `ranked`, the
+ * best of the newest RECENT_WINDOW, shared among the channels) across them. A query over all the
+ * channels at once could not read in id order and fetched every match (about 2 s a statement with
+ * a million kept messages).
+ */
+async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked: boolean): Promise<Row[]> {
+  const channels = (JSON.parse(ctx.readable) as unknown[]).length;
+  const each = ranked ? Math.max(100, Math.ceil(RECENT_WINDOW / Math.max(1, channels))) : limit;
+  const rows = await run(
+    ctx,
+    `SELECT json_agg(r ORDER BY ${ranked ? "rk DESC, " : ""}id DESC)::text AS j FROM (
+       SELECT x.r, x.id${ranked ? ", x.rk" : ""}
+         FROM (SELECT c.id AS cid FROM "Conversation" c
+                WHERE c."workspaceId" = $1 AND c.kind = 'channel' AND c."channelId" IN (SELECT json_array_elements_text($2::json))) k
+         CROSS JOIN LATERAL (
+           SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
+             FROM "Message" m CROSS JOIN to_tsquery('english', $3) q
+            WHERE m."conversationId" = k.cid AND m.search @@ q AND m."workspaceId" = $1 AND m.role = 'channel' AND m.status <> 'failed'
+            ORDER BY m.id DESC LIMIT $5) x
+        ORDER BY ${ranked ? "x.rk DESC, " : ""}x.id DESC LIMIT $4) y`,
+    ...knowledgeParams(ctx),
+    words.join(" | "),
+    limit,
+    each,
+  );
+  return parsed<Row>(rows);
+}
+
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
 const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
 const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
@@ -101,16 +132,23 @@ export const postgresQueries: Queries = {
   async lexical(ctx, words, limit, ranked) {
     const out: Row[] = [];
     for (const source of wordSources(ctx)) {
+      if (source.recent) {
+        out.push(...(await recentKnowledge(ctx, words, limit, ranked)));
+        continue;
+      }
       const q = source.params(ctx).length + 1;
-      const inner = `SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
+      const rows = await run(
+        ctx,
+        `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
+           SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
              FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
-            WHERE m.search @@ q AND ${source.scope}`;
-      const candidates = source.recent
-        ? ranked
-          ? `SELECT * FROM (${inner} ORDER BY m.id DESC LIMIT ${RECENT_WINDOW}) w ORDER BY rk DESC, id DESC LIMIT $${q + 1}`
-          : `${inner} ORDER BY m.id DESC LIMIT $${q + 1}`
-        : `${inner} ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""} LIMIT $${q + 1}`;
-      const rows = await run(ctx, `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (${candidates}) x`, ...source.params(ctx), words.join(" | "), limit);
+            WHERE m.search @@ q AND ${source.scope}
+            ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
+            LIMIT $${q + 1}) x`,
+        ...source.params(ctx),
+        words.join(" | "),
+        limit,
+      );
       out.push(...parsed<Row>(rows));
     }
     return out;
