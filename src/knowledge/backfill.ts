@@ -14,6 +14,8 @@ import { BACKFILL_JOB, type ChannelKnowledge } from "./knowledge.ts";
 /** Messages asked for per page (Slack's conversations.history takes up to 999; Discord's up to 100). */
 export const PAGE_SIZE = 200;
 const PROGRESS_EVERY = 2_000;
+/** Messages kept by one backfill past which PostgreSQL's statistics are refreshed at its end. */
+const ANALYZE_AFTER = 10_000;
 
 const Payload = z.object({ listenId: z.string().min(1) });
 
@@ -59,6 +61,12 @@ export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
         }
       }
       log.info({ channel: listen.channelId, kept: listen.backfilled, at: now().toISOString() }, "channel backfill done");
+      // PostgreSQL plans the searches from table statistics: a big backfill left them describing a
+      // table without it (a search over the channel then read every match, hundreds of times
+      // slower), and autovacuum gets to it only later.
+      if (database.provider === "postgresql" && listen.backfilled >= ANALYZE_AFTER) {
+        await database.prisma.$executeRawUnsafe(`ANALYZE "Message"`).catch((err: unknown) => log.warn({ err }, "could not refresh the message statistics"));
+      }
       await tell(`Done reading <#${listen.channelId}>: ${listen.backfilled.toLocaleString("en-US")} messages kept, back to ${day(listen.reachedAt)}. People who can read the channel can now ask me about them.`);
       return `${listen.backfilled} messages kept`;
     },
