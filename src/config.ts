@@ -14,7 +14,7 @@ const optionalString = z
   .optional()
   .transform((v) => (v === "" ? undefined : v));
 /** A channel listened in from start-up (src/knowledge/knowledge.ts reads the same form). */
-const LISTEN_CHANNEL = /^(slack|discord):[^/\s]+\/\S+$/;
+export const LISTEN_CHANNEL = /^(slack|discord):([^/\s]+)\/(\S+)$/;
 
 const csv = z
   .string()

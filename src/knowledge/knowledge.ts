@@ -4,6 +4,7 @@
  * members.ts (who may read it), backfill.ts (the history job), listen-command.ts (`/cairn listen`).
  */
 import type { Database } from "../db/client.ts";
+import { LISTEN_CHANNEL } from "../config.ts";
 import type { PlatformAdapter, Posted, PostTarget } from "../core/adapter.ts";
 import type { Platform } from "../core/types.ts";
 import type { HistoryStore } from "../history/store.ts";
@@ -114,7 +115,7 @@ export class ChannelKnowledge {
    */
   async start(): Promise<void> {
     for (const spec of this.deps.settings.channels) {
-      const m = /^(slack|discord):([^/\s]+)\/(\S+)$/.exec(spec);
+      const m = LISTEN_CHANNEL.exec(spec);
       if (!m) continue;
       const workspace = await this.deps.history.workspaceOf(m[1]!, m[2]!);
       const existing = await this.deps.database.prisma.channelListen.findUnique({ where: { workspaceId_channelId: { workspaceId: workspace.id, channelId: m[3]! } } });
