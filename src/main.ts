@@ -23,7 +23,7 @@ const REPEATED_SIGNAL_MS = 2_000;
 /**
  * Resolves on the first SIGINT or SIGTERM: platform adapters run until the process is asked to
  * stop. Under `npm start` a service manager's signal to the process group reaches cairn more than
- * once within milliseconds (from the group, and relayed by npm and tsx): those repeats are ignored,
+ * once within milliseconds (from the group, and relayed by npm): those repeats are ignored,
  * so they cannot cut the orderly stop short (bounded by CAIRN_STOP_TIMEOUT_MS anyway). A signal
  * later than that is a person insisting: `onInsist` runs (it exits at once).
  */

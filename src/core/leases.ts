@@ -12,13 +12,14 @@
  *   turns in flight, so they can be short and a killed replica's conversations resume soon after.
  * - Stopping hands everything still held back at once (the lease ends now), and leases given out
  *   after that are born expired: another process takes over without waiting.
+ * - A lease of a process of this machine that no longer runs (lease-owner.ts) is ended at once
+ *   (`expireDead`): a kill -9 and a restart resume the turns without waiting out the lease.
  */
-import { hostname } from "node:os";
-import { randomUUID } from "node:crypto";
 import type { Db } from "../db/client.ts";
 import type { Lease } from "../history/store.ts";
 import type { Logger } from "../log.ts";
 import { errText } from "../log.ts";
+import { deadHere, machineKey, newOwner } from "./lease-owner.ts";
 
 export interface LeaseSettings {
   /** How long a lease lasts unrenewed: the longest a dead process's turns wait for another. */
@@ -35,8 +36,10 @@ export interface Ahead {
 }
 
 export class TurnLeases {
-  /** This process, as lease owner: host, pid and a random part (pids repeat across restarts). */
-  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** This machine, as lease owners name it. */
+  private readonly machine = machineKey();
+  /** This process, as lease owner: machine, pid and a random part (pids repeat across restarts). */
+  readonly owner = newOwner(this.machine);
   private timer: NodeJS.Timeout | null = null;
   private isReleased = false;
 
@@ -108,6 +111,32 @@ export class TurnLeases {
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
     });
     return rows.map((r) => ({ id: r.id, owner: r.leaseOwner ?? "", until: r.leaseUntil ?? new Date(0) }));
+  }
+
+  /**
+   * Ends the leases of processes of this machine that are gone, so their turns are taken over now.
+   * Reads only leased rows (indexed on leaseOwner): the turns in flight.
+   */
+  async expireDead(isDead: (owner: string) => boolean = (owner) => deadHere(owner, this.machine)): Promise<number> {
+    const now = this.now();
+    const owners = await this.db.message.findMany({
+      where: { leaseOwner: { not: null }, leaseUntil: { gt: now } },
+      distinct: ["leaseOwner"],
+      select: { leaseOwner: true },
+    });
+    let ended = 0;
+    for (const { leaseOwner } of owners) {
+      if (leaseOwner === null || leaseOwner === this.owner || !isDead(leaseOwner)) continue;
+      const { count } = await this.db.message.updateMany({ where: { leaseOwner, leaseUntil: { gt: now } }, data: { leaseUntil: new Date(0) } });
+      if (count) this.log.info({ owner: leaseOwner, rows: count }, "turns of a process of this machine that no longer runs taken over without waiting for their leases");
+      ended += count;
+    }
+    return ended;
+  }
+
+  /** Whether a lease's owner is a process of this machine that is gone. */
+  ownerGone(owner: string): boolean {
+    return owner !== this.owner && deadHere(owner, this.machine);
   }
 
   isExpired(a: Pick<Ahead, "until">): boolean {

@@ -89,6 +89,7 @@ export class Recovery {
   sweep(): Promise<void> {
     this.sweeping ??= (async () => {
       try {
+        await this.deps.leases.expireDead();
         const conversations = await this.deps.leases.expiredConversations(this.deps.platforms());
         for (const { id, key } of conversations) {
           if (this.stopped || this.under.has(id)) continue;
@@ -118,9 +119,16 @@ export class Recovery {
     const young = window - (this.deps.now().getTime() - m.createdAt.getTime());
     if (window > 0 && young > 0) await sleep(Math.min(young, window));
     let wait = 20;
+    // A process of this machine that is gone: its leases are ended once, not waited out.
+    let deadChecked = false;
     for (;;) {
       const ahead = await this.deps.leases.ahead(conversationId, m);
       if (ahead.length === 0) return;
+      if (!deadChecked && ahead.some((a) => !this.deps.leases.isExpired(a) && this.deps.leases.ownerGone(a.owner))) {
+        deadChecked = true;
+        await this.deps.leases.expireDead();
+        continue;
+      }
       const expired = ahead.filter((a) => this.deps.leases.isExpired(a));
       if (expired.length) {
         await this.recoverConversation(conversationId, expired.map((a) => a.id));

@@ -8,7 +8,9 @@
  * answer once, in order, tell the person when it is too late, post a stored reply as stored, and
  * never post anything twice. The two-process test with real kills is test/cluster.
  */
+import { spawn } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { machineKey } from "../../src/core/lease-owner.ts";
 import { forEachDatabase, inboundFor, resetData, uniqueId, type PlaceOptions } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
@@ -98,7 +100,7 @@ forEachDatabase("turn recovery", (getDb) => {
   }
 
   /** What a process killed mid-turn leaves: the person's message stored under its lease, unanswered. */
-  async function lostMessage(db: Database, opts: PlaceOptions, text: string, sentAt = new Date()) {
+  async function lostMessage(db: Database, opts: PlaceOptions, text: string, sentAt = new Date(), lease: Lease = DEAD) {
     const { HistoryStore } = await import("../../src/history/store.ts");
     const history = new HistoryStore(db);
     const inbound = inboundFor(opts, text, uniqueId("ts"), sentAt);
@@ -106,7 +108,7 @@ forEachDatabase("turn recovery", (getDb) => {
     const session =
       (await db.prisma.chatSession.findFirst({ where: { conversationId: place.conversation.id, endedAt: null } })) ??
       (await db.prisma.chatSession.create({ data: { conversationId: place.conversation.id } }));
-    const stored = await history.recordInbound(place, inbound, session.id, DEAD);
+    const stored = await history.recordInbound(place, inbound, session.id, lease);
     if (!stored) throw new Error("not stored");
     return { history, place, session, stored, inbound };
   }
@@ -130,6 +132,28 @@ forEachDatabase("turn recovery", (getDb) => {
     await new Promise((r) => setTimeout(r, LEASE_MS * 2));
     expect(adapter.sent).toHaveLength(1);
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it("takes over at once the turns of a process of this machine that is gone, not a live one's or another machine's", async () => {
+    const db = getDb();
+    // A pid that ran here and is gone: a kill -9'd cairn before its restart.
+    const child = spawn(process.execPath, ["-e", ""]);
+    const gonePid = child.pid!;
+    await new Promise((r) => child.once("exit", r));
+    const later = new Date(Date.now() + 10 * 60_000);
+    const gone = await lostMessage(db, where(), "q1 left by a killed process", new Date(), { owner: `${machineKey()}:${gonePid}:0123abcd`, until: later });
+    // process.ppid runs: a live process of this machine keeps its turn.
+    const alive = await lostMessage(db, where(), "q2 held by a live process", new Date(), { owner: `${machineKey()}:${process.ppid}:0123abce`, until: later });
+    const elsewhere = await lostMessage(db, where(), "q3 held on another machine", new Date(), { owner: `other-host/1:${gonePid}:0123abcf`, until: later });
+    const { core, adapter } = live();
+    await core.startBackground();
+    await until("the gone process's message answered", () => adapter.sent.length === 1);
+    expect(adapter.sent[0]!.text).toBe("answer to q1");
+    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: gone.stored.id } })).status).toBe("answered");
+    await core.recovery.sweep();
+    await new Promise((r) => setTimeout(r, LEASE_MS * 2));
+    expect(adapter.sent.map((s) => s.text)).toEqual(["answer to q1"]);
+    for (const held of [alive, elsewhere]) expect((await db.prisma.message.findUniqueOrThrow({ where: { id: held.stored.id } })).leaseUntil).toEqual(later);
   });
 
   it("tells the person a message too old to answer late was not answered, without asking the model", async () => {
