@@ -111,7 +111,7 @@ export interface SendOptions {
 }
 
 /** The events of one post: what Slack sends for it. */
-function eventsOf(post: Post): Record<string, unknown>[] {
+export function eventsOf(post: Post): Record<string, unknown>[] {
   const c = post.conversation;
   const base = { channel: c.channel, user: post.user, text: post.text, ts: post.ts, event_ts: post.ts };
   if (c.kind === "dm") return [{ type: "message", channel_type: "im", ...base }];

@@ -99,10 +99,18 @@ export function problemSummary(replicas: readonly Replica[]): string {
     .join("; ");
 }
 
-/** Starts a replica and resolves once its Socket Mode connection is open; rejects if it exits first. */
+/** Starts a replica and resolves once its Socket Mode connection is open (or its readyUrl answers); rejects if it exits first. */
 export async function startReplica(
   slack: FakeSlack,
-  o: { label: string; argv: readonly string[]; cwd: string; env: Record<string, string>; timeoutMs?: number },
+  o: {
+    label: string;
+    argv: readonly string[];
+    cwd: string;
+    env: Record<string, string>;
+    timeoutMs?: number;
+    /** Slack in HTTP mode: ready once this URL (its /readyz) answers 200, not once a Socket Mode connection opens. */
+    readyUrl?: string;
+  },
 ): Promise<Replica> {
   const child = spawn(process.execPath, [...o.argv], { cwd: o.cwd, env: o.env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
@@ -143,9 +151,20 @@ export async function startReplica(
     problems: () => problems,
     running: () => exit === null,
   };
-  const ready = await waitUntil(`replica ${o.label} connected or exited`, () => (exit ? "exited" : socket() ? "connected" : null), o.timeoutMs ?? 60_000).catch(
+  let answering = false;
+  const poll = o.readyUrl
+    ? setInterval(() => {
+        fetch(o.readyUrl!, { signal: AbortSignal.timeout(1_000) }).then(
+          (res) => void (answering ||= res.status === 200),
+          () => undefined,
+        );
+      }, 100)
+    : null;
+  const up = () => (o.readyUrl ? answering : socket() !== undefined);
+  const ready = await waitUntil(`replica ${o.label} connected or exited`, () => (exit ? "exited" : up() ? "connected" : null), o.timeoutMs ?? 60_000).catch(
     (err: unknown) => String(err),
   );
+  if (poll) clearInterval(poll);
   if (ready !== "connected") {
     if (replica.running()) child.kill("SIGKILL");
     const why = ready === "exited" ? `exited (${exit!.code ?? exit!.signal}) before connecting` : ready;

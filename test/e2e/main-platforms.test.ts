@@ -5,29 +5,18 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
+import { freePort } from "../fakes/http.ts";
 import { startFakeDiscord, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
 import { parsePrometheusText, sumOf } from "../support/prom-text.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe("npm start with Slack and Discord in one process", () => {
   let anthropic: FakeAnthropic;

@@ -1,5 +1,5 @@
 /** Small pieces every fake protocol server uses: reading requests, listening on loopback, polling. */
-import type http from "node:http";
+import http from "node:http";
 import type { AddressInfo } from "node:net";
 
 export function flattenHeaders(h: http.IncomingHttpHeaders): Record<string, string> {
@@ -38,4 +38,17 @@ export async function waitUntil<T>(what: string, pred: () => T | undefined | nul
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a child process to listen on). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = http.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
 }
