@@ -373,6 +373,7 @@ export class Core implements CorePort {
       const { session, isNew } = await this.sessions.current(place.conversation.id, this.now());
       const stored = await this.history.recordInbound(place, inbound, session.id, lease());
       if (!stored) return null;
+      hooks.onAccepted?.();
       const rate = await this.limiter.take(place.person.id, stored.id, this.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.

@@ -190,7 +190,13 @@ export class DeliveryPath {
     if (!addressed && !wasFollowed) return null;
     // Followed before the answer, so a quick follow-up in the thread is not missed.
     if (thread) this.following.follow(thread);
-    const working = target.working ? target.working().catch(() => null) : Promise.resolve(null);
+    // Marked (👀, typing) once the message is stored as new here, not before: a replica whose copy
+    // is a duplicate (the other replica stored it first) marks nothing, so it cannot take the mark
+    // off while the other works, and a platform is not asked twice (reactions.add is rate limited).
+    let mark: (accepted: boolean) => void = () => undefined;
+    const working = new Promise<(() => Promise<void>) | null>((resolve) => {
+      mark = (accepted) => resolve(accepted && target.working ? target.working().catch(() => null) : null);
+    });
     // Read while the message is stored, not before: storing first fixes its place among replicas
     // (and lets the platform's delivery be acknowledged) without waiting on a Web API call.
     const context =
@@ -202,13 +208,15 @@ export class DeliveryPath {
         : undefined;
     const draft = this.draftOptions(adapter, postFailedApology(inbound.platform));
     const surface = target.surface?.(draft) ?? new DraftReply(target, draft);
-    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored };
+    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored, onAccepted: () => mark(true) };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
     const settled = this.deps.handle(inbound, hooks, context).then(
       (ok): Settled => ({ ok }),
       (err: unknown): Settled => ({ err }),
     );
+    // Never accepted (a duplicate, a refusal, a failure before storing): no mark, and none to wait for.
+    void settled.then(() => mark(false));
     return { settled, surface, target, working, thread, wasFollowed, addressed };
   }
 

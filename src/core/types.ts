@@ -120,6 +120,11 @@ export type FeedbackResult =
 export interface TurnHooks {
   /** The message is stored (or will not be): see `ReceiveOptions.onStored`. Called at most once. */
   onStored?: () => void;
+  /**
+   * The message is stored as new here: this process answers it (not a duplicate another replica or
+   * an earlier delivery stored first, not refused). Called at most once, before `onStored`.
+   */
+  onAccepted?: () => void;
   /** A short status while cairn works ("searching history"), for typing indicators or status lines. */
   onProgress?: (status: string) => void;
   /**

@@ -9,6 +9,8 @@ import { coreHarness, makeCore } from "../support/agent.ts";
 import { TOMBSTONE } from "../../src/erasure/erase.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { HandleResult, Outbound } from "../../src/core/types.ts";
+import type { ReplyTarget } from "../../src/core/adapter.ts";
+import { FakeAdapter } from "../support/fake-adapter.ts";
 
 function replyOf(result: HandleResult): Outbound {
   if (result.kind !== "reply") throw new Error(`expected a reply, got dropped: ${result.reason}`);
@@ -90,6 +92,33 @@ forEachDatabase("two replicas on one database", (getDb) => {
       expect(mine.filter((s) => s === "ok")).toHaveLength(3);
       expect(mine.filter((s) => s === "limited")).toHaveLength(7);
     }
+  });
+
+  it("mark a post both replicas received (👀) once, by the replica that answers it, and take it off once, after the answer", async () => {
+    const events: string[] = [];
+    const port = (name: string) => {
+      const core = makeCore(getDb(), h.fake, {});
+      const adapter = new FakeAdapter("slack");
+      return { core: core.attach(adapter), adapter, name };
+    };
+    const replicas = [port("a"), port("b")];
+    h.fake.setDefault(() => ({ text: "answer", delayMs: 200 }));
+    const inbound = inboundFor(channel("UM", "tm"), "what is the plan?");
+    const received = await Promise.all(
+      replicas.map(({ core, adapter, name }) => {
+        const target: ReplyTarget = {
+          ...adapter.target("CGEN", async () => void events.push(`${name} posts`)),
+          working: async () => {
+            events.push(`${name} marks`);
+            return async () => void events.push(`${name} unmarks`);
+          },
+        };
+        return core.receive(inbound, target);
+      }),
+    );
+    expect(received.map((r) => r.kind).sort()).toEqual(["dropped", "replied"]);
+    const winner = received[0]!.kind === "replied" ? "a" : "b";
+    expect(events).toEqual([`${winner} marks`, `${winner} posts`, `${winner} unmarks`]);
   });
 
   it("take 'forget me' on one replica and 'forget me confirm' on the other", async () => {
