@@ -4,7 +4,8 @@
  *
  * Invariants kept here:
  * - One post is answered once: a synchronous check-and-set catches a platform's double deliveries
- *   and retries in this process; the stored-message key catches what a restart forgets.
+ *   and retries in this process; the stored-message key catches what a restart forgets, and the
+ *   copy another replica received; a refusal, never stored, is claimed in the database.
  * - A message in a thread is a turn without a mention only where cairn follows the thread.
  * - The messages of one conversation reach the turn queue, and their answers reach the platform,
  *   in arrival order, whatever each adapter's or the database's look-ups cost on the way.
@@ -37,6 +38,8 @@ export interface DeliveryDeps {
   delivered?(reply: Outbound): Promise<void>;
   /** No part of a stored reply reached the platform: its failure is recorded. */
   undelivered?(reply: Outbound): Promise<void>;
+  /** Whether this process is the first, of all sharing the database, to take `key` (claims.ts). */
+  claim?(key: string): Promise<boolean>;
   history: HistoryStore;
   log: Logger;
 }
@@ -48,7 +51,8 @@ interface Started {
   settled: Promise<Settled>;
   surface: ReplySurface;
   target: ReplyTarget;
-  working: Promise<(() => Promise<void>) | null>;
+  /** The working mark's remover, once the message was marked (it is not before the core accepts it). */
+  working(): Promise<(() => Promise<void>) | null>;
   thread: ThreadRef | null;
   /** The thread was followed before this message. */
   wasFollowed: boolean;
@@ -104,7 +108,7 @@ export class DeliveryPath {
     if (inbound.author.isBot) return now({ kind: "dropped", reason: "bot" });
     if (!hasVisibleText(inbound.text)) return now({ kind: "dropped", reason: "empty" });
     // Synchronous: of two deliveries of one post racing here, the first wins.
-    if (!this.seen.addIfNew(`${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`)) {
+    if (!this.seen.addIfNew(postKey(inbound))) {
       return now({ kind: "dropped", reason: "duplicate" });
     }
     const key = conversationKey(inbound);
@@ -190,7 +194,13 @@ export class DeliveryPath {
     if (!addressed && !wasFollowed) return null;
     // Followed before the answer, so a quick follow-up in the thread is not missed.
     if (thread) this.following.follow(thread);
-    const working = target.working ? target.working().catch(() => null) : Promise.resolve(null);
+    // Marked once the core has stored the message as this process's turn, not before: where every
+    // replica receives the message (Discord), each would otherwise show itself at work on it
+    // (typing), the replicas that then find it stored by another one included.
+    let working: Promise<(() => Promise<void>) | null> = Promise.resolve(null);
+    const accepted = (): void => {
+      if (target.working) working = target.working().catch(() => null);
+    };
     // Read while the message is stored, not before: storing first fixes its place among replicas
     // (and lets the platform's delivery be acknowledged) without waiting on a Web API call.
     const context =
@@ -202,14 +212,14 @@ export class DeliveryPath {
         : undefined;
     const draft = this.draftOptions(adapter, postFailedApology(inbound.platform));
     const surface = target.surface?.(draft) ?? new DraftReply(target, draft);
-    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored };
+    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored, onAccepted: accepted };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
     const settled = this.deps.handle(inbound, hooks, context).then(
       (ok): Settled => ({ ok }),
       (err: unknown): Settled => ({ err }),
     );
-    return { settled, surface, target, working, thread, wasFollowed, addressed };
+    return { settled, surface, target, working: () => working, thread, wasFollowed, addressed };
   }
 
   private async deliver(inbound: Inbound, turn: Started): Promise<Received> {
@@ -234,6 +244,11 @@ export class DeliveryPath {
         return { kind: "silent", status: "refused" };
       }
       if (reply.status === "refused" && turn.thread && !turn.wasFollowed) this.following.unfollow(turn.thread);
+      if (reply.status === "refused" && !(await this.firstToRefuse(inbound, log))) {
+        await turn.surface.cancel();
+        log.debug("another process refused this message");
+        return { kind: "dropped", reason: "duplicate" };
+      }
       if (this.closed) {
         // Stopping: the stored reply's lease was handed back; the process that takes it posts it.
         await turn.surface.cancel();
@@ -257,7 +272,7 @@ export class DeliveryPath {
       log.info({ reply: reply.replyMessageId, parts: shown.posted.length, status: reply.status, failed: shown.failed }, "reply posted");
       return { kind: "replied", status: reply.status, replyMessageId: reply.replyMessageId, ...shown };
     } finally {
-      const unmark = await turn.working;
+      const unmark = await turn.working();
       if (unmark) await unmark().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
     }
   }
@@ -283,6 +298,22 @@ export class DeliveryPath {
     return { messageId: message.id, ...shown };
   }
 
+  /**
+   * A refusal is not stored (nothing of someone cairn may not serve is), so the stored message's key
+   * that has one replica answer a message does not cover it: where every replica receives the
+   * message (Discord), every one would refuse it. The first to claim the refusal posts it; when the
+   * claim cannot be made, this one posts it too (twice is better than never).
+   */
+  private async firstToRefuse(inbound: Inbound, log: Logger): Promise<boolean> {
+    if (!this.deps.claim) return true;
+    try {
+      return await this.deps.claim(`refusal:${postKey(inbound)}`);
+    } catch (err) {
+      log.warn({ err: errText(err) }, "could not claim the refusal of a message; posting it anyway");
+      return true;
+    }
+  }
+
   private draftOptions(adapter: PlatformAdapter, apology: string | null) {
     const caps = adapter.capabilities;
     return {
@@ -293,6 +324,11 @@ export class DeliveryPath {
       log: this.deps.log,
     };
   }
+}
+
+/** One platform post, whichever delivery or replica it reaches. */
+function postKey(inbound: Inbound): string {
+  return `${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`;
 }
 
 /** Where a stored conversation's replies go: its channel (a DM's channel too: the platform knows it by id), in its thread. */

@@ -120,6 +120,11 @@ export type FeedbackResult =
 export interface TurnHooks {
   /** The message is stored (or will not be): see `ReceiveOptions.onStored`. Called at most once. */
   onStored?: () => void;
+  /**
+   * The message is stored as this process's turn (not a duplicate another delivery or replica
+   * stored first): the moment to mark it as being worked on. Called at most once.
+   */
+  onAccepted?: () => void;
   /** A short status while cairn works ("searching history"), for typing indicators or status lines. */
   onProgress?: (status: string) => void;
   /**
