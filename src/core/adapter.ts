@@ -212,6 +212,12 @@ export interface CorePort {
    * the rest; adapters send them all, beside `receive` for messages that may be turns.
    */
   observe(event: ChannelEvent): Promise<void>;
+  /**
+   * Whether this process is the first, of all processes sharing the database, to take the platform
+   * event `key`. Platforms that deliver every event to every replica (Discord's gateway) claim before
+   * acting on one; `windowMs` lets a key without an id of its own (a reaction) be taken again later.
+   */
+  claim(key: string, windowMs?: number): Promise<boolean>;
   readonly log: Logger;
 }
 

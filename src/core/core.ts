@@ -24,6 +24,7 @@ import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";
 import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
 import { limitText, RateLimiter } from "../admission/rate-limit.ts";
+import { EventClaims } from "./claims.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
@@ -142,6 +143,8 @@ export class Core implements CorePort {
   readonly recovery: Recovery;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
+  /** Which replica acts on a platform event every replica receives (claims.ts). */
+  private readonly claims: EventClaims;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CoreDeps) {
@@ -163,6 +166,7 @@ export class Core implements CorePort {
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
+    this.claims = new EventClaims(deps.database, this.now, deps.log);
     this.erasure = {
       forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
       erasePerson: (person, opts) => erasePerson(db, person, opts),
@@ -172,6 +176,7 @@ export class Core implements CorePort {
       recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),
       delivered: (reply) => this.delivered(reply),
       undelivered: (reply) => this.undelivered(reply),
+      claim: (key) => this.claims.claim(key),
       history: this.history,
       log: deps.log,
     });
@@ -306,6 +311,7 @@ export class Core implements CorePort {
       command: (inbound, name, args) => this.command(inbound, name, args),
       view: (inbound, request) => this.view(inbound, request),
       observe: (event) => this.observe(event),
+      claim: (key, windowMs) => this.claim(key, windowMs),
       log: this.log,
     };
   }
@@ -392,6 +398,7 @@ export class Core implements CorePort {
     });
     hooks.onStored?.();
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
+    hooks.onAccepted?.();
     const reply = await accepted.turn;
     // Another process took the turn over (this one stalled past its lease, or is stopping): it answers.
     if (!reply) return { kind: "dropped", reason: "taken_over" };
@@ -484,6 +491,10 @@ export class Core implements CorePort {
   /** A channel event (message, edit, deletion, member): kept if cairn listens in that channel. */
   observe(event: ChannelEvent): Promise<void> {
     return this.knowledge.observe(event);
+  }
+
+  claim(key: string, windowMs?: number): Promise<boolean> {
+    return this.claims.claim(key, windowMs);
   }
 
   get settings(): AgentSettings {

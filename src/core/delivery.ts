@@ -4,7 +4,8 @@
  *
  * Invariants kept here:
  * - One post is answered once: a synchronous check-and-set catches a platform's double deliveries
- *   and retries in this process; the stored-message key catches what a restart forgets.
+ *   and retries in this process; the stored-message key catches what a restart forgets, and the
+ *   copy another replica received; a refusal, never stored, is claimed in the database.
  * - A message in a thread is a turn without a mention only where cairn follows the thread.
  * - The messages of one conversation reach the turn queue, and their answers reach the platform,
  *   in arrival order, whatever each adapter's or the database's look-ups cost on the way.
@@ -37,6 +38,8 @@ export interface DeliveryDeps {
   delivered?(reply: Outbound): Promise<void>;
   /** No part of a stored reply reached the platform: its failure is recorded. */
   undelivered?(reply: Outbound): Promise<void>;
+  /** Whether this process is the first, of all sharing the database, to take `key` (claims.ts). */
+  claim?(key: string): Promise<boolean>;
   history: HistoryStore;
   log: Logger;
 }
@@ -48,6 +51,7 @@ interface Started {
   settled: Promise<Settled>;
   surface: ReplySurface;
   target: ReplyTarget;
+  /** The working mark's remover once the message was marked (not before the core accepts it); null when it never was. */
   working: Promise<(() => Promise<void>) | null>;
   thread: ThreadRef | null;
   /** The thread was followed before this message. */
@@ -104,7 +108,7 @@ export class DeliveryPath {
     if (inbound.author.isBot) return now({ kind: "dropped", reason: "bot" });
     if (!hasVisibleText(inbound.text)) return now({ kind: "dropped", reason: "empty" });
     // Synchronous: of two deliveries of one post racing here, the first wins.
-    if (!this.seen.addIfNew(`${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`)) {
+    if (!this.seen.addIfNew(postKey(inbound))) {
       return now({ kind: "dropped", reason: "duplicate" });
     }
     const key = conversationKey(inbound);
@@ -242,6 +246,11 @@ export class DeliveryPath {
         return { kind: "silent", status: "refused" };
       }
       if (reply.status === "refused" && turn.thread && !turn.wasFollowed) this.following.unfollow(turn.thread);
+      if (reply.status === "refused" && !(await this.firstToRefuse(inbound, log))) {
+        await turn.surface.cancel();
+        log.debug("another process refused this message");
+        return { kind: "dropped", reason: "duplicate" };
+      }
       if (this.closed) {
         // Stopping: the stored reply's lease was handed back; the process that takes it posts it.
         await turn.surface.cancel();
@@ -291,6 +300,22 @@ export class DeliveryPath {
     return { messageId: message.id, ...shown };
   }
 
+  /**
+   * A refusal is not stored (nothing of someone cairn may not serve is), so the stored message's key
+   * that has one replica answer a message does not cover it: where every replica receives the
+   * message (Discord), every one would refuse it. The first to claim the refusal posts it; when the
+   * claim cannot be made, this one posts it too (twice is better than never).
+   */
+  private async firstToRefuse(inbound: Inbound, log: Logger): Promise<boolean> {
+    if (!this.deps.claim) return true;
+    try {
+      return await this.deps.claim(`refusal:${postKey(inbound)}`);
+    } catch (err) {
+      log.warn({ err: errText(err) }, "could not claim the refusal of a message; posting it anyway");
+      return true;
+    }
+  }
+
   private draftOptions(adapter: PlatformAdapter, apology: string | null) {
     const caps = adapter.capabilities;
     return {
@@ -301,6 +326,11 @@ export class DeliveryPath {
       log: this.deps.log,
     };
   }
+}
+
+/** One platform post, whichever delivery or replica it reaches. */
+function postKey(inbound: Inbound): string {
+  return `${inbound.platform}:${inbound.workspace.externalId}:${inbound.channel.externalId}:${inbound.messageId}`;
 }
 
 /** Where a stored conversation's replies go: its channel (a DM's channel too: the platform knows it by id), in its thread. */

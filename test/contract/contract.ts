@@ -129,6 +129,7 @@ export class Observer implements CorePort, AdapterHost {
       command: (inbound, name, args) => port.command(inbound, name, args),
       view: (inbound, request) => port.view(inbound, request),
       observe: (event) => port.observe(event),
+      claim: (key, windowMs) => port.claim(key, windowMs),
       log: port.log,
     };
   }
@@ -174,6 +175,10 @@ export class Observer implements CorePort, AdapterHost {
 
   observe(event: ChannelEvent) {
     return this.core.observe(event);
+  }
+
+  claim(key: string, windowMs?: number) {
+    return this.core.claim(key, windowMs);
   }
 
   /** The core's results for the first `n` deliveries of message `id`, once it is done with them. */

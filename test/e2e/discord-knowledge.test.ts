@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { forEachDatabase } from "../support/db.ts";
 import { makeCore, toolResults } from "../support/agent.ts";
+import { settledOn, type DispatchData } from "../support/discord-settled.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { PERMISSIONS, snowflake, startFakeDiscord, waitFor, type ApiMessage, type FakeDiscord, type FakeGuild, type FakeUser } from "../fakes/discord.ts";
 import type { Core } from "../../src/core/core.ts";
@@ -126,31 +127,8 @@ forEachDatabase("discord channel knowledge end to end", (getDb) => {
     return g;
   };
 
-  /** Resolves when the client has received a dispatch of type `t` matching `pick`; register before triggering it. */
-  const received = (t: string, pick: (d: Record<string, unknown>) => boolean): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        adapter.client.off("raw", listener);
-        reject(new Error(`timed out waiting for the client to receive ${t}`));
-      }, 5_000);
-      const listener = (packet: { t?: string; d?: Record<string, unknown> }) => {
-        if (packet.t === t && packet.d && pick(packet.d)) {
-          clearTimeout(timer);
-          adapter.client.off("raw", listener);
-          resolve();
-        }
-      };
-      adapter.client.on("raw", listener);
-    });
   /** Runs `send`, then waits until the client got its dispatch `t` and every handler it started (the channel event too) is done. */
-  const settled = async <T>(t: string, pick: (d: Record<string, unknown>, sent: T) => boolean, send: () => T): Promise<T> => {
-    const box: { sent?: T } = {};
-    const got = received(t, (d) => "sent" in box && pick(d, box.sent as T));
-    box.sent = send();
-    await got;
-    await adapter.idle();
-    return box.sent;
-  };
+  const settled = <T>(t: string, pick: (d: DispatchData, sent: T) => boolean, send: () => T): Promise<T> => settledOn([adapter], t, pick, send);
   const say = (channelId: string, author: FakeUser, content: string): Promise<ApiMessage> =>
     settled("MESSAGE_CREATE", (d, sent) => d["id"] === sent.id, () => discord.sendMessage({ channelId, author, content }));
 

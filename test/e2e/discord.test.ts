@@ -8,9 +8,9 @@
  * received the dispatch (its raw event) and the adapter is idle, then looks.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Client } from "discord.js";
 import { forEachDatabase } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
+import { settledOn, type DispatchData } from "../support/discord-settled.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeGuild, type FakeUser, type PostedMessage } from "../fakes/discord.ts";
 import type { Core } from "../../src/core/core.ts";
@@ -104,31 +104,8 @@ forEachDatabase("discord adapter end to end", (getDb) => {
   };
   const jobs = async () => (await core.jobs.list("feedback")).map((j) => ({ ...j, payload: JSON.parse(j.payload) as Record<string, unknown> }));
 
-  /** Resolves when the client has received a dispatch of type `t` matching `pick`; register before triggering it. */
-  const received = (client: Client, t: string, pick: (d: Record<string, unknown>) => boolean, timeoutMs = 5_000): Promise<void> =>
-    new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        client.off("raw", listener);
-        reject(new Error(`timed out after ${timeoutMs}ms waiting for the client to receive ${t}`));
-      }, timeoutMs);
-      const listener = (packet: { t?: string; d?: Record<string, unknown> }) => {
-        if (packet.t === t && packet.d && pick(packet.d)) {
-          clearTimeout(timer);
-          client.off("raw", listener);
-          resolve();
-        }
-      };
-      client.on("raw", listener);
-    });
   /** Sends through `send`, then waits until the client got the dispatch and every handler it started is done. */
-  const settled = async <T>(t: string, pick: (d: Record<string, unknown>, sent: T) => boolean, send: () => T): Promise<T> => {
-    const box: { sent?: T } = {};
-    const got = received(adapter.client, t, (d) => "sent" in box && pick(d, box.sent as T));
-    box.sent = send();
-    await got;
-    await adapter.idle();
-    return box.sent;
-  };
+  const settled = <T>(t: string, pick: (d: DispatchData, sent: T) => boolean, send: () => T): Promise<T> => settledOn([adapter], t, pick, send);
   const settledMessage = (send: () => { id: string }) => settled("MESSAGE_CREATE", (d, sent) => d["id"] === sent.id, send);
   const storedReplyId = async (platformId: string) => (await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId } })).messageId;
 

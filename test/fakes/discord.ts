@@ -7,15 +7,19 @@
  * that need `channel_type`, partial structures for uncached messages, 429 handling with
  * `retry-after`, the 2,000-character limit (a too-long message gets the real 50035 error here).
  *
- * What it models: one session at a time (IDENTIFY starts one, RESUME continues it and replays the
- * dispatches the client missed, then RESUMED); guilds with text channels, threads, members and the
- * bot's managed role; DM channels (created on first DM); messages, reactions and slash-command
- * interactions dispatched by tests; the bot's own messages echoed back over the gateway as Discord
- * does. Every REST call is recorded; the next N calls of a route can be answered with 429 or any
- * error. Message components (rows of buttons) and modals are checked against Discord's limits and
- * recorded; tests click a recorded button (MESSAGE_COMPONENT) and submit a recorded modal
- * (MODAL_SUBMIT), and interaction answers may update the clicked message (types 6 and 7) or open a
- * modal (type 9).
+ * What it models: gateway sessions (IDENTIFY starts one, RESUME continues it and replays the
+ * dispatches the client missed, then RESUMED; a client's clean close, 1000 or 1001, ends it), several
+ * at once, as replicas sharing a bot token hold them: every dispatch goes to every session, numbered
+ * in that session's own sequence, as Discord does for an unsharded bot; guilds with text channels,
+ * threads, members and the bot's managed role; DM channels (created on first DM); messages,
+ * reactions and slash-command interactions dispatched by tests; the bot's own messages echoed back
+ * over the gateway as Discord does. Every REST call is recorded; the next N calls of a route can
+ * be answered with 429 or any error. Message components (rows of buttons) and modals are checked
+ * against Discord's limits and recorded; tests click a recorded button (MESSAGE_COMPONENT) and
+ * submit a recorded modal (MODAL_SUBMIT), and interaction answers may update the clicked message
+ * (types 6 and 7) or open a modal (type 9). An interaction takes one answer: a second callback for
+ * it gets Discord's 400 (code 40060, "Interaction has already been acknowledged."), recorded in
+ * `refusedCallbacks`.
  *
  * Channel knowledge (what a listening cairn reads): a channel's history in pages (GET messages with
  * `before` and `limit`, newest first; tests seed hundreds of messages with their own times), active
@@ -213,6 +217,32 @@ interface Dispatch {
   d: unknown;
 }
 
+/** A gateway session: its own sequence numbers and the dispatches it was sent, kept for RESUME. */
+interface Session {
+  id: string;
+  seq: number;
+  log: Dispatch[];
+  intents: number;
+  /** The socket it is on now; null while the client is away (it may resume). */
+  socket: WebSocket | null;
+}
+
+/** A gateway session as tests see it. */
+export interface FakeGatewaySession {
+  id: string;
+  /** A socket carries it now. */
+  connected: boolean;
+  /** The types of the dispatches it was sent, in order (READY, GUILD_CREATE, ...). */
+  dispatched: string[];
+}
+
+/** An interaction answer refused because the interaction was answered already (400, code 40060). */
+export interface RefusedCallback {
+  interactionId: string;
+  /** The refused answer's type (4 message, 5 deferral, 7 update, 9 modal, ...), null if unreadable. */
+  type: number | null;
+}
+
 export interface RouteMatch {
   method: string;
   /** Matched against the path after `/api/v10`, e.g. /^\/channels\/\d+\/messages$/. */
@@ -404,7 +434,12 @@ export interface FakeDiscord {
   readonly restCalls: RestCall[];
   readonly posts: PostedMessage[];
   readonly connections: GatewayConnection[];
+  /** `intents`: those of the last IDENTIFY. */
   readonly gateway: { identifies: number; resumes: number; heartbeats: number; intents: number | null; invalidSessions: number };
+  /** The sessions not ended, oldest first: each IDENTIFY starts one; a clean close (1000, 1001) by its client ends it. */
+  sessions(): FakeGatewaySession[];
+  /** Interaction answers Discord refused with 40060 (the interaction was answered already), oldest first. */
+  readonly refusedCallbacks: RefusedCallback[];
   /** Stored messages by id (dispatched, seeded and posted). */
   message(id: string): ApiMessage | undefined;
   /** The messages a channel (or thread, or DM channel) holds now, oldest first: edits applied, deletions gone. */
@@ -459,12 +494,12 @@ export interface FakeDiscord {
    * person could not type (over the input's max length, a required input left empty).
    */
   submitModal(modal: FakeModal, user: FakeUser, values: Record<string, string>): string;
-  /** Stop sending dispatches (they still get sequence numbers): as if they were lost when the link died. */
+  /** Stop sending dispatches to any session (they still get sequence numbers): as if they were lost when the link died. */
   hold(on: boolean): void;
-  /** Forgets the session: the next RESUME gets INVALID_SESSION (op 9, not resumable) and the client must IDENTIFY again. */
-  expireSession(): void;
-  /** Closes the gateway socket: "terminate" (no close frame, 1006 on the client) or a close code. */
-  dropConnection(how?: "terminate" | number): Promise<void>;
+  /** Forgets every session (or the one given): the next RESUME gets INVALID_SESSION (op 9, not resumable) and the client must IDENTIFY again. */
+  expireSession(sessionId?: string): void;
+  /** Closes the gateway sockets (every open one, or the given session's): "terminate" (no close frame, 1006 on the client) or a close code. */
+  dropConnection(how?: "terminate" | number, sessionId?: string): Promise<void>;
   /** The next `count` calls matching the route get 429 with Retry-After = retryAfter seconds. */
   rateLimitNext(route: RouteMatch, count: number, retryAfter?: number): void;
   failNext(route: RouteMatch, count: number, status: number, body: Record<string, unknown>): void;
@@ -522,6 +557,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     }
   >();
   const modals: FakeModal[] = [];
+  const refusedCallbacks: RefusedCallback[] = [];
   const restCalls: RestCall[] = [];
   const posts: PostedMessage[] = [];
   const connections: GatewayConnection[] = [];
@@ -540,7 +576,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   const rolesOf = (guildId: string | undefined, userId: string): string[] => (guildId ? (guildMembers.get(guildId)?.get(userId) ?? []) : []);
   const overwriteObject = (o: FakeOverwrite) => ({ id: o.id, type: o.type === "role" ? 0 : 1, allow: String(o.allow ?? 0n), deny: String(o.deny ?? 0n) });
   /** GuildMembers (1 << 1): the privileged intent member events need. */
-  const wantsMemberEvents = (): boolean => ((gateway.intents ?? 0) & (1 << 1)) !== 0;
+  const wantsMemberEvents = (s: Session): boolean => (s.intents & (1 << 1)) !== 0;
 
   // -------------------------------------------------------------------------------------------
   // Wire objects
@@ -675,8 +711,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
   // Gateway
   // -------------------------------------------------------------------------------------------
 
-  let session: { id: string; seq: number; log: Dispatch[] } | null = null;
-  let active: WebSocket | null = null;
+  /** Sessions by id, in the order they were identified. */
+  const sessions = new Map<string, Session>();
+  /** The session each socket carries (the last it identified or resumed). */
+  const sessionOf = new Map<WebSocket, Session>();
+  /** Sockets the fake closed itself (dropConnection): their close never ends a session. */
+  const dropped = new WeakSet<WebSocket>();
   let holding = false;
   const sockets = new Set<WebSocket>();
 
@@ -684,11 +724,16 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
   };
 
-  const dispatch = (t: string, d: unknown): void => {
-    if (!session) throw new Error(`fake discord: ${t} dispatched before any client identified`);
+  const dispatchTo = (session: Session, t: string, d: unknown): void => {
     const entry = { s: ++session.seq, t, d };
     session.log.push(entry);
-    if (active && !holding) sendFrame(active, { op: 0, ...entry });
+    if (session.socket && !holding) sendFrame(session.socket, { op: 0, ...entry });
+  };
+
+  /** To every session (of those `to` picks): each of an unsharded bot's sessions gets every event. */
+  const dispatch = (t: string, d: unknown, to: (s: Session) => boolean = () => true): void => {
+    if (gateway.identifies === 0) throw new Error(`fake discord: ${t} dispatched before any client identified`);
+    for (const session of sessions.values()) if (to(session)) dispatchTo(session, t, d);
   };
 
   const wss = new WebSocketServer({ noServer: true });
@@ -696,9 +741,14 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     sockets.add(ws);
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     connections.push({ path: url.pathname, query: Object.fromEntries(url.searchParams) });
-    ws.on("close", () => {
+    ws.on("close", (code: number) => {
       sockets.delete(ws);
-      if (active === ws) active = null;
+      const session = sessionOf.get(ws);
+      sessionOf.delete(ws);
+      if (session?.socket !== ws) return;
+      session.socket = null;
+      // A client closing cleanly ends its session, as on Discord; any other close leaves it resumable.
+      if (!dropped.has(ws) && (code === 1000 || code === 1001)) sessions.delete(session.id);
     });
     ws.on("error", () => {});
     sendFrame(ws, { op: 10, d: { heartbeat_interval: heartbeatInterval }, s: null, t: null });
@@ -732,9 +782,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if (opts.privilegedIntents === false && (parsed.data.intents & PRIVILEGED_INTENTS) !== 0) return ws.close(4014, "Disallowed intent(s).");
     gateway.identifies++;
     gateway.intents = parsed.data.intents;
-    session = { id: randomBytes(16).toString("hex"), seq: 0, log: [] };
-    active = ws;
-    dispatch("READY", {
+    const session: Session = { id: randomBytes(16).toString("hex"), seq: 0, log: [], intents: parsed.data.intents, socket: ws };
+    sessions.set(session.id, session);
+    sessionOf.set(ws, session);
+    dispatchTo(session, "READY", {
       v: 10,
       user: { ...apiUser(bot), bot: true, verified: true, mfa_enabled: false, flags: 0 },
       guilds: guilds.map((g) => ({ id: g.id, unavailable: true })),
@@ -751,19 +802,20 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       user_settings: {},
       auth: {},
     });
-    for (const g of guilds) dispatch("GUILD_CREATE", guildCreate(g));
+    for (const g of guilds) dispatchTo(session, "GUILD_CREATE", guildCreate(g));
   }
 
   function resume(ws: WebSocket, d: unknown): void {
     const parsed = ResumeData.safeParse(d);
-    const s = session;
-    if (!parsed.success || !s || parsed.data.token !== token || parsed.data.session_id !== s.id || (parsed.data.seq ?? 0) > s.seq) {
+    const s = parsed.success ? sessions.get(parsed.data.session_id) : undefined;
+    if (!parsed.success || !s || parsed.data.token !== token || (parsed.data.seq ?? 0) > s.seq) {
       gateway.invalidSessions++;
       sendFrame(ws, { op: 9, d: false, s: null, t: null });
       return;
     }
     gateway.resumes++;
-    active = ws;
+    s.socket = ws;
+    sessionOf.set(ws, s);
     const from = parsed.data.seq ?? 0;
     for (const entry of s.log) if (entry.s > from) sendFrame(ws, { op: 0, ...entry });
     // RESUMED takes a sequence number but is not replayed by a later resume.
@@ -996,14 +1048,18 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     const { guild_id: _g, member: _m, channel_type: _t, ...restObject } = msg;
     posts.push({ ...postOf(msg), replyTo: referenced?.id ?? null, allowedMentions: b.allowed_mentions ?? null, via: "channel" });
     reply(200, restObject);
-    if (echo && session) dispatch("MESSAGE_CREATE", msg);
+    if (echo && gateway.identifies > 0) dispatch("MESSAGE_CREATE", msg);
   }
 
   function interactionCallback(id: string, itoken: string, query: URLSearchParams, body: unknown, reply: Reply): void {
     const it = interactions.get(id);
     if (!it || it.token !== itoken) return reply(404, { message: "Unknown interaction", code: 10062 });
-    if (it.acked) return reply(400, { message: "Interaction has already been acknowledged.", code: 40060 });
     const parsed = InteractionCallbackBody.safeParse(body);
+    const alreadyAcknowledged = (): void => {
+      refusedCallbacks.push({ interactionId: id, type: parsed.success ? parsed.data.type : null });
+      reply(400, { message: "Interaction has already been acknowledged.", code: 40060 });
+    };
+    if (it.acked) return alreadyAcknowledged();
     if (!parsed.success) return reply(400, invalidForm(parsed.error));
     const { type } = parsed.data;
     const answered = (): void => {
@@ -1013,7 +1069,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     };
     if (type === 9) {
       // A modal answers a command or a click; never another modal's submission.
-      if (it.type === 5) return reply(400, { message: "Interaction has already been acknowledged.", code: 40060 });
+      if (it.type === 5) return alreadyAcknowledged();
       const modal = ModalSchema.safeParse(parsed.data.data);
       if (!modal.success) return reply(400, invalidForm(modal.error, ["data"]));
       modals.push({
@@ -1153,6 +1209,8 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     posts,
     connections,
     gateway,
+    sessions: () => [...sessions.values()].map((x) => ({ id: x.id, connected: x.socket !== null, dispatched: x.log.map((e) => e.t) })),
+    refusedCallbacks,
     message: (id) => messages.get(id),
     messagesIn: (channelId) => [...messages.values()].filter((m) => m.channel_id === channelId).sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1)),
     botRole: (guildId) => {
@@ -1198,11 +1256,11 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       if (!members) throw new Error(`fake discord: unknown guild ${guildId}`);
       users.set(user.id, user);
       members.set(user.id, [...roles]);
-      if (wantsMemberEvents()) dispatch("GUILD_MEMBER_UPDATE", { guild_id: guildId, ...member(user, roles) });
+      dispatch("GUILD_MEMBER_UPDATE", { guild_id: guildId, ...member(user, roles) }, wantsMemberEvents);
     },
     removeMember(guildId, user) {
       guildMembers.get(guildId)?.delete(user.id);
-      if (wantsMemberEvents()) dispatch("GUILD_MEMBER_REMOVE", { guild_id: guildId, user: apiUser(user) });
+      dispatch("GUILD_MEMBER_REMOVE", { guild_id: guildId, user: apiUser(user) }, wantsMemberEvents);
     },
     setOverwrites(channelId, overwrites) {
       const c = channels.get(channelId);
@@ -1295,17 +1353,21 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     hold(on) {
       holding = on;
     },
-    expireSession() {
-      session = null;
+    expireSession(sessionId) {
+      if (sessionId === undefined) sessions.clear();
+      else sessions.delete(sessionId);
     },
-    async dropConnection(how = "terminate") {
-      const ws = active;
-      if (!ws) return;
-      active = null;
-      const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
-      if (how === "terminate") ws.terminate();
-      else ws.close(how, "fake drop");
-      await closed;
+    async dropConnection(how = "terminate", sessionId) {
+      const targets = sessionId === undefined ? [...sockets] : [...sockets].filter((ws) => sessionOf.get(ws)?.id === sessionId);
+      await Promise.all(
+        targets.map((ws) => {
+          dropped.add(ws);
+          const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+          if (how === "terminate") ws.terminate();
+          else ws.close(how, "fake drop");
+          return closed;
+        }),
+      );
     },
     rateLimitNext(route, count, retryAfter = 0.05) {
       failures.push({

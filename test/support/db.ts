@@ -174,6 +174,24 @@ export function forEachDatabase(suiteName: string, fn: (getDb: () => Database) =
   }
 }
 
+/**
+ * Another handle on `db`'s database, with connections of its own, as another cairn process sharing
+ * the database would open: the SQLite file, or the PostgreSQL database, `db` is on. Close it before
+ * the suite ends.
+ */
+export async function sameDatabase(db: Database): Promise<Database> {
+  if (db.provider === "sqlite") {
+    const rows = await db.prisma.$queryRawUnsafe<{ name: string; file: string }[]>("PRAGMA database_list");
+    const file = rows.find((r) => r.name === "main")?.file;
+    if (!file) throw new Error("the SQLite database has no file: another process could not open it");
+    return openDatabase(`file:${file}`);
+  }
+  const [row] = await db.prisma.$queryRawUnsafe<{ name: string }[]>("SELECT current_database() AS name");
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${row!.name}`;
+  return openDatabase(url.toString());
+}
+
 /** Deletes every row of every table, children first. Bundled skills are deleted too. */
 export async function resetData(db: Database): Promise<void> {
   const p = db.prisma;

@@ -10,6 +10,9 @@
  *   Message and Reaction (reactions on messages from before the start), User (reactors seen only by id).
  * - Gateway drops are discord.js's job: it resumes the session (Discord replays what was missed)
  *   or identifies again; the core's dedupe answers a replayed message once.
+ * - Replicas: every process holding DISCORD_TOKEN has a gateway session of its own, and Discord
+ *   sends every event to each. Messages are answered once through the core's dedupe; interactions,
+ *   notices and reactions are claimed in the database first, and one replica acts (event-claims.ts).
  * - `stop()` stops taking new work, waits (bounded) for turns in flight to post their answers, then
  *   closes the gateway.
  * - It implements the core's adapter contract: Markdown is Discord's own format, drafts stream by
@@ -50,6 +53,7 @@ import { channelKind } from "./channel-kind.ts";
 import { LiveKnowledge } from "./knowledge-live.ts";
 import { clientNames } from "./knowledge-names.ts";
 import { placeOf } from "./knowledge-place.ts";
+import { claimer, interactionKey, REACTION_WINDOW_MS, reactionKey } from "./event-claims.ts";
 
 export interface DiscordSettings {
   token: string;
@@ -166,7 +170,8 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
 
   /** Wires the gateway's events to the core, then logs in and waits for the guilds. */
   async function connect(core: CorePort): Promise<void> {
-    const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS, mentions });
+    const claim = claimer(core, log);
+    const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS, mentions, claim });
     const knowledge = new LiveKnowledge({ core, log, place: (id) => placeOf(client, id), names });
 
     const track = (what: string, work: () => Promise<void>): void => {
@@ -177,7 +182,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     };
 
     const feedback = async (event: FeedbackEvent | null): Promise<void> => {
-      if (!event) return;
+      if (!event || !(await claim(reactionKey(event), REACTION_WINDOW_MS))) return;
       const result = await core.feedback(event);
       log.debug({ message: event.targetMessageId, emoji: event.emoji, action: event.action, result: result.kind }, "reaction delivered");
     };
@@ -197,7 +202,11 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
       if (event) track("dm reaction", () => feedback(event));
     });
     client.on(Events.InteractionCreate, (interaction) =>
-      track("interaction", () => handleInteraction(interaction, { core, log, deferAfterMs: tuning.interactionDeferMs ?? 2_000 })),
+      track("interaction", async () => {
+        // Before any answer: Discord takes one per interaction, and refuses the rest (40060).
+        if (!(await claim(interactionKey(interaction.id)))) return;
+        await handleInteraction(interaction, { core, log, deferAfterMs: tuning.interactionDeferMs ?? 2_000 });
+      }),
     );
     client.on(Events.MessageUpdate, (_old, updated: Message | PartialMessage) => {
       // Edits are not turns: cairn answered the original text; a note in the log helps support.

@@ -13,6 +13,7 @@ import { errText, type Logger } from "../../log.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import { classify, NOTICES } from "./events.ts";
 import { messageTarget } from "./target.ts";
+import { noticeKey, type Claim } from "./event-claims.ts";
 
 export interface MessageHandlerDeps {
   core: CorePort;
@@ -21,6 +22,8 @@ export interface MessageHandlerDeps {
   typingIntervalMs: number;
   /** What replies may ping (target.ts allowedMentions). */
   mentions: MessageMentionOptions;
+  /** Takes an event for this replica (event-claims.ts): a notice is posted by one replica. */
+  claim: Claim;
 }
 
 export class MessageHandler {
@@ -36,7 +39,7 @@ export class MessageHandler {
   }
 
   private async start(message: Message): Promise<{ answered: Promise<void> }> {
-    const { core, botId, typingIntervalMs, log, mentions } = this.deps;
+    const { core, botId, typingIntervalMs, log, mentions, claim } = this.deps;
     const { decision, inbound } = await classify(message, { botId: botId() });
     const channel = message.channel;
     if (decision.kind === "ignore" || !channel.isSendable()) {
@@ -45,6 +48,8 @@ export class MessageHandler {
     }
     const target = messageTarget(message, channel, typingIntervalMs, (err) => log.debug({ err: errText(err), channel: message.channelId }, "typing indicator failed"), mentions);
     if (decision.kind === "notice") {
+      // Not stored, so not deduped by the core: every replica receives the message, one posts.
+      if (!(await claim(noticeKey(message.id)))) return { answered: Promise.resolve() };
       // cairn reads text only: a textless message addressed to it gets a hint instead of a turn.
       const notice = target.send(NOTICES[decision.notice]).then(
         () => {},

@@ -119,3 +119,9 @@ export type ChannelMember = Prisma.ChannelMemberModel
  * A person who asked not to be kept as channel knowledge (`/cairn listen exclude-me`).
  */
 export type ListenExclusion = Prisma.ListenExclusionModel
+/**
+ * Model EventClaim
+ * A platform event one process took (src/core/claims.ts): platforms that deliver each event to
+ * every replica (Discord's gateway sessions) claim it before acting, so one replica acts.
+ */
+export type EventClaim = Prisma.EventClaimModel

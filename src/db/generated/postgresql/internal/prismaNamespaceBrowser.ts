@@ -69,7 +69,8 @@ export const ModelName = {
   Persona: 'Persona',
   ChannelListen: 'ChannelListen',
   ChannelMember: 'ChannelMember',
-  ListenExclusion: 'ListenExclusion'
+  ListenExclusion: 'ListenExclusion',
+  EventClaim: 'EventClaim'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -388,6 +389,14 @@ export const ListenExclusionScalarFieldEnum = {
 } as const
 
 export type ListenExclusionScalarFieldEnum = (typeof ListenExclusionScalarFieldEnum)[keyof typeof ListenExclusionScalarFieldEnum]
+
+
+export const EventClaimScalarFieldEnum = {
+  key: 'key',
+  claimedAt: 'claimedAt'
+} as const
+
+export type EventClaimScalarFieldEnum = (typeof EventClaimScalarFieldEnum)[keyof typeof EventClaimScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -415,7 +415,8 @@ export const ModelName = {
   Persona: 'Persona',
   ChannelListen: 'ChannelListen',
   ChannelMember: 'ChannelMember',
-  ListenExclusion: 'ListenExclusion'
+  ListenExclusion: 'ListenExclusion',
+  EventClaim: 'EventClaim'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -431,7 +432,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "eventClaim"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1841,6 +1842,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    EventClaim: {
+      payload: Prisma.$EventClaimPayload<ExtArgs>
+      fields: Prisma.EventClaimFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EventClaimFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EventClaimFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>
+        }
+        findFirst: {
+          args: Prisma.EventClaimFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EventClaimFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>
+        }
+        findMany: {
+          args: Prisma.EventClaimFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>[]
+        }
+        create: {
+          args: Prisma.EventClaimCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>
+        }
+        createMany: {
+          args: Prisma.EventClaimCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EventClaimCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>[]
+        }
+        delete: {
+          args: Prisma.EventClaimDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>
+        }
+        update: {
+          args: Prisma.EventClaimUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>
+        }
+        deleteMany: {
+          args: Prisma.EventClaimDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EventClaimUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EventClaimUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>[]
+        }
+        upsert: {
+          args: Prisma.EventClaimUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EventClaimPayload>
+        }
+        aggregate: {
+          args: Prisma.EventClaimAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEventClaim>
+        }
+        groupBy: {
+          args: Prisma.EventClaimGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventClaimGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EventClaimCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EventClaimCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2179,6 +2254,14 @@ export const ListenExclusionScalarFieldEnum = {
 export type ListenExclusionScalarFieldEnum = (typeof ListenExclusionScalarFieldEnum)[keyof typeof ListenExclusionScalarFieldEnum]
 
 
+export const EventClaimScalarFieldEnum = {
+  key: 'key',
+  claimedAt: 'claimedAt'
+} as const
+
+export type EventClaimScalarFieldEnum = (typeof EventClaimScalarFieldEnum)[keyof typeof EventClaimScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -2405,6 +2488,7 @@ export type GlobalOmitConfig = {
   channelListen?: Prisma.ChannelListenOmit
   channelMember?: Prisma.ChannelMemberOmit
   listenExclusion?: Prisma.ListenExclusionOmit
+  eventClaim?: Prisma.EventClaimOmit
 }
 
 /* Types for Logging */
