@@ -398,7 +398,6 @@ export class Core implements CorePort {
     });
     hooks.onStored?.();
     if (!accepted) return { kind: "dropped", reason: "duplicate" };
-    hooks.onAccepted?.();
     const reply = await accepted.turn;
     // Another process took the turn over (this one stalled past its lease, or is stopping): it answers.
     if (!reply) return { kind: "dropped", reason: "taken_over" };

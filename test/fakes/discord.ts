@@ -42,6 +42,8 @@ import { flattenHeaders, listenLocal, readBody, waitUntil } from "./http.ts";
 // ---------------------------------------------------------------------------------------------
 
 const DISCORD_EPOCH = 1420070400000n;
+/** How long Discord returns the message made with a nonce under enforce_nonce ("the past few minutes"). */
+const NONCE_WINDOW_MS = 5 * 60_000;
 let snowflakeIncrement = 0n;
 
 /** A valid Discord snowflake (timestamp-based, unique within this process). */
@@ -358,6 +360,8 @@ function duplicateIds(rows: readonly ComponentRow[], prefix: readonly string[]):
 
 const CreateMessageBody = z.looseObject({
   content: z.string().optional(),
+  nonce: z.union([z.string().max(25), z.number().int()]).optional(),
+  enforce_nonce: z.boolean().optional(),
   flags: z.number().int().optional(),
   embeds: z.array(EmbedSchema).max(10).optional(),
   components: ComponentsSchema.optional(),
@@ -413,6 +417,8 @@ export interface SendMessageOptions {
   at?: Date;
   /** Posted through a webhook (webhook_id set, as an integration's posts are). */
   webhookId?: string;
+  /** Posted while no cairn process was connected: in the channel (its history shows it), no event sent. */
+  offline?: boolean;
 }
 
 export interface CommandInteractionOptions {
@@ -433,6 +439,8 @@ export interface FakeDiscord {
   readonly bot: FakeUser;
   readonly restCalls: RestCall[];
   readonly posts: PostedMessage[];
+  /** Message creates answered with an earlier message of the same nonce (enforce_nonce), none made. */
+  readonly nonceReturns: { nonce: string; messageId: string }[];
   readonly connections: GatewayConnection[];
   /** `intents`: those of the last IDENTIFY. */
   readonly gateway: { identifies: number; resumes: number; heartbeats: number; intents: number | null; invalidSessions: number };
@@ -1025,6 +1033,10 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     components: msg.components,
   });
 
+  /** Messages made with enforce_nonce, by author and nonce (Discord keeps them "a few minutes"). */
+  const nonced = new Map<string, { id: string; at: number }>();
+  const nonceReturns: { nonce: string; messageId: string }[] = [];
+
   function createMessage(c: ChannelRecord, body: unknown, reply: Reply): void {
     const parsed = CreateMessageBody.safeParse(body);
     if (!parsed.success) return reply(400, invalidForm(parsed.error));
@@ -1038,16 +1050,26 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if (ref && !referenced && ref.fail_if_not_exists !== false) {
       return reply(400, { message: "Invalid Form Body", code: 50035, errors: { message_reference: { _errors: [{ code: "MESSAGE_REFERENCE_UNKNOWN_MESSAGE", message: "Unknown message" }] } } });
     }
+    // enforce_nonce: the message this author made with this nonce in the last few minutes comes back, and none is made.
+    const nonceKey = b.nonce !== undefined && b.enforce_nonce ? `${bot.id}:${String(b.nonce)}` : null;
+    const earlier = nonceKey ? nonced.get(nonceKey) : undefined;
+    const existing = earlier && Date.now() - earlier.at < NONCE_WINDOW_MS ? messages.get(earlier.id) : undefined;
+    if (existing) {
+      nonceReturns.push({ nonce: String(b.nonce), messageId: existing.id });
+      const { guild_id: _eg, member: _em, channel_type: _et, ...existingObject } = existing;
+      return reply(200, { ...existingObject, nonce: b.nonce });
+    }
     const msg = store({
       ...buildMessage({ channelId: c.id, author: bot, content: b.content ?? "", ...(referenced ? { replyTo: referenced.id } : {}) }),
       flags: b.flags ?? 0,
       embeds,
       components: b.components ?? [],
     });
+    if (nonceKey) nonced.set(nonceKey, { id: msg.id, at: Date.now() });
     // The REST answer carries no guild_id or member, as Discord's does not.
     const { guild_id: _g, member: _m, channel_type: _t, ...restObject } = msg;
     posts.push({ ...postOf(msg), replyTo: referenced?.id ?? null, allowedMentions: b.allowed_mentions ?? null, via: "channel" });
-    reply(200, restObject);
+    reply(200, b.nonce !== undefined ? { ...restObject, nonce: b.nonce } : restObject);
     if (echo && gateway.identifies > 0) dispatch("MESSAGE_CREATE", msg);
   }
 
@@ -1207,6 +1229,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     bot,
     restCalls,
     posts,
+    nonceReturns,
     connections,
     gateway,
     sessions: () => [...sessions.values()].map((x) => ({ id: x.id, connected: x.socket !== null, dispatched: x.log.map((e) => e.t) })),
@@ -1221,7 +1244,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     dmChannel,
     sendMessage(o) {
       const msg = store(buildMessage(o));
-      dispatch("MESSAGE_CREATE", msg);
+      if (!o.offline) dispatch("MESSAGE_CREATE", msg);
       return msg;
     },
     sendDm(author, content, extra = {}) {

@@ -45,7 +45,7 @@ import { handleInteraction } from "./commands.ts";
 import { MessageHandler } from "./messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
-import { allowedMentions, channelTarget } from "./target.ts";
+import { allowedMentions, channelTarget, partNonces } from "./target.ts";
 import { TYPING_INTERVAL_MS } from "./typing.ts";
 import { readableChannels } from "./can-read.ts";
 import { ChannelHistory } from "./channel-history.ts";
@@ -134,7 +134,8 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     const channel =
       target.kind === "dm" ? await (await client.users.fetch(target.person)).createDM() : await client.channels.fetch(target.threadId ?? target.channel);
     if (!channel?.isSendable()) throw new Error(`cannot post to Discord channel ${target.kind === "dm" ? `DM of ${target.person}` : target.channel}`);
-    return channelTarget(channel, mentions);
+    // A reply finished by crash recovery: its parts under the same keys as the live turn's (target.ts).
+    return channelTarget(channel, mentions, target.kind === "channel" && target.answers ? partNonces(target.answers) : undefined);
   };
   const names = clientNames(client);
   const history = new ChannelHistory(client, names, log);
