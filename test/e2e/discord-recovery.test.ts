@@ -85,7 +85,7 @@ forEachDatabase("discord: replies finished by crash recovery", (getDb) => {
     waitFor(async () => (await getDb().prisma.delivery.findMany({ where: { messageId: replyId } })).map((d) => d.platformId).join(",") || undefined, `the delivery of reply ${replyId}`);
 
   it("posts a stored reply nobody had posted, once", async () => {
-    const { personMessage, replyId } = await lostTurn("where are the runbooks?", "In the wiki, under Ops.");
+    const { replyId } = await lostTurn("where are the runbooks?", "In the wiki, under Ops.");
     await restart();
     const delivered = await deliveredAs(replyId);
     expect(botPostsSince().map((p) => [p.id, discord.message(p.id)?.content])).toEqual([[delivered, "In the wiki, under Ops."]]);
