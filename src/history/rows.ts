@@ -13,6 +13,8 @@ import type { Provider } from "../db/migrate.ts";
 export interface HistorySql {
   /** Placeholders: the Message columns in MESSAGE_COLUMNS order; returns the new id. */
   insertMessage: string;
+  /** A person's message: no row back when the conversation has this platform message already. */
+  insertInbound: string;
   /**
    * The same insert, made only while the message it answers (`replyToId`) is leased to the reply's
    * lease owner: a process whose turn was taken over stores nothing. Returns no row then.
@@ -56,6 +58,9 @@ function sqlFor(provider: Provider): HistorySql {
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
   return {
     insertMessage: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")}) RETURNING id`,
+    // A duplicate (a platform's retry, another replica's copy) is no error: an error would be logged
+    // by PostgreSQL and would cost the pool its connection (pg-pool drops a client whose query failed).
+    insertInbound: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")}) ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id`,
     insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
     sessionMessages: `SELECT id, ${select(MESSAGE_COLUMNS)} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`,
     person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,

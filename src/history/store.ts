@@ -86,6 +86,12 @@ export class HistoryStore {
     return { id: Number(rows[0]![0]), ...m };
   }
 
+  /** A person's message, or null when its conversation has that platform message already. */
+  private async insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
+    const rows = await this.direct.rows(this.sql.insertInbound, this.params(m));
+    return rows.length ? { id: Number(rows[0]![0]), ...m } : null;
+  }
+
   private params(m: Omit<Message, "id">): SqlParam[] {
     return MESSAGE_COLUMNS.map((c) => {
       if (c === "createdAt" || c === "leaseUntil") return m[c] && sqlTime(this.provider, m[c]);
@@ -163,7 +169,7 @@ export class HistoryStore {
    */
   async recordInbound(place: Place, inbound: Inbound, sessionId: string | null = null, lease: Lease | null = null): Promise<Message | null> {
     try {
-      const msg = await this.insertMessage({
+      const msg = await this.insertInbound({
         workspaceId: place.workspace.id,
         conversationId: place.conversation.id,
         sessionId,
@@ -179,6 +185,7 @@ export class HistoryStore {
         admitted: false,
         link: null,
       });
+      if (!msg) return null;
       if (inbound.context?.trim()) await this.recordContext(place, sessionId, msg.id, inbound.context, inbound.sentAt);
       const last = place.conversation.lastMessageAt;
       if (!last || inbound.sentAt.getTime() - last.getTime() >= LAST_MESSAGE_RESOLUTION_MS) {
@@ -188,6 +195,7 @@ export class HistoryStore {
       }
       return msg;
     } catch (err) {
+      // Another unique key than the platform message's (none today): still a duplicate, not a failure.
       if (isUniqueViolation(err)) return null;
       throw err;
     }
