@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import type { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
 import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } from "./migrate.ts";
 import { pgDirect, sqliteDirect, type DirectSql } from "./direct.ts";
+import { keepConnectionsOnStatementErrors } from "./pg-pool.ts";
 
 /**
  * Both generated clients come from one logical model (prisma/models.prisma), so their model APIs
@@ -121,7 +122,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   } finally {
     await client.end();
   }
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const pool = keepConnectionsOnStatementErrors(new pg.Pool({ connectionString: url, max: 10 }));
   pool.on("error", opts.onConnectionError ?? (() => {}));
   const prisma = new PostgresClient({ adapter: instrument(new PrismaPg(pool)) }) as unknown as Db;
   return {

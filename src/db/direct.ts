@@ -18,6 +18,7 @@ import type pg from "pg";
 import type { Provider } from "./migrate.ts";
 import type { TransactionGate } from "./sqlite-gate.ts";
 import { memoize } from "../cache/memoize.ts";
+import { statement } from "./pg-pool.ts";
 
 /** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */
 export type SqlParam = string | number | null;
@@ -90,19 +91,9 @@ export function pgDirect(pool: pg.Pool): DirectSql {
   const nameOf = memoize((sql: string) => `cairn_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, MAX_STATEMENTS);
   return {
     async rows(sql, params) {
-      // Not pool.query: it drops the connection whenever a statement fails (a unique violation, a
-      // lock timeout), and the next statement pays for a new connection and prepares again.
-      const client = await pool.connect();
-      let failure: unknown;
-      try {
-        const result = await client.query<unknown[]>({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
-        return result.rows;
-      } catch (err) {
-        failure = err;
-        throw err;
-      } finally {
-        client.release(connectionLost(failure));
-      }
+      // Not pool.query: see pg-pool.ts.
+      const result = await statement(pool, { name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
+      return result.rows as unknown[][];
     },
     async exclusive(key, sql, params) {
       const client = await pool.connect();
@@ -128,15 +119,3 @@ export function pgDirect(pool: pg.Pool): DirectSql {
   };
 }
 
-/**
- * The error to release a client with: none after a statement's error (PostgreSQL answered, severity
- * ERROR: the connection is fine), the error itself when the connection may be gone (a socket error,
- * a FATAL from the server), so the pool closes it.
- */
-function connectionLost(err: unknown): Error | undefined {
-  if (err === undefined) return undefined;
-  // pg's DatabaseError: the server's severity and a five-character SQLSTATE (socket errors carry neither).
-  const { severity, code } = err as { severity?: unknown; code?: unknown };
-  if (severity === "ERROR" && typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return undefined;
-  return err instanceof Error ? err : new Error(String(err));
-}

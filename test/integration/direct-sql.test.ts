@@ -144,6 +144,11 @@ forEachDatabase("direct SQL connections", (getDb) => {
     // A statement PostgreSQL refuses leaves the connection as it was.
     await expect(db.direct.rows("SELECT 1 / 0", [])).rejects.toThrow(/division by zero/);
     expect(await pid()).toBe(first);
+    // So does one Prisma sends (its adapter queries the same pool): here a unique violation.
+    const ws = { platform: "slack", externalId: uniqueId("T") };
+    await db.prisma.workspace.create({ data: ws });
+    await expect(db.prisma.workspace.create({ data: ws })).rejects.toThrow();
+    expect(await pid()).toBe(first);
     // A connection the server ended is not used again (the pool drops it when the server says so, or
     // when a statement on it fails for that): statements go on, on a new one.
     const admin = new pg.Client({ connectionString: ADMIN_URL });
