@@ -16,9 +16,18 @@ export function connectionLost(err: unknown): Error | undefined {
   if (err === undefined) return undefined;
   // pg's DatabaseError: the server's severity and a five-character SQLSTATE (socket errors carry neither).
   const { severity, code } = err as { severity?: unknown; code?: unknown };
-  if (severity === "ERROR" && typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return undefined;
+  const statementError = severity === "ERROR" && typeof code === "string" && /^[0-9A-Z]{5}$/.test(code);
+  if (statementError && !STALE_STATEMENT.has(code)) return undefined;
   return err instanceof Error ? err : new Error(String(err));
 }
+
+/**
+ * Errors of a statement prepared on this connection that no longer fits the schema ("cached plan
+ * must not change result type" after a migration changed a column; a prepared statement gone):
+ * pg keeps reusing the statement on that connection, so the connection is closed, and the next
+ * one prepares it afresh.
+ */
+const STALE_STATEMENT = new Set(["0A000", "26000"]);
 
 /** A statement's text, values and options; `rowMode: "array"` gives rows as arrays. */
 export type StatementConfig = pg.QueryConfig & { rowMode?: "array" };
