@@ -160,4 +160,20 @@ forEachDatabase("direct SQL connections", (getDb) => {
     expect(next).not.toBe(first);
     expect(await pid()).toBe(next);
   });
+
+  it("prepares a statement afresh on a new connection once a migration changed what it returns", async () => {
+    const db = getDb();
+    if (db.provider !== "postgresql") return;
+    const table = `"probe_${uniqueId("t").replace(/\W/g, "_")}"`;
+    await db.prisma.$executeRawUnsafe(`CREATE TABLE ${table} (a integer)`);
+    await db.prisma.$executeRawUnsafe(`INSERT INTO ${table} VALUES (1)`);
+    expect(await db.direct.rows(`SELECT * FROM ${table}`, [])).toEqual([[1]]);
+    await db.prisma.$executeRawUnsafe(`ALTER TABLE ${table} ADD COLUMN b integer DEFAULT 2`);
+    // The connection's prepared statement no longer fits: refused once, then prepared again.
+    const first = await db.direct.rows(`SELECT * FROM ${table}`, []).catch((err: unknown) => err);
+    const again = await db.direct.rows(`SELECT * FROM ${table}`, []);
+    expect(again).toEqual([[1, 2]]);
+    if (first instanceof Error) expect(first.message).toMatch(/cached plan must not change result type/);
+    await db.prisma.$executeRawUnsafe(`DROP TABLE ${table}`);
+  });
 });
