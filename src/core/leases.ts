@@ -117,7 +117,7 @@ export class TurnLeases {
    * Ends the leases of processes of this machine that are gone, so their turns are taken over now.
    * Reads only leased rows (indexed on leaseOwner): the turns in flight.
    */
-  async expireDead(isDead: (owner: string) => boolean = (owner) => deadHere(owner, this.machine)): Promise<number> {
+  async expireDead(): Promise<number> {
     const now = this.now();
     const owners = await this.db.message.findMany({
       where: { leaseOwner: { not: null }, leaseUntil: { gt: now } },
@@ -126,7 +126,7 @@ export class TurnLeases {
     });
     let ended = 0;
     for (const { leaseOwner } of owners) {
-      if (leaseOwner === null || leaseOwner === this.owner || !isDead(leaseOwner)) continue;
+      if (leaseOwner === null || !this.ownerGone(leaseOwner)) continue;
       const { count } = await this.db.message.updateMany({ where: { leaseOwner, leaseUntil: { gt: now } }, data: { leaseUntil: new Date(0) } });
       if (count) this.log.info({ owner: leaseOwner, rows: count }, "turns of a process of this machine that no longer runs taken over without waiting for their leases");
       ended += count;

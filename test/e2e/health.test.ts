@@ -23,8 +23,9 @@ import { makeCore } from "../support/agent.ts";
 import { FakeAdapter } from "../support/fake-adapter.ts";
 import { parsePrometheusText, sumOf } from "../support/prom-text.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
-import { APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
+import { APP_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 import { startFakeDiscord } from "../fakes/discord.ts";
+import { fakeSlackSettings } from "../support/slack-modes.ts";
 
 /** An adapter whose connection the test switches. */
 class SwitchedAdapter extends FakeAdapter {
@@ -125,17 +126,7 @@ describe("the endpoints beside Slack, and the platforms' connections", () => {
   let ownPort: HealthServer;
   const team = uniqueId("T");
 
-  const settings = (extra: Partial<SlackSettings>): SlackSettings => ({
-    botToken: BOT_TOKEN,
-    apiUrl: slack.apiUrl,
-    port: 0,
-    host: "127.0.0.1",
-    retries: 0,
-    retryMinMs: 10,
-    progressIntervalMs: 50,
-    drainMs: 5_000,
-    ...extra,
-  });
+  const settings = (extra: Partial<SlackSettings> = {}): SlackSettings => fakeSlackSettings(slack, { retries: 0, ...extra });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "cairn-health-slack-"));

@@ -8,9 +8,6 @@ import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import {
-  APP_TOKEN,
-  BOT_TOKEN,
-  SIGNING_SECRET,
   blockActions,
   captureLogger,
   eventCallback,
@@ -24,10 +21,11 @@ import {
 } from "../fakes/slack.ts";
 import { MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
 import { chunkText } from "../../src/core/chunk.ts";
-import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
+import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { FEEDBACK_ACTION_ID } from "../../src/platforms/slack/feedback-blocks.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
+import { startBothModes } from "../support/slack-modes.ts";
 
 /** What the buttons block must be, exactly as Slack documents feedback_buttons. */
 const BUTTONS = {
@@ -53,17 +51,6 @@ forEachDatabase("slack feedback buttons end to end", (getDb) => {
   let logs: ReturnType<typeof captureLogger>;
   let team: string;
 
-  const settings = (extra: Partial<SlackSettings>): SlackSettings => ({
-    botToken: BOT_TOKEN,
-    apiUrl: slack.apiUrl,
-    port: 0,
-    host: "127.0.0.1",
-    retries: 2,
-    retryMinMs: 10,
-    progressIntervalMs: 50,
-    drainMs: 5_000,
-    ...extra,
-  });
   const dm = (user: string, text: string) => {
     const ts = slack.nextTs();
     // DM channel ids are unique per test: the fake's message store outlives a test.
@@ -92,10 +79,7 @@ forEachDatabase("slack feedback buttons end to end", (getDb) => {
     slack = await startFakeSlack();
     logs = captureLogger("debug");
     core = makeCore(getDb(), anthropic);
-    httpMode = await startSlack(core, settings({ signingSecret: SIGNING_SECRET }), logs.log);
-    socketMode = await startSlack(core, settings({ appToken: APP_TOKEN }), logs.log);
-    eventsUrl = `http://127.0.0.1:${httpMode.port}/slack/events`;
-    await slack.waitForSocket();
+    ({ httpMode, socketMode, eventsUrl } = await startBothModes(core, slack, logs.log));
   });
   afterAll(async () => {
     await httpMode?.stop();

@@ -16,9 +16,6 @@ import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import {
-  APP_TOKEN,
-  BOT_TOKEN,
-  SIGNING_SECRET,
   captureLogger,
   eventCallback,
   postInteraction,
@@ -35,11 +32,12 @@ import type { Inbound } from "../../src/core/types.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { parseCommandLine } from "../../src/agent/commands.ts";
 import { TOMBSTONE } from "../../src/erasure/erase.ts";
-import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
+import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { MORE_LABEL } from "../../src/platforms/slack/home-blocks.ts";
 import { HOME_CALLBACKS, INPUT_BLOCK_ID } from "../../src/platforms/slack/home-modals.ts";
 import { decodeState } from "../../src/platforms/slack/home-state.ts";
 import { MEMBERSHIP_TTL_MS } from "../../src/platforms/slack/membership.ts";
+import { startBothModes } from "../support/slack-modes.ts";
 
 const ADMIN = "UADMIN";
 const NAMES: Record<string, string> = { UALICE: "Alice", UBOB: "Bob", [ADMIN]: "Ada" };
@@ -79,17 +77,6 @@ forEachDatabase("slack Home tab end to end", (getDb) => {
   let inside: string;
   let outside: string;
 
-  const settings = (extra: Partial<SlackSettings>): SlackSettings => ({
-    botToken: BOT_TOKEN,
-    apiUrl: slack.apiUrl,
-    port: 0,
-    host: "127.0.0.1",
-    retries: 2,
-    retryMinMs: 10,
-    progressIntervalMs: 50,
-    drainMs: 5_000,
-    ...extra,
-  });
   const db = () => getDb().prisma;
 
   /** Opens `user`'s Home tab (app_home_opened over HTTP) and waits for the view published for it. */
@@ -219,10 +206,7 @@ forEachDatabase("slack Home tab end to end", (getDb) => {
     logs = captureLogger("debug");
     core = makeCore(getDb(), anthropic, { access: accessPolicy({ admins: [`slack:${ADMIN}`], users: [], channels: [], roles: [] }) });
     await core.start();
-    httpMode = await startSlack(core, settings({ signingSecret: SIGNING_SECRET }), logs.log);
-    socketMode = await startSlack(core, settings({ appToken: APP_TOKEN }), logs.log);
-    eventsUrl = `http://127.0.0.1:${httpMode.port}/slack/events`;
-    await slack.waitForSocket();
+    ({ httpMode, socketMode, eventsUrl } = await startBothModes(core, slack, logs.log));
   });
   afterAll(async () => {
     await httpMode?.stop();

@@ -12,11 +12,12 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore, toolResults } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
-import { APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, captureLogger, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack, type SlackCall, type StoredMessage } from "../fakes/slack.ts";
+import { captureLogger, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack, type SlackCall, type StoredMessage } from "../fakes/slack.ts";
 import type { Core } from "../../src/core/core.ts";
-import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
+import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
+import { startBothModes } from "../support/slack-modes.ts";
 
 const ADMIN = "UADMIN";
 const ACCESS = accessPolicy({ admins: [`slack:${ADMIN}`], users: [], channels: [], roles: [] });
@@ -50,17 +51,6 @@ forEachDatabase("slack channel knowledge end to end", (getDb) => {
   let team: string;
   const methodsSeen = new Set<string>();
 
-  const settings = (extra: Partial<SlackSettings>): SlackSettings => ({
-    botToken: BOT_TOKEN,
-    apiUrl: slack.apiUrl,
-    port: 0,
-    host: "127.0.0.1",
-    retries: 2,
-    retryMinMs: 10,
-    progressIntervalMs: 50,
-    drainMs: 5_000,
-    ...extra,
-  });
 
   beforeAll(async () => {
     anthropic = await startFakeAnthropic();
@@ -68,11 +58,7 @@ forEachDatabase("slack channel knowledge end to end", (getDb) => {
     for (const [id, displayName] of Object.entries(PEOPLE)) slack.addUser({ id, displayName });
     logs = captureLogger("debug");
     core = makeCore(getDb(), anthropic, { bundledSkillsDir: null, access: ACCESS });
-    httpMode = await startSlack(core, settings({ signingSecret: SIGNING_SECRET }), logs.log);
-    // Attached last: the core's own posts and the backfill go through this one.
-    socketMode = await startSlack(core, settings({ appToken: APP_TOKEN }), logs.log);
-    eventsUrl = `http://127.0.0.1:${httpMode.port}/slack/events`;
-    await slack.waitForSocket();
+    ({ httpMode, socketMode, eventsUrl } = await startBothModes(core, slack, logs.log));
   });
   afterAll(async () => {
     await httpMode?.stop();

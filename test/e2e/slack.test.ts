@@ -28,6 +28,7 @@ import { postFailedApology } from "../../src/core/replies.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { CONTEXT_HEADER } from "../../src/platforms/slack/context.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
+import { fakeSlackSettings, startBothModes } from "../support/slack-modes.ts";
 
 /** Everything the model was sent in the last user turn, as text. */
 function lastUserText(req: RecordedRequest | undefined): string {
@@ -51,17 +52,7 @@ forEachDatabase("slack adapter end to end", (getDb) => {
   let team: string;
   const methodsSeen = new Set<string>();
 
-  const settings = (extra: Partial<SlackSettings>): SlackSettings => ({
-    botToken: BOT_TOKEN,
-    apiUrl: slack.apiUrl,
-    port: 0,
-    host: "127.0.0.1",
-    retries: 2,
-    retryMinMs: 10,
-    progressIntervalMs: 50,
-    drainMs: 5_000,
-    ...extra,
-  });
+  const settings = (extra: Partial<SlackSettings> = {}): SlackSettings => fakeSlackSettings(slack, extra);
 
   const send = (event: Record<string, unknown>, opts: Parameters<typeof postSigned>[2] = {}, url = eventsUrl) => postSigned(url, eventCallback(team, event), opts);
   const dm = (user: string, text: string, extra: Record<string, unknown> = {}) => {
@@ -83,10 +74,7 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     logs = captureLogger("debug");
     core = makeCore(getDb(), anthropic);
     await core.start();
-    httpMode = await startSlack(core, settings({ signingSecret: SIGNING_SECRET }), logs.log);
-    socketMode = await startSlack(core, settings({ appToken: APP_TOKEN }), logs.log);
-    eventsUrl = `http://127.0.0.1:${httpMode.port}/slack/events`;
-    await slack.waitForSocket();
+    ({ httpMode, socketMode, eventsUrl } = await startBothModes(core, slack, logs.log));
   });
   afterAll(async () => {
     await httpMode?.stop();
