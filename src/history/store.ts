@@ -294,17 +294,21 @@ export class HistoryStore {
    */
   async recordDeliveries(conversationId: string, replyId: number, channelId: string, platformIds: readonly string[]): Promise<void> {
     if (platformIds.length === 0) return;
-    // The first part doubles as the reply's own platform id; the row written says where the reply lives.
-    const [reply] = await this.db.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null } });
-    if (!reply) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
-    await this.db.delivery.createMany({
-      data: platformIds.map((platformId) => ({
-        workspaceId: reply.workspaceId,
-        conversationId: reply.conversationId,
-        messageId: reply.id,
-        channelId,
-        platformId,
-      })),
+    // One transaction: setting the platform id ends the turn's lease (a trigger), so a crash between
+    // the two writes would leave a finished turn whose post reactions can never find.
+    await this.db.$transaction(async (tx) => {
+      // The first part doubles as the reply's own platform id; the row written says where the reply lives.
+      const [reply] = await tx.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null } });
+      if (!reply) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
+      await tx.delivery.createMany({
+        data: platformIds.map((platformId) => ({
+          workspaceId: reply.workspaceId,
+          conversationId: reply.conversationId,
+          messageId: reply.id,
+          channelId,
+          platformId,
+        })),
+      });
     });
   }
 
