@@ -2,7 +2,7 @@
 import { userInfo } from "node:os";
 import dotenv from "dotenv";
 import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
-import { consoleLogFile, createLogger, type Logger } from "./log.ts";
+import { consoleLogFile, createLogger, errText, type Logger } from "./log.ts";
 import { databaseProblem, listenProblem, StartupError } from "./startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
@@ -96,6 +96,14 @@ async function main(): Promise<number> {
     logger: log,
   });
   const metrics = new Metrics();
+  // A rejection some library leaves unhandled (a platform client's event handler meeting a payload
+  // it did not expect) is logged and counted, not allowed to end the process: that would cut every
+  // turn in flight short for one bad event, and a platform delivering it again would stop each
+  // replica in turn. Thrown exceptions still end it (their state is unknown); recovery takes over.
+  process.on("unhandledRejection", (reason) => {
+    log.error({ err: errText(reason) }, "unhandled promise rejection; cairn keeps running");
+    metrics.error("unhandled");
+  });
   const core = new Core({ database, model, settings: agentSettings(cfg), log, metrics });
 
   // The configured platforms, made now so that /readyz names them (not connected) from the start.

@@ -18,7 +18,8 @@ export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
  * reason (a bug, the database), a tool that threw unexpectedly, a job attempt that failed, a reply
  * the platform refused.
  */
-export const ERROR_KINDS = ["model", "turn", "tool", "job", "delivery"] as const;
+/** `unhandled`: a promise rejection nothing handled (a library's event handler), logged and survived. */
+export const ERROR_KINDS = ["model", "turn", "tool", "job", "delivery", "unhandled"] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 /** `ok`, or why the call failed (the model client's reasons; `aborted`: the caller cancelled). */
@@ -134,7 +135,7 @@ export class Metrics {
       registers,
     });
     this.toolCalls = new Counter({ name: "cairn_tool_calls_total", help: "Tool calls the model made, by tool and result.", labelNames: ["tool", "result"], registers });
-    this.errors = new Counter({ name: "cairn_errors_total", help: "Errors, by kind (model, turn, tool, job, delivery).", labelNames: ["kind"], registers });
+    this.errors = new Counter({ name: "cairn_errors_total", help: "Errors, by kind (model, turn, tool, job, delivery, unhandled).", labelNames: ["kind"], registers });
     this.jobs = new Counter({ name: "cairn_jobs_total", help: "Background job attempts, by kind and result (done, retry, failed, lost).", labelNames: ["kind", "result"], registers });
     // The bounded label sets start at zero, so a rate is defined before the first of each happens.
     for (const outcome of TURN_OUTCOMES) this.turns.inc({ outcome }, 0);

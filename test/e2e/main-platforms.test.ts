@@ -40,7 +40,9 @@ describe("npm start with Slack and Discord in one process", () => {
     dir = mkdtempSync(join(tmpdir(), "cairn-main-"));
     port = await freePort();
     healthPort = await freePort();
-    child = spawn(join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
+    // As `npm start` runs it (node --import tsx), with a preload whose SIGUSR2 leaves a promise
+    // rejection unhandled inside cairn's process.
+    child = spawn(process.execPath, ["--import", "tsx", "--import", "./test/fixtures/preload/reject-on-signal.mjs", "src/main.ts"], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? "",
@@ -91,6 +93,18 @@ describe("npm start with Slack and Discord in one process", () => {
     expect(sumOf(metrics, "cairn_turns_total", { outcome: "ok" })).toBe(2);
     expect(sumOf(metrics, "cairn_model_calls_total", { purpose: "turn", result: "ok" })).toBe(2);
     expect(metrics.has("cairn_process_cpu_seconds_total")).toBe(true);
+
+    // A rejection nothing handles is logged and counted; the process stays up and answers.
+    child.kill("SIGUSR2");
+    await waitUntil("the unhandled rejection logged", () => stderr.includes("unhandled promise rejection; cairn keeps running"), 15_000);
+    expect(stderr).toContain("a rejection nobody handles");
+    const after = parsePrometheusText(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text());
+    expect(sumOf(after, "cairn_errors_total", { kind: "unhandled" })).toBe(1);
+    const ts2 = slack.nextTs();
+    const again = { type: "message", channel_type: "im", channel: "D0DANA", user: "U0DANA", text: "still there? from slack", ts: ts2, event_ts: ts2 };
+    expect((await postSigned(`http://127.0.0.1:${port}/slack/events`, eventCallback(slack.bot.teamId, again))).status).toBe(200);
+    await waitUntil("the second Slack answer", () => slack.callsTo("chat.postMessage").filter((c) => c.args["channel"] === "D0DANA").length === 2, 15_000);
+    expect(child.exitCode).toBeNull();
 
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     child.kill("SIGTERM");

@@ -35,7 +35,7 @@ export function ackAfterListeners(inner: Receiver, log: Logger, holdMs = ACK_HOL
 
   function holding(app: App): App {
     const processEvent = async (event: ReceiverEvent): Promise<void> => {
-      if (!isEventCallback(event.body)) return app.processEvent(event);
+      if (!isEventCallback(event.body)) return answered(app, event);
       let acked = false;
       const ack = async (): Promise<void> => {
         if (acked) return;
@@ -53,5 +53,24 @@ export function ackAfterListeners(inner: Receiver, log: Logger, holdMs = ACK_HOL
     };
     // Everything else of the app is its own; Bolt's receivers use only processEvent.
     return new Proxy(app, { get: (target, prop, receiver) => (prop === "processEvent" ? processEvent : Reflect.get(target, prop, receiver)) });
+  }
+}
+
+/**
+ * A command or interaction no listener took (an action, shortcut or view cairn does not know, or a
+ * payload too broken to match one) is acknowledged with nothing once the listeners are done, so
+ * Slack shows the person no error and an HTTP request is not held 3 s and then answered 404.
+ * cairn's own listeners acknowledge first thing, so this never answers for them.
+ */
+async function answered(app: App, event: ReceiverEvent): Promise<void> {
+  let acked = false;
+  const ack: ReceiverEvent["ack"] = async (response) => {
+    acked = true;
+    await event.ack(response);
+  };
+  try {
+    await app.processEvent({ ...event, ack });
+  } finally {
+    if (!acked) await event.ack();
   }
 }

@@ -31,6 +31,7 @@ import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { postedFor } from "./posted.ts";
+import { guardSocketMessages, MALFORMED_EVENT_TYPE } from "./socket-guard.ts";
 import { ackAfterListeners, declineAck } from "./ack-after-store.ts";
 import { KeyedQueue } from "../../core/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
@@ -220,6 +221,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
           installerOptions: { clientOptions: { slackApiUrl } },
         })
       : null;
+  if (socket) guardSocketMessages(socket.client, slog);
   const receiver: Receiver = ackAfterListeners(
     socket ?? guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog, cfg.routes),
     slog,
@@ -311,7 +313,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     track("home submission", () => onHomeSubmission(home, body));
   });
   app.event(/.*/, async ({ event, body }) => {
-    if (!HANDLED_EVENTS.has(event.type)) slog.info({ eventType: event.type, eventId: eventId(body) }, "unhandled event type acknowledged");
+    if (!HANDLED_EVENTS.has(event.type) && (event.type as string) !== MALFORMED_EVENT_TYPE) slog.info({ eventType: event.type, eventId: eventId(body) }, "unhandled event type acknowledged");
   });
   app.command(SLASH_COMMAND, async ({ command, ack, respond }) => {
     // Acknowledge first: Slack shows the person an error after 3 s without it.
