@@ -24,7 +24,7 @@ describe("Metrics", () => {
       ["dropped_bot", "dropped_duplicate", "dropped_empty", "dropped_taken_over", "error", "failed", "limited", "ok", "refused"],
     );
     expect(sumOf(f, "cairn_turns_total")).toBe(0);
-    expect(samplesOf(f, "cairn_errors_total").map((s) => s.labels.kind).sort()).toEqual(["delivery", "job", "model", "tool", "turn"]);
+    expect(samplesOf(f, "cairn_errors_total").map((s) => s.labels.kind).sort()).toEqual(["delivery", "job", "model", "tool", "turn", "unhandled"]);
 
     m.turn("ok", 1.5);
     m.turn("ok", 0.2);

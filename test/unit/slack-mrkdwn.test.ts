@@ -40,6 +40,34 @@ describe("toMrkdwn inline", () => {
     expect(toMrkdwn(`# Heads up <!channel>\n- ${mass}\n> <!here>`, { massMentions: true })).toBe(`*Heads up <!channel>*\n• ${mass}\n> <!here>`);
     expect(escapeKeepingSequences("<@U1> says 1 < 2 & <b>")).toBe("<@U1> says 1 &lt; 2 &amp; &lt;b&gt;");
   });
+
+  it("keeps no special sequence but dates, in any spelling or disguise, unless mass mentions are allowed", () => {
+    const disguised = [
+      "<!group>",
+      "<!HERE>",
+      "<!Channel|channel>",
+      "<!usergroup^S1>",
+      "[everyone, look](<!everyone>)",
+      "[x](!here)",
+      "![x](!channel)",
+      "[team](!subteam^S12)",
+      "**<!here>**",
+      "> <!channel> now",
+      "- item <!everyone>",
+      "| a | <!here> |\n|---|---|\n| 1 | 2 |",
+    ];
+    for (const md of disguised) {
+      const out = toMrkdwn(md);
+      // Slack reads a special mention only inside `<!...>`: every `<` left unescaped starts an allowed sequence.
+      expect(out.match(/<(?!@|#|!date\^|https?:|mailto:)/g), `${md} -> ${out}`).toBeNull();
+      // Allowed, a sequence written as one stays one outside code (a link target never becomes one).
+      if (md.includes("<!") && !md.includes("|---")) expect(toMrkdwn(md, { massMentions: true }), md).toMatch(/<!/);
+    }
+    // A Markdown link to something that is not a web or mail address is shown as text, not as a Slack sequence.
+    expect(convertInline("[the plan](!here)")).toBe("the plan (!here)");
+    expect(convertInline("[run this](javascript:void(0))")).toBe("run this (javascript:void(0))");
+    expect(convertInline("[write](mailto:ops@example.com)")).toBe("<mailto:ops@example.com|write>");
+  });
 });
 
 describe("toMrkdwn blocks", () => {

@@ -4,19 +4,24 @@
  * Slack's dialect differs where it hurts: `*x*` is bold (Markdown's italics), links are
  * `<url|label>`, there are no headings or tables, and `&`, `<`, `>` are control characters that must
  * be escaped everywhere, code included, except in Slack's own sequences (`<@U123>`, `<#C1>`,
- * `<https://...|label>`), which the model may write on purpose to mention people. Mass mentions
- * (`<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^…>`) are escaped too, so they show as text:
- * anyone can ask cairn to repeat one, and a bot must not ping a whole channel for them, unless an
- * admin lets them through (`massMentions`, from CAIRN_ALLOW_MASS_MENTIONS).
+ * `<https://...|label>`), which the model may write on purpose to mention people. Of the special
+ * `<!…>` sequences only dates are kept: the rest (`<!channel>`, `<!here>`, `<!everyone>`, the legacy
+ * `<!group>`, `<!subteam^…>`, in any spelling) are escaped, so they show as text: anyone can ask
+ * cairn to repeat one, and a bot must not ping a whole channel for them, unless an admin lets them
+ * through (`massMentions`, from CAIRN_ALLOW_MASS_MENTIONS). For the same reason a Markdown link
+ * becomes a Slack link only to a web or mail address: `[x](!here)` would otherwise be `<!here|x>`.
  */
 
-/** Slack's own `<...>` sequences: user, channel and special mentions, and links. Kept verbatim. */
-const SLACK_SEQUENCE = /<(?:(?:[@#]|!(?!(?:channel|here|everyone|subteam\^)))[A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
+/** Slack's own `<...>` sequences: user and channel mentions, dates, and links. Kept verbatim. */
+const SLACK_SEQUENCE = /<(?:(?:[@#]|!date\^)[A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
 /** The same, mass mentions included. */
 const SLACK_SEQUENCE_WITH_MASS = /<(?:[@#!][A-Za-z0-9^_.:{}-]+(?:\|[^<>\n]*)?|(?:https?|mailto):[^<>\s|]+(?:\|[^<>\n]*)?)>/g;
 
+/** Link targets Slack's `<url|label>` is for; anything else in it would be a mention or a command. */
+const WEB_OR_MAIL = /^(?:https?|mailto):/i;
+
 export interface MrkdwnOptions {
-  /** Keep `<!channel>`, `<!here>`, `<!everyone>` and `<!subteam^…>` as Slack sequences (they ping). Default false. */
+  /** Keep `<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^…>` (any `<!…>`) as Slack sequences (they ping). Default false. */
   massMentions?: boolean;
 }
 
@@ -58,10 +63,11 @@ export function convertInline(line: string, opts: MrkdwnOptions = {}): string {
   s = s.replace(/\\([\\`*_{}[\]()#+\-.!|~<>])/g, (_m, ch: string) => protect(escapeText(ch)));
   s = s.replace(opts.massMentions ? SLACK_SEQUENCE_WITH_MASS : SLACK_SEQUENCE, (m) => protect(m));
   s = s.replace(/!\[([^\]]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g, (_m, alt: string, url: string) =>
-    protect(`<${escapeUrl(url)}|${plainLabel(alt) || "image"}>`),
+    protect(WEB_OR_MAIL.test(url) ? `<${escapeUrl(url)}|${plainLabel(alt) || "image"}>` : `${plainLabel(alt) || "image"} (${escapeText(url)})`),
   );
   s = s.replace(/\[([^\]]+)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g, (_m, label: string, url: string) => {
     const text = plainLabel(label);
+    if (!WEB_OR_MAIL.test(url)) return protect(text && text !== escapeText(url) ? `${text} (${escapeText(url)})` : escapeText(url));
     return protect(text && text !== escapeText(url) ? `<${escapeUrl(url)}|${text}>` : `<${escapeUrl(url)}>`);
   });
   s = escapeText(s);
@@ -73,7 +79,9 @@ export function convertInline(line: string, opts: MrkdwnOptions = {}): string {
   s = s.replace(/(^|[^*\w])\*(?=[^\s*])([^*\n]*?[^\s*])?\*(?![*\w])/g, (_m, pre: string, body: string | undefined) => `${pre}_${body ?? ""}_`);
   s = s.replace(/~~(?=\S)(.+?)(?<=\S)~~/g, "~$1~");
   s = s.replace(/[\uE001\uE002]/g, "*");
-  return s.replace(/\uE000(\d+)\uE000/g, (_m, i: string) => slots[Number(i)] ?? "");
+  // A protected piece may hold another (a Slack sequence inside a link's parentheses).
+  const restore = (t: string): string => t.replace(/\uE000(\d+)\uE000/g, (_m, i: string) => restore(slots[Number(i)] ?? ""));
+  return restore(s);
 }
 
 const FENCE = /^(\s*)(`{3,}|~{3,})(.*)$/;
