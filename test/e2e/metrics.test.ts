@@ -167,7 +167,7 @@ forEachDatabase("metrics end to end", (getDb) => {
       ["unknown", "invalid", 1],
     ]);
     const errors = Object.fromEntries(samplesOf(f, "cairn_errors_total").map((s) => [s.labels.kind, s.value]));
-    expect(errors).toEqual({ model: 1, turn: 0, tool: 0, job: 2, delivery: 0 });
+    expect(errors).toEqual({ model: 1, turn: 0, tool: 0, job: 2, delivery: 0, unhandled: 0 });
     expect(samplesOf(f, "cairn_jobs_total").map((s) => [s.labels.kind, s.labels.result, s.value]).sort()).toEqual([
       ["metrics-doomed", "failed", 1],
       ["metrics-flaky", "retry", 1],
