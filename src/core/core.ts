@@ -31,7 +31,7 @@ import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
-import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, withinLimit } from "./text.ts";
+import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, storableStrings, withinLimit } from "./text.ts";
 import { DeliveryPath } from "./delivery.ts";
 import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "./adapter.ts";
 import type { Platform } from "./types.ts";
@@ -305,12 +305,13 @@ export class Core implements CorePort {
   attach(adapter: PlatformAdapter): CorePort {
     this.delivery.attach(adapter);
     return {
-      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(inbound, target, adapter, opts?.onStored)),
-      feedback: (event) => this.feedback(event),
-      endSession: (inbound, reason) => this.endSession(inbound, reason),
-      command: (inbound, name, args) => this.command(inbound, name, args),
-      view: (inbound, request) => this.view(inbound, request),
-      observe: (event) => this.observe(event),
+      // What a platform delivers is made storable once, here (text.ts): names and ids included.
+      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts?.onStored)),
+      feedback: (event) => this.feedback(storableStrings(event)),
+      endSession: (inbound, reason) => this.endSession(storableStrings(inbound), reason),
+      command: (inbound, name, args) => this.command(storableStrings(inbound), name, args && storableStrings(args)),
+      view: (inbound, request) => this.view(storableStrings(inbound), storableStrings(request)),
+      observe: (event) => this.observe(storableStrings(event)),
       claim: (key, windowMs) => this.claim(key, windowMs),
       log: this.log,
     };
@@ -318,7 +319,7 @@ export class Core implements CorePort {
 
   /** A message through the adapter attached last for its platform. */
   receive(inbound: Inbound, target: ReplyTarget, opts?: ReceiveOptions): Promise<Received> {
-    return countDelivery(this.metrics, this.delivery.receive(inbound, target, undefined, opts?.onStored));
+    return countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, undefined, opts?.onStored));
   }
 
   /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */
@@ -356,8 +357,9 @@ export class Core implements CorePort {
     // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
     if (!hasVisibleText(received.text)) return { kind: "dropped", reason: "empty" };
     const limit = this.deps.settings.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
-    const fitted = withinLimit(storable(received.text), limit);
-    const inbound: Inbound = { ...received, text: fitted.text, ...(received.context ? { context: storable(received.context) } : {}) };
+    const clean = storableStrings(received);
+    const fitted = withinLimit(clean.text, limit);
+    const inbound: Inbound = { ...clean, text: fitted.text };
     const access = checkAccess(this.deps.settings.access, inbound);
     if (!access.ok) {
       // Refused people's messages are not stored: cairn keeps nothing of someone it may not serve.

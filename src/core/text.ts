@@ -13,6 +13,24 @@ export function storable(text: string): string {
   return text.replace(LONE_SURROGATE, "\uFFFD").replaceAll("\u0000", "\u2400");
 }
 
+/**
+ * `storable` applied to every string in a platform's payload or a model's tool arguments (ids,
+ * names, roles, text), through arrays and plain objects; anything else (a Date) is kept as it is.
+ * A name or id PostgreSQL refuses would otherwise fail the whole turn, on one database only.
+ */
+export function storableStrings<T>(value: T): T {
+  return clean(value) as T;
+}
+
+function clean(value: unknown): unknown {
+  if (typeof value === "string") return storable(value);
+  if (Array.isArray(value)) return value.map(clean);
+  if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[storable(k)] = clean(v);
+  return out;
+}
+
 /** Something a person can see: not only whitespace, zero-width or other format characters. */
 export function hasVisibleText(text: string): boolean {
   return /[^\s\p{Cf}\p{Cc}\u034F\u115F\u1160\u3164\uFFA0]/u.test(text);

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type Anthropic from "@anthropic-ai/sdk";
 import type { MemoryTarget, ProvenanceSource, Scope } from "../core/types.ts";
 import { UserFacingError } from "../core/errors.ts";
+import { storableStrings } from "../core/text.ts";
 import type { ToolResult } from "../ops/metrics.ts";
 
 export interface ToolContext {
@@ -101,7 +102,8 @@ export class ToolRegistry {
       this.onCall("unknown", "invalid");
       return { isError: true, content: `Unknown tool '${name}'. Available tools: ${this.names().join(", ")}.` };
     }
-    const parsed = tool.input.safeParse(input);
+    // The model's strings may hold what no database keeps (NUL, half an emoji): made storable first.
+    const parsed = tool.input.safeParse(storableStrings(input));
     if (!parsed.success) {
       this.onCall(name, "invalid");
       return {

@@ -1,7 +1,7 @@
 /**
  * Text no platform should have sent, handled the same on both databases: NUL characters, lone
  * surrogates, messages with nothing visible and messages too long to read whole, from the person
- * and from the model.
+ * and from the model; and the same characters in names, ids and the model's tool arguments.
  */
 import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts";
@@ -60,5 +60,31 @@ forEachDatabase("hostile text", (getDb) => {
     const asked = lastAsked(h.fake.lastRequest()!.body);
     expect(asked).toContain("a".repeat(999));
     expect(asked).not.toContain("b");
+  });
+});
+
+forEachDatabase("hostile text beyond the message", (getDb) => {
+  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null } });
+
+  it("keeps names, ids and model-written memory with NUL and lone surrogates, and answers", async () => {
+    const odd = "a\u0000b\uD83D";
+    const inbound = inboundFor({ workspace: `${h.ws}${odd}`, user: `U${odd}`, channel: `C${odd}`, isDm: false, thread: `t${odd}`, name: `Dana${odd}` }, `hello ${odd}`, `m${odd}`);
+    inbound.workspace.name = `Acme${odd}`;
+    inbound.channel.name = `general${odd}`;
+    h.fake.enqueue(
+      { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "user", content: `Goes by ${odd}` }] } }] },
+      { text: `Noted, ${odd}.` },
+    );
+    const result = await h.core.handle(inbound);
+    expect(textOf(result)).toBe("Noted, a\u2400b\uFFFD.");
+    // Every string the platform sent is stored as the message text is: the same on both databases.
+    const workspace = await getDb().prisma.workspace.findFirstOrThrow({ where: { externalId: `${h.ws}a\u2400b\uFFFD` } });
+    expect(workspace.name).toBe("Acmea\u2400b\uFFFD");
+    const person = await getDb().prisma.person.findFirstOrThrow({ where: { workspaceId: workspace.id, externalId: "Ua\u2400b\uFFFD" } });
+    expect(person.displayName).toBe("Danaa\u2400b\uFFFD");
+    const message = await getDb().prisma.message.findFirstOrThrow({ where: { workspaceId: workspace.id, platformId: "ma\u2400b\uFFFD" } });
+    expect(message.text).toBe("hello a\u2400b\uFFFD");
+    const entries = await getDb().prisma.memoryEntry.findMany({ where: { workspaceId: workspace.id } });
+    expect(entries.map((e) => e.text)).toContain("Goes by a\u2400b\uFFFD");
   });
 });
