@@ -1,6 +1,7 @@
 /** The curator's model call: one compact request, the reply's text back; the caller validates it. */
 import type { ModelClient } from "../agent/model.ts";
 
+
 export interface Asker {
   model: ModelClient;
   reviewModel: string;
@@ -11,14 +12,3 @@ export async function ask(ctx: Asker, system: string, content: string, maxTokens
   return reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
 }
 
-/** The JSON object in a reply (code fences and words around it tolerated); undefined when there is none. */
-export function jsonIn(text: string): unknown {
-  const start = text.indexOf("{");
-  const end = text.lastIndexOf("}");
-  if (start < 0 || end <= start) return undefined;
-  try {
-    return JSON.parse(text.slice(start, end + 1));
-  } catch {
-    return undefined;
-  }
-}

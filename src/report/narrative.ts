@@ -14,6 +14,7 @@ import { errText, type Logger } from "../log.ts";
 import type { LearnedItem } from "./learned.ts";
 import type { ReportMetrics } from "./metrics.ts";
 import type { RepeatedProblems } from "./topics.ts";
+import { jsonIn } from "../agent/model-json.ts";
 
 export interface RuleInfo {
   id: string;
@@ -66,17 +67,6 @@ Answer with JSON only: {"narrative": "...", "learned": [{"id": "...", "summary":
 - learned: for each item of "learned", one short plain-English sentence saying what cairn will now do, faithful to the item's text; add nothing it does not say.
 - proposals: at most five. "prune" with one rule id: a team rule that seems no longer useful, or keeps showing up in corrected answers. "conflict" with two rule ids: two team rules that contradict each other. Only ids you were given; a short reason, without numbers. An empty list is fine.`;
 
-function firstJson(s: string): unknown {
-  const start = s.indexOf("{");
-  const end = s.lastIndexOf("}");
-  if (start < 0 || end <= start) return null;
-  try {
-    return JSON.parse(s.slice(start, end + 1));
-  } catch {
-    return null;
-  }
-}
-
 const numbers = (s: string): string[] => s.match(/\d+/g) ?? [];
 /** Every number in `s` is one of the sources' own (a rule's "4pm", a ticket number). */
 const numbersFrom = (s: string, sources: readonly string[]) => numbers(s).every((n) => sources.some((src) => numbers(src).includes(n)));
@@ -128,7 +118,7 @@ export async function writeNarrative(model: ModelClient, modelName: string, inpu
     log.warn({ err: errText(err) }, "the report's narrative could not be written; numbers only");
     return null;
   }
-  const parsed = ModelAnswer.safeParse(firstJson(reply));
+  const parsed = ModelAnswer.safeParse(jsonIn(reply));
   if (!parsed.success) {
     log.warn("the report's narrative was not usable (no JSON of the expected shape); numbers only");
     return null;
