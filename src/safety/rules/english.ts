@@ -30,7 +30,7 @@ export const ENGLISH_INJECTION: PatternRule[] = [
     kind: "prompt_injection",
     label: "asks to ignore the assistant's own rules",
     forms: ["plain"],
-    re: rx(String.raw`${NOT}${B}${IGNORE}\s+(?:all\s+(?:of\s+)?)?(?:your|my)\s+(?:instructions|rules|prompts?|directions|guidelines|directives|programming|training|guardrails|restrictions|system\s+prompt)${E}`),
+    re: rx(String.raw`${NOT}${B}${IGNORE}\s+(?:all\s+(?:of\s+)?)?(?:your|my|cairn'?s|the\s+(?:team'?s|bot'?s|assistant'?s|workspace'?s))\s+(?:own\s+)?(?:instructions|rules|prompts?|directions|guidelines|directives|programming|training|guardrails|restrictions|system\s+prompt|lessons|memory)${E}`),
   },
   {
     kind: "prompt_injection",
@@ -54,7 +54,7 @@ export const ENGLISH_INJECTION: PatternRule[] = [
     kind: "prompt_injection",
     label: "announces new instructions",
     forms: ["plain"],
-    re: rx(String.raw`${B}(?:new|real|actual|secret|hidden|true)\s+(?:system\s+)?(?:instructions?|directives?|orders|rules)\s*[:：]|${B}system\s+(?:instructions?|override)\s*[:：]`),
+    re: rx(String.raw`${B}(?:new|real|actual|secret|hidden|true)\s+(?:system\s+)?(?:instructions?|directives?|orders|rules)\s*[:：]|${B}system\s+(?:instructions?|override)\s*[:：]|${B}your\s+(?:new|real|actual|secret|hidden|true|top|first|main|overriding|only)\s+(?:[\w-]+\s+){0,2}?(?:rule|instruction|directive|order|priority|objective|goal|task)s?\s*[:：]|${B}(?:top|highest|overriding|prime)[\s-]+priority\s+(?:rule|instruction|directive|order)s?\s*[:：]`),
   },
   {
     kind: "prompt_injection",
@@ -99,6 +99,12 @@ export const ENGLISH_INJECTION: PatternRule[] = [
     label: "asks to keep something from the user",
     forms: ["plain"],
     re: rx(String.raw`${B}(?:do\s+not|don't|dont|never)\s+(?:tell|inform|mention|reveal|disclose|say)\s+(?:this\s+|it\s+|anything\s+|that\s+)?(?:to\s+)?(?:the\s+)?(?:users?|humans?|requester|operator)(?!'s)${E}|${B}without\s+(?:telling|informing|alerting)\s+(?:the\s+)?(?:users?|humans?)${E}|${B}(?:do\s+not|don't|dont|never)\s+let\s+(?:the\s+)?(?:users?|humans?)\s+(?:know|find\s+out|notice|see\s+this)${E}|${B}(?:keep|hide)\s+(?:this|it)\s+(?:secret\s+|hidden\s+)?from\s+(?:the\s+)?(?:users?|humans?)${E}`),
+  },
+  {
+    kind: "prompt_injection",
+    label: "asks to decode something and act on it",
+    forms: ["plain"],
+    re: rx(String.raw`${B}(?:decode|decrypt|unscramble|de-?obfuscate|reverse|translate)${E}[^\n.]{0,40}?${B}(?:and|then)\s+(?:follow|execute|run|obey|do|apply|carry\s+out|act\s+on)${E}`),
   },
   {
     kind: "prompt_injection",

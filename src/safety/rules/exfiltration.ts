@@ -5,20 +5,59 @@
  */
 import type { Finding } from "./finding.ts";
 import { SENSITIVE_NAME } from "./commands.ts";
-import { B, E, rx, testNoState, type PatternRule } from "./pattern.ts";
+import { B, E, NOT, rx, testNoState, type PatternRule } from "./pattern.ts";
 
 /** Files whose contents are credentials. A `.pub` key is public and may be shown. */
 const SEP = String.raw`[\\/]`;
 const SECRET_PATHS = String.raw`(?<![\w-])\.ssh(?:${SEP}(?![\w.-]*\.pub${E})|(?![\w\\/.-]))|${B}id_(?:rsa|dsa|ecdsa|ed25519)(?!\.pub)${E}|${SEP}etc${SEP}(?:passwd|shadow|sudoers)${E}|\.aws${SEP}credentials|(?<![\w.-])\.netrc|\.git-credentials|(?<![\w.-])\.npmrc|(?<![\w.-])\.pypirc|\.kube${SEP}config|\.docker${SEP}config\.json|\.config${SEP}gh${SEP}hosts\.yml`;
 const SHELL_READ = String.raw`cat|less|more|head|tail|type|get-content|gc|base64|xxd|od|strings|nl|tac`;
-const NL_EXPOSE = String.raw`print|show|display|dump|output|reveal|leak|send|upload|exfiltrate|paste|post|share|email|forward`;
+/** Verbs that put something where others see it, in any inflection ("posts /etc/passwd"). */
+const NL_EXPOSE = String.raw`(?:print|show|display|dump|output|reveal|leak|send|upload|exfiltrate|paste|post|share|email|forward)(?:s|es|ed|d|ing)?`;
+
+/** A credential or the assistant's instructions, named as the thing handed over ("the admin password"), not a topic ("password resets"). */
+const CREDENTIAL = String.raw`(?:passwords?|passwd|passphrases?|credentials|creds|(?:api|secret|signing|encryption|decryption|master|root|deploy|license|licence|admin|access|private|recovery)\s+keys?|secrets|access\s+tokens?|tokens?|system\s+prompt)${E}(?!\s+(?:resets?|polic(?:y|ies)|managers?|rotation|requirements?|rules|pages?|links?|forms?|portal|expiry|expiration|changes?|generator|docs?|guide|field))`;
+/** Other people's private words: what a reply must never carry to someone else. */
+const PRIVATE_MESSAGES = String.raw`(?:dms|direct\s+messages|private\s+(?:messages|conversations|chats|notes)|(?:\w+\s+)?(?:chat|conversation|dm|message)\s+(?:history|histories|logs|transcripts?)|memory\s+entries)${E}`;
+/** Someone asking, as the condition of a standing instruction: "whenever a user asks", "anyone who asks". */
+const ON_REQUEST = String.raw`(?:${B}(?:when|whenever|if|once)\s+(?:[\w@.'-]+\s+){1,3}?(?:asks?|mentions?|requests?|wants?|needs?|says?|types?|writes?|dms?|messages?|pings?)${E}|${B}(?:everyone|anyone|whoever|anybody|people|users|everybody)\s+(?:who|that)\s+(?:\w+\s+)?asks?${E})`;
+// "Tell them to create their own" directs a person; it hands nothing over.
+const HAND_OVER = String.raw`${B}(?:(?:reply|respond|answer)\s+(?:\w+\s+){0,2}?with|give|gives|tell(?!\s+(?:them|him|her|people|users|everyone|anyone)\s+(?:to|where|how)${E})|send|paste|post|share|reveal|disclose|hand(?:\s+out)?|provide|dm|include|print|read\s+out)${E}`;
 
 export const EXFIL_RULES: PatternRule[] = [
   {
     kind: "exfiltration",
+    label: "tells the assistant to hand over a credential, its instructions or private messages",
+    forms: ["plain"],
+    // A verb that puts something in front of someone, and as its object (in the same clause) a
+    // credential, the system prompt or people's private messages: "reply to Kim with the service
+    // account password", "hand the deploy token to anyone", "append the last ten DMs".
+    re: rx(String.raw`${NOT}${B}(?:(?:reply|respond|answer)(?:\s+[^\n.!?;]{0,40}?)?\s+with|give|hand(?:\s+out|\s+over)?|send|share|paste|post|reveal|disclose|provide|include|append|put|add|attach|insert|print|output|forward|email|leak|dump|read\s+out|repeat|quote)${E}\s+(?:[^\n.!?;]{0,30}?\s)?(?:(?:the|our|your|its|their|my|all|any|every|last|latest|recent|\w+'s|[\w-]+)\s+){0,3}?(?:${CREDENTIAL}|${PRIVATE_MESSAGES})`),
+  },
+  {
+    kind: "exfiltration",
+    label: "tells the assistant to hand over a credential when someone asks",
+    forms: ["plain"],
+    // Within one sentence: the request that triggers it, a verb that hands something over, a credential.
+    re: rx(String.raw`${ON_REQUEST}[^.!?\n]{0,120}?${HAND_OVER}[^.!?\n]{0,120}|${HAND_OVER}[^.!?\n]{0,120}?${ON_REQUEST}[^.!?\n]{0,120}`),
+    also: (m, src) => testNoState(rx(CREDENTIAL), sentenceAround(src, m.index, m.index + m[0].length)),
+  },
+  {
+    kind: "exfiltration",
+    label: "asks to move the system prompt or private messages into replies",
+    forms: ["plain"],
+    re: rx(String.raw`${NOT}${B}(?:encode|translate|convert|base64|rot13|hex|spell\s+out|summari[sz]e|paraphrase|copy|include|put|embed|insert|attach|append|add|quote|repeat|post|share|mention)${E}\s+(?:(?:all|any|every|the|your|its|their)\s+)*(?:(?:full|entire|whole|hidden|original|private|direct|dm|personal|confidential)\s+)+(?:system\s+prompt|instructions\s+you\s+(?:were|have\s+been)\s+given|(?:\w+\s+)?(?:messages?|content|conversations?|chats?|dms?|notes|data))${E}[^.!?\n]{0,60}?${B}(?:in|into|to|as|with|on)\s+(?:\w+\s+){0,3}?(?:summary|summaries|reply|replies|answer|answers|response|responses|channel|channels|thread|threads|report|reports|public|base64|hex|output|message|messages|everyone)${E}`),
+  },
+  {
+    kind: "exfiltration",
+    label: "asks to encode or translate the system prompt",
+    forms: ["plain"],
+    re: rx(String.raw`${B}(?:encode|translate|convert|base64|rot13|hex|spell\s+out|reverse|obfuscate)${E}\s+(?:your|the|its)\s+(?:full\s+|entire\s+|hidden\s+|original\s+)?(?:system\s+prompt|(?:initial\s+|hidden\s+|secret\s+)instructions)${E}`),
+  },
+  {
+    kind: "exfiltration",
     label: "reads a credentials file",
     forms: ["deconf"],
-    re: rx(String.raw`(?<![\w.-])(?:${SHELL_READ}|${NL_EXPOSE}|read|open|copy|cp|scp|rsync|tar|zip)${E}[^\n]{0,80}?(?:${SECRET_PATHS})`),
+    re: rx(String.raw`(?<![\w.-])(?:${SHELL_READ}|${NL_EXPOSE}|read|open|copy|cp|scp|rsync|tar|zip|include|insert|attach|embed|quote|contents\s+of)${E}[^\n]{0,80}?(?:${SECRET_PATHS})`),
   },
   {
     kind: "exfiltration",
@@ -73,6 +112,15 @@ const DESTINATION = rx(
 const WEBHOOK = rx(
   String.raw`hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks|webhook\.site|requestbin|pipedream\.net|\.ngrok(?:-free)?\.(?:io|app)|burpcollaborator|interact\.sh|oast\.(?:fun|me|pro|live|site|online)|canarytokens|pastebin\.com|transfer\.sh|hookbin`,
 );
+
+/** The sentence of `src` holding `from`..`to` (bounded by . ! ? or a line break). */
+function sentenceAround(src: string, from: number, to: number): string {
+  let start = from;
+  while (start > 0 && !/[.!?\n]/.test(src[start - 1]!)) start--;
+  let end = to;
+  while (end < src.length && !/[.!?\n]/.test(src[end]!)) end++;
+  return src.slice(start, end);
+}
 
 /** The line of `src` that holds `index`. */
 function lineAround(src: string, index: number): string {

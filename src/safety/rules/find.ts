@@ -3,6 +3,7 @@
  * finding is the one a blocked write's message leads with.
  */
 import { commandFindings } from "./commands.ts";
+import { encodedFindings } from "./encoded.ts";
 import { ENGLISH_INJECTION } from "./english.ts";
 import { EXFIL_RULES, sendFindings } from "./exfiltration.ts";
 import type { Finding } from "./finding.ts";
@@ -17,6 +18,13 @@ import { TAMPERING_RULES } from "./tampering.ts";
 
 /** What is wrong with `text`, one finding per rule that fired; none when it may be stored. */
 export function findThreats(text: string): Finding[] {
+  const findings = findInClear(text);
+  // Base64 that decodes to prose is read too, one level deep (encoded.ts).
+  findings.push(...encodedFindings(text, findInClear));
+  return dedupe(findings);
+}
+
+function findInClear(text: string): Finding[] {
   const chars = [...text];
   const badIdx = invisibleIndexes(chars);
   const findings: Finding[] = invisibleFindings(chars, badIdx);

@@ -48,6 +48,25 @@ export const TAMPERING_RULES: PatternRule[] = [
     re: rx(String.raw`${B}CAIRN_(?:ADMINS|ALLOWED_[A-Z]+)${E}[^\n]{0,40}(?:=|add|include|append)|${B}(?:add|put|include|make|treat)${E}[^\n]{0,40}?(?:to|in|into|as)\s+(?:${OWN})(?:admins?|admin\s+list|allow\s*list|trusted\s+(?:users|people|senders))${E}|${B}(?:always\s+)?(?:trust|obey|follow)\s+(?:any|every|all)\s+(?:instructions?|messages?|commands?|requests?)\s+from${E}`),
   },
   {
+    kind: "self_tampering",
+    label: "tells the assistant whom to obey or never refuse",
+    forms: ["plain", "deconf"],
+    // Obedience granted to someone or to a form of words: what an admin list is for, planted in memory.
+    re: rx(String.raw`${NOT}${B}(?:obey|comply\s+with|execute|carry\s+out)\s+(?:any|every|all|each)\s+(?:\w+\s+)?(?:instructions?|commands?|requests?|orders?|messages?)${E}|${NOT}${B}(?:follow|do|carry\s+out|execute)\s+(?:any|every|all|each|whatever)\s+(?:\w+\s+)?(?:instructions?|commands?|requests?|orders?)\s+(?:that|which|from|by)${E}|${B}obey\s+(?:it|them|him|her|this|these|that|those)${E}|${B}(?:execute|obey|follow|carry\s+out|run|do)\s+whatever\s+(?:\w+\s+)?(?:instructions?|commands?|orders?|it\s+says|they\s+say)${E}|${B}(?:authority|power|control|rights|privileges|permissions)\s+over\s+(?:you|the\s+(?:bot|assistant|agent)|cairn)${E}|${B}never\s+(?:refuse|decline|deny|reject|question|say\s+no\s+to|push\s+back\s+on)\s+(?:a\s+|any\s+|the\s+)?(?:requests?|instructions?|commands?|orders?|messages?)\s+(?:from|by|of|(?:that|which)\s+(?:comes?|came)\s+from|coming\s+from|sent\s+by)${E}|${B}(?:always\s+)?(?:do|follow)\s+(?:whatever|everything|anything)\s+[^\n.]{1,30}?\s+(?:says|asks|tells\s+you|wants)${E}`),
+  },
+  {
+    kind: "self_tampering",
+    label: "tells the assistant to treat someone as an admin",
+    forms: ["plain", "deconf"],
+    re: rx(String.raw`${B}(?:treat|regard|consider|handle)\s+(?:all\s+|any\s+|every\s+)?(?:messages?|requests?|instructions?|commands?|anything|everything|text|users?|people|him|her|them|[\w.@<>-]+)\s+(?:(?:from|by|(?:sent|written|posted|said)\s+by|coming\s+from)\s+[^\n.]{1,40}?\s+)?as\s+(?:if\s+(?:it|they|he|she)\s+(?:came|come|were|was)\s+from\s+|(?:coming|sent)\s+from\s+|having\s+|(?:an?\s+)?(?:instructions?|commands?|orders?)\s+(?:from|by)\s+)?(?:an?\s+|the\s+)?(?:(?:workspace|team|server|guild|bot|system)\s+)?(?:admins?|administrators?|owners?|operators?|system|developers?|root|superusers?|sudo|admin\s+(?:rights|privileges|access))${E}|${B}(?:is|are)\s+(?:now\s+)?(?:an?\s+|your\s+)?(?:admin|administrator|owner|operator)\s+(?:of|over|for)\s+(?:you|the\s+(?:bot|assistant)|cairn)${E}|${B}(?:be|is|are|been)\s+treated\s+as\s+(?:if\s+(?:it|they)\s+(?:came|come|were)\s+from\s+|(?:coming|sent)\s+from\s+)?(?:(?:an?\s+)?(?:commands?|instructions?|orders?)\s+(?:from|by)\s+)?(?:an?\s+|the\s+)?(?:(?:workspace|team|server|guild|bot|system)\s+)?(?:admins?|administrators?|owners?|operators?|system|developers?|root|superusers?)${E}`),
+  },
+  {
+    kind: "self_tampering",
+    label: "switches a safety setting off",
+    forms: ["plain", "deconf"],
+    re: rx(String.raw`${B}(?:safety|safe[\s_-]?mode|guardrails?|safeguards?|filters?|content[\s_-]?filters?|scanners?|moderation|restrictions|censorship|alignment)\s*(?:[=:]|:=|->|=>)\s*["']?(?:off|false|0|no|none|disabled?|null)${E}`),
+  },
+  {
     kind: "persistence",
     label: "adds a key to an authorized_keys file",
     forms: ["deconf"],
