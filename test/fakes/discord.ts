@@ -462,6 +462,8 @@ export interface FakeDiscord {
   sendDm(author: FakeUser, content: string, extra?: Omit<SendMessageOptions, "channelId" | "author" | "content">): ApiMessage;
   /** Dispatches a stored message's MESSAGE_CREATE again, under a new sequence number (an at-least-once delivery). */
   redispatch(messageId: string): void;
+  /** Sends a dispatch exactly as given, to every session: payloads Discord should never send, for hostile-input tests. */
+  dispatchRaw(t: string, d: unknown): void;
   /** Stores a message without dispatching it: history from before the client started (a minute ago unless `at` says). */
   seedMessage(opts: SendMessageOptions): ApiMessage;
   /**
@@ -1257,6 +1259,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       if (!msg) throw new Error(`fake discord: unknown message ${messageId}`);
       dispatch("MESSAGE_CREATE", msg);
     },
+    dispatchRaw: (t, d) => dispatch(t, d),
     seedMessage: (o) => store(buildMessage({ ...o, at: o.at ?? new Date(Date.now() - 60_000) })),
     seedMessages: (channelId, list) => list.map((o) => store(buildMessage({ ...o, channelId }))),
     editMessage(messageId, content) {

@@ -46,6 +46,7 @@ import { MessageHandler } from "./messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 import { allowedMentions, channelTarget, partNonces } from "./target.ts";
+import { guardPackets } from "./packet-guard.ts";
 import { TYPING_INTERVAL_MS } from "./typing.ts";
 import { readableChannels } from "./can-read.ts";
 import { ChannelHistory } from "./channel-history.ts";
@@ -116,6 +117,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     allowedMentions: mentions,
     failIfNotExists: false,
   });
+  guardPackets(client, log);
   const botId = (): string => {
     if (!client.user) throw new Error("the Discord client is not ready");
     return client.user.id;
