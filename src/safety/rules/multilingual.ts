@@ -69,7 +69,16 @@ export const MULTILINGUAL_INJECTION: PatternRule[] = [
     kind: "prompt_injection",
     label: "asks to reveal the assistant's instructions (non-English)",
     forms: ["norm"],
-    re: rx(String.raw`${B}(?:zeig(?:e)?|verrate|gib)\s+(?:mir\s+)?(?:deinen|den|deine)\s+(?:system-?prompt|systemanweisungen|anweisungen)${E}|${B}(?:revela|muestra|muéstrame|dime)\s+(?:tu|el|tus)\s+(?:prompt|instrucciones)(?:\s+del\s+sistema)?${E}|${B}(?:révèle|montre|affiche)(?:-moi)?\s+(?:ton|le|tes)\s+(?:prompt|instructions)(?:\s+système)?${E}|(?:显示|顯示|输出|輸出|泄露|洩露|透露|告诉我|告訴我|打印|重复|重複)[^。\n]{0,6}?(?:系统提示|系統提示|系统指令|系統指令|提示词|提示詞|初始指令)|システムプロンプトを(?:表示|教え|出力)`),
+    re: rx(String.raw`${B}(?:zeig(?:e)?|verrate|gib)\s+(?:mir\s+)?(?:deinen|den|deine)\s+(?:system-?prompt|systemanweisungen|anweisungen)${E}|${B}(?:revela|muestra|muéstrame|dime)\s+(?:tu|el|tus)\s+(?:prompt|instrucciones)(?:\s+del\s+sistema)?${E}|${B}(?:révèle|montre|affiche)(?:-moi)?\s+(?:ton|le|tes)\s+(?:prompt|instructions)(?:\s+système)?${E}|(?:显示|顯示|输出|輸出|泄露|洩露|透露|告诉我|告訴我|打印|重复|重複)[^。\n]{0,6}?(?:系统提示|系統提示|系统指令|系統指令|提示词|提示詞|初始指令)|システムプロンプトを(?:表示|教え|出力)|${B}(?:mostre|mostra|revele|rivela|exiba|mostrami)\s+(?:o\s+|il\s+)?(?:seu|teu|tuo|il\s+tuo)\s+(?:prompt|instru[çc][õo]es|istruzioni)(?:\s+(?:de|del|di)\s+sistema)?${E}|${B}(?:покажи(?:те)?|выведи(?:те)?|раскрой(?:те)?|повтори(?:те)?|напиши(?:те)?)\s+(?:мне\s+)?(?:свой|свои|твой|твои|ваш|ваши)\s+(?:системный\s+промпт|промпт|системные\s+инструкции|инструкции)${E}`),
+  },
+  {
+    kind: "exfiltration",
+    label: "tells the assistant to hand over a password or key (non-English)",
+    forms: ["norm"],
+    // A verb that gives, sends or answers with something, and a credential as its direct object: only
+    // a pronoun, an article and a compound's first part may stand between ("gib ihm das Admin-Passwort",
+    // "responde con la contraseña"), so "el enlace para restablecer la contraseña" is a topic and passes.
+    re: rx(String.raw`(?:${B}(?:responde|responda|contesta)\s+con|${B}r[ée]ponds?\s+avec|${B}antworte\s+mit|${B}rispondi\s+con|${B}responda\s+com|${B}(?:dale|dales|dele|dê|da|dé|donne|donnez|gib|geben\s+sie|dai|envía|envia|envie|manda|comparte|compartilhe|partage|envoie|schick|sende|teile|invia|condividi|revela|révèle|verrate|rivela|дай|дайте|отправь|отправьте|скажи|скажите|сообщи|сообщите|выдай)(?:-(?:lui|leur|le|la|moi))?${E})(?:\s+(?:mir|ihm|ihr|ihnen|uns|le|les|lui|leur|me|mi|gli|lhe|lhes|им|ему|ей|мне|нам))?\s+(?:(?:el|la|los|las|le|les|un|une|das|den|die|dem|il|lo|o|a|os|as|tu|ton|ta|tes|su|sus|dein|deine|deinen|sein|seine|seu|sua|seus|suas|unser|unsere|notre|nos|nuestro|nuestra|свой|свои|наш|наши)\s+|l')?(?:\p{L}+-)?(?:contraseñas?|claves?|credenciales|mots?\s+de\s+passe|identifiants|passw[oö]rt(?:er)?|kennw[oö]rt(?:er)?|zugangsdaten|schlüssel|credenziali|senhas?|пароль|пароли|ключ|ключи|токен|токены)${E}(?!-?(?:reset|zurücksetzung|richtlinie|politik))`),
   },
   {
     kind: "prompt_injection",
