@@ -113,12 +113,15 @@ const WEBHOOK = rx(
   String.raw`hooks\.slack\.com/(?:services|workflows|triggers)|discord(?:app)?\.com/api/webhooks|webhook\.site|requestbin|pipedream\.net|\.ngrok(?:-free)?\.(?:io|app)|burpcollaborator|interact\.sh|oast\.(?:fun|me|pro|live|site|online)|canarytokens|pastebin\.com|transfer\.sh|hookbin`,
 );
 
-/** The sentence of `src` holding `from`..`to` (bounded by . ! ? or a line break). */
+/** How far a sentence is read either side of a match: a text without full stops stays linear to scan. */
+const SENTENCE_REACH = 300;
+
+/** The sentence of `src` holding `from`..`to` (bounded by . ! ? or a line break, and by SENTENCE_REACH). */
 function sentenceAround(src: string, from: number, to: number): string {
   let start = from;
-  while (start > 0 && !/[.!?\n]/.test(src[start - 1]!)) start--;
+  while (start > 0 && from - start < SENTENCE_REACH && !/[.!?\n]/.test(src[start - 1]!)) start--;
   let end = to;
-  while (end < src.length && !/[.!?\n]/.test(src[end]!)) end++;
+  while (end < src.length && end - to < SENTENCE_REACH && !/[.!?\n]/.test(src[end]!)) end++;
   return src.slice(start, end);
 }
 
