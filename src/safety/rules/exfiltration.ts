@@ -19,7 +19,8 @@ const CREDENTIAL = String.raw`(?:passwords?|passwd|passphrases?|credentials|cred
 /** Other people's private words: what a reply must never carry to someone else. */
 const PRIVATE_MESSAGES = String.raw`(?:dms|direct\s+messages|private\s+(?:messages|conversations|chats|notes)|(?:\w+\s+)?(?:chat|conversation|dm|message)\s+(?:history|histories|logs|transcripts?)|memory\s+entries)${E}`;
 /** The object of a hand-over: a credential, the system prompt or private messages, after a few words at most. */
-const OBJECT = String.raw`(?:[^\n.!?;]{0,30}?\s)?(?:(?:the|our|your|its|their|my|all|any|every|last|latest|recent|\w+'s|[\w-]+)\s+){0,3}?(?:${CREDENTIAL}|${PRIVATE_MESSAGES})`;
+// One bounded gap, not a run of optional words: a text of nothing but verbs stays linear to scan.
+const OBJECT = String.raw`(?:[^\n.!?;]{0,40}?\s)?(?:${CREDENTIAL}|${PRIVATE_MESSAGES})`;
 /** Whoever it may be: the recipient of a hand-over that is not a runbook's step. */
 const ANYONE = rx(String.raw`${B}(?:anyone|anybody|everyone|everybody|whoever|people|users|them|him|her|the\s+(?:user|requester|asker|person\s+asking))${E}`, "iu");
 const ANYONE_AFTER = rx(String.raw`^[^\n.!?;]{0,30}?${B}(?:to|with)\s+(?:anyone|anybody|everyone|everybody|whoever|people|users|them|him|her|the\s+(?:user|requester|asker))${E}`, "iu");
@@ -45,7 +46,7 @@ export const EXFIL_RULES: PatternRule[] = [
     forms: ["plain"],
     // Giving or sending one to whoever it may be: "hand the deploy token to anyone", "give whoever
     // asks the root credentials". To someone named, it is a runbook's step ("send the key to the vendor").
-    re: rx(String.raw`${NOT}${B}(?:give|hand(?:\s+out|\s+over)?|send|share|provide|forward|email|dm|tell)${E}[^\n.!?;]{0,60}?${OBJECT}`),
+    re: rx(String.raw`${NOT}${B}(?:give|hand(?:\s+out|\s+over)?|send|share|provide|forward|email|dm|tell)${E}\s+${OBJECT}`),
     also: (m) => ANYONE.test(m[0]) || testNoState(ANYONE_AFTER, m.input.slice(m.index + m[0].length, m.index + m[0].length + 60)),
   },
   {
