@@ -17,7 +17,7 @@ const NL_EXPOSE = String.raw`(?:print|show|display|dump|output|reveal|leak|send|
 /** A credential or the assistant's instructions, named as the thing handed over ("the admin password"), not a topic ("password resets"). */
 const CREDENTIAL = String.raw`(?:passwords?|passwd|passphrases?|credentials|creds|(?:api|secret|signing|encryption|decryption|master|root|deploy|license|licence|admin|access|private|recovery)\s+keys?|secrets|access\s+tokens?|tokens?|system\s+prompt)${E}(?!\s+(?:resets?|polic(?:y|ies)|managers?|rotation|requirements?|rules|pages?|links?|forms?|portal|expiry|expiration|changes?|generator|docs?|guide|field))`;
 /** Other people's private words: what a reply must never carry to someone else. */
-const PRIVATE_MESSAGES = String.raw`(?:dms|direct\s+messages|private\s+(?:messages|conversations|chats|notes)|(?:\w+\s+)?(?:chat|conversation|dm|message)\s+(?:history|histories|logs|transcripts?)|memory\s+entries)${E}`;
+const PRIVATE_MESSAGES = String.raw`(?:dms|direct\s+messages|private\s+(?:messages|conversations|chats|notes)|(?:\w+\s+)?(?:chat|conversation|dm|message)\s+(?:history|histories|logs|transcripts?)|memory\s+entries|(?:your|its|cairn'?s|the\s+(?:bot|assistant)'?s)\s+(?:whole\s+|entire\s+|stored\s+)?memor(?:y|ies))${E}`;
 /** The object of a hand-over: a credential, the system prompt or private messages, after a few words at most. */
 // One bounded gap, not a run of optional words: a text of nothing but verbs stays linear to scan.
 const OBJECT = String.raw`(?:[^\n.!?;]{0,40}?\s)?(?:${CREDENTIAL}|${PRIVATE_MESSAGES})`;
