@@ -172,7 +172,8 @@ export class Core implements CorePort {
       erasePerson: (person, opts) => erasePerson(db, person, opts),
     };
     this.delivery = new DeliveryPath({
-      handle: (inbound, hooks, context) => this.handle(inbound, hooks, { leased: true, ...(context ? { context } : {}) }),
+      // Made storable at the port already (receive): not walked again.
+      handle: (inbound, hooks, context) => this.handleStorable(inbound, hooks, { leased: true, ...(context ? { context } : {}) }),
       recordDelivery: (reply, channelId, ids) => this.recordDelivery(reply, channelId, ids),
       delivered: (reply) => this.delivered(reply),
       undelivered: (reply) => this.undelivered(reply),
@@ -348,6 +349,11 @@ export class Core implements CorePort {
    * first, the context beside it once read, before the turn reads its history.
    */
   handle(received: Inbound, hooks: TurnHooks = {}, opts: HandleOptions = {}): Promise<HandleResult> {
+    return this.handleStorable(storableStrings(received), hooks, opts);
+  }
+
+  /** `handle` for a message whose strings are storable already (text.ts). */
+  private handleStorable(received: Inbound, hooks: TurnHooks, opts: HandleOptions): Promise<HandleResult> {
     return countTurn(this.metrics, this.handleMessage(received, hooks, opts));
   }
 
@@ -357,9 +363,8 @@ export class Core implements CorePort {
     // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
     if (!hasVisibleText(received.text)) return { kind: "dropped", reason: "empty" };
     const limit = this.deps.settings.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
-    const clean = storableStrings(received);
-    const fitted = withinLimit(clean.text, limit);
-    const inbound: Inbound = { ...clean, text: fitted.text };
+    const fitted = withinLimit(received.text, limit);
+    const inbound: Inbound = { ...received, text: fitted.text };
     const access = checkAccess(this.deps.settings.access, inbound);
     if (!access.ok) {
       // Refused people's messages are not stored: cairn keeps nothing of someone it may not serve.

@@ -118,4 +118,3 @@ export function pgDirect(pool: pg.Pool): DirectSql {
     },
   };
 }
-
