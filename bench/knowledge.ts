@@ -21,9 +21,10 @@ import { median, now, percentile, round, table } from "./lib/report.ts";
 import { channelPlatform, type ChannelPlatform } from "../test/support/channel-platform.ts";
 import { searchMessages } from "../src/history/search.ts";
 import type { Core } from "../src/core/core.ts";
-import type { Scope } from "../src/core/types.ts";
+import type { Scope } from "../src/ground/types.ts";
 import type { Database } from "../src/db/client.ts";
 import type { BenchOutcome } from "./run.ts";
+import { placeScope } from "../src/db/scopes.ts";
 
 const WORDS = (
   "deploy release staging production rollback migration database index query latency cache queue worker review merge branch pipeline build " +
@@ -99,7 +100,7 @@ export async function run(): Promise<BenchOutcome> {
     await seed(bench.provider, bench.url, historyPlan);
     const ws = await core.history.workspaceOf("slack", seedWorkspace(0));
     const person = await core.history.person(ws.id, { externalId: seedUser(0) });
-    const scope: Scope = { workspaceId: ws.id, personId: person.id, conversationId: "bench", channelKey: "bench", isDm: true };
+    const scope: Scope = placeScope(person, { id: "bench", workspaceId: ws.id, channelId: "bench", isDm: true });
     const queries = Array.from({ length: 200 }, () => `${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]}`);
     const baseline = await searchTimes(bench.database, scope, queries, []);
 

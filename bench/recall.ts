@@ -14,7 +14,7 @@ import { HistoryStore, scopeOf } from "../src/history/store.ts";
 import { searchMessages } from "../src/history/search.ts";
 import { DEFAULT_RANKING, type RankingOptions } from "../src/history/rank.ts";
 import type { Database } from "../src/db/client.ts";
-import type { Inbound, Scope } from "../src/core/types.ts";
+import type { Inbound, Scope } from "../src/ground/types.ts";
 import { openBenchDatabase } from "./lib/db.ts";
 import { Bm25Index } from "./lib/bm25.ts";
 import { CATEGORY_NAMES, loadLoCoMo, type Conversation, type Question } from "./lib/locomo.ts";

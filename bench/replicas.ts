@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase, providerOf } from "../src/db/client.ts";
-import { PROJECT_ROOT } from "../src/paths.ts";
+import { PROJECT_ROOT } from "../src/ground/paths.ts";
 import { echoToken, startFakeAnthropic } from "../test/fakes/anthropic.ts";
 import { socketSpread, startFakeSlack, type FakeSlack } from "../test/fakes/slack.ts";
 import { analyse, answerTo, planLoad, sendClosedLoop, sender, TOKEN } from "../test/cluster/load.ts";

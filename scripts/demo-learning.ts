@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type Anthropic from "@anthropic-ai/sdk";
 import { openDatabase } from "../src/db/client.ts";
 import { Core } from "../src/core/core.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/ground/log.ts";
 import { accessPolicy } from "../src/admission/access.ts";
 import { benchSettings } from "../bench/lib/core.ts";
 import { fakeModel, lastUserText, promptText, type Reply } from "../bench/lib/model.ts";

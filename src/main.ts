@@ -2,7 +2,7 @@
 import { userInfo } from "node:os";
 import dotenv from "dotenv";
 import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
-import { consoleLogFile, createLogger, errText, type Logger } from "./log.ts";
+import { consoleLogFile, createLogger, errText, type Logger } from "./ground/log.ts";
 import { databaseProblem, listenProblem, StartupError } from "./startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
@@ -12,7 +12,7 @@ import { agentSettings } from "./settings.ts";
 import { slackAdapter } from "./platforms/slack/adapter.ts";
 import { slackSettings } from "./platforms/slack/settings.ts";
 import { discordAdapter } from "./platforms/discord/adapter.ts";
-import type { PlatformAdapter } from "./core/adapter.ts";
+import type { PlatformAdapter } from "./ground/adapter.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { healthRoutes } from "./ops/health.ts";
 import { startHealthServer, type HealthServer } from "./ops/server.ts";

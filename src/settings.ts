@@ -1,6 +1,6 @@
 /** Maps the validated environment to the agent's settings. */
 import { join } from "node:path";
-import { PROJECT_ROOT } from "./paths.ts";
+import { PROJECT_ROOT } from "./ground/paths.ts";
 import type { Config } from "./config.ts";
 import type { AgentSettings } from "./core/core.ts";
 import { accessPolicy } from "./admission/access.ts";

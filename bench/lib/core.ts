@@ -2,10 +2,10 @@
 import { Core, type AgentSettings } from "../../src/core/core.ts";
 import { loadConfig } from "../../src/config.ts";
 import { agentSettings } from "../../src/settings.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { ModelClient } from "../../src/agent/model.ts";
-import type { Inbound } from "../../src/core/types.ts";
+import type { Inbound } from "../../src/ground/types.ts";
 
 export function benchSettings(overrides: Partial<AgentSettings> = {}): AgentSettings {
   // The defaults every deployment gets, with the rate limit off: a benchmark sends far more than a person.

@@ -11,7 +11,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { Core } from "../../src/core/core.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { benchSettings } from "./core.ts";
 import { openBenchDatabase } from "./db.ts";
 import { fakeModel, lastUserText, promptText, type Reply } from "./model.ts";

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../../src/paths.ts";
+import { PROJECT_ROOT } from "../../src/ground/paths.ts";
 import { z } from "zod";
 
 export const DEFAULT_LOCOMO_PATH = join(PROJECT_ROOT, "..", "shared", "bench", "locomo", "locomo-dev.json");

@@ -5,8 +5,8 @@
  * traced through recorded deliveries, the learning jobs queued after delivery). Markdown is shown
  * as written. What a person would see is kept per channel and thread.
  */
-import type { CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/core/adapter.ts";
-import type { FeedbackResult } from "../../src/core/types.ts";
+import type { CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/ground/adapter.ts";
+import type { FeedbackResult } from "../../src/ground/types.ts";
 
 export interface ShownMessage {
   id: string;

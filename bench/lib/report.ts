@@ -1,7 +1,7 @@
 /** Figures and output shared by the benchmarks: percentiles, a plain-text table, the JSON file. */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../../src/paths.ts";
+import { PROJECT_ROOT } from "../../src/ground/paths.ts";
 
 export const RESULTS_DIR = join(PROJECT_ROOT, "bench", "results");
 

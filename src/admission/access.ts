@@ -3,7 +3,7 @@
  * command, whatever the adapter, so no platform can forget it. Ids are platform-prefixed
  * ("slack:U123", "discord:456") because the same raw id could exist on two platforms.
  */
-import type { Inbound, Platform } from "../core/types.ts";
+import type { Inbound, Platform } from "../ground/types.ts";
 
 export interface AccessPolicy {
   admins: ReadonlySet<string>;

@@ -4,7 +4,7 @@
  * its strings made storable (core/text.ts: a `\u0000` escape is valid JSON but PostgreSQL refuses
  * it). Undefined when there is none; the caller validates the shape.
  */
-import { storableStrings } from "../core/text.ts";
+import { storableStrings } from "../ground/text.ts";
 
 export function jsonIn(text: string): unknown {
   const start = text.indexOf("{");

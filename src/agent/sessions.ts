@@ -8,9 +8,9 @@ import { z } from "zod";
 import type { Database, Db } from "../db/client.ts";
 import type { DirectSql } from "../db/direct.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
-import { TtlCache } from "../cache/ttl-cache.ts";
+import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { isUniqueViolation } from "../db/errors.ts";
-import type { ConversationScope } from "../core/types.ts";
+import type { ConversationScope } from "../ground/types.ts";
 
 /**
  * The frozen part of the system prompt. `shared` (team/channel memory, skills index) is the same

@@ -16,7 +16,7 @@
 import { sqlTime, type SqlParam } from "../db/direct.ts";
 import type { Database } from "../db/client.ts";
 import type { Provider } from "../db/migrate.ts";
-import { errText, type Logger } from "../log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 
 const HOUR_MS = 60 * 60 * 1000;
 /** How long a claim is kept: far longer than any platform redelivers an event. */

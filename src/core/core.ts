@@ -9,17 +9,17 @@
  * - A model failure never surfaces as an exception to the adapter: the person gets a polite reply.
  */
 import type { Database } from "../db/client.ts";
-import type { Logger } from "../log.ts";
-import type { ConversationScope, FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "./types.ts";
+import type { Logger } from "../ground/log.ts";
+import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/queue.ts";
 import { erasePerson, forgetEntry } from "../erasure/erase.ts";
-import { conversationKey, HistoryStore, scopeOf, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store.ts";
+import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store.ts";
 import type { Message } from "../db/generated/sqlite/client.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
-import { KeyedQueue } from "./keyed-queue.ts";
+import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";
 import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
@@ -30,18 +30,19 @@ import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
-import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
-import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, storableStrings, withinLimit } from "./text.ts";
+import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
+import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, storableStrings, withinLimit } from "../ground/text.ts";
 import { DeliveryPath } from "./delivery.ts";
-import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "./adapter.ts";
-import type { Platform } from "./types.ts";
+import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
+import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../memory/lessons.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
-import { errText } from "../log.ts";
+import { errText } from "../ground/log.ts";
 import { droppedNote, summarize } from "../agent/compress.ts";
-import { runCommand, type CommandName, type CommandReply } from "../agent/commands.ts";
+import type { CommandName, CommandReply } from "../ground/commands.ts";
+import { runCommand } from "../commands/dispatch.ts";
 import { Learning } from "../learning/learning.ts";
 import { DEFAULT_LEARNING, type LearningSettings } from "../learning/settings.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
@@ -53,8 +54,8 @@ import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
 import { buildView } from "../views/build.ts";
 import { ChannelKnowledge, DEFAULT_KNOWLEDGE, type KnowledgeSettings } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
-import type { ChannelEvent } from "../knowledge/types.ts";
-import type { TeamView, ViewRequest } from "../views/model.ts";
+import type { ChannelEvent } from "../ground/channel-events.ts";
+import type { TeamView, ViewRequest } from "../ground/view-model.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
 import { countDelivery, countTurn } from "../ops/core-metrics.ts";
 
@@ -110,7 +111,7 @@ export interface CoreDeps {
 /** Reactions that mean "yes, share it": Slack names and Discord's unicode characters. */
 const CONFIRM_EMOJI = new Set(["white_check_mark", "heavy_check_mark", "✅", "✔️"]);
 
-export { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "./replies.ts";
+export { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
 
 export class Core implements CorePort {
   readonly history: HistoryStore;
@@ -433,7 +434,7 @@ export class Core implements CorePort {
   async feedback(event: FeedbackEvent): Promise<FeedbackResult> {
     if (event.reactor.isBot) return { kind: "ignored", reason: "bot" };
     const workspace = await this.history.findWorkspace(event.platform, event.workspace.externalId);
-    const delivery = workspace && (await this.history.findDelivery({ workspaceId: workspace.id }, event.channel.externalId, event.targetMessageId));
+    const delivery = workspace && (await this.history.findDelivery(scopeOfWorkspace(workspace), event.channel.externalId, event.targetMessageId));
     if (!workspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
     // Someone cairn may not serve teaches it nothing.
     if (!checkAccess(this.deps.settings.access, { platform: event.platform, author: event.reactor, channel: event.channel }).ok) return { kind: "ignored", reason: "refused" };
@@ -452,7 +453,7 @@ export class Core implements CorePort {
     if (!created) return { kind: "ignored", reason: "duplicate" };
     this.learning.worker.kick();
     this.deps.log.info({ reply: delivery.messageId, emoji: event.emoji, action: event.action }, "feedback recorded");
-    if (event.action === "added" && CONFIRM_EMOJI.has(event.emoji)) await this.confirmByReaction({ workspaceId: workspace.id, personId: reactor.id }, delivery);
+    if (event.action === "added" && CONFIRM_EMOJI.has(event.emoji)) await this.confirmByReaction(scopeOfPerson(reactor), delivery);
     return { kind: "recorded", replyMessageId: delivery.messageId, jobId: job.id };
   }
 
@@ -461,8 +462,8 @@ export class Core implements CorePort {
    * a post of cairn's (a review's notice), the entries waiting for them that it announced.
    * The delivery, found in the reactor's workspace, names the reply's conversation.
    */
-  private async confirmByReaction(reactor: PersonScope, delivery: ConversationScope & { messageId: number }): Promise<void> {
-    const reply = await this.history.findMessage(delivery, delivery.messageId);
+  private async confirmByReaction(reactor: PersonScope, delivery: { conversationId: string; workspaceId: string; messageId: number }): Promise<void> {
+    const reply = await this.history.findMessage(scopeOfDelivery(delivery), delivery.messageId);
     if (!reply) return;
     const pending = reply.replyToId ? await this.memory.pendingBy(reactor, reply.replyToId) : await this.memory.pendingAnnounced(reactor, reply.id);
     if (pending.length === 0) return;

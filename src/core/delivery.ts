@@ -14,18 +14,18 @@
  * - A failure anywhere ends in a polite reply where the platform still takes one; every posted
  *   part of a reply is recorded as a delivery, so a reaction on any part reaches the core.
  */
-import { errText, type Logger } from "../log.ts";
-import { RecentSet } from "../cache/recent-set.ts";
+import { errText, type Logger } from "../ground/log.ts";
+import { RecentSet } from "../ground/cache/recent-set.ts";
 import { conversationKey, type HistoryStore } from "../history/store.ts";
-import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "./adapter.ts";
-import { chunkText } from "./chunk.ts";
-import { hasVisibleText } from "./text.ts";
+import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
+import { chunkText } from "../ground/chunk.ts";
+import { hasVisibleText } from "../ground/text.ts";
 import { DraftReply } from "./draft.ts";
 import { sendRichPost } from "./rich-post.ts";
 import { ThreadFollowing, type ThreadRef } from "./follow.ts";
-import { KeyedQueue } from "./keyed-queue.ts";
-import { INTERNAL_ERROR_REPLY, postFailedApology } from "./replies.ts";
-import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "./types.ts";
+import { KeyedQueue } from "../ground/keyed-queue.ts";
+import { INTERNAL_ERROR_REPLY, postFailedApology } from "../ground/replies.ts";
+import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "../ground/types.ts";
 import type { Conversation, Workspace } from "../db/generated/sqlite/client.ts";
 
 export interface DeliveryDeps {

@@ -14,20 +14,8 @@
  * need are deleted, so the thread keeps no stale text. A platform without edits gets the final
  * answer only.
  */
-import { errText, type Logger } from "../log.ts";
-import type { ReplySurface, ReplyTarget, Shown } from "./adapter.ts";
-
-export interface DraftOptions {
-  /** Markdown to the platform's text. */
-  render: (markdown: string) => string;
-  /** Rendered text to parts within the platform's limits. */
-  chunk: (rendered: string) => string[];
-  /** Least time between two flushes, and how long a draft waits before it is first shown. */
-  minUpdateMs: number;
-  /** Shown in place of the answer when the platform refuses to take it (null: nothing). */
-  apology: string | null;
-  log: Logger;
-}
+import { errText } from "../ground/log.ts";
+import type { DraftOptions, ReplySurface, ReplyTarget, Shown } from "../ground/adapter.ts";
 
 /** A working message posted so far, and the text it shows now (to skip edits that change nothing). */
 interface Working {

@@ -8,7 +8,7 @@
  * one of cairn's own posts (a Slack thread under a reply or report, a Discord thread started from
  * one of its messages: the thread's id is that message's id, recorded as a delivery).
  */
-import { RecentSet } from "../cache/recent-set.ts";
+import { RecentSet } from "../ground/cache/recent-set.ts";
 
 export interface FollowLookup {
   /** A conversation is stored under this key. */

@@ -17,8 +17,8 @@
  */
 import type { Db } from "../db/client.ts";
 import type { Lease } from "../history/store.ts";
-import type { Logger } from "../log.ts";
-import { errText } from "../log.ts";
+import type { Logger } from "../ground/log.ts";
+import { errText } from "../ground/log.ts";
 import { deadHere, machineKey, newOwner } from "./lease-owner.ts";
 
 export interface LeaseSettings {

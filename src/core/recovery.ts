@@ -16,9 +16,9 @@ import type { Db } from "../db/client.ts";
 import type { Conversation, Message, Workspace } from "../db/generated/sqlite/client.ts";
 import type { Place } from "../history/store.ts";
 import { excerpt } from "../learning/lesson-case.ts";
-import { errText, type Logger } from "../log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 import type { TurnLeases } from "./leases.ts";
-import type { Outbound, Platform } from "./types.ts";
+import type { Outbound, Platform } from "../ground/types.ts";
 
 export interface RecoverySettings {
   /** A lost turn older than this is not answered late: the person is asked to repeat it. */

@@ -4,8 +4,8 @@
  * the Markdown as text parts instead: the place has no rich form, the post does not fit the
  * platform's limits, or the platform refused it (a refused call posted nothing).
  */
-import { errText, type Logger } from "../log.ts";
-import type { ReplyTarget, RichPost, Shown } from "./adapter.ts";
+import { errText, type Logger } from "../ground/log.ts";
+import type { ReplyTarget, RichPost, Shown } from "../ground/adapter.ts";
 
 export async function sendRichPost(place: ReplyTarget, rich: RichPost, markdown: string, log: Logger): Promise<Shown | null> {
   if (!place.sendRich) return null;

@@ -8,7 +8,7 @@
  */
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import type { MemoryBudgets } from "../memory/store.ts";
-import type { MemoryTarget } from "../core/types.ts";
+import type { MemoryTarget } from "../ground/types.ts";
 import { kindOf, usedChars } from "../memory/store.ts";
 import { docKeys } from "../history/text.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";

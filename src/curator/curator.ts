@@ -19,7 +19,7 @@
  * - It posts nothing: the weekly report summarizes; a line per workspace goes to the log.
  */
 import type { LearningContext } from "../learning/context.ts";
-import { errText } from "../log.ts";
+import { errText } from "../ground/log.ts";
 import { applyChange } from "./apply.ts";
 import { ask } from "./ask.ts";
 import { memoryCandidates, skillGroups } from "./candidates.ts";

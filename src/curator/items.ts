@@ -5,7 +5,7 @@
  */
 import type { Db } from "../db/client.ts";
 import type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";
-import type { Scope } from "../core/types.ts";
+import type { Scope } from "../ground/types.ts";
 import { isVisible } from "../skills/store.ts";
 
 export type Item = { type: "skill"; row: Skill } | { type: "memory"; row: MemoryEntry };

@@ -11,7 +11,7 @@
 import { z } from "zod";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { budgetHeader, kindOf, LESSON_LIMITS, usedChars, type MemoryBudgets } from "../memory/store.ts";
-import type { MemoryTarget } from "../core/types.ts";
+import type { MemoryTarget } from "../ground/types.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import type { Change } from "./changes.ts";
 import type { MemoryCandidates } from "./candidates.ts";

@@ -8,9 +8,9 @@
  * gives it a full period before the curator considers it unused again (policy.ts `lastSeen`).
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
+import type { Inbound } from "../ground/types.ts";
 import type { Place } from "../history/store.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import { isAdmin } from "../admission/access.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";

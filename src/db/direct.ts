@@ -17,7 +17,7 @@ import BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import type { Provider } from "./migrate.ts";
 import type { TransactionGate } from "./sqlite-gate.ts";
-import { memoize } from "../cache/memoize.ts";
+import { memoize } from "../ground/cache/memoize.ts";
 import { statement } from "./pg-pool.ts";
 
 /** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */

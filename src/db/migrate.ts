@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../paths.ts";
+import { PROJECT_ROOT } from "../ground/paths.ts";
 import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 

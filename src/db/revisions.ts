@@ -3,7 +3,7 @@
  * from which message. Written inside the same transaction as the change it records.
  */
 import type { Prisma } from "./generated/sqlite/client.ts";
-import type { ProvenanceSource } from "../core/types.ts";
+import type { ProvenanceSource } from "../ground/types.ts";
 
 export type Tx = Prisma.TransactionClient;
 

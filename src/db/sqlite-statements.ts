@@ -8,7 +8,7 @@
  * hands out a small view that passes the arguments at each call instead of binding them.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { memoize } from "../cache/memoize.ts";
+import { memoize } from "../ground/cache/memoize.ts";
 
 type Statement = BetterSqlite3.Statement<unknown[]>;
 

@@ -6,7 +6,7 @@
  * they contributed stay (they belong to the team), optionally without their name.
  */
 import type { Db } from "../db/client.ts";
-import type { PersonScope } from "../core/types.ts";
+import type { PersonScope } from "../ground/types.ts";
 import { pendingWhere } from "../memory/store.ts";
 
 export const TOMBSTONE = "[erased at the author's request]";

@@ -4,7 +4,7 @@
  * request did (Slack and Discord hand each event to any of them), or the same one after a restart.
  */
 import type { Db } from "../db/client.ts";
-import type { PersonScope } from "../core/types.ts";
+import type { PersonScope } from "../ground/types.ts";
 
 export const ERASURE_CONFIRM_WINDOW_MS = 10 * 60 * 1000;
 

@@ -9,7 +9,7 @@
  */
 import type { Database } from "../db/client.ts";
 import type { SqlParam } from "../db/direct.ts";
-import type { Scope } from "../core/types.ts";
+import type { Scope } from "../ground/types.ts";
 import type { AnalyzedQuery } from "./query.ts";
 import type { RankDoc, RankStats } from "./rank.ts";
 

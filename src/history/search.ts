@@ -11,7 +11,7 @@
  * asker's own.
  */
 import type { Database } from "../db/client.ts";
-import type { Scope } from "../core/types.ts";
+import type { Scope } from "../ground/types.ts";
 import { analyzeQuery } from "./query.ts";
 import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankingOptions, type TermCounts } from "./rank.ts";
 import { postgresQueries } from "./search-postgres.ts";

@@ -7,10 +7,11 @@ import type { Database, Db } from "../db/client.ts";
 import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
-import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
+import type { Conversation, Delivery, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
-import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../core/types.ts";
-import { TtlCache } from "../cache/ttl-cache.ts";
+import { conversationScope, personScope, placeScope, workspaceScope } from "../db/scopes.ts";
+import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../ground/types.ts";
+import { TtlCache } from "../ground/cache/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
 
@@ -34,14 +35,26 @@ export function conversationKey(inbound: Inbound): string {
 }
 
 export function scopeOf(place: Place): Scope {
-  return {
-    workspaceId: place.workspace.id,
-    personId: place.person.id,
-    conversationId: place.conversation.id,
-    channelKey: place.conversation.channelId,
-    isDm: place.conversation.isDm,
-  };
+  return placeScope(place.person, place.conversation);
 }
+
+/** The speaker of a place, wherever they are (their pending entries, their messages). */
+export function personScopeOf(place: Place): PersonScope {
+  return personScope(place.person);
+}
+
+export function workspaceScopeOf(place: Place): WorkspaceScope {
+  return workspaceScope(place.workspace);
+}
+
+/** The scope of a workspace row this store returned (found by its platform id). */
+export const scopeOfWorkspace = (workspace: Workspace): WorkspaceScope => workspaceScope(workspace);
+
+/** The conversation a delivery row this store returned belongs to. */
+export const scopeOfDelivery = (delivery: Pick<Delivery, "conversationId" | "workspaceId">): ConversationScope => conversationScope({ id: delivery.conversationId, workspaceId: delivery.workspaceId });
+
+/** The scope of a person row this store returned (resolved in their workspace). */
+export const scopeOfPerson = (person: Person): PersonScope => personScope(person);
 
 /**
  * The rows a message resolves to are read on every message but change almost never (a display

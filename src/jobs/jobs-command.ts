@@ -4,8 +4,8 @@
  * admins only, since the curator changes the team's skills and the report posts to a channel.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { Job } from "../db/generated/sqlite/client.ts";
 import { isAdmin, qualified } from "../admission/access.ts";
 import { isScheduleName, SCHEDULE_NAMES, type Schedule } from "./schedules.ts";

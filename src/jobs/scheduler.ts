@@ -14,7 +14,7 @@
  *   build Cores without background work); `start` creates the node-cron tasks, `stop` destroys them.
  */
 import cron, { type ScheduledTask, type TaskContext } from "node-cron";
-import { errText, type Logger } from "../log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 import type { Job } from "../db/generated/sqlite/client.ts";
 import type { JobQueue } from "./queue.ts";
 import { catchUpSlot, withinOneInterval, withMatcher, type CronSpec, type Matcher } from "./cron-slots.ts";

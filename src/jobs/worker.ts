@@ -13,7 +13,7 @@
  *   attempts; a payload its handler's schema refuses fails at once (retrying cannot fix it).
  */
 import type { z } from "zod";
-import { errText, type Logger } from "../log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 import type { Claim, JobQueue } from "./queue.ts";
 import type { Metrics } from "../ops/metrics.ts";
 

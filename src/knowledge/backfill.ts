@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { defineJob, type JobHandler } from "../jobs/worker.ts";
-import type { Platform } from "../core/types.ts";
+import type { Platform } from "../ground/types.ts";
 import { BACKFILL_JOB, type ChannelKnowledge } from "./knowledge.ts";
 
 /** Messages asked for per page (Slack's conversations.history takes up to 999; Discord's up to 100). */

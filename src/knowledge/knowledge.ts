@@ -5,16 +5,16 @@
  */
 import type { Database } from "../db/client.ts";
 import { LISTEN_CHANNEL } from "../config.ts";
-import type { PlatformAdapter, Posted, PostTarget } from "../core/adapter.ts";
-import type { Platform } from "../core/types.ts";
+import type { PlatformAdapter, Posted, PostTarget } from "../ground/adapter.ts";
+import type { Platform } from "../ground/types.ts";
 import type { HistoryStore } from "../history/store.ts";
 import type { JobQueue } from "../jobs/queue.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../ground/log.ts";
 import { ChannelReaders, DEFAULT_MEMBERS_TTL_MS } from "./members.ts";
 import { KnowledgeStore } from "./store.ts";
-import type { ChannelEvent } from "./types.ts";
+import type { ChannelEvent } from "../ground/channel-events.ts";
 import type { Workspace } from "../db/generated/sqlite/client.ts";
-import { TtlCache } from "../cache/ttl-cache.ts";
+import { TtlCache } from "../ground/cache/ttl-cache.ts";
 
 export interface KnowledgeSettings {
   /** How far back `listen on` reads a channel's history. */

@@ -11,8 +11,8 @@
  *   the workspace (those kept so far are removed at once), or let them be kept again.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 

@@ -11,9 +11,9 @@
  * A replica without the platform attached uses the stored members as they are.
  */
 import type { Db } from "../db/client.ts";
-import type { PlatformAdapter } from "../core/adapter.ts";
+import type { PlatformAdapter } from "../ground/adapter.ts";
 import type { Workspace } from "../db/generated/sqlite/client.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../ground/log.ts";
 import type { KnowledgeStore } from "./store.ts";
 
 export const DEFAULT_MEMBERS_TTL_MS = 10 * 60_000;

@@ -10,7 +10,7 @@
  * Every step is a revision with who did it.
  */
 import { isAdmin } from "../admission/access.ts";
-import type { Platform } from "../core/types.ts";
+import type { Platform } from "../ground/types.ts";
 import type { MemoryEntry, Person } from "../db/generated/sqlite/client.ts";
 import type { Provenance } from "../db/revisions.ts";
 import { writeRevision } from "../db/revisions.ts";

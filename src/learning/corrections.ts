@@ -10,7 +10,7 @@
  */
 import type { Db } from "../db/client.ts";
 import type { Correction } from "../db/generated/sqlite/client.ts";
-import type { Scope } from "../core/types.ts";
+import type { Scope } from "../ground/types.ts";
 
 export type { Correction };
 

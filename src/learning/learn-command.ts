@@ -14,21 +14,21 @@
  */
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { Provenance } from "../db/revisions.ts";
 import { scopeOf, type HistoryMessage, type Place } from "../history/store.ts";
 import { ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { ToolError, ToolRegistry, type Tool, type ToolContext } from "../tools/registry.ts";
-import { UserFacingError } from "../core/errors.ts";
+import { UserFacingError } from "../ground/errors.ts";
 import { skillTools } from "../tools/skills.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";
 import { scanForWrite } from "../safety/scanner.ts";
-import { errText } from "../log.ts";
+import { errText } from "../ground/log.ts";
 import { excerpt, messageLink } from "./lesson-case.ts";
 import { nameOf } from "./places.ts";
-import type { Platform } from "../core/types.ts";
+import type { Platform } from "../ground/types.ts";
 
 export const PASTE_INSTEAD = "I don't open links: paste the text instead (`learn <text>`), and I'll turn it into a skill.";
 export const NOTHING_TO_LEARN = "There is nothing in this conversation for me to learn from yet. Paste the text instead: `learn <text>`.";

@@ -9,7 +9,7 @@
  */
 import type { JobHandler } from "../jobs/worker.ts";
 import { JobWorker } from "../jobs/worker.ts";
-import type { Scope } from "../core/types.ts";
+import type { Scope } from "../ground/types.ts";
 import type { LoopResult } from "../agent/loop.ts";
 import { Corrections, type ClaimedCorrection } from "./corrections.ts";
 import { ReplyTraces } from "./traces.ts";

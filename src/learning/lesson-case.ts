@@ -4,7 +4,7 @@
  * back through this schema (a row written by an older version parses or is treated as absent).
  */
 import { z } from "zod";
-import type { Platform } from "../core/types.ts";
+import type { Platform } from "../ground/types.ts";
 
 export const LessonCaseSchema = z.object({
   question: z.string().nullable(),

@@ -17,7 +17,7 @@ import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from ".
 import { createRule, invalidate, saveLesson } from "./lesson-store.ts";
 import { nameOf, postIn, replyPlace, type ReplyPlace } from "./places.ts";
 import type { LearningContext } from "./context.ts";
-import type { Platform } from "../core/types.ts";
+import type { Platform } from "../ground/types.ts";
 
 export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });
 

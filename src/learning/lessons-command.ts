@@ -13,8 +13,8 @@
  *   admin"; anyone else is told so.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { writeRevision } from "../db/revisions.ts";

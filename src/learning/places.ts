@@ -5,9 +5,10 @@
  */
 import type { Db } from "../db/client.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
-import type { PostTarget } from "../core/adapter.ts";
-import type { Platform, Scope } from "../core/types.ts";
+import type { PostTarget } from "../ground/adapter.ts";
+import type { Platform, Scope } from "../ground/types.ts";
 import type { LearningContext } from "./context.ts";
+import { placeScope } from "../db/scopes.ts";
 
 export interface ReplyPlace {
   workspace: Workspace;
@@ -35,14 +36,8 @@ export async function replyPlace(db: Db, workspaceId: string, replyMessageId: nu
 }
 
 /** The scope of a person in a stored conversation. */
-export function scopeIn(conversation: Conversation, personId: string): Scope {
-  return {
-    workspaceId: conversation.workspaceId,
-    personId,
-    conversationId: conversation.id,
-    channelKey: conversation.channelId,
-    isDm: conversation.isDm,
-  };
+export function scopeIn(conversation: Conversation, person: Person): Scope {
+  return placeScope(person, conversation);
 }
 
 /** Where to post into a stored conversation: its thread (or channel), or the DM's owner. */

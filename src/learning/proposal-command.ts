@@ -4,7 +4,7 @@
  * so the channel that saw it sees what became of it.
  */
 import type { Core } from "../core/core.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store.ts";
 import { announce, judge, proposalPlace } from "./approvals.ts";
 

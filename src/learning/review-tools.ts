@@ -15,7 +15,7 @@ import { memoryTool } from "../tools/memory.ts";
 import { skillManageTool, skillsListTool, skillViewTool } from "../tools/skills.ts";
 import type { MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../ground/log.ts";
 import type { ReviewReport } from "./review-notice.ts";
 
 /** What one review wrote and suggested; its `record` is the review's ToolContext.onWrite. */

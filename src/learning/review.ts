@@ -18,7 +18,7 @@ import { defineJob } from "../jobs/worker.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { buildRequest, historyToMessages } from "../agent/prompt.ts";
 import { readSnapshot } from "../agent/sessions.ts";
-import { errText, type Logger } from "../log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 import { nameOf, postIn, replyPlace, scopeIn, type ReplyPlace } from "./places.ts";
 import { memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
 import { pendingIds, reviewNotice } from "./review-notice.ts";
@@ -63,7 +63,7 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   // No snapshot: the session's prompt was never taken, or was cleared by an erasure. Nothing to review against.
   if (!session || !snapshot) return;
 
-  const scope = scopeIn(place.conversation, asker.id);
+  const scope = scopeIn(place.conversation, asker);
   // The summary stands for the turns before its cut. A cut past the reviewed message (a later
   // turn compressed) would hide it: then the session is read from its start, without the summary.
   const cut = session.summaryThroughId !== null && session.summaryThroughId < question.id ? session.summaryThroughId : null;

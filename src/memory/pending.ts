@@ -11,7 +11,7 @@
  */
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
-import type { MemoryTarget } from "../core/types.ts";
+import type { MemoryTarget } from "../ground/types.ts";
 import { kindOf, MemoryError, usedChars, type MemoryBudgets } from "./store.ts";
 
 /** Applies the pending rows (already read as this person's); the ones that took effect. */

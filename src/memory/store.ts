@@ -13,10 +13,10 @@ import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 
 export type { MemoryEntry };
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
-import type { MemoryTarget, PersonScope, Scope } from "../core/types.ts";
+import type { MemoryTarget, PersonScope, Scope } from "../ground/types.ts";
 import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";
-import { UserFacingError } from "../core/errors.ts";
-import { TtlCache } from "../cache/ttl-cache.ts";
+import { UserFacingError } from "../ground/errors.ts";
+import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending.ts";
 
 /**

@@ -2,8 +2,8 @@
  * What the core counts about its own work, kept out of core.ts: a turn's outcome and duration from
  * what `handle` returned, and a reply or post the platform refused from what delivery reported.
  */
-import type { Posted, Received } from "../core/adapter.ts";
-import type { HandleResult } from "../core/types.ts";
+import type { Posted, Received } from "../ground/adapter.ts";
+import type { HandleResult } from "../ground/types.ts";
 import type { Metrics, TurnOutcome } from "./metrics.ts";
 
 function outcomeOf(result: HandleResult): TurnOutcome {

@@ -7,7 +7,7 @@
  * - `GET /metrics`: Prometheus text format (metrics.ts).
  */
 import type http from "node:http";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../ground/log.ts";
 import type { Metrics } from "./metrics.ts";
 import { readinessCheck, type ReadinessDeps } from "./readiness.ts";
 

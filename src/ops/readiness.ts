@@ -5,8 +5,8 @@
 import { z } from "zod";
 import type { Database } from "../db/client.ts";
 import { loadMigrations } from "../db/migrate.ts";
-import type { PlatformAdapter } from "../core/adapter.ts";
-import { errText } from "../log.ts";
+import type { PlatformAdapter } from "../ground/adapter.ts";
+import { errText } from "../ground/log.ts";
 
 export interface ReadinessDeps {
   database: Pick<Database, "ping" | "prisma" | "provider">;

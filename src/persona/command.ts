@@ -3,8 +3,8 @@
  * change it (cairn admins only). The text reaches each conversation's next session.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { nameOf } from "../learning/places.ts";

@@ -4,9 +4,9 @@
  * revision, so a rollback can be rolled back in turn.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
+import type { Inbound } from "../ground/types.ts";
 import type { Place } from "../history/store.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import type { Revision } from "../db/generated/sqlite/client.ts";
 import { isAdmin } from "../admission/access.ts";
 import { excerpt } from "../learning/lesson-case.ts";

@@ -7,7 +7,7 @@ import { computeMetrics, periodEnding, type ReportMetrics } from "./metrics.ts";
 import { learnedThisWeek, type LearnedItem } from "./learned.ts";
 import { repeatedProblems, type RepeatedProblems } from "./topics.ts";
 import { writeNarrative, type Narrative, type RuleInfo } from "./narrative.ts";
-import type { RichPost } from "../core/adapter.ts";
+import type { RichPost } from "../ground/adapter.ts";
 import { reportLayout, reportMarkdown, reportRich } from "./render.ts";
 
 /** What Report.data holds. */

@@ -9,8 +9,8 @@
  */
 import type { Db } from "../db/client.ts";
 import type { Workspace } from "../db/generated/sqlite/client.ts";
-import type { PostTarget } from "../core/adapter.ts";
-import type { Platform } from "../core/types.ts";
+import type { PostTarget } from "../ground/adapter.ts";
+import type { Platform } from "../ground/types.ts";
 
 export interface ReportChannel {
   platform: Platform;

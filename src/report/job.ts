@@ -12,7 +12,7 @@
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import { isUniqueViolation } from "../db/errors.ts";
-import { errText } from "../log.ts";
+import { errText } from "../ground/log.ts";
 import type { Workspace } from "../db/generated/sqlite/client.ts";
 import type { LearningContext } from "../learning/context.ts";
 import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel, type ReportChannel } from "./channel.ts";

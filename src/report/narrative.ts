@@ -10,7 +10,7 @@
  */
 import { z } from "zod";
 import type { ModelClient } from "../agent/model.ts";
-import { errText, type Logger } from "../log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 import type { LearnedItem } from "./learned.ts";
 import type { ReportMetrics } from "./metrics.ts";
 import type { RepeatedProblems } from "./topics.ts";

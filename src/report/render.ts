@@ -5,7 +5,7 @@
  * `/cairn report`, rendered by each adapter: Slack mrkdwn, Discord Markdown, the terminal) and the
  * rich post (Slack blocks, a Discord embed) for platforms that have one.
  */
-import type { RichPost } from "../core/adapter.ts";
+import type { RichPost } from "../ground/adapter.ts";
 import { excerpt } from "../learning/lesson-case.ts";
 import { LEARNED_MAX, type LearnedItem } from "./learned.ts";
 import type { ReportMetrics, ScopeGrowth, WeekFigures } from "./metrics.ts";

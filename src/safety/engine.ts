@@ -3,7 +3,7 @@
  * on) or let through (secrets redacted), and the remembered verdicts on stored text.
  */
 import { redactSecrets, type Redaction } from "./secrets.ts";
-import { memoize } from "../cache/memoize.ts";
+import { memoize } from "../ground/cache/memoize.ts";
 import { findThreats } from "./rules/find.ts";
 import type { Finding, ThreatKind } from "./rules/finding.ts";
 

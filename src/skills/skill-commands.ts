@@ -4,8 +4,8 @@
  * Bundled skills ship with cairn and are none of these commands' to change.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
-import type { CommandReply } from "../agent/commands.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandReply } from "../ground/commands.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { SkillError } from "./store.ts";

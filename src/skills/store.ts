@@ -13,12 +13,12 @@
 import type { Db } from "../db/client.ts";
 import type { Skill, SkillFile } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
-import type { MemoryTarget, Scope } from "../core/types.ts";
+import type { MemoryTarget, Scope } from "../ground/types.ts";
 import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
 import { scanForWrite } from "../safety/scanner.ts";
-import { UserFacingError } from "../core/errors.ts";
-import { TtlCache } from "../cache/ttl-cache.ts";
+import { UserFacingError } from "../ground/errors.ts";
+import { TtlCache } from "../ground/cache/ttl-cache.ts";
 
 /** Every write from the agent is scanned first: threats are refused, secrets redacted. */
 function cleanOrThrow(text: string, what: string): string {

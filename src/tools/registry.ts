@@ -5,9 +5,9 @@
  */
 import { z } from "zod";
 import type Anthropic from "@anthropic-ai/sdk";
-import type { MemoryTarget, ProvenanceSource, Scope } from "../core/types.ts";
-import { UserFacingError } from "../core/errors.ts";
-import { storableStrings } from "../core/text.ts";
+import type { MemoryTarget, ProvenanceSource, Scope } from "../ground/types.ts";
+import { UserFacingError } from "../ground/errors.ts";
+import { storableStrings } from "../ground/text.ts";
 import type { ToolResult } from "../ops/metrics.ts";
 
 export interface ToolContext {

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { defineTool } from "./registry.ts";
 import { searchMessages, type SearchHit } from "../history/search.ts";
 import type { Database } from "../db/client.ts";
-import type { Scope } from "../core/types.ts";
+import type { Scope } from "../ground/types.ts";
 
 const input = z.object({
   query: z.string().min(1).max(500).describe("words to look for; results match any of them, best first"),

@@ -12,14 +12,14 @@
  * Buttons are offered where the matching command would let the viewer act; the command checks again.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
+import type { Inbound } from "../ground/types.ts";
 import type { MemoryEntry, Person, Skill } from "../db/generated/sqlite/client.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../learning/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
-import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "./model.ts";
+import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "../ground/view-model.ts";
 import { weekLines } from "./week.ts";
 
 const day = (d: Date): string => d.toISOString().slice(0, 10);

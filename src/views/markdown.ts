@@ -2,7 +2,7 @@
  * A view as Markdown: `/cairn team` on every platform, and what a platform without a rich form
  * shows. Items carry their ids, so each button's command can be typed instead.
  */
-import type { TeamView, ViewButton, ViewGroup } from "./model.ts";
+import type { TeamView, ViewButton, ViewGroup } from "../ground/view-model.ts";
 
 const commandLine = (b: ViewButton): string => `\`${[b.command, ...b.args].join(" ")}${b.input ? " <text>" : ""}\``;
 

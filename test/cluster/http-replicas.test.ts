@@ -14,7 +14,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { findRoot } from "../../src/paths.ts";
+import { findRoot } from "../../src/ground/paths.ts";
 import { echoToken, startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { eventCallback, postSigned, SIGNING_SECRET, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
 import { freePort, waitUntil } from "../fakes/http.ts";

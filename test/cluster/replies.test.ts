@@ -20,7 +20,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.ts";
-import { findRoot } from "../../src/paths.ts";
+import { findRoot } from "../../src/ground/paths.ts";
 import { echoToken, startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { eventCallback, socketSpread, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
 import { waitUntil } from "../fakes/http.ts";

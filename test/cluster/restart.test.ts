@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findRoot } from "../../src/paths.ts";
+import { findRoot } from "../../src/ground/paths.ts";
 import { echoToken, startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { eventCallback, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
 import { waitUntil } from "../fakes/http.ts";

@@ -8,7 +8,7 @@
  * `cairn> ` block after them one message of cairn's (status lines while it works are not messages).
  */
 import { PassThrough, Writable } from "node:stream";
-import type { AdapterHost, CorePort, PostTarget } from "../../src/core/adapter.ts";
+import type { AdapterHost, CorePort, PostTarget } from "../../src/ground/adapter.ts";
 import { CONSOLE_CHANNEL, CONSOLE_WORKSPACE, ConsoleAdapter } from "../../src/platforms/console/console.ts";
 import { waitUntil } from "../fakes/http.ts";
 import { PEOPLE, type Driver, type Features, type Observer, type Person, type Place, type Sent, type Shown } from "./contract.ts";

@@ -1,4 +1,4 @@
-import type { ChannelEvent } from "../../src/knowledge/types.ts";
+import type { ChannelEvent } from "../../src/ground/channel-events.ts";
 /**
  * The adapter contract as tests: what every platform adapter does for the people on it, written
  * once against a `Driver` and run for each platform (see contract.test.ts).
@@ -12,15 +12,15 @@ import type { ChannelEvent } from "../../src/knowledge/types.ts";
  * the platform lacks (channels, threads, reactions, one post delivered twice) is skipped for it,
  * by the driver's `features`.
  */
-import type { ViewRequest } from "../../src/views/model.ts";
+import type { ViewRequest } from "../../src/ground/view-model.ts";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { accessPolicy, checkAccess, qualified } from "../../src/admission/access.ts";
-import type { AdapterHost, CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/core/adapter.ts";
-import { chunkText, fencesBalanced } from "../../src/core/chunk.ts";
+import type { AdapterHost, CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/ground/adapter.ts";
+import { chunkText, fencesBalanced } from "../../src/ground/chunk.ts";
 import type { Core } from "../../src/core/core.ts";
-import { MODEL_UNAVAILABLE_REPLY } from "../../src/core/replies.ts";
-import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "../../src/core/types.ts";
-import type { CommandName } from "../../src/agent/commands.ts";
+import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
+import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "../../src/ground/types.ts";
+import type { CommandName } from "../../src/ground/commands.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { waitUntil } from "../fakes/http.ts";
 import { makeCore } from "../support/agent.ts";

@@ -4,8 +4,8 @@
  * dispatches. What a channel, thread or DM shows is the fake's store of its messages.
  */
 import { expect } from "vitest";
-import type { AdapterHost, CorePort, PostTarget } from "../../src/core/adapter.ts";
-import { silentLogger } from "../../src/log.ts";
+import type { AdapterHost, CorePort, PostTarget } from "../../src/ground/adapter.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
 import { dmWorkspace } from "../../src/platforms/discord/events.ts";
 import { snowflake, startFakeDiscord, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";

@@ -5,8 +5,8 @@
  * deletions.
  */
 import { expect } from "vitest";
-import type { AdapterHost, CorePort, PostTarget } from "../../src/core/adapter.ts";
-import { silentLogger } from "../../src/log.ts";
+import type { AdapterHost, CorePort, PostTarget } from "../../src/ground/adapter.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
 import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, type FakeSlack, type StoredMessage } from "../fakes/slack.ts";

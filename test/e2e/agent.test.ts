@@ -7,7 +7,7 @@ import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../sup
 import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/core/core.ts";
-import type { HandleResult, Outbound } from "../../src/core/types.ts";
+import type { HandleResult, Outbound } from "../../src/ground/types.ts";
 
 function replyOf(result: HandleResult): Outbound {
   if (result.kind !== "reply") throw new Error(`expected a reply, got dropped: ${result.reason}`);

@@ -20,7 +20,7 @@ import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { PERMISSIONS, snowflake, startFakeDiscord, waitFor, type ApiMessage, type FakeDiscord, type FakeGuild, type FakeUser } from "../fakes/discord.ts";
 import type { Core } from "../../src/core/core.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { knowledgeKey } from "../../src/knowledge/store.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
 

@@ -19,7 +19,7 @@ import type { Core } from "../../src/core/core.ts";
 import { scopeOf } from "../../src/history/store.ts";
 import { accessPolicy, REFUSED_CHANNEL_TEXT } from "../../src/admission/access.ts";
 import { CORRECTION_QUESTION } from "../../src/learning/feedback-job.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
 import { NOTICES } from "../../src/platforms/discord/events.ts";
 

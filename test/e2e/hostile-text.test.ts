@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts";
 import { coreHarness } from "../support/agent.ts";
-import type { HandleResult } from "../../src/core/types.ts";
+import type { HandleResult } from "../../src/ground/types.ts";
 
 function textOf(result: HandleResult): string {
   if (result.kind !== "reply") throw new Error(`expected a reply, got dropped: ${result.reason}`);

@@ -9,7 +9,7 @@ import { recordingHandlers } from "../support/scheduled-handlers.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { waitUntil } from "../fakes/http.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import { parseCommandLine } from "../../src/agent/commands.ts";
+import { parseCommandLine } from "../../src/ground/commands.ts";
 import { formatWhen } from "../../src/jobs/jobs-command.ts";
 
 forEachDatabase("/cairn jobs", (getDb) => {

@@ -10,7 +10,7 @@ import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { channelPlatform, type ChannelPlatform } from "../support/channel-platform.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import type { Core } from "../../src/core/core.ts";
-import type { CommandReply } from "../../src/agent/commands.ts";
+import type { CommandReply } from "../../src/ground/commands.ts";
 
 const ADMIN = "UADMIN";
 const DAY = 24 * 60 * 60_000;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { loadConfig } from "../../src/config.ts";
 import { slackSettings } from "../../src/platforms/slack/settings.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";

@@ -11,7 +11,7 @@ import { TOMBSTONE } from "../../src/erasure/erase.ts";
 import { searchMessages } from "../../src/history/search.ts";
 import { scopeOf } from "../../src/history/store.ts";
 import type { Core } from "../../src/core/core.ts";
-import type { HandleResult, Outbound } from "../../src/core/types.ts";
+import type { HandleResult, Outbound } from "../../src/ground/types.ts";
 
 function replyOf(result: HandleResult): Outbound {
   if (result.kind !== "reply") throw new Error(`expected a reply, got dropped: ${result.reason}`);

@@ -8,8 +8,8 @@ import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts
 import { coreHarness, makeCore } from "../support/agent.ts";
 import { TOMBSTONE } from "../../src/erasure/erase.ts";
 import type { Core } from "../../src/core/core.ts";
-import type { HandleResult, Outbound } from "../../src/core/types.ts";
-import type { ReplyTarget } from "../../src/core/adapter.ts";
+import type { HandleResult, Outbound } from "../../src/ground/types.ts";
+import type { ReplyTarget } from "../../src/ground/adapter.ts";
 import { FakeAdapter } from "../support/fake-adapter.ts";
 
 function replyOf(result: HandleResult): Outbound {

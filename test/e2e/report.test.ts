@@ -18,8 +18,8 @@ import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser }
 import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
 import { ConsoleAdapter } from "../../src/platforms/console/console.ts";
-import type { RichPost } from "../../src/core/adapter.ts";
-import { silentLogger } from "../../src/log.ts";
+import type { RichPost } from "../../src/ground/adapter.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { ReportChannel } from "../../src/report/channel.ts";
 import { runReports } from "../../src/report/job.ts";

@@ -20,7 +20,7 @@ import {
   type StoredMessage,
 } from "../fakes/slack.ts";
 import { MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
-import { chunkText } from "../../src/core/chunk.ts";
+import { chunkText } from "../../src/ground/chunk.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { FEEDBACK_ACTION_ID } from "../../src/platforms/slack/feedback-blocks.ts";

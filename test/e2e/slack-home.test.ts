@@ -28,9 +28,9 @@ import {
   type FakeView,
 } from "../fakes/slack.ts";
 import type { Core } from "../../src/core/core.ts";
-import type { Inbound } from "../../src/core/types.ts";
+import type { Inbound } from "../../src/ground/types.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import { parseCommandLine } from "../../src/agent/commands.ts";
+import { parseCommandLine } from "../../src/ground/commands.ts";
 import { TOMBSTONE } from "../../src/erasure/erase.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { MORE_LABEL } from "../../src/platforms/slack/home-blocks.ts";

@@ -22,9 +22,9 @@ import {
 import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
-import type { AdapterHost, CorePort } from "../../src/core/adapter.ts";
-import { chunkText } from "../../src/core/chunk.ts";
-import { postFailedApology } from "../../src/core/replies.ts";
+import type { AdapterHost, CorePort } from "../../src/ground/adapter.ts";
+import { chunkText } from "../../src/ground/chunk.ts";
+import { postFailedApology } from "../../src/ground/replies.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { CONTEXT_HEADER } from "../../src/platforms/slack/context.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";

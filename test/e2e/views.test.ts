@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, place, type PlaceOptions } from "../support/db.ts";
 import { coreHarness } from "../support/agent.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import type { TeamView, ViewItem } from "../../src/views/model.ts";
+import type { TeamView, ViewItem } from "../../src/ground/view-model.ts";
 import type { Database } from "../../src/db/client.ts";
 
 const ADMIN = "UADMIN";

@@ -3,7 +3,7 @@
  * Every test works in its own workspace (unique external id), so searches never see other tests.
  */
 import { describe, expect, it } from "vitest";
-import type { Scope } from "../../src/core/types.ts";
+import type { Scope } from "../../src/ground/types.ts";
 import type { Message } from "../../src/db/generated/sqlite/client.ts";
 import { searchMessages, type SearchOptions } from "../../src/history/search.ts";
 import { HistoryStore, scopeOf } from "../../src/history/store.ts";

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { JobQueue } from "../../src/jobs/queue.ts";
 import { defineJob, JobWorker, type JobHandler, type WorkerOptions } from "../../src/jobs/worker.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { waitUntil } from "../fakes/http.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

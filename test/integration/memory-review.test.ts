@@ -4,7 +4,7 @@
  * changes wait, as pending entries, for the person whose conversation it was.
  */
 import { expect, it } from "vitest";
-import type { Scope } from "../../src/core/types.ts";
+import type { Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
 import { MemoryError, MemoryStore, type MemoryBudgets } from "../../src/memory/store.ts";
 import { forEachDatabase, place, uniqueId } from "../support/db.ts";

@@ -3,7 +3,7 @@
  * workspace (unique external id), so tests do not see each other's rows.
  */
 import { describe, expect, it } from "vitest";
-import type { Scope } from "../../src/core/types.ts";
+import type { Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
 import { budgetHeader, LESSON_LIMITS, MemoryError, MemoryStore, type MemoryBudgets, type MemoryOp } from "../../src/memory/store.ts";
 import { forEachDatabase, place, uniqueId, type Database } from "../support/db.ts";

@@ -5,13 +5,14 @@
  * Every test works in its own workspaces (unique external ids).
  */
 import { expect, it } from "vitest";
-import type { PersonScope, Scope } from "../../src/core/types.ts";
+import type { PersonScope, Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
 import { HistoryStore, scopeOf } from "../../src/history/store.ts";
 import { SessionManager } from "../../src/agent/sessions.ts";
 import { MemoryStore } from "../../src/memory/store.ts";
 import { erasePerson, forgetEntry, TOMBSTONE } from "../../src/erasure/erase.ts";
 import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
+import { forgePersonScope, forgeWorkspaceScope } from "../support/scopes.ts";
 
 const IDLE_MS = 60 * 60 * 1000;
 const BUDGETS = { user: 1375, channel: 1500, team: 2200 };
@@ -19,7 +20,7 @@ const BUDGETS = { user: 1375, channel: 1500, team: 2200 };
 const prov = (scope: PersonScope): Provenance => ({ source: "tool", actorId: scope.personId, sourceMessageId: null });
 
 /** The same person id, looked for in another workspace. */
-const elsewhere = (scope: PersonScope, other: Scope): PersonScope => ({ workspaceId: other.workspaceId, personId: scope.personId });
+const elsewhere = (scope: PersonScope, other: Scope): PersonScope => forgePersonScope({ workspaceId: other.workspaceId, personId: scope.personId });
 
 forEachDatabase("reads in another scope", (getDb) => {
   const channel = (workspace: string, channelId = "C1", user = "U1"): PlaceOptions => ({ workspace, user, channel: channelId, isDm: false });
@@ -78,7 +79,7 @@ forEachDatabase("reads in another scope", (getDb) => {
     await a.history.recordDeliveries(a.scope.conversationId, a.reply.id, "C1", ["1700000001.000100", "1700000001.000200"]);
     expect(await a.history.findDelivery(a.scope, "C1", "1700000001.000200")).toMatchObject({ messageId: a.reply.id, conversationId: a.scope.conversationId });
     expect(await a.history.findMessage(a.scope, a.reply.id)).toMatchObject({ platformId: "1700000001.000100" });
-    expect(await a.history.findDelivery({ workspaceId: other.scope.workspaceId }, "C1", "1700000001.000200")).toBeNull();
+    expect(await a.history.findDelivery(forgeWorkspaceScope({ workspaceId: other.scope.workspaceId }), "C1", "1700000001.000200")).toBeNull();
 
     await expect(a.history.recordDeliveries(b.scope.conversationId, a.reply.id, "C2", ["1700000002.000100"])).rejects.toThrow(
       `no stored reply ${a.reply.id} in conversation ${b.scope.conversationId}`,

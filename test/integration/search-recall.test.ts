@@ -4,7 +4,7 @@
  * answer, a named person's messages, dates), all under the same scope rules.
  */
 import { expect, it } from "vitest";
-import type { Scope } from "../../src/core/types.ts";
+import type { Scope } from "../../src/ground/types.ts";
 import { searchMessages } from "../../src/history/search.ts";
 import { HistoryStore, scopeOf } from "../../src/history/store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";

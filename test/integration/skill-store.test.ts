@@ -4,7 +4,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { Scope } from "../../src/core/types.ts";
+import type { Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
 import { loadBundledSkills, type BundledSkill } from "../../src/skills/bundled.ts";
 import { SkillError, SkillStore } from "../../src/skills/store.ts";

@@ -18,7 +18,7 @@ import { FakeAdapter } from "../support/fake-adapter.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { Lease } from "../../src/history/store.ts";
-import type { PostedPart, PostTarget, ReplyTarget } from "../../src/core/adapter.ts";
+import type { PostedPart, PostTarget, ReplyTarget } from "../../src/ground/adapter.ts";
 
 const LEASE_MS = 400;
 const DEAD: Lease = { owner: "dead-host:1:00000000", until: new Date(Date.now() - 60_000) };

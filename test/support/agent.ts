@@ -1,7 +1,7 @@
 /** Builds a real Core against a test database and the fake Anthropic server. */
 import { Core, type AgentSettings } from "../../src/core/core.ts";
 import { createModelClient } from "../../src/agent/model.ts";
-import { silentLogger } from "../../src/log.ts";
+import { silentLogger } from "../../src/ground/log.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
 import { OPEN_POLICY } from "../../src/admission/access.ts";
 import type { Database } from "../../src/db/client.ts";

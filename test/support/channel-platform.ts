@@ -4,9 +4,9 @@
  * tested against their fake servers in their own suites; this one lets the core's rules (what is
  * kept, who finds it, resuming a backfill) be tested on their own.
  */
-import type { Capabilities, PlatformAdapter, PostTarget, ReplyTarget } from "../../src/core/adapter.ts";
-import type { Platform } from "../../src/core/types.ts";
-import type { ChannelMessage, HistoryPage } from "../../src/knowledge/types.ts";
+import type { Capabilities, PlatformAdapter, PostTarget, ReplyTarget } from "../../src/ground/adapter.ts";
+import type { Platform } from "../../src/ground/types.ts";
+import type { ChannelMessage, HistoryPage } from "../../src/ground/channel-events.ts";
 
 const CAPS: Capabilities = { edits: false, reactions: false, ephemeral: false, threads: true, maxMessageLength: 40_000, maxMessageLines: Infinity, minEditIntervalMs: 0 };
 

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.ts";
 import { redact } from "../../bench/lib/db.ts";
 import type { Provider } from "../../src/db/migrate.ts";
-import type { Inbound, Platform, Scope } from "../../src/core/types.ts";
+import type { Inbound, Platform, Scope } from "../../src/ground/types.ts";
 import { HistoryStore, scopeOf, type Place } from "../../src/history/store.ts";
 
 export type { Database };

@@ -3,8 +3,8 @@
  * kept in order, with the channel it went to and the platform id it got. No edits, no drafts:
  * each reply is one send of its final text.
  */
-import type { Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../src/core/adapter.ts";
-import type { Platform } from "../../src/core/types.ts";
+import type { Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../src/ground/adapter.ts";
+import type { Platform } from "../../src/ground/types.ts";
 
 export interface Sent {
   channel: string;

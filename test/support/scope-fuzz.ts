@@ -6,7 +6,7 @@
  * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
  */
 import type { Core } from "../../src/core/core.ts";
-import type { Platform } from "../../src/core/types.ts";
+import type { Platform } from "../../src/ground/types.ts";
 import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { inboundFor, type PlaceOptions } from "./db.ts";

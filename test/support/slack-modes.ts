@@ -2,8 +2,8 @@
  * The Slack adapter as the end-to-end tests run it against the fake Slack: settings with quick
  * retries, drafts and drain, and one core served in both of Slack's modes at once.
  */
-import type { AdapterHost } from "../../src/core/adapter.ts";
-import type { Logger } from "../../src/log.ts";
+import type { AdapterHost } from "../../src/ground/adapter.ts";
+import type { Logger } from "../../src/ground/log.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
 import { APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, type FakeSlack } from "../fakes/slack.ts";
 

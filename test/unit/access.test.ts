@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { accessPolicy, checkAccess, isAdmin, OPEN_POLICY } from "../../src/admission/access.ts";
 import { limitText } from "../../src/admission/rate-limit.ts";
-import type { Inbound } from "../../src/core/types.ts";
+import type { Inbound } from "../../src/ground/types.ts";
 
 const msg = (user: string, channel: string, isDm = false, roles?: string[]): Pick<Inbound, "platform" | "author" | "channel"> => ({
   platform: "discord",

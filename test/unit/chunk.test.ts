@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunkText, fencesBalanced, type ChunkOptions } from "../../src/core/chunk.ts";
+import { chunkText, fencesBalanced, type ChunkOptions } from "../../src/ground/chunk.ts";
 
 // Discord's limits (2,000 characters, 40 lines a part) as the adapter declares them.
 const DISCORD_MESSAGE_LIMIT = 2000;

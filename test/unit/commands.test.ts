@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { commandArgs, parseCommandLine } from "../../src/agent/commands.ts";
+import { commandArgs, parseCommandLine } from "../../src/ground/commands.ts";
 import { onlyLinks } from "../../src/learning/learn-command.ts";
 
 describe("command lines", () => {

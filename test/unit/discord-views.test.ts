@@ -4,7 +4,7 @@
  * clicks real buttons against the fake Discord, which refuses what Discord refuses.
  */
 import { describe, expect, it } from "vitest";
-import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../src/views/model.ts";
+import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../src/ground/view-model.ts";
 import { answerId, pageId, parseCustomId, runId, type ViewState } from "../../src/platforms/discord/view-ids.ts";
 import { PAGE_SIZES, viewMessage, type ViewMessage } from "../../src/platforms/discord/view-message.ts";
 import { inputModal, submittedText, TEXT_FIELD } from "../../src/platforms/discord/view-modal.ts";

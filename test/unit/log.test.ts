@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { consoleLogFile, createLogger, scrubTokens } from "../../src/log.ts";
+import { consoleLogFile, createLogger, scrubTokens } from "../../src/ground/log.ts";
 import { loadConfig } from "../../src/config.ts";
-import { PROJECT_ROOT } from "../../src/paths.ts";
+import { PROJECT_ROOT } from "../../src/ground/paths.ts";
 
 const TOKENS = {
   slackBot: "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp",

@@ -10,6 +10,7 @@ import { runToolLoop, type LoopInput } from "../../src/agent/loop.ts";
 import { createModelClient, ModelUnavailableError, type ModelClient } from "../../src/agent/model.ts";
 import { defineTool, ToolRegistry, type Tool, type ToolContext } from "../../src/tools/registry.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
+import { forgeScope } from "../support/scopes.ts";
 
 let fake: FakeAnthropic;
 
@@ -32,7 +33,7 @@ const lookup = defineTool({
 });
 
 const ctx: ToolContext = {
-  scope: { workspaceId: "w", personId: "p", conversationId: "c", channelKey: "C1", isDm: true },
+  scope: forgeScope({ workspaceId: "w", personId: "p", conversationId: "c", channelKey: "C1", isDm: true }),
   sourceMessageId: 1,
   sessionId: "s",
   speakerName: "Alice",

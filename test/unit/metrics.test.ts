@@ -13,6 +13,7 @@ import { createModelClient, ModelUnavailableError, type ModelClient } from "../.
 import { defineTool, ToolError, ToolRegistry, type Tool, type ToolContext } from "../../src/tools/registry.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { parsePrometheusText, samplesOf, sumOf, type Family } from "../support/prom-text.ts";
+import { forgeScope } from "../support/scopes.ts";
 
 const scrape = async (m: Metrics): Promise<Map<string, Family>> => parsePrometheusText(await m.expose());
 
@@ -199,7 +200,7 @@ describe("the model client, measured", () => {
 });
 
 describe("the tool registry, observed", () => {
-  const ctx: ToolContext = { scope: { workspaceId: "w", personId: "p", conversationId: "c", channelKey: "C1", isDm: true }, sourceMessageId: 1, sessionId: "s", speakerName: "Alice" };
+  const ctx: ToolContext = { scope: forgeScope({ workspaceId: "w", personId: "p", conversationId: "c", channelKey: "C1", isDm: true }), sourceMessageId: 1, sessionId: "s", speakerName: "Alice" };
   const echo = defineTool({
     name: "echo",
     description: "says it back",

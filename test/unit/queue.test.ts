@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KeyedQueue } from "../../src/core/keyed-queue.ts";
+import { KeyedQueue } from "../../src/ground/keyed-queue.ts";
 
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,7 +5,7 @@
  * embeds and 6,000 characters per message, or null).
  */
 import { describe, expect, it } from "vitest";
-import type { RichPost } from "../../src/core/adapter.ts";
+import type { RichPost } from "../../src/ground/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import type { SlackBlock } from "../../src/platforms/slack/client.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";

@@ -1,6 +1,6 @@
 /** Splitting mrkdwn under Slack's limit without breaking code fences, entities or links. */
 import { describe, expect, it } from "vitest";
-import { chunkText } from "../../src/core/chunk.ts";
+import { chunkText } from "../../src/ground/chunk.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 

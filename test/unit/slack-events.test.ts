@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { classifyMessage, plainText, toInbound, type BotIdentity } from "../../src/platforms/slack/events.ts";
 import { toFeedback } from "../../src/platforms/slack/reactions.ts";
 import { conversationKey } from "../../src/history/store.ts";
-import { RecentSet } from "../../src/cache/recent-set.ts";
+import { RecentSet } from "../../src/ground/cache/recent-set.ts";
 
 const bot: BotIdentity = { userId: "UBOT", botId: "BBOT", name: "cairn", teamId: "T1", teamName: "Team" };
 const body = { team_id: "T1", event_id: "Ev1" };

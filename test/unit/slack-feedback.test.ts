@@ -5,8 +5,8 @@
  */
 import { webApi } from "@slack/bolt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chunkText } from "../../src/core/chunk.ts";
-import { MODEL_UNAVAILABLE_REPLY } from "../../src/core/replies.ts";
+import { chunkText } from "../../src/ground/chunk.ts";
+import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import { toClickFeedback } from "../../src/platforms/slack/feedback-action.ts";
 import { FEEDBACK_ACTION_ID, feedbackBlocks } from "../../src/platforms/slack/feedback-blocks.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";

@@ -5,7 +5,7 @@
  * refused there too.
  */
 import { describe, expect, it } from "vitest";
-import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../src/views/model.ts";
+import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../src/ground/view-model.ts";
 import { actionKind, HOME_ACTION_ID, homeView, MORE_LABEL, NOT_ENABLED, parsePageValue, PREVIOUS_LABEL } from "../../src/platforms/slack/home-blocks.ts";
 import { answerModal, HOME_CALLBACK_ID, HOME_CALLBACKS, INPUT_ACTION_ID, INPUT_BLOCK_ID, inputModal, nextModal } from "../../src/platforms/slack/home-modals.ts";
 import { decodeModal, decodeState, encodeState, initialState, PRIVATE_METADATA_LIMIT, resize } from "../../src/platforms/slack/home-state.ts";

@@ -9,9 +9,9 @@
 import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
-import { parseCommandLine } from "../../agent/commands.ts";
-import type { AdapterHost, Capabilities, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../core/adapter.ts";
-import type { Inbound } from "../../core/types.ts";
+import { parseCommandLine } from "../../ground/commands.ts";
+import type { AdapterHost, Capabilities, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../ground/adapter.ts";
+import type { Inbound } from "../../ground/types.ts";
 import { renderTerminal } from "./render.ts";
 
 export interface ConsoleOptions {

@@ -38,9 +38,9 @@ import {
   type PartialUser,
   type User,
 } from "discord.js";
-import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../core/adapter.ts";
-import type { FeedbackEvent } from "../../core/types.ts";
-import { errText, type Logger } from "../../log.ts";
+import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../ground/adapter.ts";
+import type { FeedbackEvent } from "../../ground/types.ts";
+import { errText, type Logger } from "../../ground/log.ts";
 import { handleInteraction } from "./commands.ts";
 import { MessageHandler } from "./messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";

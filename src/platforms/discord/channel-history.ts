@@ -18,9 +18,9 @@
  *   backfill (what was kept stays) instead of failing it over and over.
  */
 import { ChannelType, DiscordAPIError, RESTJSONErrorCodes, Routes, type Client } from "discord.js";
-import { TtlCache } from "../../cache/ttl-cache.ts";
-import type { HistoryPage } from "../../knowledge/types.ts";
-import { errText, type Logger } from "../../log.ts";
+import { TtlCache } from "../../ground/cache/ttl-cache.ts";
+import type { HistoryPage } from "../../ground/channel-events.ts";
+import { errText, type Logger } from "../../ground/log.ts";
 import { channelMessage, type Names } from "./knowledge-message.ts";
 import { WireMessages, WireThreadList } from "./knowledge-wire.ts";
 

@@ -27,10 +27,10 @@ import {
   type Interaction,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from "discord.js";
-import type { CorePort } from "../../core/adapter.ts";
-import type { Inbound } from "../../core/types.ts";
-import { commandArgs, COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../agent/commands.ts";
-import { errText, type Logger } from "../../log.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { Inbound } from "../../ground/types.ts";
+import { commandArgs, COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../ground/commands.ts";
+import { errText, type Logger } from "../../ground/log.ts";
 import { SCHEDULE_NAMES } from "../../jobs/schedules.ts";
 import { within } from "./deferral.ts";
 import { inChannel, interactionInbound, SLASH_COMMAND } from "./interaction-inbound.ts";

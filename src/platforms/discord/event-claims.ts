@@ -8,9 +8,9 @@
  * stored it answers (its lease hands the turn to another replica if it dies). A claim there could
  * be taken by a replica that then dies before storing, and the message would go unanswered.
  */
-import type { CorePort } from "../../core/adapter.ts";
-import type { FeedbackEvent } from "../../core/types.ts";
-import { errText, type Logger } from "../../log.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { FeedbackEvent } from "../../ground/types.ts";
+import { errText, type Logger } from "../../ground/log.ts";
 
 /**
  * A reaction has no id of its own: the same person adding the same emoji again later is a new

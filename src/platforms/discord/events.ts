@@ -21,7 +21,7 @@
  *   so the model does not pretend to have read them.
  */
 import { MessageReferenceType, MessageType, cleanContent, type Message } from "discord.js";
-import type { Inbound } from "../../core/types.ts";
+import type { Inbound } from "../../ground/types.ts";
 
 /**
  * Discord DMs happen outside any guild. Each person's DMs are a workspace of their own: a shared

@@ -5,7 +5,7 @@
  * let that person do there.
  */
 import type { BaseInteraction } from "discord.js";
-import type { Inbound } from "../../core/types.ts";
+import type { Inbound } from "../../ground/types.ts";
 import { dmWorkspace } from "./events.ts";
 
 export const SLASH_COMMAND = "cairn";

@@ -15,10 +15,10 @@
  *   MessageContent (the text of messages and their edits), which the adapter already asks for.
  */
 import type { z } from "zod";
-import type { CorePort } from "../../core/adapter.ts";
-import { KeyedQueue } from "../../core/keyed-queue.ts";
-import type { ChannelEvent } from "../../knowledge/types.ts";
-import { errText, type Logger } from "../../log.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import { KeyedQueue } from "../../ground/keyed-queue.ts";
+import type { ChannelEvent } from "../../ground/channel-events.ts";
+import { errText, type Logger } from "../../ground/log.ts";
 import { channelMessage, isConversation, readableText, type Names } from "./knowledge-message.ts";
 import type { ChannelPlace } from "./knowledge-place.ts";
 import { WireDispatch, WireMessage, WireMessageDelete, WireMessageDeleteBulk, WireMessageUpdate } from "./knowledge-wire.ts";

@@ -9,7 +9,7 @@
  * - The text reads as Discord shows it: `<@id>` becomes @name, `<@&id>` @role, `<#id>` #channel,
  *   `<:wave:123>` :wave:, so a search for a person's or channel's name finds it.
  */
-import type { ChannelMessage } from "../../knowledge/types.ts";
+import type { ChannelMessage } from "../../ground/channel-events.ts";
 import type { WireMessage } from "./knowledge-wire.ts";
 
 /** Names of roles and channels (the client's caches); undefined when unknown. */

@@ -8,9 +8,9 @@
  * not overtake an earlier one); the core keeps that order through the turn and the posting.
  */
 import type { Message, MessageMentionOptions } from "discord.js";
-import type { CorePort } from "../../core/adapter.ts";
-import { errText, type Logger } from "../../log.ts";
-import { KeyedQueue } from "../../core/keyed-queue.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import { errText, type Logger } from "../../ground/log.ts";
+import { KeyedQueue } from "../../ground/keyed-queue.ts";
 import { classify, NOTICES } from "./events.ts";
 import { messageTarget } from "./target.ts";
 import { noticeKey, type Claim } from "./event-claims.ts";

@@ -6,8 +6,8 @@
  * and the events after it are handled as usual.
  */
 import type { Client } from "discord.js";
-import type { Logger } from "../../log.ts";
-import { errText } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
+import { errText } from "../../ground/log.ts";
 
 type HandlePacket = (packet: unknown, shard: unknown) => boolean;
 

@@ -15,7 +15,7 @@
  */
 import type { MessageReaction, PartialMessageReaction, PartialUser, User } from "discord.js";
 import { z } from "zod";
-import type { FeedbackEvent } from "../../core/types.ts";
+import type { FeedbackEvent } from "../../ground/types.ts";
 import { dmWorkspace } from "./events.ts";
 
 export type ReactionAction = FeedbackEvent["action"];

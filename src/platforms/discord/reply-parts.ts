@@ -3,8 +3,8 @@
  * the first in the interaction's answer, the rest as follow-ups with the same visibility.
  */
 import type { InteractionReplyOptions, MessageFlags } from "discord.js";
-import { chunkText } from "../../core/chunk.ts";
-import { errText, type Logger } from "../../log.ts";
+import { chunkText } from "../../ground/chunk.ts";
+import { errText, type Logger } from "../../ground/log.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 
 export const COMMAND_FAILED_REPLY = "Sorry, something went wrong on my side while answering that command. Please try again.";

@@ -10,9 +10,9 @@
  * written. Mentions in embeds never notify; the message is sent with `parse: []` all the same.
  */
 import type { APIEmbed, APIEmbedField } from "discord.js";
-import type { RichPost } from "../../core/adapter.ts";
-import { chunkText } from "../../core/chunk.ts";
-import { withinLimit } from "../../core/text.ts";
+import type { RichPost } from "../../ground/adapter.ts";
+import { chunkText } from "../../ground/chunk.ts";
+import { withinLimit } from "../../ground/text.ts";
 
 /** What Discord refuses beyond (400 Invalid Form Body). */
 export const EMBED_LIMITS = {

@@ -16,7 +16,7 @@
  *   reply a killed process had posted (or begun, as a draft: then the draft is edited to the part).
  */
 import type { Message, MessageMentionOptions, SendableChannels } from "discord.js";
-import type { ReplyTarget } from "../../core/adapter.ts";
+import type { ReplyTarget } from "../../ground/adapter.ts";
 import { richEmbeds } from "./rich.ts";
 import { startTyping, type Typing } from "./typing.ts";
 

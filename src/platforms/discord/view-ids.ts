@@ -16,7 +16,7 @@
  * (the view shows its command to type instead).
  */
 import { z } from "zod";
-import { parseCommandLine, type CommandName } from "../../agent/commands.ts";
+import { parseCommandLine, type CommandName } from "../../ground/commands.ts";
 import { COMPONENT_LIMITS } from "./limits.ts";
 
 export const DISCORD_PANES = ["me", "team", "skills"] as const;

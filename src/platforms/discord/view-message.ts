@@ -15,8 +15,8 @@
  * shortening long items, never by dropping one.
  */
 import { ButtonStyle, ComponentType, type APIActionRowComponent, type APIButtonComponentWithCustomId, type APIEmbed } from "discord.js";
-import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../views/model.ts";
-import { withinLimit } from "../../core/text.ts";
+import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../ground/view-model.ts";
+import { withinLimit } from "../../ground/text.ts";
 import { EMBED_LIMITS, embedChars } from "./rich.ts";
 import { COMPONENT_LIMITS } from "./limits.ts";
 import { callOf, commandLine, pageId, runId, type DiscordPane, type RunKind, type ViewState } from "./view-ids.ts";

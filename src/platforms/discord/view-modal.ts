@@ -5,7 +5,7 @@
  */
 import { ComponentType, TextInputStyle, type APIModalInteractionResponseCallbackData } from "discord.js";
 import { z } from "zod";
-import type { ViewButton } from "../../views/model.ts";
+import type { ViewButton } from "../../ground/view-model.ts";
 import { MODAL_LIMITS } from "./limits.ts";
 import { clip } from "./view-message.ts";
 

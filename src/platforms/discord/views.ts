@@ -26,10 +26,10 @@ import {
   type InteractionUpdateOptions,
   type ModalSubmitInteraction,
 } from "discord.js";
-import type { CorePort } from "../../core/adapter.ts";
-import type { CommandReply } from "../../agent/commands.ts";
-import type { TeamView, ViewButton, ViewRequest } from "../../views/model.ts";
-import type { Logger } from "../../log.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { CommandReply } from "../../ground/commands.ts";
+import type { TeamView, ViewButton, ViewRequest } from "../../ground/view-model.ts";
+import type { Logger } from "../../ground/log.ts";
 import { answerInTime, within } from "./deferral.ts";
 import { interactionInbound, type ChannelInteraction } from "./interaction-inbound.ts";
 import { COMMAND_FAILED_REPLY, followUps, partsOf } from "./reply-parts.ts";

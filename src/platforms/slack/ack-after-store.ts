@@ -8,8 +8,8 @@
  * connection it picks; a redelivery of a stored message is a duplicate, dropped by its stored key.
  */
 import type { App, Receiver, ReceiverEvent } from "@slack/bolt";
-import type { Logger } from "../../log.ts";
-import { errText } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
+import { errText } from "../../ground/log.ts";
 
 /** Under Slack's 3 s: a slow store costs a redelivery (dropped as a duplicate), never a loss. */
 export const ACK_HOLD_MS = 2_500;

@@ -7,7 +7,7 @@
  * and `listen status` counts the people who can.
  */
 import { z } from "zod";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
 
 /** The part of the WebClient this needs. */
 export interface MembersClient {

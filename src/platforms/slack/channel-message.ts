@@ -10,7 +10,7 @@
  * a lookup per post).
  */
 import { z } from "zod";
-import type { ChannelMessage } from "../../knowledge/types.ts";
+import type { ChannelMessage } from "../../ground/channel-events.ts";
 import { messageText, TS, type BotIdentity } from "./events.ts";
 import type { SlackPerson } from "./names.ts";
 import { permalink } from "./permalink.ts";

@@ -6,11 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { RespondFn } from "@slack/bolt";
-import type { CorePort } from "../../core/adapter.ts";
-import { COMMANDS, parseCommandLine } from "../../agent/commands.ts";
-import type { Inbound } from "../../core/types.ts";
-import type { Logger } from "../../log.ts";
-import { chunkText } from "../../core/chunk.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import { COMMANDS, parseCommandLine } from "../../ground/commands.ts";
+import type { Inbound } from "../../ground/types.ts";
+import type { Logger } from "../../ground/log.ts";
+import { chunkText } from "../../ground/chunk.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import type { SlackClient } from "./client.ts";
 import { slackErrorCode } from "./errors.ts";

@@ -4,7 +4,7 @@
  * the thread's first message and the latest ones are kept, the middle is dropped first.
  */
 import { z } from "zod";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
 import { slackErrorCode } from "./errors.ts";
 import { plainText, type BotIdentity, type SlackMessage } from "./events.ts";
 import type { NameCache } from "./names.ts";

@@ -7,7 +7,7 @@
  * and every retry land once.
  */
 import { z } from "zod";
-import type { Inbound } from "../../core/types.ts";
+import type { Inbound } from "../../ground/types.ts";
 
 /** A Slack timestamp: a message's id in its channel ("1700000000.000100"). */
 export const TS = /^\d+\.\d+$/;

@@ -5,7 +5,7 @@
  * message is one of its replies and ignores bots' clicks.
  */
 import { z } from "zod";
-import type { FeedbackEvent } from "../../core/types.ts";
+import type { FeedbackEvent } from "../../ground/types.ts";
 import { FEEDBACK_ACTION_ID, FEEDBACK_VALUES } from "./feedback-blocks.ts";
 import type { BotIdentity } from "./events.ts";
 import type { ReactionDeps } from "./reactions.ts";

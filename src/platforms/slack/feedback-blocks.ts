@@ -3,7 +3,7 @@
  * the last part of an answer: a 👍/👎 beside reactions that people find without knowing the emoji.
  * A click arrives as a `block_actions` interaction with action_id `cairn_feedback` (feedback-action.ts).
  */
-import { chunkText } from "../../core/chunk.ts";
+import { chunkText } from "../../ground/chunk.ts";
 import type { SlackBlock } from "./client.ts";
 
 export const FEEDBACK_ACTION_ID = "cairn_feedback";

@@ -13,8 +13,8 @@
  * are read one thread after another, never side by side, for the same reason.
  */
 import { z } from "zod";
-import type { ChannelMessage, HistoryPage } from "../../knowledge/types.ts";
-import type { Logger } from "../../log.ts";
+import type { ChannelMessage, HistoryPage } from "../../ground/channel-events.ts";
+import type { Logger } from "../../ground/log.ts";
 import { channelMessage, sayer, SlackMessageSchema, type PersonLookup, type SlackMessageObject } from "./channel-message.ts";
 import type { BotIdentity } from "./events.ts";
 

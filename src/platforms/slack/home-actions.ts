@@ -13,8 +13,8 @@
  * looks like is read from the core's view again, never from the payload.
  */
 import { z } from "zod";
-import { parseCommandLine, type CommandReply } from "../../agent/commands.ts";
-import type { TeamView, ViewButton } from "../../views/model.ts";
+import { parseCommandLine, type CommandReply } from "../../ground/commands.ts";
+import type { TeamView, ViewButton } from "../../ground/view-model.ts";
 import { toMrkdwn } from "./mrkdwn.ts";
 import { slackErrorCode } from "./errors.ts";
 import { actionKind, commandLine, parsePageValue } from "./home-blocks.ts";

@@ -18,8 +18,8 @@
  * (`cut`) are items left out, and never the pagination buttons.
  */
 import type { types } from "@slack/bolt";
-import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../views/model.ts";
-import { withinLimit } from "../../core/text.ts";
+import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../ground/view-model.ts";
+import { withinLimit } from "../../ground/text.ts";
 import type { SlackBlock } from "./client.ts";
 import { escapeText, toMrkdwn } from "./mrkdwn.ts";
 import { encodeState, type HomeState } from "./home-state.ts";

@@ -11,8 +11,8 @@
  * submission needs nothing from this process (it may reach another replica).
  */
 import type { types } from "@slack/bolt";
-import type { ViewButton } from "../../views/model.ts";
-import { chunkText } from "../../core/chunk.ts";
+import type { ViewButton } from "../../ground/view-model.ts";
+import { chunkText } from "../../ground/chunk.ts";
 import { toMrkdwn } from "./mrkdwn.ts";
 import { commandLine, HOME_LIMITS, plain, section } from "./home-blocks.ts";
 import { encodeModal, type HomeState } from "./home-state.ts";

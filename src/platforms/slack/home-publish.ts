@@ -7,10 +7,10 @@
  * it out of the query. A view over Slack's 100 blocks is built again with smaller pages (the first
  * item of each page kept where it was), so everything stays reachable by paging.
  */
-import type { CorePort } from "../../core/adapter.ts";
-import type { KeyedQueue } from "../../core/keyed-queue.ts";
-import type { Logger } from "../../log.ts";
-import type { TeamView, ViewRequest } from "../../views/model.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { KeyedQueue } from "../../ground/keyed-queue.ts";
+import type { Logger } from "../../ground/log.ts";
+import type { TeamView, ViewRequest } from "../../ground/view-model.ts";
 import type { SlackClient } from "./client.ts";
 import { HOME_LIMITS, homeView, type RenderedHome } from "./home-blocks.ts";
 import { resize, type HomeState } from "./home-state.ts";

@@ -8,8 +8,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { Inbound } from "../../core/types.ts";
-import { TtlCache } from "../../cache/ttl-cache.ts";
+import type { Inbound } from "../../ground/types.ts";
+import { TtlCache } from "../../ground/cache/ttl-cache.ts";
 import type { NameCache } from "./names.ts";
 
 export interface HomeViewer {

@@ -8,11 +8,11 @@
  * Slack sends one mention twice (`message` and `app_mention`) and retries for minutes: a post is
  * run once per process, keyed by its ts.
  */
-import type { CorePort } from "../../core/adapter.ts";
-import type { Inbound } from "../../core/types.ts";
-import type { Logger } from "../../log.ts";
-import { RecentSet } from "../../cache/recent-set.ts";
-import { chunkText } from "../../core/chunk.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { Inbound } from "../../ground/types.ts";
+import type { Logger } from "../../ground/log.ts";
+import { RecentSet } from "../../ground/cache/recent-set.ts";
+import { chunkText } from "../../ground/chunk.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import { postMessage, type SlackClient } from "./client.ts";
 import { slackErrorCode } from "./errors.ts";

@@ -3,7 +3,7 @@
  * so their warnings (rate limits, reconnects) land in the same JSON stream with a component tag.
  */
 import { LogLevel, type Logger as BoltLogger } from "@slack/bolt";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
 
 type Level = "trace" | "info" | "warn" | "error";
 

@@ -12,8 +12,8 @@
  * bot shares with them, which are the only private channels cairn could have learned anything in.
  */
 import { z } from "zod";
-import type { Logger } from "../../log.ts";
-import { TtlCache } from "../../cache/ttl-cache.ts";
+import type { Logger } from "../../ground/log.ts";
+import { TtlCache } from "../../ground/cache/ttl-cache.ts";
 import { slackErrorCode } from "./errors.ts";
 
 /** The part of the WebClient this needs. */

@@ -3,9 +3,9 @@
  * Slack rate-limits users.info (Tier 4), so one lookup per person per TTL is plenty.
  */
 import { z } from "zod";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
 import { slackErrorCode } from "./errors.ts";
-import { TtlCache } from "../../cache/ttl-cache.ts";
+import { TtlCache } from "../../ground/cache/ttl-cache.ts";
 
 export interface SlackPerson {
   displayName?: string;

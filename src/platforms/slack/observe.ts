@@ -15,10 +15,10 @@
  * looked up.
  */
 import { z } from "zod";
-import type { CorePort } from "../../core/adapter.ts";
-import type { KeyedQueue } from "../../core/keyed-queue.ts";
-import type { ChannelEvent } from "../../knowledge/types.ts";
-import type { Logger } from "../../log.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { KeyedQueue } from "../../ground/keyed-queue.ts";
+import type { ChannelEvent } from "../../ground/channel-events.ts";
+import type { Logger } from "../../ground/log.ts";
 import { channelMessage, sayer, SlackMessageSchema, type MessagePlace, type PersonLookup, type SlackMessageObject } from "./channel-message.ts";
 import { slackErrorCode } from "./errors.ts";
 import { EnvelopeSchema, messageText, TS, type BotIdentity } from "./events.ts";

@@ -4,7 +4,7 @@
  * reads them so a reply posted just before a crash is recorded instead of posted again.
  */
 import { z } from "zod";
-import type { PostedPart } from "../../core/adapter.ts";
+import type { PostedPart } from "../../ground/adapter.ts";
 import { ANSWER_EVENT, type SlackClient } from "./client.ts";
 
 const PageSchema = z.looseObject({

@@ -4,9 +4,9 @@
  * whether the message is one of its replies.
  */
 import { z } from "zod";
-import type { CorePort } from "../../core/adapter.ts";
-import type { FeedbackEvent } from "../../core/types.ts";
-import type { Logger } from "../../log.ts";
+import type { CorePort } from "../../ground/adapter.ts";
+import type { FeedbackEvent } from "../../ground/types.ts";
+import type { Logger } from "../../ground/log.ts";
 import { EnvelopeSchema, type BotIdentity } from "./events.ts";
 import type { NameCache } from "./names.ts";
 

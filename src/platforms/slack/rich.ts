@@ -8,9 +8,9 @@
  * `toMrkdwn` as messages (which escapes `<!channel>` and the like), and the title, headings and
  * footer are `plain_text` or escaped, where Slack parses no mention at all.
  */
-import type { RichPost } from "../../core/adapter.ts";
-import { chunkText } from "../../core/chunk.ts";
-import { withinLimit } from "../../core/text.ts";
+import type { RichPost } from "../../ground/adapter.ts";
+import { chunkText } from "../../ground/chunk.ts";
+import { withinLimit } from "../../ground/text.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import type { SlackBlock } from "./client.ts";
 import { escapeText, toMrkdwn } from "./mrkdwn.ts";

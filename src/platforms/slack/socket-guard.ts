@@ -8,8 +8,8 @@
  */
 import type { SocketModeClient } from "@slack/socket-mode";
 import { z } from "zod";
-import type { Logger } from "../../log.ts";
-import { errText } from "../../log.ts";
+import type { Logger } from "../../ground/log.ts";
+import { errText } from "../../ground/log.ts";
 
 /** The event type a malformed envelope is handed on as: no listener of cairn's acts on it. */
 export const MALFORMED_EVENT_TYPE = "cairn_malformed_envelope";

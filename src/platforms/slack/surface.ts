@@ -4,9 +4,10 @@
  * the answer: status lines and drafts go through the same posts and edits, and must not carry
  * buttons. The core's own posts (questions, reports) never come here, so they get none either.
  */
-import type { FinishKind, ReplySurface, Shown } from "../../core/adapter.ts";
-import { DraftReply, type DraftOptions } from "../../core/draft.ts";
-import { errText } from "../../log.ts";
+import type { FinishKind, ReplySurface, Shown } from "../../ground/adapter.ts";
+import { DraftReply } from "../../core/draft.ts";
+import type { DraftOptions } from "../../ground/adapter.ts";
+import { errText } from "../../ground/log.ts";
 import type { SlackBlock } from "./client.ts";
 import { feedbackBlocks } from "./feedback-blocks.ts";
 import type { SlackPlace } from "./target.ts";

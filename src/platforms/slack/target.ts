@@ -4,8 +4,8 @@
  * works, the thread's earlier messages when cairn enters a thread, and the feedback buttons on
  * its answer.
  */
-import type { ReplyTarget } from "../../core/adapter.ts";
-import type { Logger } from "../../log.ts";
+import type { ReplyTarget } from "../../ground/adapter.ts";
+import type { Logger } from "../../ground/log.ts";
 import { deleteMessage, postMessage, updateMessage, type SlackBlock, type SlackClient } from "./client.ts";
 import { threadContext, type ContextLimits } from "./context.ts";
 import { slackErrorCode } from "./errors.ts";

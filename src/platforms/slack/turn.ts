@@ -3,11 +3,11 @@
  * core's delivery path with the place its answer goes. What is answered, dedupe, thread following,
  * drafts and deliveries are the core's; this file only logs what became of the post.
  */
-import type { CorePort } from "../../core/adapter.ts";
+import type { CorePort } from "../../ground/adapter.ts";
 import { classifyMessage, toInbound } from "./events.ts";
 import { messageTarget, type MessageTargetDeps } from "./target.ts";
 import { isLearnMention, learnFromMention } from "./learn-mention.ts";
-import type { KeyedQueue } from "../../core/keyed-queue.ts";
+import type { KeyedQueue } from "../../ground/keyed-queue.ts";
 
 export interface TurnDeps extends MessageTargetDeps {
   core: CorePort;

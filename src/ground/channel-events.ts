@@ -4,7 +4,7 @@
  * platform (a page of a channel's history, its members, who can read what). Adapters fill these
  * from their events; the core decides what is kept (src/knowledge/).
  */
-import type { Platform } from "../core/types.ts";
+import type { Platform } from "./types.ts";
 
 /** One message of a channel, live or read back from its history. */
 export interface ChannelMessage {

@@ -7,12 +7,24 @@
  * apology looks like, drafts, chunking, deliveries, thread following, dedupe) lives once, in the
  * core's delivery path (`delivery.ts`), and every platform gets it by implementing this file.
  */
-import type { CommandName, CommandReply } from "../agent/commands.ts";
-import type { Logger } from "../log.ts";
-import type { DraftOptions } from "./draft.ts";
+import type { CommandName, CommandReply } from "./commands.ts";
+import type { Logger } from "./log.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
-import type { TeamView, ViewRequest } from "../views/model.ts";
-import type { ChannelEvent, HistoryPage } from "../knowledge/types.ts";
+import type { TeamView, ViewRequest } from "./view-model.ts";
+import type { ChannelEvent, HistoryPage } from "./channel-events.ts";
+
+/** How the delivery path drives a reply surface: the platform's rendering and limits. */
+export interface DraftOptions {
+  /** Markdown to the platform's text. */
+  render: (markdown: string) => string;
+  /** Rendered text to parts within the platform's limits. */
+  chunk: (rendered: string) => string[];
+  /** Least time between two flushes, and how long a draft waits before it is first shown. */
+  minUpdateMs: number;
+  /** Shown in place of the answer when the platform refuses to take it (null: nothing). */
+  apology: string | null;
+  log: Logger;
+}
 
 export interface Capabilities {
   /** The adapter edits its own messages: drafts and tool statuses are shown by post-and-edit. */

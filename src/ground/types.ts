@@ -54,36 +54,7 @@ export type DropReason = "duplicate" | "bot" | "empty" | "taken_over";
 
 export type HandleResult = { kind: "reply"; reply: Outbound } | { kind: "dropped"; reason: DropReason };
 
-/**
- * The narrower keys below are for reads made where no whole Scope exists (a reaction, a command):
- * each is built from stored rows (a workspace, person or delivery found through the place it came
- * from), never from ids an adapter or the model passed in, and the reads taking one put its fields
- * in their WHERE clause (those the table has: a session row has only its conversation's id). A
- * Scope is each of them.
- */
-export interface WorkspaceScope {
-  workspaceId: string;
-}
-
-/** A person in their workspace: what they own wherever they are (pending entries, their messages). */
-export interface PersonScope extends WorkspaceScope {
-  personId: string;
-}
-
-/** A conversation in its workspace: its sessions, messages and replies. */
-export interface ConversationScope extends WorkspaceScope {
-  conversationId: string;
-}
-
-/**
- * Who is asking, where. Built once per inbound message from stored ids and passed to every read of
- * memory, skills, history, snapshots and deliveries: the queries enforce it, never the prompt.
- */
-export interface Scope extends PersonScope, ConversationScope {
-  /** Platform channel id; channel-scoped memory is keyed by it. */
-  channelKey: string;
-  isDm: boolean;
-}
+export type { ConversationScope, PersonScope, Scope, WorkspaceScope } from "./scope.ts";
 
 export type MemoryTarget = "user" | "channel" | "team";
 export type EntryStatus = "active" | "pending" | "archived";

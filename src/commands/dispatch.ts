@@ -1,10 +1,10 @@
 /**
- * The commands every platform offers (`/cairn help|me|team|skills|learn|lessons|new|forget|confirm|approve|reject|pin|unpin|archive|restore|persona|report|history|rollback|jobs`, console
- * `/help` ...). Adapters map their syntax to a name and arguments; the answers (Markdown, rendered
- * by each adapter) and the rules (who may do what) live here, so every platform behaves the same.
+ * The command dispatcher: `/cairn <name> <args>` on every platform lands here. The answers
+ * (Markdown, rendered by each adapter) and the rules (who may do what) live in the commands
+ * themselves, so every platform behaves the same. Names and parsing: ground/commands.ts.
  */
 import type { Core } from "../core/core.ts";
-import type { Inbound } from "../core/types.ts";
+import type { Inbound } from "../ground/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { learnCommand } from "../learning/learn-command.ts";
@@ -20,41 +20,7 @@ import { personaCommand } from "../persona/command.ts";
 import { buildView } from "../views/build.ts";
 import { viewMarkdown } from "../views/markdown.ts";
 import { listenCommand } from "../knowledge/listen-command.ts";
-
-export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs"] as const;
-export type CommandName = (typeof COMMANDS)[number];
-
-export interface CommandReply {
-  text: string;
-  /** Shown only to the person who asked, where the platform can (Slack ephemeral, Discord ephemeral). */
-  ephemeral: boolean;
-  /**
-   * For commands that change something (the views' buttons run them): it was done, the asker may
-   * not do it, or there was nothing to do it to. Absent for commands that only answer.
-   */
-  outcome?: "done" | "refused" | "not_found";
-}
-
-export function parseCommand(word: string): CommandName | null {
-  const w = word.trim().toLowerCase();
-  return (COMMANDS as readonly string[]).includes(w) ? (w as CommandName) : null;
-}
-
-/** Commands whose argument is free text, kept whole (line breaks and all) as one argument. */
-const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn", "persona"]);
-
-/** A command's arguments from the text after its name: words, or the whole text for `learn`. */
-export function commandArgs(name: CommandName, rest: string): string[] {
-  if (FREE_TEXT.has(name)) return rest.trim() ? [rest.trim()] : [];
-  return rest.split(/\s+/).filter(Boolean);
-}
-
-/** "forget me confirm" -> { name: "forget", args: ["me", "confirm"] }; null for an unknown command. */
-export function parseCommandLine(text: string): { name: CommandName; args: string[] } | null {
-  const [, first = "", rest = ""] = /^(\S*)\s*([\s\S]*)$/.exec(text.trim()) ?? [];
-  const name = parseCommand(first || "help");
-  return name ? { name, args: commandArgs(name, rest) } : null;
-}
+import type { CommandName, CommandReply } from "../ground/commands.ts";
 
 const HELP = `**cairn** remembers what your team teaches it.
 - Talk to it in a DM, or mention it in a channel; it follows the thread after that.

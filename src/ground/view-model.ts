@@ -7,7 +7,7 @@
  * not let that person do (same permission checks, same revisions), and an adapter needs to know no
  * action but "run this command". Navigation (another page of a group) asks for the view again.
  */
-import type { CommandName } from "../agent/commands.ts";
+import type { CommandName } from "./commands.ts";
 
 /** Which view: everything (Slack's Home tab), or one part of it (Discord's `/cairn me|team|skills`). */
 export type Pane = "home" | "me" | "team" | "skills";

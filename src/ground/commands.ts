@@ -1,0 +1,41 @@
+/**
+ * The commands every platform offers (`/cairn help|me|team|...`, console `/help` ...): their
+ * names, what a reply to one is, and how a line of text becomes a name and arguments. Adapters
+ * map their syntax to these; the dispatcher (commands/dispatch.ts) answers them.
+ */
+
+export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs"] as const;
+export type CommandName = (typeof COMMANDS)[number];
+
+export interface CommandReply {
+  text: string;
+  /** Shown only to the person who asked, where the platform can (Slack ephemeral, Discord ephemeral). */
+  ephemeral: boolean;
+  /**
+   * For commands that change something (the views' buttons run them): it was done, the asker may
+   * not do it, or there was nothing to do it to. Absent for commands that only answer.
+   */
+  outcome?: "done" | "refused" | "not_found";
+}
+
+export function parseCommand(word: string): CommandName | null {
+  const w = word.trim().toLowerCase();
+  return (COMMANDS as readonly string[]).includes(w) ? (w as CommandName) : null;
+}
+
+/** Commands whose argument is free text, kept whole (line breaks and all) as one argument. */
+const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn", "persona"]);
+
+/** A command's arguments from the text after its name: words, or the whole text for `learn`. */
+export function commandArgs(name: CommandName, rest: string): string[] {
+  if (FREE_TEXT.has(name)) return rest.trim() ? [rest.trim()] : [];
+  return rest.split(/\s+/).filter(Boolean);
+}
+
+/** "forget me confirm" -> { name: "forget", args: ["me", "confirm"] }; null for an unknown command. */
+export function parseCommandLine(text: string): { name: CommandName; args: string[] } | null {
+  const [, first = "", rest = ""] = /^(\S*)\s*([\s\S]*)$/.exec(text.trim()) ?? [];
+  const name = parseCommand(first || "help");
+  return name ? { name, args: commandArgs(name, rest) } : null;
+}
+
