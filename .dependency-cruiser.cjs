@@ -67,7 +67,6 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     exclude: { path: "^src/db/generated/" },
     tsPreCompilationDeps: true,
-    tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"], extensions: [".ts", ".js", ".mjs", ".cjs", ".json"] },
   },
 };

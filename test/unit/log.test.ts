@@ -103,7 +103,7 @@ describe("a logger with a file (the console)", () => {
   it("flushes the file when the process exits right after a burst of lines", () => {
     const file = tempFile();
     const script = [
-      `import { createLogger } from ${JSON.stringify(join(PROJECT_ROOT, "src/log.ts"))};`,
+      `import { createLogger } from ${JSON.stringify(join(PROJECT_ROOT, "src/ground/log.ts"))};`,
       `const log = createLogger("info", { file: ${JSON.stringify(file)} });`,
       `for (let i = 0; i < 3000; i++) log.info({ i }, "burst");`,
       `log.warn("last words");`,
