@@ -1,7 +1,8 @@
 /**
- * The core's boundary types. Every platform adapter turns its events into one `Inbound` and renders
- * one `Outbound`; nothing past the adapter knows which platform a message came from except through
- * these fields. Keep this file small: every later feature builds on it.
+ * The words every floor shares about messages: what an adapter hands the core (`Inbound`, a
+ * `FeedbackEvent`), what a turn ends in (`Outbound`), and the hooks a turn calls while it runs.
+ * Nothing past the adapter knows which platform a message came from except through these fields.
+ * Keep this file small: every later feature builds on it.
  */
 
 export type Platform = "slack" | "discord" | "console";
@@ -39,17 +40,20 @@ export interface Outbound {
   /**
    * `ok` an answer; `failed` the model could not be reached (`text` is a polite apology); `refused`
    * the person or channel is not allowed (`text` says so; nothing was stored); `limited` the
-   * person's rate limit is spent (`text` says when to come back). Adapters post `text` in every case.
+   * person's rate limit is spent (`text` says when to come back). The delivery path shows `text`
+   * in every case (src/core/delivery.ts); adapters only move the rendered parts.
    */
   status: "ok" | "failed" | "refused" | "limited";
   text: string;
   conversationId: string | null;
-  /** The stored id of the reply (adapters pass it back through `recordDelivery`); null if nothing was stored. */
+  /** The stored id of the reply (its posted parts are recorded as deliveries under it); null if nothing was stored. */
   replyMessageId: number | null;
 }
 
-/** Why the gateway dropped an inbound message instead of answering it. */
-/** `taken_over`: another process took the turn over (its lease had run out) and answers it. */
+/**
+ * Why the core dropped an inbound message instead of answering it. `taken_over`: another process
+ * took the turn over (its lease had run out) and answers it.
+ */
 export type DropReason = "duplicate" | "bot" | "empty" | "taken_over";
 
 export type HandleResult = { kind: "reply"; reply: Outbound } | { kind: "dropped"; reason: DropReason };

@@ -16,9 +16,9 @@ export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 /**
  * What went wrong, by where: a model call that failed for good, a turn that failed for another
  * reason (a bug, the database), a tool that threw unexpectedly, a job attempt that failed, a reply
- * the platform refused.
+ * the platform refused; `unhandled`, a promise rejection nothing handled (a library's event
+ * handler), logged and survived.
  */
-/** `unhandled`: a promise rejection nothing handled (a library's event handler), logged and survived. */
 export const ERROR_KINDS = ["model", "turn", "tool", "job", "delivery", "unhandled"] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
