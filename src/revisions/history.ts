@@ -10,7 +10,7 @@ import type { CommandReply } from "../ground/commands.ts";
 import type { Revision } from "../db/generated/sqlite/client.ts";
 import { excerpt } from "../learning/lesson-case.ts";
 import { findItem, itemOf, itemVisible, type Item } from "./items.ts";
-import { personaHistory } from "../persona/history.ts";
+import { personaHistory } from "./persona-history.ts";
 
 const SHOWN = 20;
 const GLIMPSE = 80;

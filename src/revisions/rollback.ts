@@ -17,7 +17,7 @@ import { parseSkillMd } from "../skills/skillmd.ts";
 import { hashOf } from "../skills/store.ts";
 import { itemOf, ownerOf, type Item } from "./items.ts";
 import { undoOf, type Undo } from "./undo.ts";
-import { personaRollback } from "../persona/history.ts";
+import { personaRollback } from "./persona-history.ts";
 
 const reply = (text: string): CommandReply => ({ text, ephemeral: true });
 
