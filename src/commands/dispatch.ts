@@ -73,7 +73,7 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true, outcome: "done" };
     }
     case "report":
-      return latestReport(core.learning.ctx.db, (await place()).workspace.id);
+      return latestReport(core.reports, scopeOf(await place()));
     case "history":
       return historyCommand(core, await place(), args[0]);
     case "rollback":
