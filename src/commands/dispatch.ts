@@ -10,8 +10,8 @@ import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { learnCommand } from "../learning/learn-command.ts";
 import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
 import { latestReport } from "../report/command.ts";
-import { historyCommand } from "../curator/history.ts";
-import { rollbackCommand } from "../curator/rollback.ts";
+import { historyCommand } from "../revisions/history.ts";
+import { rollbackCommand } from "../revisions/rollback.ts";
 import { jobsCommand } from "../jobs/jobs-command.ts";
 import { claimErasure, requestErasure } from "../erasure/requests.ts";
 import { skillCommand } from "../skills/skill-commands.ts";
@@ -73,7 +73,7 @@ export async function runCommand(core: Core, inbound: Inbound, name: CommandName
       return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true, outcome: "done" };
     }
     case "report":
-      return latestReport(core.learning.ctx.db, (await place()).workspace.id);
+      return latestReport(core.reports, scopeOf(await place()));
     case "history":
       return historyCommand(core, await place(), args[0]);
     case "rollback":

@@ -52,6 +52,10 @@ import { DEFAULT_SCHEDULES, type ScheduleSettings } from "../jobs/schedules.ts";
 import { Metrics } from "../ops/metrics.ts";
 import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
 import { buildView } from "../views/build.ts";
+import { ViewStore } from "../views/view-store.ts";
+import { RevisionStore } from "../revisions/revision-store.ts";
+import { CurationStore } from "../curator/curation-store.ts";
+import { ReportStore } from "../report/report-store.ts";
 import { ChannelKnowledge, DEFAULT_KNOWLEDGE, type KnowledgeSettings } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
@@ -118,6 +122,10 @@ export class Core implements CorePort {
   readonly memory: MemoryStore;
   readonly skills: SkillStore;
   readonly persona: PersonaStore;
+  readonly revisions: RevisionStore;
+  readonly curation: CurationStore;
+  readonly reports: ReportStore;
+  readonly views: ViewStore;
   readonly knowledge: ChannelKnowledge;
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
@@ -165,6 +173,10 @@ export class Core implements CorePort {
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
+    this.revisions = new RevisionStore(db, [this.skills, this.memory], this.now);
+    this.curation = new CurationStore(db, [this.skills, this.memory]);
+    this.reports = new ReportStore(db);
+    this.views = new ViewStore(db);
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
     this.claims = new EventClaims(deps.database, this.now, deps.log);
@@ -228,7 +240,7 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
       metrics: this.metrics,
-    }, [backfillJob(this.knowledge), ...(deps.handlers ?? [])]);
+    }, [backfillJob(this.knowledge), ...(deps.handlers ?? [])], { curation: this.curation, reports: this.reports });
     this.scheduler = new Scheduler({
       queue: this.jobs,
       kick: () => this.learning.worker.kick(),
@@ -610,7 +622,7 @@ export class Core implements CorePort {
   private async renderSnapshotShared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
     const skills = (await this.skills.index(scope)).filter((s) => !isPrivateSkill(s));
     const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule");
-    const persona = await this.persona.get(place.workspace.id);
+    const persona = await this.persona.get(scope);
     return renderShared({
       now: this.now(),
       place: this.placeLabel(place),

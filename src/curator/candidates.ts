@@ -6,7 +6,7 @@
  * private item into a shared one; a pair across placements is a team entry with a narrower one,
  * and only the narrower one may be flagged (a flag on a team entry must not quote a private one).
  */
-import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
+import type { MemoryEntry } from "./curation-store.ts";
 import type { MemoryBudgets } from "../memory/store.ts";
 import type { MemoryTarget } from "../ground/types.ts";
 import { kindOf, usedChars } from "../memory/store.ts";

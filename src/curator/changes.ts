@@ -1,6 +1,6 @@
 /**
  * What a curator run decides, as data: planned first (deterministically, then from the model's
- * validated plan), then applied one change at a time (apply.ts), or only reported (a dry run).
+ * validated plan), then applied one change at a time (curation-store.ts), or only reported (a dry run).
  * Each change carries what it expects to find, so one applied after the item changed is skipped.
  */
 export type SkillStatusAction = "stale" | "archive" | "reactivate";

@@ -5,12 +5,12 @@
  *
  * Invariants kept here (each proven by test/integration/curator.test.ts, named there):
  * - It never deletes. Archive is its strongest action; an archived skill or entry can be restored
- *   with `/cairn rollback` (apply.ts writes only status, text and flag updates and new skills).
+ *   with `/cairn rollback` (curation-store.ts writes only status, text and flag updates and new skills).
  * - It touches only what the agent wrote on its own (policy.ts has the exact rules): pinned,
  *   bundled, imported and person-taught skills (learn, reaction) and entries people wrote are never
  *   changed. Merges happen only within one placement, so nothing private becomes shared.
  * - Every change is a revision with its reason and the run id; `/cairn history` lists them and
- *   `/cairn rollback <revision>` undoes one (src/curator/rollback.ts), itself as a new revision.
+ *   `/cairn rollback <revision>` undoes one (src/revisions/rollback.ts), itself as a new revision.
  * - A dry run plans the same way (model calls included) and reports what it would do; it writes nothing.
  * - The model never decides alone: candidates are chosen deterministically, its plan is validated
  *   and fails closed (dropped whole), a merge losing more than a quarter of its steps is rejected,
@@ -19,8 +19,9 @@
  * - It posts nothing: the weekly report summarizes; a line per workspace goes to the log.
  */
 import type { LearningContext } from "../learning/context.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
 import { errText } from "../ground/log.ts";
-import { applyChange } from "./apply.ts";
+import type { CurationStore } from "./curation-store.ts";
 import { ask } from "./ask.ts";
 import { memoryCandidates, skillGroups } from "./candidates.ts";
 import { countChanges, describeChange, type Change, type Counts } from "./changes.ts";
@@ -30,7 +31,10 @@ import { labels, MEMORY_SYSTEM, memoryPrompt, validateMemoryPlan } from "./memor
 import { SKILL_SYSTEM, skillPrompt, validateSkillPlan, type PlanOutcome } from "./skill-plan.ts";
 import { kindOf, usedChars } from "../memory/store.ts";
 
-export type CuratorContext = Pick<LearningContext, "db" | "model" | "reviewModel" | "settings" | "log" | "skills" | "memory">;
+/** What a curator run needs: its store (which also drops the caches it makes stale), the model, settings and log. */
+export interface CuratorContext extends Pick<LearningContext, "model" | "reviewModel" | "settings" | "log" | "now"> {
+  curation: CurationStore;
+}
 
 export interface CuratorRun {
   runId: string;
@@ -63,12 +67,13 @@ const SKILL_MAX_TOKENS = 4_096;
 const MEMORY_MAX_TOKENS = 2_048;
 
 export async function runCurator(ctx: CuratorContext, run: CuratorRun): Promise<CuratorOutcome> {
-  const workspaces = await ctx.db.workspace.findMany({ select: { id: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const workspaces = await ctx.curation.workspaces();
   const outcome: CuratorOutcome = { runId: run.runId, dryRun: run.dryRun, workspaces: [], failed: [] };
-  for (const { id } of workspaces) {
+  for (const scope of workspaces) {
+    const id = scope.workspaceId;
     if (run.signal?.aborted) break;
     try {
-      const w = await curateWorkspace(ctx, id, run);
+      const w = await curateWorkspace(ctx, scope, run);
       outcome.workspaces.push(w);
       const counts = countChanges(run.dryRun ? w.planned : w.applied);
       ctx.log.info({ workspace: id, run: run.runId, dryRun: run.dryRun, ...counts, skipped: w.skipped.length, dropped: w.dropped, rejected: w.rejected, modelCalls: w.modelCalls }, "curator pass over a workspace");
@@ -77,15 +82,12 @@ export async function runCurator(ctx: CuratorContext, run: CuratorRun): Promise<
       ctx.log.warn({ workspace: id, run: run.runId, err: errText(err) }, "curator pass over a workspace failed");
     }
   }
-  if (!run.dryRun) {
-    ctx.skills.forgetCached();
-    ctx.memory.forgetCached();
-  }
   return outcome;
 }
 
-export async function curateWorkspace(ctx: CuratorContext, workspaceId: string, run: CuratorRun): Promise<WorkspaceOutcome> {
-  const lib = await loadLibrary(ctx.db, workspaceId);
+export async function curateWorkspace(ctx: CuratorContext, scope: WorkspaceScope, run: CuratorRun): Promise<WorkspaceOutcome> {
+  const { workspaceId } = scope;
+  const lib = await loadLibrary(ctx.curation, scope);
   const out: WorkspaceOutcome = { workspaceId, planned: [], applied: [], skipped: [], dropped: [], rejected: [], modelCalls: 0 };
   const lifecycle = planLifecycle(lib, ctx.settings.learning.curator, run.now);
   // What this run archives is not offered for merging.
@@ -114,7 +116,7 @@ export async function curateWorkspace(ctx: CuratorContext, workspaceId: string, 
   if (run.dryRun) return out;
   for (const change of out.planned) {
     if (run.signal?.aborted) break;
-    if (await applyChange(ctx.db, change, { workspaceId, runId: run.runId, at: run.now })) out.applied.push(change);
+    if (await ctx.curation.apply(scope, change, { runId: run.runId, at: run.now })) out.applied.push(change);
     else out.skipped.push(change);
   }
   return out;

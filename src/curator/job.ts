@@ -7,8 +7,7 @@
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
-import type { LearningContext } from "../learning/context.ts";
-import { runCurator, summarize } from "./curator.ts";
+import { runCurator, summarize, type CuratorContext } from "./curator.ts";
 
 export const CuratorPayload = z.object({
   slot: z.string().min(1).max(200),
@@ -20,7 +19,7 @@ export type CuratorPayload = z.infer<typeof CuratorPayload>;
 /** The run id a slot's revisions carry: `/cairn history <run id>` lists them. */
 export const curatorRunId = (p: Pick<CuratorPayload, "slot">) => `curator:${p.slot}`;
 
-export function curatorJob(ctx: LearningContext) {
+export function curatorJob(ctx: CuratorContext) {
   return defineJob({
     kind: "curator",
     payload: CuratorPayload,

@@ -1,10 +1,9 @@
 /** What the curator reads of one workspace before planning: its live skills, active entries and their revisions' facts. */
-import type { Db } from "../db/client.ts";
-import type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";
-import { LIVE_STATUSES } from "../skills/store.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
+import type { CurationStore, LibrarySkill, MemoryEntry } from "./curation-store.ts";
 import { REWRITE_SOURCES, PERSON_SOURCES, type RevisionFacts } from "./policy.ts";
 
-export type LibrarySkill = Skill & { fileCount: number };
+export type { LibrarySkill } from "./curation-store.ts";
 
 export interface Library {
   workspaceId: string;
@@ -25,16 +24,8 @@ export function placementKey(row: { scope: string; ownerId: string | null; chann
 /** Revision actions by which a person (or a use) brought an item back. */
 const RESTORING = new Set(["restore", "reactivate"]);
 
-export async function loadLibrary(db: Db, workspaceId: string): Promise<Library> {
-  const [skills, names, entries] = await Promise.all([
-    db.skill.findMany({ where: { workspaceId, bundled: false, status: { in: LIVE_STATUSES } }, include: { _count: { select: { files: true } } }, orderBy: [{ name: "asc" }] }),
-    db.skill.findMany({ where: { OR: [{ workspaceId }, { bundled: true }] }, select: { name: true } }),
-    db.memoryEntry.findMany({ where: { workspaceId, status: "active" }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }),
-  ]);
-  const ids = [...skills.map((s) => s.id), ...entries.map((e) => e.id)];
-  const revisions = ids.length
-    ? await db.revision.findMany({ where: { workspaceId, entityId: { in: ids }, source: { notIn: [...REWRITE_SOURCES] } }, select: { entityId: true, source: true, action: true, createdAt: true } })
-    : [];
+export async function loadLibrary(curation: CurationStore, scope: WorkspaceScope): Promise<Library> {
+  const { skills, takenNames, entries, revisions } = await curation.library(scope, REWRITE_SOURCES);
   const taught = new Set<string>();
   const touched = new Set<string>();
   const restoredAt = new Map<string, Date>();
@@ -43,11 +34,5 @@ export async function loadLibrary(db: Db, workspaceId: string): Promise<Library>
     if (PERSON_SOURCES.includes(r.source)) taught.add(r.entityId);
     if (RESTORING.has(r.action) && (restoredAt.get(r.entityId)?.getTime() ?? 0) < r.createdAt.getTime()) restoredAt.set(r.entityId, r.createdAt);
   }
-  return {
-    workspaceId,
-    skills: skills.map(({ _count, ...s }) => ({ ...s, fileCount: _count.files })),
-    takenNames: new Set(names.map((n) => n.name)),
-    entries,
-    facts: { taught, touched, restoredAt },
-  };
+  return { workspaceId: scope.workspaceId, skills, takenNames: new Set(takenNames), entries, facts: { taught, touched, restoredAt } };
 }

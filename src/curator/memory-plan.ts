@@ -9,7 +9,7 @@
  * that disagree are never merged into one silently.
  */
 import { z } from "zod";
-import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
+import type { MemoryEntry } from "./curation-store.ts";
 import { budgetHeader, kindOf, LESSON_LIMITS, usedChars, type MemoryBudgets } from "../memory/store.ts";
 import type { MemoryTarget } from "../ground/types.ts";
 import { scanForWrite } from "../safety/scanner.ts";

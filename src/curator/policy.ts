@@ -21,7 +21,7 @@
  *   show; a person-taught entry is never marked, it is named in the other entry's flag.
  * Pending entries wait for a person and are never touched.
  */
-import type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";
+import type { MemoryEntry, Skill } from "./curation-store.ts";
 
 export const AGENT_SOURCES: readonly string[] = ["tool", "review", "curator"];
 /** Revisions from these sources mean a person taught (or shipped) the item. */

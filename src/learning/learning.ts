@@ -19,6 +19,8 @@ import { lessonJob } from "./lesson-job.ts";
 import { reviewJob, type ReviewPayload } from "./review.ts";
 import { reportJob } from "../report/job.ts";
 import { curatorJob } from "../curator/job.ts";
+import type { CurationStore } from "../curator/curation-store.ts";
+import type { ReportStore } from "../report/report-store.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
 
@@ -26,7 +28,7 @@ export class Learning {
   readonly ctx: LearningContext;
   readonly worker: JobWorker;
 
-  constructor(deps: LearningDeps, extraHandlers: readonly JobHandler<unknown>[] = []) {
+  constructor(deps: LearningDeps, extraHandlers: readonly JobHandler<unknown>[], stores: { curation: CurationStore; reports: ReportStore }) {
     const s = deps.settings.learning;
     this.ctx = {
       ...deps,
@@ -39,7 +41,7 @@ export class Learning {
     };
     // Each job's model calls are counted under its kind.
     const as = (purpose: string): LearningContext => ({ ...this.ctx, model: instrumentModel(deps.model, deps.metrics, purpose) });
-    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), reportJob(as("report")), curatorJob(as("curator")), ...extraHandlers];
+    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), reportJob({ ...as("report"), reports: stores.reports }), curatorJob({ ...as("curator"), curation: stores.curation }), ...extraHandlers];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker, deps.metrics);
   }
 

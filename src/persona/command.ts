@@ -5,7 +5,7 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Place } from "../history/store.ts";
+import { workspaceScopeOf, type Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { nameOf } from "../learning/places.ts";
 import { PersonaError } from "./store.ts";
@@ -15,12 +15,12 @@ const BUILT_IN = "No team persona is set: cairn follows its built-in guidance al
 export async function personaCommand(core: Core, inbound: Inbound, place: Place, args: readonly string[]): Promise<CommandReply> {
   // Free text (line breaks kept): "set <text>" as one argument, or "set" and the text apart (a form's input).
   const [, sub = "", text0 = ""] = /^(\S*)\s*([\s\S]*)$/.exec(args.join(" ").trim()) ?? [];
-  const workspaceId = place.workspace.id;
+  const scope = workspaceScopeOf(place);
   const action = sub.toLowerCase();
   if (action !== "set" && action !== "clear") {
-    const persona = await core.persona.get(workspaceId);
+    const persona = await core.persona.get(scope);
     if (!persona) return { text: BUILT_IN, ephemeral: true };
-    const by = persona.updatedById ? await core.learning.ctx.db.person.findFirst({ where: { id: persona.updatedById, workspaceId } }) : null;
+    const by = await core.persona.updatedBy(scope, persona);
     return {
       text: `**Team persona** (set by ${nameOf(by)}, ${persona.updatedAt.toISOString().slice(0, 10)}; ${persona.text.length}/${core.persona.limit} chars)\n${persona.text}\n\`history persona\` lists its changes.`,
       ephemeral: true,
@@ -34,8 +34,8 @@ export async function personaCommand(core: Core, inbound: Inbound, place: Place,
   if (action === "set" && !text.trim()) return { text: "Usage: `persona set <text>` (or `persona clear`).", ephemeral: true };
   const prov = { source: "tool" as const, actorId: place.person.id, sourceMessageId: null, reason: action === "clear" ? "persona cleared by an admin" : "persona set by an admin" };
   try {
-    const change = await core.persona.set(workspaceId, text, prov);
-    core.log.info({ workspace: workspaceId, change: change.kind }, "team persona changed");
+    const change = await core.persona.set(scope, text, prov);
+    core.log.info({ workspace: scope.workspaceId, change: change.kind }, "team persona changed");
     if (change.kind === "unchanged") return { text: action === "clear" ? BUILT_IN : "The team persona already says exactly that.", ephemeral: true, outcome: "done" };
     if (change.kind === "cleared") return { text: "Cleared the team persona: cairn follows its built-in guidance alone from each conversation's next session.", ephemeral: true, outcome: "done" };
     const redacted = change.redacted.length ? `\nSecrets were redacted before saving (${change.redacted.join(", ")}).` : "";

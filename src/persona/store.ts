@@ -11,9 +11,12 @@
  * Who may set it is the command's concern (admins only); this store takes any caller it is given.
  */
 import type { Db } from "../db/client.ts";
-import type { Persona } from "../db/generated/sqlite/client.ts";
+import type { Person, Persona } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance } from "../db/revisions.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
 import { RULES_VERSION, scanForWrite } from "../safety/scanner.ts";
+
+export type { Persona } from "../db/generated/sqlite/client.ts";
 
 export const DEFAULT_PERSONA_CHARS = 1500;
 
@@ -31,14 +34,21 @@ export class PersonaStore {
    * Read once per new session (not cached: one primary-key read then, and a write on another
    * replica reaches the next session here at once).
    */
-  async get(workspaceId: string): Promise<Persona | null> {
-    return this.db.persona.findUnique({ where: { workspaceId } });
+  async get(scope: WorkspaceScope): Promise<Persona | null> {
+    return this.db.persona.findUnique({ where: { workspaceId: scope.workspaceId } });
+  }
+
+  /** The person of this workspace who last set the persona (null: none recorded, or erased since). */
+  async updatedBy(scope: WorkspaceScope, persona: Pick<Persona, "updatedById">): Promise<Person | null> {
+    if (!persona.updatedById) return null;
+    return this.db.person.findFirst({ where: { id: persona.updatedById, workspaceId: scope.workspaceId } });
   }
 
   /** Sets the text (empty: clears it). Throws PersonaError with a reason a person can act on. */
-  async set(workspaceId: string, raw: string, prov: Provenance): Promise<PersonaChange> {
+  async set(scope: WorkspaceScope, raw: string, prov: Provenance): Promise<PersonaChange> {
+    const { workspaceId } = scope;
     const text = raw.replace(/\r\n?/g, "\n").trim();
-    if (!text) return this.clear(workspaceId, prov);
+    if (!text) return this.clear(scope, prov);
     if (text.length > this.limit) throw new PersonaError(`the persona is ${text.length} characters; its budget is ${this.limit} (CAIRN_PERSONA_CHARS). Shorten it and try again.`);
     const verdict = scanForWrite(text);
     if (!verdict.ok) throw new PersonaError(verdict.message);
@@ -57,7 +67,8 @@ export class PersonaStore {
     return { kind: "set", persona: changed, redacted: verdict.redactions.map((r) => r.kind) };
   }
 
-  async clear(workspaceId: string, prov: Provenance): Promise<PersonaChange> {
+  async clear(scope: WorkspaceScope, prov: Provenance): Promise<PersonaChange> {
+    const { workspaceId } = scope;
     const cleared = await this.db.$transaction(async (tx) => {
       const old = await tx.persona.findUnique({ where: { workspaceId } });
       if (!old) return false;

@@ -1,6 +1,6 @@
 /** One workspace's weekly review: the numbers, the learned list, the model's sentences, the message (Markdown and rich). */
-import type { Workspace } from "../db/generated/sqlite/client.ts";
 import type { LearningContext } from "../learning/context.ts";
+import type { ReportStore, ReportWorkspace } from "./report-store.ts";
 import { activeAt } from "./lifetime.ts";
 import { loadMemoryHistory } from "./memory-history.ts";
 import { computeMetrics, periodEnding, type ReportMetrics } from "./metrics.ts";
@@ -28,24 +28,30 @@ export interface BuiltReport {
   rich: RichPost;
 }
 
+/** What building and posting the reports needs: the store, the model, the core's post, settings and log. */
+export interface ReportContext extends Pick<LearningContext, "model" | "reviewModel" | "post" | "settings" | "log"> {
+  reports: ReportStore;
+}
+
 /** A week with nothing to tell (no replies, no corrections, nothing learned): no model call for it. */
 function quiet(m: ReportMetrics, learned: readonly LearnedItem[]): boolean {
   const w = m.weeks.at(-1)!;
   return w.replies === 0 && w.corrections === 0 && learned.length === 0 && m.rules.added === 0 && m.rules.archived === 0;
 }
 
-export async function buildReport(ctx: LearningContext, ws: Workspace, end: Date, signal?: AbortSignal): Promise<BuiltReport> {
+export async function buildReport(ctx: ReportContext, ws: ReportWorkspace, end: Date, signal?: AbortSignal): Promise<BuiltReport> {
   const period = periodEnding(end);
-  const entries = await loadMemoryHistory(ctx.db, ws.id);
+  const { reports } = ctx;
+  const entries = await loadMemoryHistory(reports, ws.scope);
   const [metrics, repeated, learned] = await Promise.all([
-    computeMetrics(ctx.db, ws.id, entries, period),
-    repeatedProblems(ctx.db, ws.id, entries, period),
-    learnedThisWeek(ctx.db, ws.id, entries, period),
+    computeMetrics(reports, ws.scope, entries, period),
+    repeatedProblems(reports, ws.scope, entries, period),
+    learnedThisWeek(reports, ws.scope, entries, period),
   ]);
   const rules: RuleInfo[] = entries
     .filter((e) => e.kind === "rule" && e.scope === "team" && activeAt(e.life, period.end))
     .map((e) => ({ id: e.id, text: e.text, since: e.life.from!.toISOString().slice(0, 10), confidence: e.confidence, flag: e.flag }));
   const narrative = quiet(metrics, learned) ? null : await writeNarrative(ctx.model, ctx.reviewModel, { metrics, learned, rules, repeated }, ctx.log, signal);
-  const layout = reportLayout({ workspaceName: ws.name, metrics, repeated, learned, rules, narrative });
+  const layout = reportLayout({ workspaceName: ws.workspace.name, metrics, repeated, learned, rules, narrative });
   return { start: period.start, end: period.end, data: { metrics, repeated, learned, narrative }, text: reportMarkdown(layout), rich: reportRich(layout) };
 }

@@ -7,10 +7,9 @@
  * are in that channel; when cairn has never seen the channel, the single workspace of the platform
  * (Discord DM pseudo-workspaces aside); when there are several, nothing is posted (logged).
  */
-import type { Db } from "../db/client.ts";
-import type { Workspace } from "../db/generated/sqlite/client.ts";
 import type { PostTarget } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
+import type { ReportStore, ReportWorkspace, Workspace } from "./report-store.ts";
 
 export interface ReportChannel {
   platform: Platform;
@@ -36,14 +35,10 @@ export function describeChannel(ch: ReportChannel): string {
 }
 
 /** The workspace the channel belongs to, or null when it cannot be told. */
-export async function workspaceOfChannel(db: Db, ch: ReportChannel): Promise<Workspace | null> {
-  const seen = await db.conversation.findFirst({
-    where: { channelId: ch.channel, workspace: { platform: ch.platform } },
-    orderBy: { lastMessageAt: "desc" },
-    include: { workspace: true },
-  });
-  if (seen) return seen.workspace;
-  const teams = (await db.workspace.findMany({ where: { platform: ch.platform } })).filter((w) => !isDmWorkspace(w));
+export async function workspaceOfChannel(reports: ReportStore, ch: ReportChannel): Promise<ReportWorkspace | null> {
+  const seen = await reports.ofChannel(ch.platform, ch.channel);
+  if (seen) return seen;
+  const teams = (await reports.ofPlatform(ch.platform)).filter((w) => !isDmWorkspace(w.workspace));
   return teams.length === 1 ? teams[0]! : null;
 }
 

@@ -11,12 +11,10 @@
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
-import { isUniqueViolation } from "../db/errors.ts";
 import { errText } from "../ground/log.ts";
-import type { Workspace } from "../db/generated/sqlite/client.ts";
-import type { LearningContext } from "../learning/context.ts";
 import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel, type ReportChannel } from "./channel.ts";
-import { buildReport, type BuiltReport } from "./build.ts";
+import { buildReport, type BuiltReport, type ReportContext } from "./build.ts";
+import type { ReportWorkspace } from "./report-store.ts";
 
 export const ReportPayload = z.object({
   /** The slot's time (ISO), or "manual:<ISO time>" for a run someone asked for. */
@@ -29,7 +27,7 @@ export function slotEnd(slot: string): Date {
   return new Date(slot.startsWith("manual:") ? slot.slice("manual:".length) : slot);
 }
 
-export function reportJob(ctx: LearningContext) {
+export function reportJob(ctx: ReportContext) {
   return defineJob({
     kind: "report",
     payload: ReportPayload,
@@ -38,62 +36,49 @@ export function reportJob(ctx: LearningContext) {
 }
 
 /** Builds, stores and (for the report channel's workspace) posts every workspace's report; a summary line. */
-export async function runReports(ctx: LearningContext, p: ReportPayload, signal?: AbortSignal): Promise<string> {
+export async function runReports(ctx: ReportContext, p: ReportPayload, signal?: AbortSignal): Promise<string> {
   const end = slotEnd(p.slot);
   const log = ctx.log.child({ job: "report", slot: p.slot, ...(p.requestedBy ? { requestedBy: p.requestedBy } : {}) });
   const channel = ctx.settings.learning.reportChannel;
-  const postTo = channel ? await workspaceOfChannel(ctx.db, channel) : null;
+  const postTo = channel ? await workspaceOfChannel(ctx.reports, channel) : null;
   if (channel && !postTo) log.warn({ channel: describeChannel(channel) }, "no single workspace owns CAIRN_REPORT_CHANNEL; reports are stored only");
   // Teams cairn was used in before the slot (a Discord DM's pseudo-workspace is one person's: no report).
-  const used = await ctx.db.workspace.findMany({ where: { conversations: { some: { createdAt: { lt: end } } } }, orderBy: { createdAt: "asc" } });
-  const workspaces = used.filter((w) => !isDmWorkspace(w));
+  const used = await ctx.reports.usedBefore(end);
+  const workspaces = used.filter((w) => !isDmWorkspace(w.workspace));
   const counts = { stored: 0, already: 0, posted: 0 };
   for (const ws of workspaces) {
     if (signal?.aborted) break;
-    const done = await ctx.db.report.findFirst({ where: { workspaceId: ws.id, slot: p.slot }, select: { id: true } });
-    if (done) {
+    if (await ctx.reports.made(ws.scope, p.slot)) {
       counts.already++;
       continue;
     }
     const report = await buildReport(ctx, ws, end, signal);
     if (signal?.aborted) break;
-    const row = await store(ctx, ws, p.slot, report);
+    // Another run stored it first (null): that run posts it.
+    const row = await ctx.reports.save(ws.scope, p.slot, report);
     if (!row) {
       counts.already++;
       continue;
     }
     counts.stored++;
-    if (channel && postTo?.id === ws.id) {
+    if (channel && postTo?.workspace.id === ws.workspace.id) {
       await post(ctx, ws, channel, row.id, report);
       counts.posted++;
-      log.info({ workspace: ws.id, channel: describeChannel(channel) }, "weekly report posted");
+      log.info({ workspace: ws.workspace.id, channel: describeChannel(channel) }, "weekly report posted");
     }
   }
   const where = counts.posted && channel ? ` (posted to ${describeChannel(channel)})` : "";
   return `${counts.stored} report${counts.stored === 1 ? "" : "s"} stored${where}, ${counts.already} already made for ${p.slot}`;
 }
 
-async function store(ctx: LearningContext, ws: Workspace, slot: string, report: { start: Date; end: Date; data: unknown; text: string }): Promise<{ id: string } | null> {
-  try {
-    return await ctx.db.report.create({
-      data: { workspaceId: ws.id, slot, periodStart: report.start, periodEnd: report.end, data: JSON.stringify(report.data), text: report.text },
-      select: { id: true },
-    });
-  } catch (err) {
-    // Another run stored it first: that run posts it.
-    if (isUniqueViolation(err)) return null;
-    throw err;
-  }
-}
-
 /** The rich form where the platform has one (Slack blocks, a Discord embed); the Markdown text otherwise, and in history. */
-async function post(ctx: LearningContext, ws: Workspace, channel: ReportChannel, rowId: string, report: BuiltReport): Promise<void> {
+async function post(ctx: ReportContext, ws: ReportWorkspace, channel: ReportChannel, rowId: string, report: BuiltReport): Promise<void> {
   try {
-    await ctx.post(channel.platform, postTarget(ws, channel), report.text, report.rich);
+    await ctx.post(channel.platform, postTarget(ws.workspace, channel), report.text, report.rich);
   } catch (err) {
     // Nothing reached the channel: the row goes, so the job's retry makes and posts it again.
-    await ctx.db.report.deleteMany({ where: { id: rowId } });
-    ctx.log.warn({ err: errText(err), workspace: ws.id }, "the weekly report could not be posted; the job will retry");
+    await ctx.reports.remove(ws.scope, rowId);
+    ctx.log.warn({ err: errText(err), workspace: ws.workspace.id }, "the weekly report could not be posted; the job will retry");
     throw err;
   }
 }

@@ -8,12 +8,13 @@
  * Only team scope is listed: the report is posted in a channel and shown to anyone in the workspace,
  * and a channel's lessons or a person's own memory are not everyone's to read (they are counted).
  */
-import type { Db } from "../db/client.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
 import { nameOf } from "../learning/places.ts";
 import { parseCase } from "../learning/lesson-case.ts";
 import { activeAt, within } from "./lifetime.ts";
 import type { HistoryEntry } from "./memory-history.ts";
 import type { Period } from "./metrics.ts";
+import type { ReportStore } from "./report-store.ts";
 
 export interface LearnedItem {
   id: string;
@@ -26,7 +27,7 @@ export interface LearnedItem {
 
 export const LEARNED_MAX = 15;
 
-export async function learnedThisWeek(db: Db, workspaceId: string, entries: readonly HistoryEntry[], p: Period): Promise<LearnedItem[]> {
+export async function learnedThisWeek(reports: ReportStore, scope: WorkspaceScope, entries: readonly HistoryEntry[], p: Period): Promise<LearnedItem[]> {
   const items = entries
     .filter((e) => e.scope === "team" && within(e.life.from, p.start, p.end) && activeAt(e.life, p.end))
     .sort((a, b) => a.life.from!.getTime() - b.life.from!.getTime());
@@ -35,7 +36,7 @@ export async function learnedThisWeek(db: Db, workspaceId: string, entries: read
     if (e.createdById) ids.add(e.createdById);
     for (const r of e.revisions) if (r.actorId) ids.add(r.actorId);
   }
-  const people = ids.size ? await db.person.findMany({ where: { workspaceId, id: { in: [...ids] } }, select: { id: true, displayName: true, externalId: true } }) : [];
+  const people = await reports.people(scope, ids);
   const name = (id: string | null | undefined) => {
     if (!id) return null;
     const person = people.find((x) => x.id === id);

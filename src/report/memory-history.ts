@@ -1,38 +1,15 @@
 /** A workspace's memory entries with their revisions and lifetimes, read once per report. */
-import type { Db } from "../db/client.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
 import { byEntity, lifetimeOf, type Lifetime, type RevisionRow } from "./lifetime.ts";
+import type { MemoryRow, ReportStore } from "./report-store.ts";
 
-export interface HistoryEntry {
-  id: string;
-  scope: string;
-  kind: string;
-  status: string;
-  text: string;
-  source: string;
-  origin: string | null;
-  createdById: string | null;
-  confidence: number;
-  flag: string | null;
-  lastUsedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
+export interface HistoryEntry extends MemoryRow {
   revisions: RevisionRow[];
   life: Lifetime;
 }
 
-export async function loadMemoryHistory(db: Db, workspaceId: string): Promise<HistoryEntry[]> {
-  const [rows, revs] = await Promise.all([
-    db.memoryEntry.findMany({
-      where: { workspaceId },
-      select: { id: true, scope: true, kind: true, status: true, text: true, source: true, origin: true, createdById: true, confidence: true, flag: true, lastUsedAt: true, createdAt: true, updatedAt: true },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    }),
-    db.revision.findMany({
-      where: { workspaceId, entityType: "memory" },
-      select: { entityId: true, action: true, actorId: true, createdAt: true },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    }),
-  ]);
+export async function loadMemoryHistory(reports: ReportStore, scope: WorkspaceScope): Promise<HistoryEntry[]> {
+  const { entries: rows, revisions: revs } = await reports.memory(scope);
   const grouped = byEntity(revs);
   return rows.map((row) => {
     const revisions = grouped.get(row.id) ?? [];

@@ -4,9 +4,10 @@
  * defines each; the comments below say which rows and revisions they count.
  */
 import { z } from "zod";
-import type { Db } from "../db/client.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
 import { activeAt, within } from "./lifetime.ts";
 import { hasRevision, type HistoryEntry } from "./memory-history.ts";
+import type { ReportStore } from "./report-store.ts";
 
 export const WEEK_MS = 7 * 24 * 60 * 60 * 1000;
 export const TREND_WEEKS = 8;
@@ -51,21 +52,18 @@ export interface ReportMetrics {
 
 export const per100 = (corrections: number, replies: number): number | null => (replies > 0 ? Math.round((corrections * 1000) / replies) / 10 : null);
 
-const inPeriod = (p: Period) => ({ gte: p.start, lt: p.end });
-
-/** Replies: cairn's answers to a person's message (role assistant, status sent, replyToId set). */
-async function weekFigures(db: Db, workspaceId: string, p: Period): Promise<WeekFigures> {
-  const [replies, corrections] = await Promise.all([
-    db.message.count({ where: { workspaceId, role: "assistant", status: "sent", replyToId: { not: null }, createdAt: inPeriod(p) } }),
-    // Corrections: a 👎 on an answer that cairn asked about (one Correction row per answer), any status.
-    db.correction.count({ where: { workspaceId, createdAt: inPeriod(p) } }),
-  ]);
+/**
+ * Replies: cairn's answers to a person's message (role assistant, status sent, replyToId set).
+ * Corrections: a 👎 on an answer that cairn asked about (one Correction row per answer), any status.
+ */
+async function weekFigures(reports: ReportStore, scope: WorkspaceScope, p: Period): Promise<WeekFigures> {
+  const { replies, corrections } = await reports.week(scope, p);
   return { start: p.start.toISOString(), replies, corrections, per100: per100(corrections, replies) };
 }
 
-export async function trend(db: Db, workspaceId: string, end: Date): Promise<WeekFigures[]> {
+export async function trend(reports: ReportStore, scope: WorkspaceScope, end: Date): Promise<WeekFigures[]> {
   const weeks = Array.from({ length: TREND_WEEKS }, (_, i) => periodEnding(end, TREND_WEEKS - 1 - i));
-  return Promise.all(weeks.map((p) => weekFigures(db, workspaceId, p)));
+  return Promise.all(weeks.map((p) => weekFigures(reports, scope, p)));
 }
 
 export function lessonFigures(entries: readonly HistoryEntry[], p: Period): ReportMetrics["lessons"] {
@@ -105,24 +103,19 @@ export function memoryGrowth(entries: readonly HistoryEntry[], p: Period): Repor
 }
 
 const SkillNames = z.array(z.string());
-const CONTENT_CHANGES = ["patch", "edit", "write_file", "remove_file"];
 
-export async function skillFigures(db: Db, workspaceId: string, p: Period): Promise<ReportMetrics["skills"]> {
-  const [created, patches, traces, unused] = await Promise.all([
-    // Created: the workspace's own skills (bundled ones have no workspace) created this week.
-    db.skill.count({ where: { workspaceId, createdAt: inPeriod(p) } }),
-    // Patched: distinct skills whose content or files changed this week.
-    db.revision.findMany({ where: { workspaceId, entityType: "skill", action: { in: CONTENT_CHANGES }, createdAt: inPeriod(p) }, select: { entityId: true } }),
-    // Most used: reads recorded in this week's reply traces (bundled skills included).
-    db.replyTrace.findMany({ where: { workspaceId, createdAt: inPeriod(p) }, select: { skills: true } }),
-    // Never used: active skills of the workspace, older than this week, never read.
-    db.skill.findMany({ where: { workspaceId, status: "active", useCount: 0, createdAt: { lt: p.start } }, select: { name: true }, orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
-  ]);
+/**
+ * Created: the workspace's own skills created this week. Patched: distinct skills whose content or
+ * files changed this week. Most used: reads recorded in this week's reply traces (bundled skills
+ * included). Never used: active skills of the workspace, older than this week, never read.
+ */
+export async function skillFigures(reports: ReportStore, scope: WorkspaceScope, p: Period): Promise<ReportMetrics["skills"]> {
+  const { created, patched, reads: traces, neverUsed: unused } = await reports.skills(scope, p);
   const reads = new Map<string, number>();
   for (const t of traces) {
     let names: string[] = [];
     try {
-      names = SkillNames.catch([]).parse(JSON.parse(t.skills));
+      names = SkillNames.catch([]).parse(JSON.parse(t));
     } catch {
       names = [];
     }
@@ -134,19 +127,15 @@ export async function skillFigures(db: Db, workspaceId: string, p: Period): Prom
     .slice(0, MOST_USED);
   return {
     created,
-    patched: new Set(patches.map((r) => r.entityId)).size,
+    patched: new Set(patched).size,
     mostUsed,
-    neverUsed: unused.slice(0, NEVER_USED).map((s) => s.name),
+    neverUsed: unused.slice(0, NEVER_USED),
     neverUsedCount: unused.length,
   };
 }
 
-export async function computeMetrics(db: Db, workspaceId: string, entries: readonly HistoryEntry[], p: Period): Promise<ReportMetrics> {
-  const [weeks, skills, correctionsLearned] = await Promise.all([
-    trend(db, workspaceId, p.end),
-    skillFigures(db, workspaceId, p),
-    db.correction.count({ where: { workspaceId, createdAt: inPeriod(p), status: "learned" } }),
-  ]);
+export async function computeMetrics(reports: ReportStore, scope: WorkspaceScope, entries: readonly HistoryEntry[], p: Period): Promise<ReportMetrics> {
+  const [weeks, skills, correctionsLearned] = await Promise.all([trend(reports, scope, p.end), skillFigures(reports, scope, p), reports.learnedCorrections(scope, p)]);
   return {
     periodStart: p.start.toISOString(),
     periodEnd: p.end.toISOString(),

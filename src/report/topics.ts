@@ -7,13 +7,14 @@
  *   (the reply trace's lessons shown): the rule did not prevent the mistake, or caused it.
  */
 import { z } from "zod";
-import type { Db } from "../db/client.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
 import { overlap } from "../learning/distill.ts";
 import { parseCase } from "../learning/lesson-case.ts";
 import { STOP_WORDS, tokenize } from "../history/text.ts";
 import { within } from "./lifetime.ts";
 import type { HistoryEntry } from "./memory-history.ts";
 import type { Period } from "./metrics.ts";
+import type { ReportStore } from "./report-store.ts";
 
 /** Lessons at least this alike (cosine of their distinctive words) are on the same topic. */
 export const SAME_TOPIC = 0.3;
@@ -87,20 +88,17 @@ function shownIds(json: string): string[] {
   }
 }
 
-export async function repeatedProblems(db: Db, workspaceId: string, entries: readonly HistoryEntry[], p: Period): Promise<RepeatedProblems> {
+export async function repeatedProblems(reports: ReportStore, scope: WorkspaceScope, entries: readonly HistoryEntry[], p: Period): Promise<RepeatedProblems> {
   const lessons = entries.filter((e) => e.kind === "lesson" && e.scope === "channel" && within(e.createdAt, p.start, p.end));
   const byWords = groupByWords(lessons.map((l) => l.text)).map((group) => {
     const members = group.map((i) => lessons[i]!);
     const people = [...new Set(members.map((m) => parseCase(m.origin)?.by.name).filter((n): n is string => !!n))];
     return { words: sharedWords(members.map((m) => m.text)), lessons: members.length, people };
   });
-  const corrections = await db.correction.findMany({ where: { workspaceId, createdAt: { gte: p.start, lt: p.end } }, select: { replyMessageId: true } });
-  const traces = corrections.length
-    ? await db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true } })
-    : [];
+  const traces = await reports.correctedShown(scope, p);
   const rules = new Map(entries.filter((e) => e.kind === "rule" && e.scope === "team").map((e) => [e.id, e]));
   const shown = new Map<string, number>();
-  for (const t of traces) for (const id of new Set(shownIds(t.lessons))) if (rules.has(id)) shown.set(id, (shown.get(id) ?? 0) + 1);
+  for (const t of traces) for (const id of new Set(shownIds(t))) if (rules.has(id)) shown.set(id, (shown.get(id) ?? 0) + 1);
   const byRule = [...shown]
     .filter(([, n]) => n >= 2)
     .map(([ruleId, n]) => ({ ruleId, text: rules.get(ruleId)!.text, corrections: n }))

@@ -28,7 +28,7 @@ export async function skillCommand(core: Core, inbound: Inbound, place: Place, n
       return done ? { text: `${name === "pin" ? "Pinned" : "Unpinned"} \`${skillName}\`.`, ephemeral: true, outcome: "done" } : missing;
     }
     case "archive": {
-      const row = await core.learning.ctx.db.skill.findFirst({ where: { workspaceId: scope.workspaceId, name: skillName, bundled: false, status: { not: "archived" } } });
+      const row = await core.skills.unarchived(scope, skillName);
       // Another person's private skill is theirs alone, admins included.
       if (!row || (row.scope === "user" && row.ownerId !== place.person.id)) return { ...missing, text: `No active skill of this workspace is named \`${skillName}\` (bundled skills cannot be archived).` };
       // A channel's skill is archived from wherever the admin asks (the Home tab has no channel).

@@ -13,7 +13,7 @@
 import type { Db } from "../db/client.ts";
 import type { Skill, SkillFile } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
-import type { MemoryTarget, Scope } from "../ground/types.ts";
+import type { MemoryTarget, Scope, WorkspaceScope } from "../ground/types.ts";
 import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
 import { scanForWrite } from "../safety/scanner.ts";
@@ -281,6 +281,11 @@ export class SkillStore {
       await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action: "remove_file", path, oldText: file.content, newText: null }, prov);
       return tx.skill.update({ where: { id: skill.id }, data: { contentHash: hashOf(skill.content, files) } });
     });
+  }
+
+  /** The workspace's own skill of this name that is not archived, whatever its placement (an admin's archive). */
+  async unarchived(scope: WorkspaceScope, name: string): Promise<Skill | null> {
+    return this.db.skill.findFirst({ where: { workspaceId: scope.workspaceId, name, bundled: false, status: { not: "archived" } } });
   }
 
   async archive(scope: Scope, name: string, prov: Provenance): Promise<Skill> {

@@ -13,7 +13,7 @@
  */
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
-import type { MemoryEntry, Person, Skill } from "../db/generated/sqlite/client.ts";
+import type { MemoryEntry, Person, Skill } from "./view-store.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
@@ -23,7 +23,6 @@ import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type View
 import { weekLines } from "./week.ts";
 
 const day = (d: Date): string => d.toISOString().slice(0, 10);
-const NEWEST = [{ createdAt: "desc" as const }, { id: "desc" as const }];
 
 interface Ctx {
   core: Core;
@@ -38,13 +37,7 @@ export async function buildView(core: Core, inbound: Inbound, req: ViewRequest):
   const place = await core.history.resolve(inbound);
   const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
   const channels = new Set(req.channels ?? (place.conversation.isDm ? [] : [place.conversation.channelId]));
-  const db = core.learning.ctx.db;
-  const people = async (ids: readonly (string | null)[]): Promise<Map<string, Person>> => {
-    const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
-    if (wanted.length === 0) return new Map();
-    const rows = await db.person.findMany({ where: { workspaceId: place.workspace.id, id: { in: wanted } } });
-    return new Map(rows.map((p) => [p.id, p]));
-  };
+  const people = (ids: readonly (string | null)[]): Promise<Map<string, Person>> => core.views.people(scopeOf(place), ids);
   const ctx: Ctx = { core, place, admin, channels, req, people };
   const builders: Record<Exclude<Pane, "home">, () => Promise<ViewSection>> = { me: () => you(ctx), team: () => team(ctx), skills: () => skills(ctx) };
   const sections =
@@ -111,17 +104,10 @@ function taught(e: MemoryEntry, people: Map<string, Person>): string {
 
 async function team(ctx: Ctx): Promise<ViewSection> {
   const { core, place, admin } = ctx;
-  const db = core.learning.ctx.db;
-  const workspaceId = place.workspace.id;
+  const scope = scopeOf(place);
   const me = place.person.id;
-  const [rules, pendingRules, channelLessons, facts, persona] = await Promise.all([
-    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "rule", status: "active" }, orderBy: NEWEST }),
-    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "rule", status: "pending" }, orderBy: NEWEST }),
-    // Membership is part of the query: a channel the viewer cannot read contributes no row.
-    db.memoryEntry.findMany({ where: { workspaceId, scope: "channel", kind: "lesson", status: "active", channelKey: { in: [...ctx.channels] } }, orderBy: NEWEST }),
-    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "fact", status: "active" }, orderBy: NEWEST }),
-    core.persona.get(workspaceId),
-  ]);
+  // Membership is part of the query: a channel the viewer cannot read contributes no row.
+  const [{ rules, pendingRules, channelLessons, facts }, persona] = await Promise.all([core.views.teamMemory(scope, ctx.channels), core.persona.get(scope)]);
   const people = await ctx.people([...rules, ...pendingRules, ...channelLessons, ...facts].map((e) => e.createdById));
   const proposed = [...pendingRules, ...channelLessons.filter((e) => e.proposalMessageId !== null)];
   // The same rule as ✅: the proposer's own approval does not count, unless they are an admin.
@@ -166,14 +152,8 @@ const channelName = (key: string | null): string => (key ? `<#${key}>` : "a chan
 
 async function skills(ctx: Ctx): Promise<ViewSection> {
   const { core, place, admin } = ctx;
-  const scope = scopeOf(place);
-  const db = core.learning.ctx.db;
   // Visible skills of any status: the query shape the skills index uses, archived ones included.
-  const mine: object[] = [{ scope: "team" }, { scope: "user", ownerId: scope.personId }, { scope: "channel", channelKey: { in: [...ctx.channels] } }];
-  const rows = await db.skill.findMany({
-    where: { OR: [{ bundled: true, status: { not: "archived" } }, { workspaceId: scope.workspaceId, OR: mine }] },
-    orderBy: [{ name: "asc" }],
-  });
+  const rows = await core.views.skills(scopeOf(place), ctx.channels);
   const items = rows.map((s): ViewItem => ({ id: s.id, markdown: skillLine(s), buttons: admin ? skillButtons(s) : [] }));
   return { id: "skills", title: "Skills", lines: [], buttons: [], groups: [group(ctx, "skills", "Skills", items, "No skills yet: cairn saves procedures it works out, and `/cairn learn` turns text into one.")] };
 }
@@ -201,7 +181,6 @@ function skillButtons(s: Skill): ViewButton[] {
 }
 
 async function week(ctx: Ctx): Promise<ViewSection> {
-  const db = ctx.core.learning.ctx.db;
-  const report = await db.report.findFirst({ where: { workspaceId: ctx.place.workspace.id }, orderBy: [{ periodEnd: "desc" }, { createdAt: "desc" }] });
+  const report = await ctx.core.reports.latest(scopeOf(ctx.place));
   return { id: "week", title: "This week", lines: weekLines(report), buttons: [], groups: [] };
 }

@@ -4,7 +4,7 @@
  * stored JSON is read back through a schema, and a report whose data does not parse shows its date.
  */
 import { z } from "zod";
-import type { Report } from "../db/generated/sqlite/client.ts";
+import type { Report } from "../report/report-store.ts";
 import { sparkline } from "../report/render.ts";
 
 const Counts = z.looseObject({

@@ -466,7 +466,7 @@ forEachDatabase("discord views end to end", (getDb) => {
     expect(callbackOf(submitted)).toMatchObject({ type: 7 });
     expect(followUpOf(submitted)?.content).toContain("Saved the team persona");
     expect(textOf(now(team.id))).toContain("Always link the runbook");
-    expect(await core.persona.get(admin.workspace.id)).toMatchObject({ text: persona, updatedById: admin.person.id });
+    expect(await core.persona.get(scopeOf(admin))).toMatchObject({ text: persona, updatedById: admin.person.id });
     expect(await revisions(admin.workspace.id)).toEqual([{ entityType: "persona", action: "add", actorId: admin.person.id, source: "tool", reason: "persona set by an admin" }]);
 
     // The next modal starts from the stored text.

@@ -296,7 +296,7 @@ forEachDatabase("weekly report", (getDb) => {
     // The same slot again (a retry, or queued twice): nothing more is stored or posted.
     await slackCore.jobs.enqueue("report", { slot: SLOT }, { uniqueKey: `test-report:${SLOT}:slack:again` });
     await slackCore.learning.drain();
-    expect(await runReports(slackCore.learning.ctx, { slot: SLOT })).toMatch(/^0 reports stored, \d+ already made/);
+    expect(await runReports({ ...slackCore.learning.ctx, reports: slackCore.reports }, { slot: SLOT })).toMatch(/^0 reports stored, \d+ already made/);
     expect(botPostsIn(slackChannel)).toHaveLength(1);
     expect(await getDb().prisma.report.count({ where: { workspaceId: a.workspaceId } })).toBe(1);
   });
@@ -304,7 +304,7 @@ forEachDatabase("weekly report", (getDb) => {
   it("posts the numbers and the learned list to Discord when the model's answer is unusable", async () => {
     // A Discord DM is one person's pseudo-workspace: no report of its own.
     const dm = await seedTeam(getDb().prisma, END, { ...globex(`@dm:${dora.id}`, snowflake()), name: "DM" });
-    const summary = await runReports(discordCore.learning.ctx, { slot: MANUAL, requestedBy: "discord:dora" });
+    const summary = await runReports({ ...discordCore.learning.ctx, reports: discordCore.reports }, { slot: MANUAL, requestedBy: "discord:dora" });
     expect(summary).toContain(`posted to discord:${discordChannel}`);
     expect(fake.requests.filter(isReport).length).toBeGreaterThan(0);
     const row = await report(b.workspaceId, MANUAL);
@@ -339,7 +339,7 @@ forEachDatabase("weekly report", (getDb) => {
     const delivery = await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId: posted.id, channelId: discordChannel } });
     expect((await getDb().prisma.message.findUniqueOrThrow({ where: { id: delivery.messageId } })).text).toBe(row.text);
     // Acme's report went to Slack only; a second Discord run posts nothing more.
-    expect(await runReports(discordCore.learning.ctx, { slot: MANUAL })).toMatch(/^0 reports stored/);
+    expect(await runReports({ ...discordCore.learning.ctx, reports: discordCore.reports }, { slot: MANUAL })).toMatch(/^0 reports stored/);
     expect(discord.posts.filter((p) => p.channelId === discordChannel && p.via === "channel")).toHaveLength(1);
     expect(botPostsIn(slackChannel)).toHaveLength(1);
   });
@@ -432,7 +432,7 @@ forEachDatabase("weekly report", (getDb) => {
     const adapter = new ConsoleAdapter({ input: new PassThrough(), output, user: "ana", prompt: false, color: false });
     consoleCore.attach(adapter);
     const team = await seedTeam(getDb().prisma, END, { ...globex(uniqueId("local"), "console"), platform: "console", name: "Local" });
-    expect(await runReports(consoleCore.learning.ctx, { slot: MANUAL })).toContain("posted to console");
+    expect(await runReports({ ...consoleCore.learning.ctx, reports: consoleCore.reports }, { slot: MANUAL })).toContain("posted to console");
     const row = await report(team.workspaceId, MANUAL);
     expect(printed).toBe(`cairn> ${adapter.render(row.text)}\n`);
   });

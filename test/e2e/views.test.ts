@@ -9,6 +9,7 @@ import { coreHarness } from "../support/agent.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import type { TeamView, ViewItem } from "../../src/ground/view-model.ts";
 import type { Database } from "../../src/db/client.ts";
+import { scopeOfWorkspace } from "../../src/history/store.ts";
 
 const ADMIN = "UADMIN";
 
@@ -217,9 +218,9 @@ forEachDatabase("views and their commands", (getDb) => {
     const ws = await getDb().prisma.workspace.findFirstOrThrow({ where: { externalId: h.ws } });
     const edit = await getDb().prisma.revision.findFirstOrThrow({ where: { entityType: "persona", entityId: ws.id, action: "edit" } });
     expect((await h.core.command(inboundFor(dm("UVERA")), "rollback", [edit.id])).outcome).toBe("refused");
-    expect((await h.core.persona.get(ws.id))?.text).toBe("Be chatty.");
+    expect((await h.core.persona.get(scopeOfWorkspace(ws)))?.text).toBe("Be chatty.");
     expect((await h.core.command(admin, "rollback", [edit.id])).text).toContain("its earlier text is back, exactly");
-    expect((await h.core.persona.get(ws.id))?.text).toBe(first);
+    expect((await h.core.persona.get(scopeOfWorkspace(ws)))?.text).toBe(first);
   });
 
   it("answers /cairn team in Markdown, each button's command typed out", async () => {

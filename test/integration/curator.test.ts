@@ -97,7 +97,7 @@ forEachDatabase("the curator", (getDb) => {
   const curatorRequests = () => h.fake.requests.filter((r) => /library of skills|assistant's memory/.test(systemText(r)));
 
   async function run(dryRun = false, slot = `slot-${clock.toISOString()}`): Promise<string> {
-    const summary = await curatorJob(h.core.learning.ctx).run({ slot, dryRun }, new AbortController().signal);
+    const summary = await curatorJob({ ...h.core.learning.ctx, curation: h.core.curation }).run({ slot, dryRun }, new AbortController().signal);
     return String(summary);
   }
 

@@ -12,7 +12,7 @@ import { memoryCandidates, skillGroups } from "../../src/curator/candidates.ts";
 import { validateSkillPlan } from "../../src/curator/skill-plan.ts";
 import { labels, validateMemoryPlan } from "../../src/curator/memory-plan.ts";
 import { checkSteps } from "../../src/curator/steps.ts";
-import { undoOf } from "../../src/curator/undo.ts";
+import { undoOf } from "../../src/revisions/undo.ts";
 import { DEFAULT_CURATOR } from "../../src/curator/settings.ts";
 
 const NOW = new Date("2026-06-01T12:00:00Z");

@@ -7,10 +7,11 @@ import type { Core } from "../core/core.ts";
 import type { Place } from "../history/store.ts";
 import { scopeOf } from "../history/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Revision } from "../db/generated/sqlite/client.ts";
 import { excerpt } from "../learning/lesson-case.ts";
-import { findItem, itemOf, itemVisible, type Item } from "./items.ts";
-import { personaHistory } from "../persona/history.ts";
+import { nameOf } from "../learning/places.ts";
+import { itemVisible } from "./items.ts";
+import type { Actor, Item, Revision } from "./revision-store.ts";
+import { personaHistory } from "./persona-history.ts";
 
 const SHOWN = 20;
 const GLIMPSE = 80;
@@ -18,8 +19,8 @@ const GLIMPSE = 80;
 const reply = (text: string): CommandReply => ({ text, ephemeral: true });
 const oneLine = (s: string) => excerpt(s.replace(/\s+/g, " "), GLIMPSE);
 
-function revLine(r: Revision, who: ReadonlyMap<string, string>, label?: string): string {
-  const by = r.actorId ? (who.get(r.actorId) ?? "someone") : r.source;
+function revLine(r: Revision, who: ReadonlyMap<string, Actor>, label?: string): string {
+  const by = r.actorId ? nameOf(who.get(r.actorId)) : r.source;
   const text = r.oldText !== null && r.newText !== null && r.oldText !== r.newText ? ` — "${oneLine(r.oldText)}" → "${oneLine(r.newText)}"` : "";
   const file = r.path ? ` ${r.path}` : "";
   const run = r.runId ? ` (run ${r.runId})` : "";
@@ -38,32 +39,25 @@ function header(item: Item): string {
   return lines.join("\n");
 }
 
-async function names(core: Core, revisions: readonly Revision[]): Promise<Map<string, string>> {
-  const ids = [...new Set(revisions.flatMap((r) => (r.actorId ? [r.actorId] : [])))];
-  if (ids.length === 0) return new Map();
-  const people = await core.learning.ctx.db.person.findMany({ where: { id: { in: ids } }, select: { id: true, displayName: true, externalId: true } });
-  return new Map(people.map((p) => [p.id, p.displayName ?? p.externalId]));
-}
-
 const FOOTER = "`rollback <revision id>` undoes one change (cairn admins; your own private skills and profile entries: you).";
 
 export async function historyCommand(core: Core, place: Place, ref: string | undefined): Promise<CommandReply> {
   if (!ref) return reply("Usage: `history <skill name | entry id | curator run id | persona>`.");
   if (ref.toLowerCase() === "persona") return personaHistory(core, place);
-  const db = core.learning.ctx.db;
+  const revisions = core.revisions;
   const scope = scopeOf(place);
-  const item = await findItem(db, place.workspace.id, ref);
+  const item = await revisions.findItem(scope, ref);
   if (item && itemVisible(scope, item)) {
-    const revisions = await db.revision.findMany({ where: { entityType: item.type, entityId: item.row.id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: SHOWN });
-    const who = await names(core, revisions);
-    return reply([header(item), ...(revisions.length ? revisions.map((r) => revLine(r, who)) : ["- (no recorded changes)"]), FOOTER].join("\n"));
+    const past = await revisions.ofItem(scope, item, SHOWN);
+    const who = await revisions.actors(scope, past);
+    return reply([header(item), ...(past.length ? past.map((r) => revLine(r, who)) : ["- (no recorded changes)"]), FOOTER].join("\n"));
   }
   // A curator run: its changes to items this person may see.
-  const changes = await db.revision.findMany({ where: { workspaceId: place.workspace.id, runId: ref }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], take: 200 });
+  const changes = await revisions.ofRun(scope, ref, 200);
   const shown: string[] = [];
-  const who = await names(core, changes);
+  const who = await revisions.actors(scope, changes);
   for (const r of changes) {
-    const it = await itemOf(db, place.workspace.id, r);
+    const it = await revisions.itemOf(scope, r);
     if (!it || !itemVisible(scope, it)) continue;
     if (shown.length < SHOWN * 2) shown.push(revLine(r, who, it.type === "skill" ? `skill \`${it.row.name}\`` : `entry \`${it.row.id}\``));
   }

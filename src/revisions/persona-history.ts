@@ -5,23 +5,23 @@
  */
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
-import type { Place } from "../history/store.ts";
+import { workspaceScopeOf, type Place } from "../history/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Revision } from "../db/generated/sqlite/client.ts";
 import { isAdmin } from "../admission/access.ts";
 import { excerpt } from "../learning/lesson-case.ts";
+import { nameOf } from "../learning/places.ts";
+import type { Revision } from "./revision-store.ts";
 
 const SHOWN = 20;
 const glimpse = (s: string | null): string => (s === null ? "(none)" : `"${excerpt(s.replace(/\s+/g, " "), 80)}"`);
 
 export async function personaHistory(core: Core, place: Place): Promise<CommandReply> {
-  const db = core.learning.ctx.db;
-  const revisions = await db.revision.findMany({ where: { workspaceId: place.workspace.id, entityType: "persona", entityId: place.workspace.id }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: SHOWN });
+  const scope = workspaceScopeOf(place);
+  const revisions = await core.revisions.ofPersona(scope, SHOWN);
   if (revisions.length === 0) return { text: "The team persona was never set here: cairn follows its built-in guidance alone.", ephemeral: true };
-  const ids = [...new Set(revisions.flatMap((r) => (r.actorId ? [r.actorId] : [])))];
-  const people = new Map((await db.person.findMany({ where: { id: { in: ids }, workspaceId: place.workspace.id } })).map((p) => [p.id, p.displayName ?? p.externalId]));
+  const people = await core.revisions.actors(scope, revisions);
   const line = (r: Revision): string =>
-    `- \`${r.id}\` ${r.createdAt.toISOString().slice(0, 10)} **${r.action}** by ${r.actorId ? (people.get(r.actorId) ?? "someone") : r.source}${r.reason ? `: ${r.reason}` : ""} — ${glimpse(r.oldText)} → ${glimpse(r.newText)}`;
+    `- \`${r.id}\` ${r.createdAt.toISOString().slice(0, 10)} **${r.action}** by ${r.actorId ? nameOf(people.get(r.actorId)) : r.source}${r.reason ? `: ${r.reason}` : ""} — ${glimpse(r.oldText)} → ${glimpse(r.newText)}`;
   return { text: ["**History of the team persona**", ...revisions.map(line), "`rollback <revision id>` brings back the text from before that change (cairn admins)."].join("\n"), ephemeral: true };
 }
 
@@ -30,7 +30,7 @@ export async function personaRollback(core: Core, inbound: Inbound, place: Place
     return { text: "Only cairn admins can change the team persona, rollbacks included.", ephemeral: true, outcome: "refused" };
   }
   const prov = { source: "tool" as const, actorId: place.person.id, sourceMessageId: null, reason: `rollback of revision ${rev.id} (${rev.action})` };
-  const change = await core.persona.set(place.workspace.id, rev.oldText ?? "", prov);
+  const change = await core.persona.set(workspaceScopeOf(place), rev.oldText ?? "", prov);
   if (change.kind === "unchanged") return { text: `Nothing to roll back: the team persona is already as it was before revision ${rev.id}.`, ephemeral: true, outcome: "done" };
   return { text: `Rolled back revision ${rev.id} (${rev.action}) of the team persona: ${rev.oldText === null ? "none is set now" : "its earlier text is back, exactly"}. It applies from each conversation's next session.`, ephemeral: true, outcome: "done" };
 }

@@ -1,20 +1,94 @@
 /**
- * Applies one planned change in one transaction, with a revision per item it changes (source
- * "curator", the reason, the run id). Every update is conditional on what the plan saw (status,
- * text or content hash, not pinned): a change whose item moved on since (a person pinned, edited,
- * used or archived it) is skipped whole, never half-applied. Nothing is deleted: the strongest
- * write here sets status "archived".
+ * What the curator reads and writes: the workspaces it runs over, one workspace's library (its live
+ * skills, active entries and the revisions that say who touched them), and one planned change
+ * applied in one transaction.
+ *
+ * A change is applied with a revision per item it changes (source "curator", the reason, the run
+ * id). Every update is conditional on what the plan saw (status, text or content hash, not
+ * pinned): a change whose item moved on since (a person pinned, edited, used or archived it) is
+ * skipped whole, never half-applied. Nothing is deleted: the strongest write here sets status
+ * "archived". The skills index and memory blocks cached in this process are dropped after each.
  */
 import type { Db } from "../db/client.ts";
+import type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import { workspaceScope } from "../db/scopes.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
+import type { Cached } from "../revisions/revision-store.ts";
 import { RULES_VERSION } from "../safety/scanner.ts";
 import { hashOf, LIVE_STATUSES } from "../skills/store.ts";
 import type { Change } from "./changes.ts";
 
+export type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";
+
+export type LibrarySkill = Skill & { fileCount: number };
+
+/** A revision's facts as the curator's policy reads them (library.ts). */
+export interface RevisionFact {
+  entityId: string;
+  source: string;
+  action: string;
+  createdAt: Date;
+}
+
+/** One workspace's rows, as read for a curator pass. */
+export interface LibraryRows {
+  /** The live (active or stale) skills, bundled ones excluded, by name. */
+  skills: LibrarySkill[];
+  /** Every skill name taken in the workspace (any status) or by a bundled skill. */
+  takenNames: string[];
+  /** The active memory entries, oldest first. */
+  entries: MemoryEntry[];
+  /** Those items' revisions from sources other than `rewriteSources`. */
+  revisions: RevisionFact[];
+}
+
+/** Which run a change belongs to, and when it is made. */
 export interface RunStamp {
-  workspaceId: string;
   runId: string;
   at: Date;
+}
+
+export class CurationStore {
+  constructor(
+    private readonly db: Db,
+    private readonly caches: readonly Cached[] = [],
+  ) {}
+
+  /** Every workspace, oldest first: the curator's run goes over each. */
+  async workspaces(): Promise<WorkspaceScope[]> {
+    const rows = await this.db.workspace.findMany({ select: { id: true }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    return rows.map(workspaceScope);
+  }
+
+  /** The workspace's library; `rewriteSources`: revisions from these say nothing to the policy and are not read. */
+  async library(scope: WorkspaceScope, rewriteSources: readonly string[]): Promise<LibraryRows> {
+    const { workspaceId } = scope;
+    const [skills, names, entries] = await Promise.all([
+      this.db.skill.findMany({ where: { workspaceId, bundled: false, status: { in: LIVE_STATUSES } }, include: { _count: { select: { files: true } } }, orderBy: [{ name: "asc" }] }),
+      this.db.skill.findMany({ where: { OR: [{ workspaceId }, { bundled: true }] }, select: { name: true } }),
+      this.db.memoryEntry.findMany({ where: { workspaceId, status: "active" }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] }),
+    ]);
+    const ids = [...skills.map((s) => s.id), ...entries.map((e) => e.id)];
+    const revisions = ids.length
+      ? await this.db.revision.findMany({ where: { workspaceId, entityId: { in: ids }, source: { notIn: [...rewriteSources] } }, select: { entityId: true, source: true, action: true, createdAt: true } })
+      : [];
+    return {
+      skills: skills.map(({ _count, ...s }) => ({ ...s, fileCount: _count.files })),
+      takenNames: names.map((n) => n.name),
+      entries,
+      revisions,
+    };
+  }
+
+  /** True when applied; false when an item changed since the plan was made (nothing written). */
+  apply(scope: WorkspaceScope, change: Change, run: RunStamp): Promise<boolean> {
+    return applyChange(this.db, change, { workspaceId: scope.workspaceId, ...run }).finally(() => this.caches.forEach((c) => c.forgetCached()));
+  }
+}
+
+interface Stamp extends RunStamp {
+  workspaceId: string;
 }
 
 /** The plan's view no longer holds: the change is left out, its transaction rolled back. */
@@ -25,7 +99,7 @@ const must = (count: number) => {
 };
 
 /** True when applied; false when an item changed since the plan was made (nothing written). */
-export async function applyChange(db: Db, c: Change, run: RunStamp): Promise<boolean> {
+async function applyChange(db: Db, c: Change, run: Stamp): Promise<boolean> {
   const prov = (reason: string): Provenance => ({ source: "curator", actorId: null, sourceMessageId: null, reason, runId: run.runId, at: run.at });
   const rev = (tx: Tx, entityType: "skill" | "memory", entityId: string, action: string, oldText: string | null, newText: string | null, reason: string) =>
     writeRevision(tx, { workspaceId: run.workspaceId, entityType, entityId, action, oldText, newText }, prov(reason));
@@ -73,7 +147,7 @@ export async function applyChange(db: Db, c: Change, run: RunStamp): Promise<boo
 
 type Rev = (tx: Tx, entityType: "skill" | "memory", entityId: string, action: string, oldText: string | null, newText: string | null, reason: string) => Promise<unknown>;
 
-async function mergeSkills(tx: Tx, c: Extract<Change, { type: "skill_merge" }>, run: RunStamp, rev: Rev): Promise<void> {
+async function mergeSkills(tx: Tx, c: Extract<Change, { type: "skill_merge" }>, run: Stamp, rev: Rev): Promise<void> {
   const live = { in: LIVE_STATUSES };
   const parts = await tx.skill.findMany({ where: { id: { in: c.absorbed.map((a) => a.id) }, workspaceId: run.workspaceId, status: live, pinned: false } });
   if (parts.length !== c.absorbed.length || c.absorbed.some((a) => parts.find((p) => p.id === a.id)?.contentHash !== a.contentHash)) throw new Moved();

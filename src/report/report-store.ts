@@ -1,0 +1,164 @@
+/**
+ * What the weekly self-review reads and writes: the workspaces it reports on (each returned with
+ * its scope), the stored reports, and one workspace's counts for a week (replies, corrections,
+ * skills, reply traces, the memory entries with their revisions, the people who taught them).
+ * Every read of a workspace's rows takes its scope; the report's arithmetic stays with its services.
+ */
+import type { Db } from "../db/client.ts";
+import type { Person, Report, Workspace } from "../db/generated/sqlite/client.ts";
+import { isUniqueViolation } from "../db/errors.ts";
+import { workspaceScope } from "../db/scopes.ts";
+import type { WorkspaceScope } from "../ground/scope.ts";
+import type { Platform } from "../ground/types.ts";
+import type { EntryRow, RevisionRow } from "./lifetime.ts";
+
+export type { Report, Workspace } from "../db/generated/sqlite/client.ts";
+
+/** A workspace row with the scope its reads take. */
+export interface ReportWorkspace {
+  scope: WorkspaceScope;
+  workspace: Workspace;
+}
+
+/** A memory entry's fields the report reads. */
+export interface MemoryRow extends EntryRow {
+  scope: string;
+  kind: string;
+  source: string;
+  origin: string | null;
+  createdById: string | null;
+  confidence: number;
+  flag: string | null;
+  lastUsedAt: Date | null;
+}
+
+/** A week, [start, end). */
+export interface Span {
+  start: Date;
+  end: Date;
+}
+
+/** What skills did in a week (metrics.ts counts it). */
+export interface SkillActivity {
+  /** The workspace's own skills created in the week (bundled ones have no workspace). */
+  created: number;
+  /** Skills whose content or files changed in the week: one id per revision. */
+  patched: string[];
+  /** The week's reply traces' skill reads, as stored (a JSON list of names each). */
+  reads: string[];
+  /** Active skills of the workspace, older than the week, never read: names, oldest first. */
+  neverUsed: string[];
+}
+
+const withScope = (workspace: Workspace): ReportWorkspace => ({ scope: workspaceScope(workspace), workspace });
+const inSpan = (p: Span) => ({ gte: p.start, lt: p.end });
+const CONTENT_CHANGES = ["patch", "edit", "write_file", "remove_file"];
+
+export class ReportStore {
+  constructor(private readonly db: Db) {}
+
+  /** Workspaces cairn was used in before `end` (a conversation begun), oldest first: each gets a report. */
+  async usedBefore(end: Date): Promise<ReportWorkspace[]> {
+    const rows = await this.db.workspace.findMany({ where: { conversations: { some: { createdAt: { lt: end } } } }, orderBy: { createdAt: "asc" } });
+    return rows.map(withScope);
+  }
+
+  /** The workspace whose stored conversation in this platform channel is the newest. */
+  async ofChannel(platform: Platform, channelId: string): Promise<ReportWorkspace | null> {
+    const seen = await this.db.conversation.findFirst({ where: { channelId, workspace: { platform } }, orderBy: { lastMessageAt: "desc" }, include: { workspace: true } });
+    return seen ? withScope(seen.workspace) : null;
+  }
+
+  /** Every workspace of a platform. */
+  async ofPlatform(platform: Platform): Promise<ReportWorkspace[]> {
+    return (await this.db.workspace.findMany({ where: { platform } })).map(withScope);
+  }
+
+  /** Whether the workspace has its report for this slot. */
+  async made(scope: WorkspaceScope, slot: string): Promise<boolean> {
+    return (await this.db.report.findFirst({ where: { workspaceId: scope.workspaceId, slot }, select: { id: true } })) !== null;
+  }
+
+  /** Stores a report; null when another run stored the slot's first (that run posts it). */
+  async save(scope: WorkspaceScope, slot: string, report: Span & { data: unknown; text: string }): Promise<{ id: string } | null> {
+    try {
+      return await this.db.report.create({
+        data: { workspaceId: scope.workspaceId, slot, periodStart: report.start, periodEnd: report.end, data: JSON.stringify(report.data), text: report.text },
+        select: { id: true },
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) return null;
+      throw err;
+    }
+  }
+
+  /** Takes a stored report back (its post failed: the job's retry makes it again). */
+  async remove(scope: WorkspaceScope, id: string): Promise<void> {
+    await this.db.report.deleteMany({ where: { id, workspaceId: scope.workspaceId } });
+  }
+
+  /** The workspace's latest report (by the week it covers). */
+  latest(scope: WorkspaceScope): Promise<Report | null> {
+    return this.db.report.findFirst({ where: { workspaceId: scope.workspaceId }, orderBy: [{ periodEnd: "desc" }, { createdAt: "desc" }] });
+  }
+
+  /** Every memory entry of the workspace, and their revisions, oldest first. */
+  async memory(scope: WorkspaceScope): Promise<{ entries: MemoryRow[]; revisions: RevisionRow[] }> {
+    const { workspaceId } = scope;
+    const [entries, revisions] = await Promise.all([
+      this.db.memoryEntry.findMany({
+        where: { workspaceId },
+        select: { id: true, scope: true, kind: true, status: true, text: true, source: true, origin: true, createdById: true, confidence: true, flag: true, lastUsedAt: true, createdAt: true, updatedAt: true },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      }),
+      this.db.revision.findMany({
+        where: { workspaceId, entityType: "memory" },
+        select: { entityId: true, action: true, actorId: true, createdAt: true },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      }),
+    ]);
+    return { entries, revisions };
+  }
+
+  /** Replies (cairn's answers to a person's message: assistant, sent, replyToId set) and corrections (one per answer asked about, any status). */
+  async week(scope: WorkspaceScope, p: Span): Promise<{ replies: number; corrections: number }> {
+    const { workspaceId } = scope;
+    const [replies, corrections] = await Promise.all([
+      this.db.message.count({ where: { workspaceId, role: "assistant", status: "sent", replyToId: { not: null }, createdAt: inSpan(p) } }),
+      this.db.correction.count({ where: { workspaceId, createdAt: inSpan(p) } }),
+    ]);
+    return { replies, corrections };
+  }
+
+  /** Corrections of the week that became a lesson. */
+  learnedCorrections(scope: WorkspaceScope, p: Span): Promise<number> {
+    return this.db.correction.count({ where: { workspaceId: scope.workspaceId, createdAt: inSpan(p), status: "learned" } });
+  }
+
+  async skills(scope: WorkspaceScope, p: Span): Promise<SkillActivity> {
+    const { workspaceId } = scope;
+    const [created, patches, traces, unused] = await Promise.all([
+      this.db.skill.count({ where: { workspaceId, createdAt: inSpan(p) } }),
+      this.db.revision.findMany({ where: { workspaceId, entityType: "skill", action: { in: CONTENT_CHANGES }, createdAt: inSpan(p) }, select: { entityId: true } }),
+      // Reads recorded in the week's reply traces (bundled skills included).
+      this.db.replyTrace.findMany({ where: { workspaceId, createdAt: inSpan(p) }, select: { skills: true } }),
+      this.db.skill.findMany({ where: { workspaceId, status: "active", useCount: 0, createdAt: { lt: p.start } }, select: { name: true }, orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
+    ]);
+    return { created, patched: patches.map((r) => r.entityId), reads: traces.map((t) => t.skills), neverUsed: unused.map((s) => s.name) };
+  }
+
+  /** The lessons shown with each answer corrected in the week, as stored (a JSON list of ids each). */
+  async correctedShown(scope: WorkspaceScope, p: Span): Promise<string[]> {
+    const { workspaceId } = scope;
+    const corrections = await this.db.correction.findMany({ where: { workspaceId, createdAt: inSpan(p) }, select: { replyMessageId: true } });
+    if (corrections.length === 0) return [];
+    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true } });
+    return traces.map((t) => t.lessons);
+  }
+
+  /** People of the workspace, by id (who taught and approved what the report lists). */
+  async people(scope: WorkspaceScope, ids: ReadonlySet<string>): Promise<Pick<Person, "id" | "displayName" | "externalId">[]> {
+    if (ids.size === 0) return [];
+    return this.db.person.findMany({ where: { workspaceId: scope.workspaceId, id: { in: [...ids] } }, select: { id: true, displayName: true, externalId: true } });
+  }
+}
