@@ -4,7 +4,7 @@
  * compressed summary if any, then the history. Only the tail changes from one turn to the next.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { SkillIndexEntry } from "../skills/store.ts";
+import type { SkillIndexEntry } from "../skills/visibility.ts";
 import type { HistoryMessage } from "../history/store.ts";
 import { budgetHeader, displayEntry, type MemoryBlock } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";

@@ -17,7 +17,8 @@ import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson,
 import type { Message } from "../db/generated/sqlite/client.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
-import { isPrivateSkill, SkillStore } from "../skills/store.ts";
+import { SkillStore } from "../skills/store.ts";
+import { isPrivateSkill } from "../skills/visibility.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";

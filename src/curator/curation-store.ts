@@ -16,7 +16,8 @@ import { workspaceScope } from "../db/scopes.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import type { Cached } from "../revisions/revision-store.ts";
 import { RULES_VERSION } from "../safety/scanner.ts";
-import { hashOf, LIVE_STATUSES } from "../skills/store.ts";
+import { hashOf } from "../skills/store.ts";
+import { LIVE_STATUSES } from "../skills/visibility.ts";
 import type { Change } from "./changes.ts";
 
 export type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";

@@ -5,7 +5,7 @@
  * by its owner.
  */
 import type { Scope } from "../ground/types.ts";
-import { isVisible } from "../skills/store.ts";
+import { isVisible } from "../skills/visibility.ts";
 import type { MemoryEntry } from "../memory/store.ts";
 import type { Item } from "./revision-store.ts";
 

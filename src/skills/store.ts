@@ -19,6 +19,9 @@ import type { BundledSkill } from "./bundled.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import { UserFacingError } from "../ground/errors.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
+import { isVisible, LIVE_STATUSES, visibleWhere, type SkillIndexEntry } from "./visibility.ts";
+
+export type { Skill, SkillFile };
 
 /** Every write from the agent is scanned first: threats are refused, secrets redacted. */
 function cleanOrThrow(text: string, what: string): string {
@@ -36,35 +39,6 @@ export class SkillError extends UserFacingError {
 export const SKILL_MD_MAX_CHARS = 64 * 1024;
 export const SUPPORT_FILE_MAX_CHARS = 256 * 1024;
 
-/** Which skills a scope may see: bundled ones, and this workspace's team, channel and own skills. */
-export function visibleWhere(scope: Scope) {
-  const mine: object[] = [{ scope: "team" }, { scope: "user", ownerId: scope.personId }];
-  if (!scope.isDm) mine.push({ scope: "channel", channelKey: scope.channelKey });
-  return { OR: [{ bundled: true }, { workspaceId: scope.workspaceId, OR: mine }] };
-}
-
-/**
- * `visibleWhere` as a predicate, for the cached index. The two must agree; the skill-store suite
- * checks that they do for every kind of skill and of scope.
- */
-export function isVisible(scope: Scope, skill: Pick<Skill, "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">): boolean {
-  if (skill.bundled) return true;
-  if (skill.workspaceId !== scope.workspaceId) return false;
-  if (skill.scope === "team") return true;
-  if (skill.scope === "user") return skill.ownerId === scope.personId;
-  return skill.scope === "channel" && !scope.isDm && skill.channelKey === scope.channelKey;
-}
-
-/** A person's own skill: only they see it, so it never goes where others' prompts read it. */
-export function isPrivateSkill(skill: Pick<Skill, "bundled" | "scope">): boolean {
-  return !skill.bundled && skill.scope === "user";
-}
-
-/** What the skills index of a prompt shows of a skill, and what decides who sees it. */
-export type SkillIndexEntry = Pick<Skill, "name" | "description" | "status" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey">;
-
-/** The statuses of a usable skill: active, or stale (unused lately, src/curator). Archived ones are not. */
-export const LIVE_STATUSES = ["active", "stale"];
 const live = { in: LIVE_STATUSES };
 
 /**
