@@ -8,7 +8,7 @@ import type { Inbound } from "../ground/types.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { learnCommand } from "../learning/learn-command.ts";
-import { forgetLessonOrRule, listLessons } from "../learning/lessons-command.ts";
+import { forgetLessonOrRule, listLessons } from "../lessons/lessons-command.ts";
 import { latestReport } from "../report/command.ts";
 import { historyCommand } from "../curator/history.ts";
 import { rollbackCommand } from "../curator/rollback.ts";

@@ -37,7 +37,7 @@ import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarg
 import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
-import { relevantLessons } from "../memory/lessons.ts";
+import { relevantLessons } from "../lessons/recall.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { errText } from "../ground/log.ts";
 import { droppedNote, summarize } from "../agent/compress.ts";

@@ -8,7 +8,7 @@ import type { Place } from "../history/store.ts";
 import { scopeOf } from "../history/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Revision } from "../db/generated/sqlite/client.ts";
-import { excerpt } from "../learning/lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 import { findItem, itemOf, itemVisible, type Item } from "./items.ts";
 import { personaHistory } from "../persona/history.ts";
 

@@ -6,7 +6,7 @@
  */
 import type { Turn } from "../agent/prompt.ts";
 import { wrapRecalled } from "../tools/search.ts";
-import { excerpt } from "./lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 import type { ClaimedCorrection } from "./corrections.ts";
 
 export function withCorrection(turns: Turn[], c: ClaimedCorrection | null): Turn[] {

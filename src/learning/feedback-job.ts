@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import { replyPlace, postIn, nameOf } from "./places.ts";
-import { adjustConfidence, invalidate } from "./lesson-store.ts";
+import { adjustConfidence, invalidate } from "../lessons/lesson-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { approveProposal } from "./approvals.ts";
 import type { LearningContext } from "./context.ts";

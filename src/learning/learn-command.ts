@@ -26,7 +26,7 @@ import { skillTools } from "../tools/skills.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import { errText } from "../ground/log.ts";
-import { excerpt, messageLink } from "./lesson-case.ts";
+import { excerpt, messageLink } from "../lessons/lesson-case.ts";
 import { nameOf } from "./places.ts";
 import type { Platform } from "../ground/types.ts";
 

@@ -15,7 +15,7 @@ import { Corrections, type ClaimedCorrection } from "./corrections.ts";
 import { ReplyTraces } from "./traces.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
-import { lessonJob } from "./lesson-job.ts";
+import { lessonJob } from "../lessons/lesson-job.ts";
 import { reviewJob, type ReviewPayload } from "./review.ts";
 import { reportJob } from "../report/job.ts";
 import { curatorJob } from "../curator/job.ts";

@@ -22,7 +22,7 @@ import { confirmPending } from "./pending.ts";
 /**
  * fact: shown in every prompt of its scope, within the target's character budget.
  * lesson: a correction or convention, shown with a message only when the message touches it (see
- * lessons.ts), so a channel can keep many without every prompt carrying all of them.
+ * src/lessons/recall.ts), so a channel can keep many without every prompt carrying all of them.
  * rule: a team rule, an approved correction in ALWAYS/NEVER form (src/learning): in every prompt of
  * the workspace like a team fact, within the team budget; changed only through corrections and
  * approvals, never by the memory tool.

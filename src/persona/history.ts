@@ -9,7 +9,7 @@ import type { Place } from "../history/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Revision } from "../db/generated/sqlite/client.ts";
 import { isAdmin } from "../admission/access.ts";
-import { excerpt } from "../learning/lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 
 const SHOWN = 20;
 const glimpse = (s: string | null): string => (s === null ? "(none)" : `"${excerpt(s.replace(/\s+/g, " "), 80)}"`);

@@ -12,11 +12,11 @@ import { defineJob } from "../jobs/worker.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { MemoryError } from "../memory/store.ts";
 import { scanForWrite } from "../safety/scanner.ts";
-import { distill, overlap, type Distilled } from "./distill.ts";
+import { distill, overlap, type Distilled } from "../learning/distill.ts";
 import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "./lesson-case.ts";
 import { createRule, invalidate, saveLesson } from "./lesson-store.ts";
-import { nameOf, postIn, replyPlace, type ReplyPlace } from "./places.ts";
-import type { LearningContext } from "./context.ts";
+import { nameOf, postIn, replyPlace, type ReplyPlace } from "../learning/places.ts";
+import type { LearningContext } from "../learning/context.ts";
 import type { Platform } from "../ground/types.ts";
 
 export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });

@@ -20,7 +20,7 @@ import { scopeOf, type Place } from "../history/store.ts";
 import { writeRevision } from "../db/revisions.ts";
 import { isAdmin } from "../admission/access.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "./lesson-case.ts";
-import { nameOf } from "./places.ts";
+import { nameOf } from "../learning/places.ts";
 
 /** Lines of lessons and rules in one answer; the rest are counted. */
 export const LESSONS_SHOWN = 30;
