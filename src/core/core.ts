@@ -12,7 +12,7 @@ import type { Database } from "../db/client.ts";
 import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/queue.ts";
-import { erasePerson, forgetEntry } from "../erasure/erase.ts";
+import { ErasureStore } from "../erasure/erasure-store.ts";
 import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store.ts";
 import type { Message } from "../db/generated/sqlite/client.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
@@ -122,11 +122,8 @@ export class Core implements CorePort {
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   readonly jobs: JobQueue;
-  /** Real deletion: one entry, or everything of a person (the database handle stays with the stores). */
-  readonly erasure: {
-    forgetEntry: (person: PersonScope, entryId: string) => ReturnType<typeof forgetEntry>;
-    erasePerson: (person: PersonScope, opts: Parameters<typeof erasePerson>[2]) => ReturnType<typeof erasePerson>;
-  };
+  /** Real deletion: one entry, or everything of a person, and the two-step request of it. */
+  readonly erasure: ErasureStore;
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
   /** Reviews, corrections, lessons and rules, run by the job worker after replies. */
@@ -168,10 +165,7 @@ export class Core implements CorePort {
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
     this.claims = new EventClaims(deps.database, this.now, deps.log);
-    this.erasure = {
-      forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
-      erasePerson: (person, opts) => erasePerson(db, person, opts),
-    };
+    this.erasure = new ErasureStore(db, { memory: this.memory, skills: this.skills, sessions: this.sessions, history: this.history });
     this.delivery = new DeliveryPath({
       // Made storable at the port already (receive): not walked again.
       handle: (inbound, hooks, context) => this.handleStorable(inbound, hooks, { leased: true, ...(context ? { context } : {}) }),

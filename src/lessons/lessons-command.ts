@@ -6,7 +6,7 @@
  * it came from in the corrector's words, who and when, and a link to the correction when there is one.
  *
  * Forgetting (who may do what):
- * - A private lesson is the person's own: deleted for real, revisions and all (erase.ts).
+ * - A private lesson is the person's own: deleted for real, revisions and all (src/erasure/erasure-store.ts).
  * - A channel lesson belongs to the channel once saved (others saw it and may have approved it):
  *   its author (or an admin) archives it, with a revision; it is never deleted.
  * - A team rule is the whole workspace's: only an admin archives it, with a revision "archived by an
