@@ -44,6 +44,10 @@ import { droppedNote, summarize } from "../agent/compress.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 import { runCommand } from "../commands/dispatch.ts";
 import { Learning } from "../learning/learning.ts";
+import { CorrectionStore } from "../learning/correction-store.ts";
+import { TraceStore } from "../learning/trace-store.ts";
+import { ReplyPlaceStore } from "../learning/reply-place-store.ts";
+import { LessonStore } from "../lessons/lesson-store.ts";
 import { DEFAULT_LEARNING, type LearningSettings } from "../learning/settings.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
 import type { JobHandler } from "../jobs/worker.ts";
@@ -210,6 +214,7 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
     });
+    const learning = { ...DEFAULT_LEARNING, ...s.learning };
     this.learning = new Learning({
       db,
       jobs: this.jobs,
@@ -217,8 +222,12 @@ export class Core implements CorePort {
       memory: this.memory,
       skills: this.skills,
       history: this.history,
+      places: new ReplyPlaceStore(db),
+      corrections: new CorrectionStore(db, this.now, learning.correctionWindowMs),
+      traces: new TraceStore(db),
+      lessons: new LessonStore(db, this.memory),
       post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
-      settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: { ...DEFAULT_LEARNING, ...s.learning } },
+      settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning },
       log: deps.log,
       now: this.now,
       metrics: this.metrics,

@@ -13,7 +13,7 @@ import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 
 export type { MemoryEntry };
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
-import type { MemoryTarget, PersonScope, Scope } from "../ground/types.ts";
+import type { MemoryTarget, PersonScope, Scope, WorkspaceScope } from "../ground/types.ts";
 import { RULES_VERSION, scanForWrite } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
@@ -206,6 +206,13 @@ export class MemoryStore {
   /** Entries waiting for this person's confirmation that a post of cairn's announced (a review's notice). */
   async pendingAnnounced(scope: PersonScope, postId: number): Promise<MemoryEntry[]> {
     return this.db.memoryEntry.findMany({ where: { ...confirmableWhere(scope), proposalMessageId: postId }, orderBy: { createdAt: "asc" } });
+  }
+
+  /** The post of cairn's that told a person these pending entries wait for them (a review's notice): ✅ on it confirms them. */
+  async markAnnounced(scope: WorkspaceScope, ids: readonly string[], postId: number): Promise<void> {
+    if (ids.length === 0) return;
+    // Pending entries are never cached (the lesson cache holds active lessons): nothing to drop.
+    await this.db.memoryEntry.updateMany({ where: { id: { in: [...ids] }, workspaceId: scope.workspaceId, status: "pending" }, data: { proposalMessageId: postId } });
   }
 
   /**
