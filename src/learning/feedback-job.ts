@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
-import { postIn, nameOf } from "./places.ts";
+import { placeOfJob, postIn, nameOf } from "./places.ts";
 import { conversationOfPlace, workspaceOfPlace } from "./reply-place-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { approveProposal } from "./approvals.ts";
@@ -37,8 +37,7 @@ export function feedbackJob(ctx: LearningContext) {
     kind: "feedback",
     payload: FeedbackPayload,
     async run(p) {
-      const workspace = await ctx.places.workspace(p.workspaceId);
-      const place = workspace && (await ctx.places.replyPlace(workspace, p.replyMessageId));
+      const place = await placeOfJob(ctx, p);
       if (!place || place.conversation.id !== p.conversationId) return;
       const scope = workspaceOfPlace(place);
       // In a DM only its owner sees the messages.

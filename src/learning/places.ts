@@ -16,3 +16,9 @@ export async function postIn(ctx: Pick<LearningContext, "places" | "post">, plac
   if (!where) return null;
   return (await ctx.post(where.platform, where.target, text)).messageId;
 }
+
+/** The reply a job (feedback, review) was queued for, with its place; null once the workspace or the reply is gone. */
+export async function placeOfJob(ctx: Pick<LearningContext, "places">, job: { workspaceId: string; replyMessageId: number }): Promise<ReplyPlace | null> {
+  const workspace = await ctx.places.workspace(job.workspaceId);
+  return workspace && ctx.places.replyPlace(workspace, job.replyMessageId);
+}

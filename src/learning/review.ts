@@ -19,7 +19,7 @@ import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { buildRequest, historyToMessages } from "../agent/prompt.ts";
 import { readSnapshot } from "../agent/sessions.ts";
 import { errText, type Logger } from "../ground/log.ts";
-import { nameOf, postIn, type ReplyPlace } from "./places.ts";
+import { nameOf, placeOfJob, postIn, type ReplyPlace } from "./places.ts";
 import { conversationOfPlace, scopeIn, workspaceOfPlace } from "./reply-place-store.ts";
 import { memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
 import { pendingIds, reviewNotice } from "./review-notice.ts";
@@ -51,8 +51,7 @@ export function reviewJob(ctx: LearningContext) {
 
 async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSignal): Promise<void> {
   const log = ctx.log.child({ component: "review", kind: p.kind, conversation: p.conversationId, reply: p.replyMessageId });
-  const workspace = await ctx.places.workspace(p.workspaceId);
-  const place = workspace && (await ctx.places.replyPlace(workspace, p.replyMessageId));
+  const place = await placeOfJob(ctx, p);
   const { question, asker } = place ?? {};
   if (!place || !question || !asker || place.conversation.id !== p.conversationId || place.reply.sessionId === null || place.reply.status !== "sent") return;
   const tag = reviewTag(p);
