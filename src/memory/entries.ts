@@ -1,10 +1,11 @@
 /**
  * The vocabulary of memory entries, apart from the store that reads and writes them: their kinds,
- * limits and budgets, the error the model is shown, and how an entry is shown. Pure, so the store
+ * limits and budgets, the error the model is shown, how an entry is shown and scanned before a
+ * write, and what a batch returns. Pure, so the store
  * and its confirmation half (pending-store.ts) both import it without importing each other.
  */
 import type { MemoryTarget } from "../ground/types.ts";
-import { RULES_VERSION, scanStored } from "../safety/scanner.ts";
+import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";
 import { UserFacingError } from "../ground/errors.ts";
 
 /**
@@ -55,6 +56,14 @@ export function displayEntry(entry: { id: string | null; text: string; scannedWi
   return `[BLOCKED: ${verdict.reason}]${entry.id ? ` (remove it with old_text "id:${entry.id}")` : ""}`;
 }
 
+/** Scans text before it is written: blocks threats, redacts secrets. Throws MemoryError for the model. */
+export function cleanForWrite(text: string, where: string): { text: string; note: string | null } {
+  const verdict = scanForWrite(text);
+  if (!verdict.ok) throw new MemoryError(`${where}${verdict.message}`);
+  const note = verdict.redactions.length ? `secrets were redacted before saving (${verdict.redactions.map((r) => r.kind).join(", ")}); never store credentials` : null;
+  return { text: verdict.text, note };
+}
+
 export function listEntries(entries: readonly { id: string | null; text: string; kind?: MemoryKind }[]): string {
   return entries.length === 0 ? "  (none)" : entries.map((e) => `  - ${e.kind === "lesson" ? "(lesson) " : e.kind === "rule" ? "(team rule) " : ""}${displayEntry(e)}`).join("\n");
 }
@@ -67,4 +76,24 @@ export const grouped = (n: number): string => GROUPED.format(n);
 export function budgetHeader(used: number, limit: number): string {
   const pct = limit === 0 ? 100 : Math.round((used / limit) * 100);
   return `[${pct}% - ${grouped(used)}/${grouped(limit)} chars]`;
+}
+
+export interface ApplyOutcome {
+  /** One line per operation, in order: what happened. */
+  lines: string[];
+  usage: { target: MemoryTarget; used: number; limit: number; count: number; lessons: number }[];
+  changed: number;
+  /** Every change written (grouped by target); `pending` ones wait for a person's confirmation. */
+  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean }[];
+}
+
+export interface ApplyOptions {
+  /**
+   * The batch comes from a background review (provenance "review"), not from the person: it may not
+   * change the team's memory or what a person wrote on its own. Team adds are held pending, and a
+   * replace or remove of a team entry or of an entry not written by a review becomes a pending
+   * entry naming the one it would replace (`replacesId`; text "" for a removal), the original left
+   * as it is. The person whose conversation it was confirms (see `confirm`).
+   */
+  review?: boolean;
 }

@@ -14,13 +14,13 @@ import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 export type { MemoryEntry };
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, PersonScope, Scope, WorkspaceScope } from "../ground/types.ts";
-import { RULES_VERSION, scanForWrite } from "../safety/scanner.ts";
+import { RULES_VERSION } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
-import { displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
+import { cleanForWrite, displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
 
 // What services import with the store: the vocabulary of entries (entries.ts) and the revision's provenance.
-export { budgetHeader, displayEntry, kindOf, LESSON_LIMITS, MemoryError, TARGETS, usedChars, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
+export { budgetHeader, displayEntry, kindOf, LESSON_LIMITS, MemoryError, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
 export type { Provenance };
 
 export interface MemoryBlock {
@@ -71,15 +71,6 @@ function lessonKey(scope: Scope): string {
   return `${scope.workspaceId}|${scope.isDm ? "@dm" : scope.channelKey}|${scope.personId}`;
 }
 
-
-/** Scans text before it is written: blocks threats, redacts secrets. Throws MemoryError for the model. */
-function cleanForWrite(text: string, where: string): { text: string; note: string | null } {
-  const verdict = scanForWrite(text);
-  if (!verdict.ok) throw new MemoryError(`${where}${verdict.message}`);
-  const note = verdict.redactions.length ? `secrets were redacted before saving (${verdict.redactions.map((r) => r.kind).join(", ")}); never store credentials` : null;
-  return { text: verdict.text, note };
-}
-
 interface Working {
   pending?: boolean;
   /** A pending change (a review's) of this active entry: its new text, or "" for a removal. */
@@ -93,26 +84,6 @@ interface Working {
   text: string;
   original: string | null;
   removed: boolean;
-}
-
-export interface ApplyOutcome {
-  /** One line per operation, in order: what happened. */
-  lines: string[];
-  usage: { target: MemoryTarget; used: number; limit: number; count: number; lessons: number }[];
-  changed: number;
-  /** Every change written (grouped by target); `pending` ones wait for a person's confirmation. */
-  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean }[];
-}
-
-export interface ApplyOptions {
-  /**
-   * The batch comes from a background review (provenance "review"), not from the person: it may not
-   * change the team's memory or what a person wrote on its own. Team adds are held pending, and a
-   * replace or remove of a team entry or of an entry not written by a review becomes a pending
-   * entry naming the one it would replace (`replacesId`; text "" for a removal), the original left
-   * as it is. The person whose conversation it was confirms (see `confirm`).
-   */
-  review?: boolean;
 }
 
 /**
