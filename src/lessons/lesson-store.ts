@@ -1,5 +1,6 @@
 /**
- * Writes of lessons and team rules learned from corrections. Lessons are memory entries of kind
+ * Lessons and team rules learned from corrections: their reads (listing, candidates, proposals)
+ * and writes (learning, promotion, approval, archiving, confidence). Lessons are memory entries of kind
  * "lesson" (a person's own, or a channel's); a team rule is kind "rule" in team scope, shown in
  * every session's snapshot of the workspace.
  *

@@ -1,8 +1,8 @@
 /**
  * The vocabulary of memory entries, apart from the store that reads and writes them: their kinds,
  * limits and budgets, the error the model is shown, how an entry is shown and scanned before a
- * write, and what a batch returns. Pure, so the store
- * and its confirmation half (pending-store.ts) both import it without importing each other.
+ * write, and what a batch returns. Pure, so the store and its confirmation half (pending-store.ts)
+ * both import it without importing each other.
  */
 import type { MemoryTarget } from "../ground/types.ts";
 import { RULES_VERSION, scanForWrite, scanStored } from "../safety/scanner.ts";
