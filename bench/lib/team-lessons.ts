@@ -2,7 +2,7 @@
  * Lesson recall on conventions written the way teams write them: lessons in one channel share
  * words ("deploy", "staging", "API"), and questions paraphrase them, sharing a word or two. The
  * scripted benchmark in learning.ts gives each lesson a word of its own; this one shows what the
- * ranking (src/memory/lessons.ts) does when words overlap. Every lesson is taught through the memory
+ * ranking (src/lessons/recall.ts) does when words overlap. Every lesson is taught through the memory
  * tool in one session; each question is asked in a later session of the same channel.
  *
  * Two sets, each in a database of its own: the first ten conventions, and a held-out set written

@@ -12,7 +12,7 @@ import type { Database } from "../db/client.ts";
 import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/queue.ts";
-import { erasePerson, forgetEntry } from "../erasure/erase.ts";
+import { ErasureStore } from "../erasure/erasure-store.ts";
 import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store.ts";
 import type { Message } from "../db/generated/sqlite/client.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
@@ -38,13 +38,17 @@ import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarg
 import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
-import { relevantLessons } from "../memory/lessons.ts";
+import { relevantLessons } from "../lessons/recall.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { errText } from "../ground/log.ts";
 import { droppedNote, summarize } from "../agent/compress.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 import { runCommand } from "../commands/dispatch.ts";
 import { Learning } from "../learning/learning.ts";
+import { CorrectionStore } from "../learning/correction-store.ts";
+import { TraceStore } from "../learning/trace-store.ts";
+import { ReplyPlaceStore } from "../learning/reply-place-store.ts";
+import { LessonStore } from "../lessons/lesson-store.ts";
 import { DEFAULT_LEARNING, type LearningSettings } from "../learning/settings.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
 import type { JobHandler } from "../jobs/worker.ts";
@@ -131,11 +135,8 @@ export class Core implements CorePort {
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
   readonly jobs: JobQueue;
-  /** Real deletion: one entry, or everything of a person (the database handle stays with the stores). */
-  readonly erasure: {
-    forgetEntry: (person: PersonScope, entryId: string) => ReturnType<typeof forgetEntry>;
-    erasePerson: (person: PersonScope, opts: Parameters<typeof erasePerson>[2]) => ReturnType<typeof erasePerson>;
-  };
+  /** Real deletion: one entry, or everything of a person, and the two-step request of it. */
+  readonly erasure: ErasureStore;
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
   /** Reviews, corrections, lessons and rules, run by the job worker after replies. */
@@ -181,10 +182,7 @@ export class Core implements CorePort {
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
     this.claims = new EventClaims(deps.database, this.now, deps.log);
-    this.erasure = {
-      forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
-      erasePerson: (person, opts) => erasePerson(db, person, opts),
-    };
+    this.erasure = new ErasureStore(db, { memory: this.memory, skills: this.skills, sessions: this.sessions, history: this.history });
     this.delivery = new DeliveryPath({
       // Made storable at the port already (receive): not walked again.
       handle: (inbound, hooks, context) => this.handleStorable(inbound, hooks, { leased: true, ...(context ? { context } : {}) }),
@@ -229,6 +227,7 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
     });
+    const learning = { ...DEFAULT_LEARNING, ...s.learning };
     this.learning = new Learning({
       db,
       jobs: this.jobs,
@@ -236,8 +235,12 @@ export class Core implements CorePort {
       memory: this.memory,
       skills: this.skills,
       history: this.history,
+      places: new ReplyPlaceStore(db),
+      corrections: new CorrectionStore(db, this.now, learning.correctionWindowMs),
+      traces: new TraceStore(db),
+      lessons: new LessonStore(db, this.memory),
       post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
-      settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: { ...DEFAULT_LEARNING, ...s.learning } },
+      settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning },
       log: deps.log,
       now: this.now,
       metrics: this.metrics,

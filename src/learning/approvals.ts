@@ -10,13 +10,10 @@
  * Every step is a revision with who did it.
  */
 import { isAdmin } from "../admission/access.ts";
-import type { Platform } from "../ground/types.ts";
-import type { MemoryEntry, Person } from "../db/generated/sqlite/client.ts";
-import type { Provenance } from "../db/revisions.ts";
-import { writeRevision } from "../db/revisions.ts";
-import { activateRule, createRule, invalidate, recordApproval } from "./lesson-store.ts";
-import { parseCase } from "./lesson-case.ts";
-import { nameOf, postIn, replyPlace, type ReplyPlace } from "./places.ts";
+import { scopeOfEntry, type MemoryEntry, type Person, type Provenance } from "../lessons/lesson-store.ts";
+import { workspaceScopeOf, type Place } from "../history/store.ts";
+import { nameOf, postIn, type ReplyPlace } from "./places.ts";
+import { workspaceOfPlace } from "./reply-place-store.ts";
 import type { LearningContext } from "./context.ts";
 import { MemoryError } from "../memory/store.ts";
 
@@ -40,7 +37,7 @@ export function isOpenProposal(e: Pick<MemoryEntry, "kind" | "scope" | "status" 
 /** `judge`'s approval or rejection of an open proposal, written in one transaction. */
 export async function judge(ctx: LearningContext, entry: MemoryEntry, judgeBy: Person, verdict: "approve" | "reject", prov: Omit<Provenance, "actorId" | "reason">): Promise<Judgement> {
   if (!isOpenProposal(entry)) return { kind: "closed" };
-  const admin = isAdmin(ctx.settings.access, await platformOf(ctx, entry.workspaceId), judgeBy.externalId);
+  const admin = isAdmin(ctx.settings.access, await ctx.places.platformOf(scopeOfEntry(entry)), judgeBy.externalId);
   if (!admin && entry.createdById === judgeBy.id) {
     ctx.log.info({ entry: entry.id, verdict }, "the proposer's own judgement does not count");
     return { kind: "own" };
@@ -49,22 +46,9 @@ export async function judge(ctx: LearningContext, entry: MemoryEntry, judgeBy: P
   if (verdict === "reject") return reject(ctx, entry, by);
   const needed = ctx.settings.learning.ruleApprovals;
   try {
-    const outcome = await ctx.db.$transaction(async (tx): Promise<Judgement> => {
-      const approvals = await recordApproval(tx, entry, by);
-      if (!admin && approvals < needed) return { kind: "counted", approvals, needed };
-      if (entry.kind === "rule") {
-        const from = parseCase(entry.origin)?.fromLessons ?? [];
-        const lessons = from.length ? await tx.memoryEntry.findMany({ where: { id: { in: from }, workspaceId: entry.workspaceId } }) : [];
-        return (await activateRule(tx, entry, lessons, by)) ? { kind: "approved", rule: entry } : { kind: "closed" };
-      }
-      const replaces = entry.replacesId ? await tx.memoryEntry.findFirst({ where: { id: entry.replacesId, workspaceId: entry.workspaceId, status: "active", kind: "rule" } }) : null;
-      const rule = await createRule(tx, { workspaceId: entry.workspaceId, from: [entry], text: entry.text, quote: entry.quote, origin: entry.origin, replaces, pending: false, teamBudget: ctx.settings.budgets.team, prov: by });
-      return { kind: "approved", rule };
-    });
-    if (outcome.kind === "approved") {
-      invalidate(ctx.memory);
-      ctx.log.info({ rule: outcome.rule.id, from: entry.id }, "team rule approved");
-    }
+    const outcome = await ctx.lessons.approve(entry, by, { admin, needed, teamBudget: ctx.settings.budgets.team });
+    if (outcome.kind === "counted") return { ...outcome, needed };
+    if (outcome.kind === "approved") ctx.log.info({ rule: outcome.rule.id, from: entry.id }, "team rule approved");
     return outcome;
   } catch (err) {
     if (!(err instanceof MemoryError)) throw err;
@@ -73,24 +57,9 @@ export async function judge(ctx: LearningContext, entry: MemoryEntry, judgeBy: P
 }
 
 async function reject(ctx: LearningContext, entry: MemoryEntry, by: Provenance): Promise<Judgement> {
-  const done = await ctx.db.$transaction(async (tx) => {
-    const r =
-      entry.kind === "rule"
-        ? await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: "pending" }, data: { status: "archived" } })
-        : await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: "active", proposalMessageId: { not: null } }, data: { proposalMessageId: null } });
-    if (r.count !== 1) return false;
-    await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "reject", oldText: entry.text, newText: entry.kind === "rule" ? null : entry.text }, by);
-    return true;
-  });
-  if (!done) return { kind: "closed" };
-  invalidate(ctx.memory);
+  if (!(await ctx.lessons.reject(entry, by))) return { kind: "closed" };
   ctx.log.info({ entry: entry.id, kind: entry.kind }, "proposal rejected");
   return { kind: "rejected" };
-}
-
-async function platformOf(ctx: LearningContext, workspaceId: string): Promise<Platform> {
-  const ws = await ctx.db.workspace.findFirstOrThrow({ where: { id: workspaceId } });
-  return ws.platform as Platform;
 }
 
 /** Tells the proposal's thread what became of it (the channel saw the proposal; it sees the outcome). */
@@ -102,9 +71,10 @@ export async function announce(ctx: LearningContext, place: Pick<ReplyPlace, "wo
 
 /** ✅ on a message: true when the message was a proposal (whatever came of the approval); false otherwise. */
 export async function approveProposal(ctx: LearningContext, place: ReplyPlace, reactorId: string): Promise<boolean> {
-  const entry = await ctx.db.memoryEntry.findFirst({ where: { workspaceId: place.workspace.id, proposalMessageId: place.reply.id } });
+  const scope = workspaceOfPlace(place);
+  const entry = await ctx.lessons.proposedIn(scope, place.reply.id);
   if (!entry) return false;
-  const reactor = await ctx.db.person.findFirst({ where: { id: reactorId, workspaceId: place.workspace.id } });
+  const reactor = await ctx.places.person(scope, reactorId);
   if (!reactor) return true;
   const judgement = await judge(ctx, entry, reactor, "approve", { source: "reaction", sourceMessageId: place.reply.id });
   await announce(ctx, place, judgement, reactor, entry);
@@ -114,5 +84,18 @@ export async function approveProposal(ctx: LearningContext, place: ReplyPlace, r
 /** Where a proposal was posted, to announce its outcome there; null for one never posted. */
 export async function proposalPlace(ctx: LearningContext, entry: MemoryEntry): Promise<ReplyPlace | null> {
   if (entry.proposalMessageId === null) return null;
-  return replyPlace(ctx.db, entry.workspaceId, entry.proposalMessageId);
+  return ctx.places.replyPlace(scopeOfEntry(entry), entry.proposalMessageId);
+}
+
+/**
+ * `/cairn approve|reject <id>`: this workspace's lesson or rule with that id judged, and the outcome
+ * announced where it was proposed. Null when no lesson or rule of the workspace has the id.
+ */
+export async function judgeById(ctx: LearningContext, place: Place, verdict: "approve" | "reject", id: string): Promise<{ entry: MemoryEntry; judgement: Judgement } | null> {
+  const entry = await ctx.lessons.find(workspaceScopeOf(place), id);
+  if (!entry || (entry.kind !== "rule" && entry.kind !== "lesson")) return null;
+  const judgement = await judge(ctx, entry, place.person, verdict, { source: "tool", sourceMessageId: null });
+  const where = await proposalPlace(ctx, entry);
+  if (where) await announce(ctx, where, judgement, place.person, entry);
+  return { entry, judgement };
 }

@@ -1,4 +1,7 @@
-/** What the learning loop's jobs need from the core: its stores, the model, and its post operation. */
+/**
+ * What the learning loop's jobs need from the core: its stores, the model, and its post operation.
+ * Every read and write of the loop goes through the stores here.
+ */
 import type { Db } from "../db/client.ts";
 import type { JobQueue } from "../jobs/queue.ts";
 import type { ModelClient } from "../agent/model.ts";
@@ -11,17 +14,28 @@ import type { AccessPolicy } from "../admission/access.ts";
 import type { Logger } from "../ground/log.ts";
 import type { LearningSettings } from "./settings.ts";
 import type { Metrics } from "../ops/metrics.ts";
-import type { Corrections } from "./corrections.ts";
-import type { ReplyTraces } from "./traces.ts";
+import type { CorrectionStore } from "./correction-store.ts";
+import type { TraceStore } from "./trace-store.ts";
+import type { ReplyPlaceStore } from "./reply-place-store.ts";
+import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { EmojiSignals } from "./emoji.ts";
 
 export interface LearningDeps {
+  /**
+   * Still read by the curator, the report, the views and other commands through this context; no
+   * module of learning/, lessons/ or memory/ uses it. Goes once those read through their stores.
+   */
   db: Db;
   jobs: JobQueue;
   model: ModelClient;
   memory: MemoryStore;
   skills: SkillStore;
   history: HistoryStore;
+  /** Where replies were made: their conversations, messages, people and sessions. */
+  places: ReplyPlaceStore;
+  corrections: CorrectionStore;
+  traces: TraceStore;
+  lessons: LessonStore;
   /** The core's post operation (adapter contract): stored, chunked (or in `rich` form), recorded as deliveries. */
   post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted>;
   settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };
@@ -32,8 +46,6 @@ export interface LearningDeps {
 }
 
 export interface LearningContext extends LearningDeps {
-  corrections: Corrections;
-  traces: ReplyTraces;
   signals: EmojiSignals;
   /** The model reviews and lessons are written with. */
   reviewModel: string;

@@ -6,8 +6,8 @@
  */
 import type { Turn } from "../agent/prompt.ts";
 import { wrapRecalled } from "../tools/search.ts";
-import { excerpt } from "./lesson-case.ts";
-import type { ClaimedCorrection } from "./corrections.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
+import type { ClaimedCorrection } from "./correction-store.ts";
 
 export function withCorrection(turns: Turn[], c: ClaimedCorrection | null): Turn[] {
   const last = turns.at(-1);

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import type { ModelClient } from "../agent/model.ts";
 import { docKeys } from "../history/text.ts";
-import { excerpt } from "./lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 import { jsonIn } from "../agent/model-json.ts";
 
 export interface DistillInput {

@@ -8,8 +8,8 @@
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
-import { replyPlace, postIn, nameOf } from "./places.ts";
-import { adjustConfidence, invalidate } from "./lesson-store.ts";
+import { placeOfJob, postIn, nameOf } from "./places.ts";
+import { conversationOfPlace, workspaceOfPlace } from "./reply-place-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { approveProposal } from "./approvals.ts";
 import type { LearningContext } from "./context.ts";
@@ -37,8 +37,9 @@ export function feedbackJob(ctx: LearningContext) {
     kind: "feedback",
     payload: FeedbackPayload,
     async run(p) {
-      const place = await replyPlace(ctx.db, p.workspaceId, p.replyMessageId);
+      const place = await placeOfJob(ctx, p);
       if (!place || place.conversation.id !== p.conversationId) return;
+      const scope = workspaceOfPlace(place);
       // In a DM only its owner sees the messages.
       if (place.conversation.isDm && place.conversation.ownerId !== p.reactorId) {
         ctx.log.info({ reply: p.replyMessageId }, "reaction from someone outside the DM ignored");
@@ -48,23 +49,16 @@ export function feedbackJob(ctx: LearningContext) {
       const signal = ctx.signals.signal(p.emoji);
       if (!signal) return;
       const delta = p.action === "added" ? 1 : -1;
-      await ctx.traces.count(p.workspaceId, p.conversationId, p.replyMessageId, signal, delta);
+      await ctx.traces.count(conversationOfPlace(place), p.replyMessageId, signal, delta);
       // Removing a reaction takes its count back; what it started (a question, confidence) stays.
       if (p.action === "removed") return;
-      const trace = await ctx.traces.get(p.workspaceId, p.replyMessageId);
+      const trace = await ctx.traces.get(scope, p.replyMessageId);
       if (signal === "positive") {
-        if (trace?.skills.length) {
-          await ctx.db.skill.updateMany({
-            where: { name: { in: trace.skills }, OR: [{ workspaceId: p.workspaceId }, { bundled: true }] },
-            data: { successCount: { increment: 1 } },
-          });
-        }
-        await adjustConfidence(ctx.db, p.workspaceId, trace?.lessons ?? [], GAINED_ON_PRAISE);
-        invalidate(ctx.memory);
+        await ctx.traces.creditSkills(scope, trace?.skills ?? []);
+        await ctx.lessons.adjustConfidence(scope, trace?.lessons ?? [], GAINED_ON_PRAISE);
         return;
       }
-      await adjustConfidence(ctx.db, p.workspaceId, trace?.lessons ?? [], -LOST_ON_CORRECTION);
-      invalidate(ctx.memory);
+      await ctx.lessons.adjustConfidence(scope, trace?.lessons ?? [], -LOST_ON_CORRECTION);
       // Only an answer to a person can be corrected (not a question, a proposal or a notice of cairn's).
       if (!place.question) return;
       const correction = await ctx.corrections.open({
@@ -74,7 +68,7 @@ export function feedbackJob(ctx: LearningContext) {
         reactorId: p.reactorId,
       });
       if (!correction) return;
-      const reactor = await ctx.db.person.findFirst({ where: { id: p.reactorId, workspaceId: p.workspaceId } });
+      const reactor = await ctx.places.person(scope, p.reactorId);
       const posted = await postIn(ctx, place, CORRECTION_QUESTION(nameOf(reactor)));
       if (posted === null) return;
       await ctx.corrections.asked(correction.id, posted);

@@ -13,11 +13,14 @@
  * the store scans every write again.
  */
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Provenance } from "../db/revisions.ts";
-import { scopeOf, type HistoryMessage, type Place } from "../history/store.ts";
+import type { Logger } from "../ground/log.ts";
+import type { Provenance } from "../memory/store.ts";
+import type { SkillStore } from "../skills/store.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { Learning } from "./learning.ts";
+import { scopeOf, type HistoryMessage, type HistoryStore, type Place } from "../history/store.ts";
 import { ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { ToolError, ToolRegistry, type Tool, type ToolContext } from "../tools/registry.ts";
@@ -26,7 +29,7 @@ import { skillTools } from "../tools/skills.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import { errText } from "../ground/log.ts";
-import { excerpt, messageLink } from "./lesson-case.ts";
+import { excerpt, messageLink } from "../lessons/lesson-case.ts";
 import { nameOf } from "./places.ts";
 import type { Platform } from "../ground/types.ts";
 
@@ -34,6 +37,16 @@ export const PASTE_INSTEAD = "I don't open links: paste the text instead (`learn
 export const NOTHING_TO_LEARN = "There is nothing in this conversation for me to learn from yet. Paste the text instead: `learn <text>`.";
 export const SLACK_NO_THREAD =
   "Slack does not tell me which thread a slash command was typed in. Mention me in the thread with `learn` (`@cairn learn`), or paste the text: `/cairn learn <text>`.";
+
+/** What a learn run needs: the conversation, the skill library, the models, and where it is counted. */
+export interface LearnDeps {
+  history: HistoryStore;
+  skills: SkillStore;
+  learning: Pick<Learning, "model">;
+  settings: { maxTokens: number; toolIterations: number };
+  log: Logger;
+  metrics: Metrics;
+}
 
 /** How much of a conversation a learn run reads: its newest messages, within a character budget. */
 export const LEARN_LIMITS = { messages: 60, chars: 24_000, iterations: 8, minTokens: 4_096 } as const;
@@ -66,12 +79,12 @@ interface Material {
   withheld: number;
 }
 
-export async function learnCommand(core: Core, inbound: Inbound, place: Place, pasted: string): Promise<CommandReply> {
+export async function learnCommand(deps: LearnDeps, inbound: Inbound, place: Place, pasted: string): Promise<CommandReply> {
   const text = pasted.trim();
   if (text && onlyLinks(text)) return { text: PASTE_INSTEAD, ephemeral: true };
-  const material = text ? fromPasted(inbound, place, text) : await fromConversation(core, inbound, place);
+  const material = text ? fromPasted(inbound, place, text) : await fromConversation(deps, inbound, place);
   if ("refusal" in material) return { text: material.refusal, ephemeral: true };
-  return run(core, place, material);
+  return run(deps, place, material);
 }
 
 function fromPasted(inbound: Inbound, place: Place, text: string): Material | { refusal: string } {
@@ -87,11 +100,11 @@ function fromPasted(inbound: Inbound, place: Place, text: string): Material | { 
   };
 }
 
-async function fromConversation(core: Core, inbound: Inbound, place: Place): Promise<Material | { refusal: string }> {
+async function fromConversation(deps: LearnDeps, inbound: Inbound, place: Place): Promise<Material | { refusal: string }> {
   const c = place.conversation;
   // On Slack every channel conversation is a thread; a slash command arrives without one.
   if (inbound.platform === "slack" && !c.isDm && c.threadId === null) return { refusal: SLACK_NO_THREAD };
-  const rows = await core.history.recentMessages(scopeOf(place), LEARN_LIMITS.messages);
+  const rows = await deps.history.recentMessages(scopeOf(place), LEARN_LIMITS.messages);
   const newest = rows.reduce<HistoryMessage | null>((a, m) => (!a || m.id > a.id ? m : a), null);
   if (!newest) return { refusal: NOTHING_TO_LEARN };
   let withheld = 0;
@@ -143,9 +156,9 @@ interface Outcome {
 const LEARN_ACTIONS = new Set(["create", "patch", "edit", "write_file"]);
 
 /** The skill tools, attributed to the learn run, with every write noted. */
-function learnTools(core: Core, outcome: Outcome): ToolRegistry {
+function learnTools(deps: LearnDeps, outcome: Outcome): ToolRegistry {
   // Attribution (source learn, the thread's newest message, the reason) comes from the ToolContext the run passes.
-  const tools = skillTools(core.skills).map((tool): Tool => {
+  const tools = skillTools(deps.skills).map((tool): Tool => {
     if (tool.name !== "skill_manage") return tool;
     return {
       ...tool,
@@ -157,7 +170,7 @@ function learnTools(core: Core, outcome: Outcome): ToolRegistry {
         if (ctx.scope.isDm && a.success) {
           if (a.data.action === "create") args = { ...a.data, scope: "user" };
           else {
-            const skill = await core.skills.find(ctx.scope, a.data.name);
+            const skill = await deps.skills.find(ctx.scope, a.data.name);
             if (skill && skill.scope !== "user") throw new ToolError(`'${a.data.name}' is shared with others, and this is a private DM: learning here writes only the person's own skills. Create a private skill instead. Nothing was changed.`);
           }
         }
@@ -177,15 +190,15 @@ function learnTools(core: Core, outcome: Outcome): ToolRegistry {
   });
   return new ToolRegistry(
     tools,
-    (err, tool) => core.log.error({ err, tool }, "learn tool failed unexpectedly"),
-    (tool, result) => core.metrics.toolCall(tool, result),
+    (err, tool) => deps.log.error({ err, tool }, "learn tool failed unexpectedly"),
+    (tool, result) => deps.metrics.toolCall(tool, result),
   );
 }
 
-async function run(core: Core, place: Place, material: Material): Promise<CommandReply> {
+async function run(deps: LearnDeps, place: Place, material: Material): Promise<CommandReply> {
   const scope = scopeOf(place);
   const outcome: Outcome = { written: [], refusal: null };
-  const tools = learnTools(core, outcome);
+  const tools = learnTools(deps, outcome);
   const ctx: ToolContext = {
     scope,
     sourceMessageId: material.prov.sourceMessageId,
@@ -194,31 +207,31 @@ async function run(core: Core, place: Place, material: Material): Promise<Comman
     source: "learn",
     ...(material.prov.reason ? { reason: material.prov.reason } : {}),
   };
-  const model = core.learning.ctx;
+  const model = deps.learning.model;
   let said = "";
   let failure: unknown = null;
   try {
     const result = await runToolLoop({
-      model: model.model,
+      model: model.client,
       request: {
-        model: model.reviewModel,
-        max_tokens: Math.max(core.settings.maxTokens, LEARN_LIMITS.minTokens),
+        model: model.name,
+        max_tokens: Math.max(deps.settings.maxTokens, LEARN_LIMITS.minTokens),
         system: INSTRUCTIONS,
         messages: [{ role: "user", content: material.text }],
         tools: tools.definitions(),
       },
       tools,
       ctx,
-      maxIterations: Math.min(core.settings.toolIterations, LEARN_LIMITS.iterations),
+      maxIterations: Math.min(deps.settings.toolIterations, LEARN_LIMITS.iterations),
     });
     said = result.text;
   } catch (err) {
     failure = err;
-    core.log.warn({ err: errText(err), person: place.person.id }, "learn run failed");
+    deps.log.warn({ err: errText(err), person: place.person.id }, "learn run failed");
   }
   const { written, refusal } = outcome;
-  core.log.info({ person: place.person.id, source: material.from, skills: written.map((w) => `${w.action}:${w.name}`) }, "learn command");
-  if (written.length > 0) return { text: await answer(core, place, material, written, failure !== null), ephemeral: false };
+  deps.log.info({ person: place.person.id, source: material.from, skills: written.map((w) => `${w.action}:${w.name}`) }, "learn command");
+  if (written.length > 0) return { text: await answer(deps, place, material, written, failure !== null), ephemeral: false };
   if (failure) {
     const why = failure instanceof ModelUnavailableError ? "I could not reach the model" : "something went wrong on my side";
     return { text: `I could not learn from ${material.from}: ${why}. Nothing was saved; please try again.`, ephemeral: true };
@@ -227,12 +240,12 @@ async function run(core: Core, place: Place, material: Material): Promise<Comman
   return { text: `I read ${material.from} but saved nothing${said ? ` (${excerpt(said, 300)})` : ""}.`, ephemeral: true };
 }
 
-async function answer(core: Core, place: Place, material: Material, written: readonly Written[], brokeOff: boolean): Promise<string> {
+async function answer(deps: LearnDeps, place: Place, material: Material, written: readonly Written[], brokeOff: boolean): Promise<string> {
   const byName = new Map<string, Set<string>>();
   for (const w of written) byName.set(w.name, (byName.get(w.name) ?? new Set()).add(w.action));
   const lines: string[] = [];
   for (const [name, actions] of byName) {
-    const skill = await core.skills.find(scopeOf(place), name);
+    const skill = await deps.skills.find(scopeOf(place), name);
     const verb = actions.has("create") ? "Created" : "Patched";
     lines.push(`- ${verb} \`${skill?.name ?? name}\`${skill ? `: ${skill.description}` : ""}`);
   }

@@ -11,11 +11,10 @@ import type { JobHandler } from "../jobs/worker.ts";
 import { JobWorker } from "../jobs/worker.ts";
 import type { Scope } from "../ground/types.ts";
 import type { LoopResult } from "../agent/loop.ts";
-import { Corrections, type ClaimedCorrection } from "./corrections.ts";
-import { ReplyTraces } from "./traces.ts";
+import type { ClaimedCorrection } from "./correction-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
-import { lessonJob } from "./lesson-job.ts";
+import { lessonJob } from "../lessons/lesson-job.ts";
 import { reviewJob, type ReviewPayload } from "./review.ts";
 import { reportJob } from "../report/job.ts";
 import { curatorJob } from "../curator/job.ts";
@@ -23,6 +22,10 @@ import type { CurationStore } from "../curator/curation-store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
+import { judgeById } from "./approvals.ts";
+import type { Place } from "../history/store.ts";
+import type { LessonStore } from "../lessons/lesson-store.ts";
+import type { ModelClient } from "../agent/model.ts";
 
 export class Learning {
   readonly ctx: LearningContext;
@@ -34,8 +37,6 @@ export class Learning {
       ...deps,
       // Outside the jobs, the context's model serves commands (/cairn learn).
       model: instrumentModel(deps.model, deps.metrics, "command"),
-      corrections: new Corrections(deps.db, deps.now, s.correctionWindowMs),
-      traces: new ReplyTraces(deps.db),
       signals: new EmojiSignals(s),
       reviewModel: s.reviewModel ?? deps.settings.model,
     };
@@ -43,6 +44,21 @@ export class Learning {
     const as = (purpose: string): LearningContext => ({ ...this.ctx, model: instrumentModel(deps.model, deps.metrics, purpose) });
     const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), reportJob({ ...as("report"), reports: stores.reports }), curatorJob({ ...as("curator"), curation: stores.curation }), ...extraHandlers];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker, deps.metrics);
+  }
+
+  /** Lessons and team rules, for the commands that list and archive them. */
+  get lessons(): LessonStore {
+    return this.ctx.lessons;
+  }
+
+  /** The model commands run with (/cairn learn), counted as "command", and the model reviews and lessons are written with. */
+  get model(): { client: ModelClient; name: string } {
+    return { client: this.ctx.model, name: this.ctx.reviewModel };
+  }
+
+  /** `/cairn approve|reject <id>` (approvals.ts): null when no lesson or rule of the workspace has the id. */
+  judgeProposal(place: Place, verdict: "approve" | "reject", id: string): ReturnType<typeof judgeById> {
+    return judgeById(this.ctx, place, verdict, id);
   }
 
   /** The correction this message answers, when cairn asked its author for one here. */
@@ -53,7 +69,7 @@ export class Learning {
   /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */
   async recordTurn(scope: Scope, replyMessageId: number, result: Pick<LoopResult, "toolCalls">, lessonIds: readonly string[]): Promise<void> {
     await this.ctx.traces.record({ replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: result.toolCalls, lessonIds });
-    if (lessonIds.length) await this.ctx.db.memoryEntry.updateMany({ where: { id: { in: [...lessonIds] }, workspaceId: scope.workspaceId }, data: { lastUsedAt: this.ctx.now() } });
+    await this.ctx.lessons.markUsed(scope, lessonIds, this.ctx.now());
   }
 
   /**
@@ -62,18 +78,20 @@ export class Learning {
    * of a correction it answered.
    */
   async afterDelivered(replyMessageId: number, conversationId: string): Promise<void> {
-    const { db, jobs } = this.ctx;
+    const { places, jobs } = this.ctx;
     const s = this.ctx.settings.learning;
-    const reply = await db.message.findFirst({ where: { id: replyMessageId, conversationId, role: "assistant", status: "sent" } });
-    if (!reply?.replyToId) return;
+    const delivered = await places.deliveredReply(conversationId, replyMessageId);
+    const replyToId = delivered?.reply.replyToId;
+    if (!delivered || !replyToId) return;
+    const { reply, scope } = delivered;
     const queued: Promise<unknown>[] = [];
     const review = (kind: ReviewPayload["kind"], key: string) =>
       jobs.enqueue("review", { kind, workspaceId: reply.workspaceId, conversationId, replyMessageId } satisfies ReviewPayload, { uniqueKey: key });
     // This runs on the delivery path (the conversation's next answer waits for it): the reads go out together.
     const [turns, trace, correction] = await Promise.all([
-      s.reviewEveryTurns > 0 ? db.message.count({ where: { conversationId, role: "user", id: { lte: reply.replyToId } } }) : 0,
-      s.skillReviewToolCalls > 0 ? this.ctx.traces.get(reply.workspaceId, replyMessageId) : null,
-      this.ctx.corrections.receivedFor(reply.workspaceId, reply.replyToId),
+      s.reviewEveryTurns > 0 ? places.personMessagesThrough(scope, replyToId) : 0,
+      s.skillReviewToolCalls > 0 ? this.ctx.traces.get(scope, replyMessageId) : null,
+      this.ctx.corrections.receivedFor(scope, replyToId),
     ]);
     if (turns > 0 && turns % s.reviewEveryTurns === 0) queued.push(review("memory", `review:memory:${conversationId}:${turns}`));
     if (trace && trace.toolCalls >= s.skillReviewToolCalls) queued.push(review("skills", `review:skills:${replyMessageId}`));

@@ -3,19 +3,15 @@
  * rules as ✅ on its proposal post (approvals.ts). The outcome is also posted where the proposal was,
  * so the channel that saw it sees what became of it.
  */
-import type { Core } from "../core/core.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store.ts";
-import { announce, judge, proposalPlace } from "./approvals.ts";
+import type { Learning } from "./learning.ts";
 
-export async function proposalCommand(core: Core, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {
+export async function proposalCommand(deps: { learning: Pick<Learning, "judgeProposal"> }, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {
   if (!id) return { text: `Usage: \`${verdict} <id>\` (the ids of proposals waiting are in \`lessons\` and on the Home tab).`, ephemeral: true };
-  const ctx = core.learning.ctx;
-  const entry = await ctx.db.memoryEntry.findFirst({ where: { id, workspaceId: place.workspace.id } });
-  if (!entry || (entry.kind !== "rule" && entry.kind !== "lesson")) return { text: `No proposal of this workspace has the id ${id}.`, ephemeral: true };
-  const judgement = await judge(ctx, entry, place.person, verdict, { source: "tool", sourceMessageId: null });
-  const where = await proposalPlace(ctx, entry);
-  if (where) await announce(ctx, where, judgement, place.person, entry);
+  const judged = await deps.learning.judgeProposal(place, verdict, id);
+  if (!judged) return { text: `No proposal of this workspace has the id ${id}.`, ephemeral: true };
+  const { entry, judgement } = judged;
   switch (judgement.kind) {
     case "closed":
       return { text: "That proposal is no longer waiting: it was already approved, rejected or archived.", ephemeral: true, outcome: "not_found" };

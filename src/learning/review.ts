@@ -6,7 +6,7 @@
  *
  * Invariants kept here:
  * - Scope: the person whose message the reply answered, in that conversation, rebuilt from stored
- *   rows (places.ts); the tools are memory and skills only (review-tools.ts).
+ *   rows (reply-place-store.ts); the tools are memory and skills only (review-tools.ts).
  * - Everything written carries provenance "review" and the answered message's id; the stores scan
  *   every text written.
  * - At most once per trigger: the job's unique key queues it once. A re-run of the same job (a lost
@@ -19,7 +19,8 @@ import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { buildRequest, historyToMessages } from "../agent/prompt.ts";
 import { readSnapshot } from "../agent/sessions.ts";
 import { errText, type Logger } from "../ground/log.ts";
-import { nameOf, postIn, replyPlace, scopeIn, type ReplyPlace } from "./places.ts";
+import { nameOf, placeOfJob, postIn, type ReplyPlace } from "./places.ts";
+import { conversationOfPlace, scopeIn, workspaceOfPlace } from "./reply-place-store.ts";
 import { memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
 import { pendingIds, reviewNotice } from "./review-notice.ts";
 import { ReviewLedger, reviewTools } from "./review-tools.ts";
@@ -50,15 +51,15 @@ export function reviewJob(ctx: LearningContext) {
 
 async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSignal): Promise<void> {
   const log = ctx.log.child({ component: "review", kind: p.kind, conversation: p.conversationId, reply: p.replyMessageId });
-  const place = await replyPlace(ctx.db, p.workspaceId, p.replyMessageId);
+  const place = await placeOfJob(ctx, p);
   const { question, asker } = place ?? {};
   if (!place || !question || !asker || place.conversation.id !== p.conversationId || place.reply.sessionId === null || place.reply.status !== "sent") return;
   const tag = reviewTag(p);
-  if (await alreadyWrote(ctx, p.workspaceId, question.id, tag)) {
+  if (await ctx.traces.reviewWrote(workspaceOfPlace(place), question.id, tag)) {
     log.info("this review wrote already (a re-run): nothing more to do");
     return;
   }
-  const session = await ctx.db.chatSession.findFirst({ where: { id: place.reply.sessionId, conversationId: place.conversation.id } });
+  const session = await ctx.places.session(conversationOfPlace(place), place.reply.sessionId);
   const snapshot = session ? readSnapshot(session) : null;
   // No snapshot: the session's prompt was never taken, or was cleared by an erasure. Nothing to review against.
   if (!session || !snapshot) return;
@@ -74,7 +75,7 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   const prompt =
     p.kind === "memory"
       ? memoryReviewPrompt(promptInput)
-      : skillReviewPrompt({ ...promptInput, skillsRead: (await ctx.traces.get(p.workspaceId, p.replyMessageId))?.skills ?? [] });
+      : skillReviewPrompt({ ...promptInput, skillsRead: (await ctx.traces.get(scope, p.replyMessageId))?.skills ?? [] });
   const ledger = new ReviewLedger(s.reviewMaxWrites);
   const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
   // The snapshot, speaker and summary are the conversation's, so the system prompt is byte-identical
@@ -114,15 +115,6 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   await notify(ctx, place, ledger, name, log);
 }
 
-/** Whether a run of this review wrote already: its revisions carry its tag as their reason (alone, or before the model's). */
-async function alreadyWrote(ctx: LearningContext, workspaceId: string, questionId: number, tag: string): Promise<boolean> {
-  const row = await ctx.db.revision.findFirst({
-    where: { workspaceId, source: "review", sourceMessageId: questionId, OR: [{ reason: tag }, { reason: { startsWith: `${tag}: ` } }] },
-    select: { id: true },
-  });
-  return row !== null;
-}
-
 /** Tells the person in the conversation; a ✅ on the notice confirms what it says is pending (Core.feedback). */
 async function notify(ctx: LearningContext, place: ReplyPlace, ledger: ReviewLedger, name: string, log: Logger): Promise<void> {
   const text = reviewNotice(ctx.settings.learning.reviewNotice, ledger, name);
@@ -130,7 +122,7 @@ async function notify(ctx: LearningContext, place: ReplyPlace, ledger: ReviewLed
   try {
     const posted = await postIn(ctx, place, text);
     const ids = pendingIds(ledger);
-    if (posted !== null && ids.length) await ctx.db.memoryEntry.updateMany({ where: { id: { in: ids }, workspaceId: place.workspace.id, status: "pending" }, data: { proposalMessageId: posted } });
+    if (posted !== null) await ctx.memory.markAnnounced(workspaceOfPlace(place), ids, posted);
   } catch (err) {
     // Best effort: failing the job would run the review again, and what it wrote stands either way.
     log.warn({ err: errText(err) }, "could not post the review's notice");

@@ -10,7 +10,7 @@
  */
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { nameOf } from "../learning/places.ts";
-import { parseCase } from "../learning/lesson-case.ts";
+import { parseCase } from "../lessons/lesson-case.ts";
 import { activeAt, within } from "./lifetime.ts";
 import type { HistoryEntry } from "./memory-history.ts";
 import type { Period } from "./metrics.ts";

@@ -6,7 +6,7 @@
  * rich post (Slack blocks, a Discord embed) for platforms that have one.
  */
 import type { RichPost } from "../ground/adapter.ts";
-import { excerpt } from "../learning/lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 import { LEARNED_MAX, type LearnedItem } from "./learned.ts";
 import type { ReportMetrics, ScopeGrowth, WeekFigures } from "./metrics.ts";
 import type { Narrative, RuleInfo } from "./narrative.ts";

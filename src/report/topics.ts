@@ -9,7 +9,7 @@
 import { z } from "zod";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { overlap } from "../learning/distill.ts";
-import { parseCase } from "../learning/lesson-case.ts";
+import { parseCase } from "../lessons/lesson-case.ts";
 import { STOP_WORDS, tokenize } from "../history/text.ts";
 import { within } from "./lifetime.ts";
 import type { HistoryEntry } from "./memory-history.ts";

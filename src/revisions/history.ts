@@ -7,7 +7,7 @@ import type { Core } from "../core/core.ts";
 import type { Place } from "../history/store.ts";
 import { scopeOf } from "../history/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import { excerpt } from "../learning/lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
 import { itemVisible } from "./items.ts";
 import type { Actor, Item, Revision } from "./revision-store.ts";

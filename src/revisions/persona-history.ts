@@ -8,7 +8,7 @@ import type { Inbound } from "../ground/types.ts";
 import { workspaceScopeOf, type Place } from "../history/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { isAdmin } from "../admission/access.ts";
-import { excerpt } from "../learning/lesson-case.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
 import type { Revision } from "./revision-store.ts";
 

@@ -17,7 +17,7 @@ import type { MemoryEntry, Person, Skill } from "./view-store.ts";
 import { scopeOf, type Place } from "../history/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
-import { excerpt, parseCase, QUOTE_CHARS } from "../learning/lesson-case.ts";
+import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
 import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "../ground/view-model.ts";
 import { weekLines } from "./week.ts";

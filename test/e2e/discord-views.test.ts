@@ -23,7 +23,7 @@ import type { Provenance } from "../../src/db/revisions.ts";
 import { scopeOf } from "../../src/history/store.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { silentLogger } from "../../src/ground/log.ts";
-import { createRule, saveLesson } from "../../src/learning/lesson-store.ts";
+import { createRule, saveLesson } from "../../src/lessons/lesson-store.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
 import { UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands.ts";
 

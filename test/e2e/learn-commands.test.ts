@@ -9,8 +9,8 @@ import { coreHarness, makeCore } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { PASTE_INSTEAD, SLACK_NO_THREAD } from "../../src/learning/learn-command.ts";
-import { LESSONS_SHOWN } from "../../src/learning/lessons-command.ts";
-import type { LessonCase } from "../../src/learning/lesson-case.ts";
+import { LESSONS_SHOWN } from "../../src/lessons/lessons-command.ts";
+import type { LessonCase } from "../../src/lessons/lesson-case.ts";
 
 const ROLLBACK = `---
 name: deploy-rollback

@@ -7,7 +7,7 @@ import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts
 import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import { TOMBSTONE } from "../../src/erasure/erase.ts";
+import { TOMBSTONE } from "../../src/erasure/erasure-store.ts";
 import { searchMessages } from "../../src/history/search.ts";
 import { scopeOf } from "../../src/history/store.ts";
 import type { Core } from "../../src/core/core.ts";

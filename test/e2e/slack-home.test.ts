@@ -31,7 +31,7 @@ import type { Core } from "../../src/core/core.ts";
 import type { Inbound } from "../../src/ground/types.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { parseCommandLine } from "../../src/ground/commands.ts";
-import { TOMBSTONE } from "../../src/erasure/erase.ts";
+import { TOMBSTONE } from "../../src/erasure/erasure-store.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { MORE_LABEL } from "../../src/platforms/slack/home-blocks.ts";
 import { HOME_CALLBACKS, INPUT_BLOCK_ID } from "../../src/platforms/slack/home-modals.ts";

@@ -10,7 +10,7 @@ import type { Provenance } from "../../src/db/revisions.ts";
 import { HistoryStore, scopeOf } from "../../src/history/store.ts";
 import { SessionManager } from "../../src/agent/sessions.ts";
 import { MemoryStore } from "../../src/memory/store.ts";
-import { erasePerson, forgetEntry, TOMBSTONE } from "../../src/erasure/erase.ts";
+import { ErasureStore, TOMBSTONE } from "../../src/erasure/erasure-store.ts";
 import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
 import { forgePersonScope, forgeWorkspaceScope } from "../support/scopes.ts";
 
@@ -118,22 +118,24 @@ forEachDatabase("reads in another scope", (getDb) => {
     const memory = new MemoryStore(db.prisma, BUDGETS);
     await memory.apply(a.scope, [{ action: "add", target: "user", content: "Prefers short answers" }], prov(a.scope));
     const [entry] = await memory.entries(a.scope, "user");
+    const caches = { forgetCached: () => {}, forgetPerson: () => {} };
+    const erasure = new ErasureStore(db.prisma, { memory: caches, skills: caches, sessions: caches, history: caches });
 
     expect(await a.history.countByAuthor(a.scope)).toBe(1);
     expect(await a.history.countByAuthor(elsewhere(a.scope, other))).toBe(0);
 
-    expect(await forgetEntry(db.prisma, bob, entry!.id)).toBe(false);
-    expect(await forgetEntry(db.prisma, elsewhere(a.scope, other), entry!.id)).toBe(false);
-    await expect(erasePerson(db.prisma, elsewhere(a.scope, other), { anonymize: true })).rejects.toThrow(
+    expect(await erasure.forgetEntry(bob, entry!.id)).toBe(false);
+    expect(await erasure.forgetEntry(elsewhere(a.scope, other), entry!.id)).toBe(false);
+    await expect(erasure.erasePerson(elsewhere(a.scope, other), { anonymize: true })).rejects.toThrow(
       `no person ${a.scope.personId} in workspace ${other.workspaceId}`,
     );
     expect((await memory.entries(a.scope, "user")).map((e) => e.id)).toEqual([entry!.id]);
     expect(await a.history.findMessage(a.scope, a.asked.id)).toMatchObject({ text: "I prefer short answers" });
 
     // With the person's own key, both reach their data.
-    expect(await forgetEntry(db.prisma, a.scope, entry!.id)).toBe(true);
+    expect(await erasure.forgetEntry(a.scope, entry!.id)).toBe(true);
     expect(await memory.entries(a.scope, "user")).toEqual([]);
-    expect(await erasePerson(db.prisma, a.scope, { anonymize: false })).toMatchObject({ messages: 1 });
+    expect(await erasure.erasePerson(a.scope, { anonymize: false })).toMatchObject({ messages: 1 });
     expect(await a.history.findMessage(a.scope, a.asked.id)).toMatchObject({ text: TOMBSTONE });
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type Anthropic from "@anthropic-ai/sdk";
 import { canonicalEmoji, EmojiSignals } from "../../src/learning/emoji.ts";
 import { distill, fallback, overlap } from "../../src/learning/distill.ts";
-import { excerpt, messageLink, parseCase } from "../../src/learning/lesson-case.ts";
+import { excerpt, messageLink, parseCase } from "../../src/lessons/lesson-case.ts";
 import { DEFAULT_LEARNING } from "../../src/learning/settings.ts";
 import { fakeModel } from "../../bench/lib/model.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { relevantLessons } from "../../src/memory/lessons.ts";
+import { relevantLessons } from "../../src/lessons/recall.ts";
 
 const lesson = (text: string, confidence?: number) => (confidence === undefined ? { text } : { text, confidence });
 const texts = (xs: { text: string }[]) => xs.map((x) => x.text);

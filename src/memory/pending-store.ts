@@ -1,6 +1,7 @@
 /**
  * Confirming pending entries: what a person proposed from a DM for the team, and what a review of
- * their conversation held for them (see MemoryStore.apply's `review` option).
+ * their conversation held for them (see MemoryStore.apply's `review` option). The memory store's
+ * other half: it writes inside the store's transaction (MemoryStore.confirm), and nothing else calls it.
  *
  * Invariants kept here:
  * - A pending entry changes state once: every update is conditional on the state it was read in,
@@ -12,7 +13,7 @@
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget } from "../ground/types.ts";
-import { kindOf, MemoryError, usedChars, type MemoryBudgets } from "./store.ts";
+import { kindOf, MemoryError, usedChars, type MemoryBudgets } from "./entries.ts";
 
 /** Applies the pending rows (already read as this person's); the ones that took effect. */
 export async function confirmPending(tx: Tx, rows: readonly MemoryEntry[], budgets: MemoryBudgets, prov: Provenance): Promise<MemoryEntry[]> {

@@ -9,8 +9,8 @@
  * - A question waits `windowMs`; after that the reactor's messages are ordinary messages again.
  */
 import type { Db } from "../db/client.ts";
-import type { Correction } from "../db/generated/sqlite/client.ts";
-import type { Scope } from "../ground/types.ts";
+import type { Correction, Message } from "../db/generated/sqlite/client.ts";
+import type { Scope, WorkspaceScope } from "../ground/types.ts";
 
 export type { Correction };
 
@@ -25,7 +25,7 @@ function isUniqueViolation(err: unknown): boolean {
   return typeof err === "object" && err !== null && "code" in err && (err as { code?: unknown }).code === "P2002";
 }
 
-export class Corrections {
+export class CorrectionStore {
   constructor(
     private readonly db: Db,
     private readonly now: () => Date,
@@ -70,12 +70,18 @@ export class Corrections {
   }
 
   /** The correction a person's message was taken as (status received), if any. */
-  async receivedFor(workspaceId: string, correctionMessageId: number): Promise<Correction | null> {
-    return this.db.correction.findFirst({ where: { workspaceId, correctionMessageId, status: "received" } });
+  async receivedFor(scope: WorkspaceScope, correctionMessageId: number): Promise<Correction | null> {
+    return this.db.correction.findFirst({ where: { workspaceId: scope.workspaceId, correctionMessageId, status: "received" } });
   }
 
-  async get(id: string): Promise<Correction | null> {
-    return this.db.correction.findFirst({ where: { id } });
+  async get(scope: WorkspaceScope, id: string): Promise<Correction | null> {
+    return this.db.correction.findFirst({ where: { id, workspaceId: scope.workspaceId } });
+  }
+
+  /** The person's message the correction was taken from; null before one was (or once it is gone). */
+  async said(correction: Correction): Promise<Message | null> {
+    if (correction.correctionMessageId === null) return null;
+    return this.db.message.findFirst({ where: { id: correction.correctionMessageId, conversationId: correction.conversationId, workspaceId: correction.workspaceId } });
   }
 
   /** Ends a correction without a lesson (its text was refused by the scanner). Only from `received`. */

@@ -1,10 +1,12 @@
 /**
  * What each reply drew on (tool calls, skills read, lessons shown) and how people reacted to it:
  * the evidence the learning loop, the curator and the weekly report count from. One row per reply,
- * written when the reply is stored.
+ * written when the reply is stored. What came of a reply is here too: the skills it read credited
+ * for a praised answer, and whether a review run after it wrote anything already.
  */
 import { z } from "zod";
 import type { Db } from "../db/client.ts";
+import type { ConversationScope, WorkspaceScope } from "../ground/types.ts";
 import type { Signal } from "./emoji.ts";
 
 export interface TurnFacts {
@@ -28,7 +30,7 @@ export function skillsRead(calls: TurnFacts["toolCalls"]): string[] {
   return [...out];
 }
 
-export class ReplyTraces {
+export class TraceStore {
   constructor(private readonly db: Db) {}
 
   /**
@@ -47,14 +49,15 @@ export class ReplyTraces {
     await this.db.replyTrace.upsert({ where: { messageId: f.replyMessageId }, create: { messageId: f.replyMessageId, ...data }, update: data });
   }
 
-  async get(workspaceId: string, replyMessageId: number): Promise<{ toolCalls: number; skills: string[]; lessons: string[]; positive: number; negative: number } | null> {
-    const row = await this.db.replyTrace.findFirst({ where: { messageId: replyMessageId, workspaceId } });
+  async get(scope: WorkspaceScope, replyMessageId: number): Promise<{ toolCalls: number; skills: string[]; lessons: string[]; positive: number; negative: number } | null> {
+    const row = await this.db.replyTrace.findFirst({ where: { messageId: replyMessageId, workspaceId: scope.workspaceId } });
     if (!row) return null;
     return { toolCalls: row.toolCalls, skills: names.parse(safeJson(row.skills)), lessons: names.parse(safeJson(row.lessons)), positive: row.positive, negative: row.negative };
   }
 
   /** Counts a reaction on the reply (a removed reaction takes its count back, never below zero). */
-  async count(workspaceId: string, conversationId: string, replyMessageId: number, signal: Signal, delta: 1 | -1): Promise<void> {
+  async count(scope: ConversationScope, replyMessageId: number, signal: Signal, delta: 1 | -1): Promise<void> {
+    const { workspaceId, conversationId } = scope;
     const field = signal === "positive" ? "positive" : "negative";
     if (delta > 0) {
       const held = await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId }, data: { [field]: { increment: 1 } } });
@@ -68,6 +71,24 @@ export class ReplyTraces {
     } else {
       await this.db.replyTrace.updateMany({ where: { messageId: replyMessageId, workspaceId, [field]: { gt: 0 } }, data: { [field]: { decrement: 1 } } });
     }
+  }
+
+  /** A praised reply: every skill it read (the workspace's, or bundled) counts one more success. */
+  async creditSkills(scope: WorkspaceScope, names: readonly string[]): Promise<void> {
+    if (names.length === 0) return;
+    await this.db.skill.updateMany({
+      where: { name: { in: [...names] }, OR: [{ workspaceId: scope.workspaceId }, { bundled: true }] },
+      data: { successCount: { increment: 1 } },
+    });
+  }
+
+  /** Whether a run of this review wrote already: its revisions carry its tag as their reason (alone, or before the model's). */
+  async reviewWrote(scope: WorkspaceScope, questionId: number, tag: string): Promise<boolean> {
+    const row = await this.db.revision.findFirst({
+      where: { workspaceId: scope.workspaceId, source: "review", sourceMessageId: questionId, OR: [{ reason: tag }, { reason: { startsWith: `${tag}: ` } }] },
+      select: { id: true },
+    });
+    return row !== null;
   }
 }
 

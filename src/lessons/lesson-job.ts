@@ -9,14 +9,14 @@
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
-import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { MemoryError } from "../memory/store.ts";
 import { scanForWrite } from "../safety/scanner.ts";
-import { distill, overlap, type Distilled } from "./distill.ts";
+import { distill, overlap, type Distilled } from "../learning/distill.ts";
 import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "./lesson-case.ts";
-import { createRule, invalidate, saveLesson } from "./lesson-store.ts";
-import { nameOf, postIn, replyPlace, type ReplyPlace } from "./places.ts";
-import type { LearningContext } from "./context.ts";
+import type { MemoryEntry, Person } from "./lesson-store.ts";
+import { nameOf, postIn, type ReplyPlace } from "../learning/places.ts";
+import { scopeOfPerson } from "../learning/reply-place-store.ts";
+import type { LearningContext } from "../learning/context.ts";
 import type { Platform } from "../ground/types.ts";
 
 export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });
@@ -44,12 +44,13 @@ export function lessonJob(ctx: LearningContext) {
     kind: "lesson",
     payload: LessonPayload,
     async run(p) {
-      const correction = await ctx.corrections.get(p.correctionId);
+      const workspace = await ctx.places.workspace(p.workspaceId);
+      const correction = workspace && (await ctx.corrections.get(workspace, p.correctionId));
       // Learned or dropped already (a re-run after a lost lease): nothing more to do.
-      if (!correction || correction.workspaceId !== p.workspaceId || correction.status !== "received" || correction.correctionMessageId === null) return;
-      const place = await replyPlace(ctx.db, correction.workspaceId, correction.replyMessageId);
-      const said = await ctx.db.message.findFirst({ where: { id: correction.correctionMessageId, conversationId: correction.conversationId } });
-      const reactor = await ctx.db.person.findFirst({ where: { id: correction.reactorId, workspaceId: correction.workspaceId } });
+      if (!workspace || !correction || correction.status !== "received" || correction.correctionMessageId === null) return;
+      const place = await ctx.places.replyPlace(workspace, correction.replyMessageId);
+      const said = await ctx.corrections.said(correction);
+      const reactor = await ctx.places.person(workspace, correction.reactorId);
       if (!place || !said || !reactor) return;
       const verdict = scanForWrite(said.text);
       if (!verdict.ok) {
@@ -61,7 +62,7 @@ export function lessonJob(ctx: LearningContext) {
       }
       const text = verdict.text;
       const dm = place.conversation.isDm;
-      const candidates = await candidateLessons(ctx, place, reactor.id, `${place.question?.text ?? ""}\n${text}`);
+      const candidates = await candidateLessons(ctx, place, reactor, `${place.question?.text ?? ""}\n${text}`);
       const d = await distill(ctx.model, ctx.reviewModel, {
         question: place.question?.text ?? null,
         wrongAnswer: place.reply.text,
@@ -86,20 +87,15 @@ export function lessonJob(ctx: LearningContext) {
       const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: said.id, reason: `correction of reply ${place.reply.id}` };
       let lesson: MemoryEntry;
       try {
-        lesson = await ctx.db.$transaction(async (tx) => {
-          const row = await saveLesson(tx, {
-            workspaceId: correction.workspaceId,
-            target: dm ? "user" : "channel",
-            ownerId: dm ? reactor.id : null,
-            channelKey: dm ? null : place.conversation.channelId,
-            text: d.rule,
-            quote,
-            origin: JSON.stringify(lessonCase),
-            prov,
-          });
-          const done = await tx.correction.updateMany({ where: { id: correction.id, status: "received" }, data: { status: "learned", lessonId: row.id } });
-          if (done.count !== 1) throw new Error("the correction was learned by another run");
-          return row;
+        lesson = await ctx.lessons.learn(correction.id, {
+          workspaceId: correction.workspaceId,
+          target: dm ? "user" : "channel",
+          ownerId: dm ? reactor.id : null,
+          channelKey: dm ? null : place.conversation.channelId,
+          text: d.rule,
+          quote,
+          origin: JSON.stringify(lessonCase),
+          prov,
         });
       } catch (err) {
         if (!(err instanceof MemoryError)) throw err;
@@ -107,7 +103,6 @@ export function lessonJob(ctx: LearningContext) {
         await postIn(ctx, place, `I could not save that as a lesson: ${err.message}.`);
         return;
       }
-      invalidate(ctx.memory);
       ctx.log.info({ correction: correction.id, lesson: lesson.id, byModel: d.byModel, same: same?.id ?? null }, "lesson learned");
       if (dm) {
         await postIn(ctx, place, LESSON_SAVED_DM(lesson.text));
@@ -122,11 +117,8 @@ export function lessonJob(ctx: LearningContext) {
  * Lessons and rules a new correction may repeat or contradict. A DM correction is compared with the
  * person's own lessons only: it is private, so it never joins anyone else's to become a rule.
  */
-async function candidateLessons(ctx: LearningContext, place: ReplyPlace, personId: string, text: string): Promise<MemoryEntry[]> {
-  const base = { workspaceId: place.workspace.id, status: "active" };
-  const rows = place.conversation.isDm
-    ? await ctx.db.memoryEntry.findMany({ where: { ...base, scope: "user", ownerId: personId, kind: "lesson" } })
-    : await ctx.db.memoryEntry.findMany({ where: { ...base, OR: [{ scope: "channel", kind: "lesson" }, { scope: "team", kind: "rule" }] } });
+async function candidateLessons(ctx: LearningContext, place: ReplyPlace, reactor: Person, text: string): Promise<MemoryEntry[]> {
+  const rows = await ctx.lessons.candidates(scopeOfPerson(reactor), place.conversation.isDm);
   // Broader than the lessons shown with a message: a rule this one contradicts may share a single word with it.
   return rows
     .map((row) => ({ row, score: overlap(text, row.text) }))
@@ -156,13 +148,10 @@ async function settleChannelLesson(
     try {
       const pending = contradicted !== null;
       const origin = pending ? JSON.stringify({ ...lessonCase, fromLessons: [same.id, lesson.id] }) : lesson.origin;
-      const rule = await ctx.db.$transaction((tx) =>
-        createRule(tx, { workspaceId: lesson.workspaceId, from: [same, lesson], text: lesson.text, quote: lesson.quote, origin, replaces: contradicted, pending, teamBudget: ctx.settings.budgets.team, prov }),
-      );
-      invalidate(ctx.memory);
+      const rule = await ctx.lessons.promote({ workspaceId: lesson.workspaceId, from: [same, lesson], text: lesson.text, quote: lesson.quote, origin, replaces: contradicted, pending, teamBudget: ctx.settings.budgets.team, prov });
       ctx.log.info({ rule: rule.id, pending }, "the same correction twice: team rule");
       const posted = await postIn(ctx, place, pending ? RULE_PENDING(rule.text, earlier, contradicted.text) : RULE_PROMOTED(rule.text, earlier));
-      if (pending && posted !== null) await ctx.db.memoryEntry.updateMany({ where: { id: rule.id }, data: { proposalMessageId: posted } });
+      if (pending && posted !== null) await ctx.lessons.markProposed(rule, { postId: posted });
       return;
     } catch (err) {
       if (!(err instanceof MemoryError)) throw err;
@@ -170,8 +159,6 @@ async function settleChannelLesson(
     }
   }
   const posted = await postIn(ctx, place, LESSON_PROPOSED(lesson.text, who, lesson.quote ?? "", contradicted?.text ?? null));
-  if (posted !== null) {
-    await ctx.db.memoryEntry.updateMany({ where: { id: lesson.id }, data: { proposalMessageId: posted, replacesId: contradicted?.id ?? null } });
-  }
+  if (posted !== null) await ctx.lessons.markProposed(lesson, { postId: posted, replacesId: contradicted?.id ?? null });
 }
 

@@ -6,38 +6,34 @@
  * it came from in the corrector's words, who and when, and a link to the correction when there is one.
  *
  * Forgetting (who may do what):
- * - A private lesson is the person's own: deleted for real, revisions and all (erase.ts).
+ * - A private lesson is the person's own: deleted for real, revisions and all (src/erasure/erasure-store.ts).
  * - A channel lesson belongs to the channel once saved (others saw it and may have approved it):
  *   its author (or an admin) archives it, with a revision; it is never deleted.
  * - A team rule is the whole workspace's: only an admin archives it, with a revision "archived by an
  *   admin"; anyone else is told so.
  */
-import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
-import { scopeOf, type Place } from "../history/store.ts";
-import { writeRevision } from "../db/revisions.ts";
-import { isAdmin } from "../admission/access.ts";
+import type { Logger } from "../ground/log.ts";
+import { scopeOf, workspaceScopeOf, type Place } from "../history/store.ts";
+import { isAdmin, type AccessPolicy } from "../admission/access.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "./lesson-case.ts";
-import { nameOf } from "./places.ts";
+import type { LessonStore, MemoryEntry } from "./lesson-store.ts";
+import { nameOf } from "../learning/places.ts";
 
 /** Lines of lessons and rules in one answer; the rest are counted. */
 export const LESSONS_SHOWN = 30;
 
-const ORDER = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+/** What the lessons commands need: the lesson store (the core's learning loop holds it), and for `forget` who is an admin. */
+export interface LessonsDeps {
+  learning: { lessons: LessonStore };
+  settings: { access: AccessPolicy };
+  log: Logger;
+}
 
-export async function listLessons(core: Core, place: Place): Promise<CommandReply> {
-  const db = core.learning.ctx.db;
-  const workspaceId = place.workspace.id;
+export async function listLessons(deps: Pick<LessonsDeps, "learning">, place: Place): Promise<CommandReply> {
   const c = place.conversation;
-  const [own, channel, rules] = await Promise.all([
-    db.memoryEntry.findMany({ where: { workspaceId, scope: "user", ownerId: place.person.id, kind: "lesson", status: "active" }, orderBy: ORDER }),
-    c.isDm ? [] : db.memoryEntry.findMany({ where: { workspaceId, scope: "channel", channelKey: c.channelId, kind: "lesson", status: "active" }, orderBy: ORDER }),
-    db.memoryEntry.findMany({ where: { workspaceId, scope: "team", kind: "rule", status: { in: ["active", "pending"] } }, orderBy: ORDER }),
-  ]);
-  const authorIds = [...new Set([...own, ...channel, ...rules].flatMap((e) => (e.createdById ? [e.createdById] : [])))];
-  const people = new Map((await db.person.findMany({ where: { workspaceId, id: { in: authorIds } } })).map((p) => [p.id, p]));
+  const { own, channel, rules, authors: people } = await deps.learning.lessons.listing(scopeOf(place));
   const sections: [string, MemoryEntry[]][] = [
     ["**Your private lessons** (only you see them)", own],
     ...(c.isDm ? [] : [["**This channel's lessons**", channel] as [string, MemoryEntry[]]]),
@@ -74,17 +70,17 @@ function lessonLine(e: MemoryEntry, author: { displayName: string | null; extern
  * `forget <id>` for a channel lesson or a team rule; null when the id is neither (the caller goes on
  * with the person's own entries, private lessons included).
  */
-export async function forgetLessonOrRule(core: Core, inbound: Inbound, place: Place, id: string): Promise<CommandReply | null> {
-  const db = core.learning.ctx.db;
-  const entry = await db.memoryEntry.findFirst({ where: { id, workspaceId: place.workspace.id } });
+export async function forgetLessonOrRule(deps: LessonsDeps, inbound: Inbound, place: Place, id: string): Promise<CommandReply | null> {
+  const lessons = deps.learning.lessons;
+  const entry = await lessons.find(workspaceScopeOf(place), id);
   if (!entry) return null;
   const rule = entry.kind === "rule" && entry.scope === "team";
   const channelLesson = entry.kind === "lesson" && entry.scope === "channel";
   if (!rule && !channelLesson) return null;
   if (entry.status === "archived") return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true, outcome: "not_found" };
-  const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
+  const admin = isAdmin(deps.settings.access, inbound.platform, inbound.author.externalId);
   if (rule && !admin) {
-    core.log.info({ person: place.person.id, rule: entry.id }, "forget of a team rule refused");
+    deps.log.info({ person: place.person.id, rule: entry.id }, "forget of a team rule refused");
     return { text: "Only cairn admins can remove team rules: they apply to everyone in this workspace. Ask an admin, or correct cairn where the rule is wrong.", ephemeral: true, outcome: "refused" };
   }
   if (channelLesson && !admin && entry.createdById !== place.person.id) {
@@ -92,14 +88,8 @@ export async function forgetLessonOrRule(core: Core, inbound: Inbound, place: Pl
   }
   const reason = admin && (rule || entry.createdById !== place.person.id) ? "archived by an admin" : "archived by its author";
   const prov = { source: "tool" as const, actorId: scopeOf(place).personId, sourceMessageId: null, reason };
-  const archived = await db.$transaction(async (tx) => {
-    const r = await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: { in: ["active", "pending"] } }, data: { status: "archived" } });
-    if (r.count !== 1) return false;
-    await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "archive", oldText: entry.text, newText: null }, prov);
-    return true;
-  });
-  core.memory.forgetCached();
-  core.log.info({ person: place.person.id, entry: entry.id, kind: entry.kind, archived }, "lesson or rule archived");
+  const archived = await lessons.archive(entry, prov);
+  deps.log.info({ person: place.person.id, entry: entry.id, kind: entry.kind, archived }, "lesson or rule archived");
   if (!archived) return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true, outcome: "not_found" };
   return {
     text: rule
