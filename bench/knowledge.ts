@@ -19,7 +19,7 @@ import { fakeModel } from "./lib/model.ts";
 import { rng, seed, seedUser, seedWorkspace, type SeedPlan } from "./lib/seed.ts";
 import { median, now, percentile, round, table } from "./lib/report.ts";
 import { channelPlatform, type ChannelPlatform } from "../test/support/channel-platform.ts";
-import { searchMessages } from "../src/history/search.ts";
+import { searchMessages } from "../src/history/store/search.ts";
 import type { Core } from "../src/core/core.ts";
 import type { Scope } from "../src/ground/types.ts";
 import type { Database } from "../src/db/client.ts";

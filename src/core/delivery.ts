@@ -16,7 +16,7 @@
  */
 import { errText, type Logger } from "../ground/log.ts";
 import { RecentSet } from "../ground/cache/recent-set.ts";
-import { conversationKey, type HistoryStore } from "../history/store.ts";
+import { conversationKey, type HistoryStore } from "../history/store/store.ts";
 import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
 import { chunkText } from "../ground/chunk.ts";
 import { hasVisibleText } from "../ground/text.ts";

@@ -16,7 +16,7 @@
  *   (`expireDead`): a kill -9 and a restart resume the turns without waiting out the lease.
  */
 import type { Db } from "../db/client.ts";
-import type { Lease } from "../history/store.ts";
+import type { Lease } from "../history/store/store.ts";
 import type { Logger } from "../ground/log.ts";
 import { errText } from "../ground/log.ts";
 import { deadHere, machineKey, newOwner } from "./lease-owner.ts";

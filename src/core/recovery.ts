@@ -14,7 +14,7 @@
  */
 import type { Db } from "../db/client.ts";
 import type { Conversation, Message, Workspace } from "../db/generated/sqlite/client.ts";
-import type { Place } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
 import { excerpt } from "../learning/lesson-case.ts";
 import { errText, type Logger } from "../ground/log.ts";
 import type { TurnLeases } from "./leases.ts";

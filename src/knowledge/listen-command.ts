@@ -13,7 +13,7 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Place } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
 import { isAdmin } from "../admission/access.ts";
 
 const reply = (text: string, outcome?: CommandReply["outcome"]): CommandReply => ({ text, ephemeral: true, ...(outcome ? { outcome } : {}) });

@@ -14,7 +14,7 @@
 import type { Database } from "../db/client.ts";
 import type { ChannelListen, Conversation, Workspace } from "../db/generated/sqlite/client.ts";
 import { sqlTime, type SqlParam } from "../db/direct.ts";
-import type { HistoryStore } from "../history/store.ts";
+import type { HistoryStore } from "../history/store/store.ts";
 import { hasVisibleText, storable, withinLimit } from "../ground/text.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import type { ChannelMessage } from "../ground/channel-events.ts";

@@ -17,7 +17,7 @@ import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Provenance } from "../db/revisions.ts";
-import { scopeOf, type HistoryMessage, type Place } from "../history/store.ts";
+import { scopeOf, type HistoryMessage, type Place } from "../history/store/store.ts";
 import { ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { ToolError, ToolRegistry, type Tool, type ToolContext } from "../tools/registry.ts";

@@ -16,7 +16,7 @@ import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
-import { scopeOf, type Place } from "../history/store.ts";
+import { scopeOf, type Place } from "../history/store/store.ts";
 import { writeRevision } from "../db/revisions.ts";
 import { isAdmin } from "../admission/access.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "./lesson-case.ts";

@@ -5,7 +5,7 @@
  */
 import type { Core } from "../core/core.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Place } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
 import { announce, judge, proposalPlace } from "./approvals.ts";
 
 export async function proposalCommand(core: Core, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {

@@ -5,7 +5,7 @@
  */
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
-import type { Place } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Revision } from "../db/generated/sqlite/client.ts";
 import { isAdmin } from "../admission/access.ts";

@@ -2,7 +2,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { defineTool } from "./registry.ts";
-import { searchMessages, type SearchHit } from "../history/search.ts";
+import { searchMessages, type SearchHit } from "../history/store/search.ts";
 import type { Database } from "../db/client.ts";
 import type { Scope } from "../ground/types.ts";
 

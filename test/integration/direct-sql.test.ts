@@ -3,7 +3,7 @@
  * would write and read, and a direct statement is never part of another caller's transaction.
  */
 import { expect, it } from "vitest";
-import { HistoryStore, scopeOf } from "../../src/history/store.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import { sqlTime } from "../../src/db/direct.ts";
 import { readSnapshot, SessionManager } from "../../src/agent/sessions.ts";
 import pg from "pg";

@@ -5,7 +5,7 @@
 import pg from "pg";
 import { expect, it } from "vitest";
 import { RateLimiter } from "../../src/admission/rate-limit.ts";
-import { HistoryStore, type Place } from "../../src/history/store.ts";
+import { HistoryStore, type Place } from "../../src/history/store/store.ts";
 import { ADMIN_URL, forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 forEachDatabase("rate limit in the database", (getDb) => {

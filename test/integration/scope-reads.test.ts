@@ -7,7 +7,7 @@
 import { expect, it } from "vitest";
 import type { PersonScope, Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
-import { HistoryStore, scopeOf } from "../../src/history/store.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import { SessionManager } from "../../src/agent/sessions.ts";
 import { MemoryStore } from "../../src/memory/store.ts";
 import { erasePerson, forgetEntry, TOMBSTONE } from "../../src/erasure/erase.ts";

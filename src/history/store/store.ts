@@ -3,15 +3,15 @@
  * on it, so a crash mid-turn loses nothing; the (conversation, platform id) unique key makes a
  * platform's retries and double deliveries (Slack's message + app_mention) land once.
  */
-import type { Database, Db } from "../db/client.ts";
-import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
-import type { Provider } from "../db/migrate.ts";
+import type { Database, Db } from "../../db/client.ts";
+import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
+import type { Provider } from "../../db/migrate.ts";
 import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
-import type { Conversation, Delivery, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
-import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
-import { conversationScope, personScope, placeScope, workspaceScope } from "../db/scopes.ts";
-import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../ground/types.ts";
-import { TtlCache } from "../ground/cache/ttl-cache.ts";
+import type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
+import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
+import { conversationScope, personScope, placeScope, workspaceScope } from "../../db/scopes.ts";
+import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../../ground/types.ts";
+import { TtlCache } from "../../ground/cache/ttl-cache.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
 

@@ -7,11 +7,11 @@
  * its DMs only the asker's own, and of listened channels' knowledge only the channels the asker can
  * read now (`Ctx.readable`).
  */
-import type { Database } from "../db/client.ts";
-import type { SqlParam } from "../db/direct.ts";
-import type { Scope } from "../ground/types.ts";
-import type { AnalyzedQuery } from "./query.ts";
-import type { RankDoc, RankStats } from "./rank.ts";
+import type { Database } from "../../db/client.ts";
+import type { SqlParam } from "../../db/direct.ts";
+import type { Scope } from "../../ground/types.ts";
+import type { AnalyzedQuery } from "../query.ts";
+import type { RankDoc, RankStats } from "../rank.ts";
 
 /**
  * Channel knowledge's candidates are ranked among its newest this many matches in scope: a listened

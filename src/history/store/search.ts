@@ -10,14 +10,14 @@
  * of every statement (search-queries.ts): the asker's workspace, and among its DMs only the
  * asker's own.
  */
-import type { Database } from "../db/client.ts";
-import type { Scope } from "../ground/types.ts";
-import { analyzeQuery } from "./query.ts";
-import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankingOptions, type TermCounts } from "./rank.ts";
+import type { Database } from "../../db/client.ts";
+import type { Scope } from "../../ground/types.ts";
+import { analyzeQuery } from "../query.ts";
+import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankingOptions, type TermCounts } from "../rank.ts";
 import { postgresQueries } from "./search-postgres.ts";
 import { DF_CAP, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
 import { sqliteQueries } from "./search-sqlite.ts";
-import { docKeys, fold, makeSnippet } from "./text.ts";
+import { docKeys, fold, makeSnippet } from "../text.ts";
 
 export interface SearchHit {
   messageId: number;

@@ -7,8 +7,8 @@
  * Times: SQLite keeps Prisma's ISO text, read back with `new Date`; PostgreSQL's timestamp columns
  * are selected as epoch milliseconds, because pg would read a timestamp without zone as local time.
  */
-import type { Conversation, Message, Person } from "../db/generated/sqlite/client.ts";
-import type { Provider } from "../db/migrate.ts";
+import type { Conversation, Message, Person } from "../../db/generated/sqlite/client.ts";
+import type { Provider } from "../../db/migrate.ts";
 
 export interface HistorySql {
   /** Placeholders: the Message columns in MESSAGE_COLUMNS order; returns the new id. */
