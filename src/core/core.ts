@@ -13,14 +13,14 @@ import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { erasePerson, forgetEntry } from "../erasure/erase.ts";
-import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store/store.ts";
-import type { Message } from "../db/generated/sqlite/client.ts";
+import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Message, type Place } from "../history/store/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";
+import { LeaseStore } from "./lease-store.ts";
 import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
 import { limitText, RateLimiter } from "../admission/rate-limit.ts";
@@ -161,7 +161,7 @@ export class Core implements CorePort {
     this.skills = new SkillStore(db);
     // Channel knowledge needs the delivery path (its adapters) and the job queue, made below.
     const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope.workspaceId, scope.personId);
-    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database, readable) as Tool];
+    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(this.history, readable) as Tool];
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
@@ -194,9 +194,10 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
     });
-    this.leases = new TurnLeases(db, { ...DEFAULT_LEASES, ...s.leases }, () => this.queue.activeKeys > 0 || this.delivery.inFlight > 0, deps.log, this.now);
+    const leaseStore = new LeaseStore(deps.database);
+    this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => this.queue.activeKeys > 0 || this.delivery.inFlight > 0, deps.log, this.now);
     this.recovery = new Recovery({
-      db,
+      store: leaseStore,
       leases: this.leases,
       settings: { ...DEFAULT_RECOVERY, ...s.recovery },
       platforms: () => this.delivery.platforms(),
@@ -236,7 +237,7 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
       // In use: some workspace had talked to cairn before the slot.
-      inUseBefore: async (at) => (await db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null,
+      inUseBefore: (at) => this.history.workspaceCreatedBefore(at),
     });
     this.metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => this.queue.activeKeys });
   }
@@ -287,10 +288,7 @@ export class Core implements CorePort {
   /** A reply none of whose parts reached the platform: recorded as failed, no longer in flight. */
   private async undelivered(reply: Outbound): Promise<void> {
     if (reply.replyMessageId === null) return;
-    const db = this.deps.database.prisma;
-    const [row] = await db.message.updateManyAndReturn({ where: { id: reply.replyMessageId }, data: { status: "failed" }, select: { replyToId: true } });
-    // The turn is over: its message is no longer in flight (nothing will be posted for it).
-    if (row?.replyToId) await db.message.updateMany({ where: { id: row.replyToId }, data: { leaseOwner: null, leaseUntil: null } });
+    await this.history.recordUndelivered(reply.replyMessageId);
   }
 
   /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */
@@ -397,7 +395,7 @@ export class Core implements CorePort {
           // Stopping: the message is stored under a lease already handed back; another replica answers it.
           if (opts.leased && this.leases.released) return null;
           // Other replicas' turns for earlier messages of this conversation come first.
-          if (opts.leased) await this.recovery.before(place.conversation.id, stored);
+          if (opts.leased) await this.recovery.before(scopeOf(place), stored);
           const context = storable((await opts.context) ?? "");
           if (context.trim()) await this.history.recordContext(place, session.id, stored.id, context, stored.createdAt);
           return this.turn(place, session.id, stored.id, hooks, history, lease());

@@ -133,18 +133,21 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
       link: null,
     });
   }
-  return withLinks(db, hits);
+  return withLinks(db, scope, hits);
 }
 
-/** The links of the hits that are channel knowledge (read by id: these hits are already in scope). */
-async function withLinks(db: Database, hits: SearchHit[]): Promise<SearchHit[]> {
+/**
+ * The links of the hits that are channel knowledge, read by id in the asker's workspace (SQLite:
+ * `+workspaceId` is checked on the rows found by id, never used to find them).
+ */
+async function withLinks(db: Database, scope: Scope, hits: SearchHit[]): Promise<SearchHit[]> {
   const ids = hits.filter((h) => h.role === "channel").map((h) => h.messageId);
   if (ids.length === 0) return hits;
   const sql =
     db.provider === "sqlite"
-      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?))`
-      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int)`;
-  const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids)])).map((r) => [Number(r[0]), r[1] as string | null]));
+      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?)) AND +"workspaceId" = ?`
+      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int) AND "workspaceId" = $2`;
+  const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids), scope.workspaceId])).map((r) => [Number(r[0]), r[1] as string | null]));
   return hits.map((h) => (h.role === "channel" ? { ...h, link: links.get(h.messageId) ?? null } : h));
 }
 

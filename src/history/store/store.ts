@@ -7,54 +7,20 @@ import type { Database, Db } from "../../db/client.ts";
 import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
 import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
-import type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
+import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
-import { conversationScope, personScope, placeScope, workspaceScope } from "../../db/scopes.ts";
 import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../../ground/types.ts";
 import { TtlCache } from "../../ground/cache/ttl-cache.ts";
+import { sortByTurn } from "../turns.ts";
+import { conversationKey, type Lease, type Place } from "./place.ts";
+import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
+
+export type { ChatSession, Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
+export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
+export { sortByTurn, turnOf } from "../turns.ts";
+export type { SearchHit, SearchOptions } from "./search.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
-
-/** The process that works on a stored message (answering it, or posting a reply), and until when (src/core/leases.ts). */
-export interface Lease {
-  owner: string;
-  until: Date;
-}
-
-export interface Place {
-  workspace: Workspace;
-  person: Person;
-  conversation: Conversation;
-}
-
-/** Stable conversation key: one per DM person, one per channel thread (or channel main line). */
-export function conversationKey(inbound: Inbound): string {
-  const ws = `${inbound.platform}:${inbound.workspace.externalId}`;
-  if (inbound.channel.isDm) return `${ws}:dm:${inbound.author.externalId}`;
-  return `${ws}:${inbound.channel.externalId}:${inbound.threadId ?? "main"}`;
-}
-
-export function scopeOf(place: Place): Scope {
-  return placeScope(place.person, place.conversation);
-}
-
-/** The speaker of a place, wherever they are (their pending entries, their messages). */
-export function personScopeOf(place: Place): PersonScope {
-  return personScope(place.person);
-}
-
-export function workspaceScopeOf(place: Place): WorkspaceScope {
-  return workspaceScope(place.workspace);
-}
-
-/** The scope of a workspace row this store returned (found by its platform id). */
-export const scopeOfWorkspace = (workspace: Workspace): WorkspaceScope => workspaceScope(workspace);
-
-/** The conversation a delivery row this store returned belongs to. */
-export const scopeOfDelivery = (delivery: Pick<Delivery, "conversationId" | "workspaceId">): ConversationScope => conversationScope({ id: delivery.conversationId, workspaceId: delivery.workspaceId });
-
-/** The scope of a person row this store returned (resolved in their workspace). */
-export const scopeOfPerson = (person: Person): PersonScope => personScope(person);
 
 /**
  * The rows a message resolves to are read on every message but change almost never (a display
@@ -84,7 +50,7 @@ export class HistoryStore {
 
   /** `onConversationCreated` hears of each conversation this store creates, once it exists. */
   constructor(
-    database: Database,
+    private readonly database: Database,
     private readonly onConversationCreated: (conversationId: string) => void = () => {},
   ) {
     this.db = database.prisma;
@@ -325,6 +291,15 @@ export class HistoryStore {
     });
   }
 
+  /**
+   * A reply none of whose parts reached the platform: marked failed, and the turn of the message
+   * it answers is over (its lease ends: nothing will be posted for it).
+   */
+  async recordUndelivered(replyId: number): Promise<void> {
+    const [row] = await this.db.message.updateManyAndReturn({ where: { id: replyId }, data: { status: "failed" }, select: { replyToId: true } });
+    if (row?.replyToId) await this.db.message.updateMany({ where: { id: row.replyToId }, data: { leaseOwner: null, leaseUntil: null } });
+  }
+
   /** The delivery of one of cairn's replies in this workspace with this platform id, if any. */
   async findDelivery(scope: WorkspaceScope, channelId: string, platformId: string) {
     return this.db.delivery.findFirst({ where: { workspaceId: scope.workspaceId, channelId, platformId } });
@@ -383,6 +358,16 @@ export class HistoryStore {
     });
   }
 
+  /** Whether some workspace talked to cairn before `at` (the scheduler's slots count only then). */
+  async workspaceCreatedBefore(at: Date): Promise<boolean> {
+    return (await this.db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null;
+  }
+
+  /** Search over the messages the scope may see (search.ts). */
+  search(scope: Scope, query: string, opts: SearchOptions): Promise<SearchHit[]> {
+    return searchMessages(this.database, scope, query, opts);
+  }
+
   async findWorkspace(platform: string, externalId: string): Promise<Workspace | null> {
     return this.db.workspace.findFirst({ where: { platform, externalId } });
   }
@@ -408,16 +393,4 @@ export class HistoryStore {
   async countByAuthor(scope: PersonScope): Promise<number> {
     return this.db.message.count({ where: { workspaceId: scope.workspaceId, authorId: scope.personId } });
   }
-}
-
-/** The id of the person message a history entry belongs to (itself, the one a reply answers, or the one a context block preceded). */
-export function turnOf(m: Message): number {
-  return m.role !== "user" && m.replyToId !== null ? m.replyToId : m.id;
-}
-
-/** Within a turn: the context block, then the person's message, then cairn's reply. */
-const ROLE_ORDER: Record<string, number> = { context: 0, user: 1, assistant: 2 };
-
-export function sortByTurn<T extends Message>(rows: T[]): T[] {
-  return [...rows].sort((a, b) => turnOf(a) - turnOf(b) || (ROLE_ORDER[a.role] ?? 1) - (ROLE_ORDER[b.role] ?? 1) || a.id - b.id);
 }
