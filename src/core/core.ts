@@ -36,6 +36,7 @@ import { DeliveryPath } from "./delivery.ts";
 import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
+import { SessionStore } from "../agent/session-store.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../memory/lessons.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
@@ -153,7 +154,7 @@ export class Core implements CorePort {
     const s = deps.settings;
     this.metrics = deps.metrics ?? new Metrics({ processMetrics: false });
     this.models = { turn: instrumentModel(deps.model, this.metrics, "turn"), summary: instrumentModel(deps.model, this.metrics, "summary") };
-    this.sessions = new SessionManager(deps.database, s.sessionIdleMs);
+    this.sessions = new SessionManager(new SessionStore(deps.database), s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
     this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);
@@ -382,7 +383,7 @@ export class Core implements CorePort {
       // are then stored while the model calls are out instead of delaying them.
       if (this.queue.busy(key)) await new Promise((resolve) => setImmediate(resolve));
       const place = await this.history.resolve(inbound);
-      const { session, isNew } = await this.sessions.current(place.conversation.id, this.now());
+      const { session, isNew } = await this.sessions.current(scopeOf(place), this.now());
       const stored = await this.history.recordInbound(place, inbound, session.id, lease());
       if (!stored) return null;
       hooks.onAccepted?.();
@@ -474,7 +475,7 @@ export class Core implements CorePort {
 
   async endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void> {
     const place = await this.history.resolve(inbound);
-    await this.sessions.end(place.conversation.id, reason);
+    await this.sessions.end(scopeOf(place), reason);
   }
 
   /** `/cairn <name> <args>` on every platform; access rules apply as for messages. */
@@ -586,7 +587,7 @@ export class Core implements CorePort {
 
   /** The session a recovered message was filed in, or the conversation's current one. */
   private async sessionFor(place: Place, sessionId: string | null): Promise<string> {
-    return sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id;
+    return sessionId ?? (await this.sessions.current(scopeOf(place), this.now())).session.id;
   }
 
   private speakerName(place: Place): string {
