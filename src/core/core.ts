@@ -13,7 +13,7 @@ import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { erasePerson, forgetEntry } from "../erasure/erase.ts";
-import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Message, type Place } from "../history/store/store.ts";
+import { conversationKey, HistoryStore, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Message, type Place } from "../history/store/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { isPrivateSkill, SkillStore } from "../skills/store.ts";
@@ -24,6 +24,7 @@ import { LeaseStore } from "./lease-store.ts";
 import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
 import { limitText, RateLimiter } from "../admission/rate-limit.ts";
+import { RateStore } from "../admission/rate-store.ts";
 import { EventClaims } from "./claim-store.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
@@ -167,7 +168,7 @@ export class Core implements CorePort {
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
-    this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
+    this.limiter = new RateLimiter(new RateStore(deps.database), s.rateLimitPerHour);
     this.claims = new EventClaims(deps.database, this.now, deps.log);
     this.erasure = {
       forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
@@ -387,7 +388,7 @@ export class Core implements CorePort {
       const stored = await this.history.recordInbound(place, inbound, session.id, lease());
       if (!stored) return null;
       hooks.onAccepted?.();
-      const rate = await this.limiter.take(place.person.id, stored.id, this.now());
+      const rate = await this.limiter.take(personScopeOf(place), stored.id, this.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.
       const history = isNew && !inbound.context?.trim() && !opts.context ? [{ ...stored, author: place.person }] : null;
