@@ -25,7 +25,7 @@ import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
 import { limitText, RateLimiter } from "../admission/rate-limit.ts";
 import { RateStore } from "../admission/rate-store.ts";
-import { EventClaims } from "./claim-store.ts";
+import { ClaimStore } from "./claim-store.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
@@ -146,8 +146,8 @@ export class Core implements CorePort {
   readonly recovery: Recovery;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
-  /** Which replica acts on a platform event every replica receives (claims.ts). */
-  private readonly claims: EventClaims;
+  /** Which replica acts on a platform event every replica receives (claim-store.ts). */
+  private readonly claims: ClaimStore;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CoreDeps) {
@@ -169,7 +169,7 @@ export class Core implements CorePort {
     this.now = deps.now ?? (() => new Date());
     this.jobs = new JobQueue(db, this.now);
     this.limiter = new RateLimiter(new RateStore(deps.database), s.rateLimitPerHour);
-    this.claims = new EventClaims(deps.database, this.now, deps.log);
+    this.claims = new ClaimStore(deps.database, this.now, deps.log);
     this.erasure = {
       forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
       erasePerson: (person, opts) => erasePerson(db, person, opts),

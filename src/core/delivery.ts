@@ -38,7 +38,7 @@ export interface DeliveryDeps {
   delivered?(reply: Outbound): Promise<void>;
   /** No part of a stored reply reached the platform: its failure is recorded. */
   undelivered?(reply: Outbound): Promise<void>;
-  /** Whether this process is the first, of all sharing the database, to take `key` (claims.ts). */
+  /** Whether this process is the first, of all sharing the database, to take `key` (claim-store.ts). */
   claim?(key: string): Promise<boolean>;
   history: HistoryStore;
   log: Logger;
