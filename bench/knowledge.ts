@@ -20,6 +20,7 @@ import { rng, seed, seedUser, seedWorkspace, type SeedPlan } from "./lib/seed.ts
 import { median, now, percentile, round, table } from "./lib/report.ts";
 import { channelPlatform, type ChannelPlatform } from "../test/support/channel-platform.ts";
 import { searchMessages } from "../src/history/store/search.ts";
+import { scopeOfWorkspace } from "../src/history/store/store.ts";
 import type { Core } from "../src/core/core.ts";
 import type { Scope } from "../src/ground/types.ts";
 import type { Database } from "../src/db/client.ts";
@@ -52,7 +53,7 @@ async function backfill(core: Core, workspace: string, channel: string): Promise
   const ws = await core.history.workspaceOf("slack", workspace);
   const at = new Date();
   const listen = await core.learning.ctx.db.channelListen.create({ data: { workspaceId: ws.id, channelId: channel, status: "on", enabledAt: at, backfill: "running" } });
-  core.knowledge.store.changed(ws.id);
+  core.knowledge.listens.forgetCached(scopeOfWorkspace(ws));
   const t0 = now();
   await core.knowledge.queueBackfill(listen.id, at);
   await core.learning.drain();

@@ -56,6 +56,8 @@ import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
 import { buildView } from "../views/build.ts";
 import { ChannelKnowledge, DEFAULT_KNOWLEDGE, type KnowledgeSettings } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
+import { KnowledgeStore } from "../knowledge/store.ts";
+import { ListenStore } from "../knowledge/listen-store.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
 import type { TeamView, ViewRequest } from "../ground/view-model.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
@@ -162,7 +164,7 @@ export class Core implements CorePort {
     this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     // Channel knowledge needs the delivery path (its adapters) and the job queue, made below.
-    const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope.workspaceId, scope.personId);
+    const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope);
     const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(this.history, readable) as Tool];
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
     this.queue = new KeyedQueue(s.maxConcurrency);
@@ -184,15 +186,16 @@ export class Core implements CorePort {
       history: this.history,
       log: deps.log,
     });
+    const listens = new ListenStore(deps.database);
     this.knowledge = new ChannelKnowledge({
-      database: deps.database,
+      store: new KnowledgeStore(deps.database, this.history, listens, s.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS),
+      listens,
       history: this.history,
       jobs: this.jobs,
       adapterFor: (platform) => this.delivery.adapterOf(platform),
       post: (platform, target, markdown) => this.post(platform, target, markdown),
       kick: () => this.learning.worker.kick(),
       settings: { ...DEFAULT_KNOWLEDGE, ...s.knowledge },
-      maxChars: s.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS,
       log: deps.log,
       now: this.now,
     });

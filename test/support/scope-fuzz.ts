@@ -7,6 +7,7 @@
  */
 import type { Core } from "../../src/core/core.ts";
 import type { Platform } from "../../src/ground/types.ts";
+import { scopeOfWorkspace } from "../../src/history/store/store.ts";
 import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { inboundFor, type PlaceOptions } from "./db.ts";
@@ -141,7 +142,7 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
       await db.channelListen.create({ data: { workspaceId: workspace.id, channelId: channel, status: "on", backfill: "done" } });
       listened.push({ ws, channel });
     }
-    core.knowledge.store.changed(workspace.id);
+    core.knowledge.listens.forgetCached(scopeOfWorkspace(workspace));
   }
   /** A person joins or leaves a listened channel, as the platform would tell it. */
   async function flipMembership(): Promise<void> {

@@ -368,6 +368,16 @@ export class HistoryStore {
     return searchMessages(this.database, scope, query, opts);
   }
 
+  /** The workspace row of a scope. */
+  async workspace(scope: WorkspaceScope): Promise<Workspace | null> {
+    return this.db.workspace.findUnique({ where: { id: scope.workspaceId } });
+  }
+
+  /** The person row of a scope, in its workspace. */
+  async personIn(scope: PersonScope): Promise<Person | null> {
+    return this.db.person.findFirst({ where: { id: scope.personId, workspaceId: scope.workspaceId } });
+  }
+
   async findWorkspace(platform: string, externalId: string): Promise<Workspace | null> {
     return this.db.workspace.findFirst({ where: { platform, externalId } });
   }
