@@ -13,7 +13,6 @@ import { latestReport } from "../report/command.ts";
 import { historyCommand } from "../curator/history.ts";
 import { rollbackCommand } from "../curator/rollback.ts";
 import { jobsCommand } from "../jobs/jobs-command.ts";
-import { claimErasure, requestErasure } from "../erasure/requests.ts";
 import { skillCommand } from "../skills/skill-commands.ts";
 import { proposalCommand } from "../learning/proposal-command.ts";
 import { personaCommand } from "../persona/command.ts";
@@ -135,11 +134,10 @@ async function forget(core: Core, inbound: Inbound, p: Place, args: readonly str
   }
   // Erasure needs a second, explicit step within a window; the request is stored, so the step may
   // reach another replica.
-  const db = core.learning.ctx.db;
   const now = new Date();
   const confirm = rest.some((a) => a.toLowerCase() === "confirm");
-  if (!confirm || !(await claimErasure(db, scopeOf(p), now))) {
-    await requestErasure(db, scopeOf(p), now);
+  if (!confirm || !(await core.erasure.claimRequest(scopeOf(p), now))) {
+    await core.erasure.request(scopeOf(p), now);
     return {
       text: "This erases your profile, your private skills and entries you proposed, and replaces the text of every message you sent (and of cairn's replies in your DMs) with a tombstone. Team entries you contributed stay. To go ahead, send `forget me confirm` within 10 minutes; `forget me confirm anonymous` also removes your name from the team entries you contributed.",
       ephemeral: true,

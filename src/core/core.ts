@@ -13,6 +13,7 @@ import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { erasePerson, forgetEntry } from "../erasure/erase.ts";
+import { claimErasure, requestErasure } from "../erasure/requests.ts";
 import { conversationKey, HistoryStore, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Message, type Place } from "../history/store/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
@@ -130,6 +131,9 @@ export class Core implements CorePort {
   readonly erasure: {
     forgetEntry: (person: PersonScope, entryId: string) => ReturnType<typeof forgetEntry>;
     erasePerson: (person: PersonScope, opts: Parameters<typeof erasePerson>[2]) => ReturnType<typeof erasePerson>;
+    /** `forget me`'s first step, stored so the confirmation may reach another replica; `claimRequest` takes it once. */
+    request: (person: PersonScope, now: Date) => Promise<void>;
+    claimRequest: (person: PersonScope, now: Date) => Promise<boolean>;
   };
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
@@ -175,6 +179,8 @@ export class Core implements CorePort {
     this.erasure = {
       forgetEntry: (person, entryId) => forgetEntry(db, person, entryId),
       erasePerson: (person, opts) => erasePerson(db, person, opts),
+      request: (person, now) => requestErasure(db, person, now),
+      claimRequest: (person, now) => claimErasure(db, person, now),
     };
     this.delivery = new DeliveryPath({
       // Made storable at the port already (receive): not walked again.

@@ -57,7 +57,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   if (q.terms.length === 0 && q.grams.length === 0) return [];
   const options: RankingOptions = { ...DEFAULT_RANKING, ...opts.ranking };
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
-  const ctx: Ctx = { db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
+  const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
   const words = q.terms.map((t) => t.word);
 
   const [stats, people, lexical, cjk] = await Promise.all([
@@ -213,10 +213,10 @@ const CACHE_TTL_MS = 30_000;
 const caches = new WeakMap<Database, Map<string, { at: number; value: unknown }>>();
 
 async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise<T>): Promise<T> {
-  let cache = caches.get(ctx.db);
+  let cache = caches.get(ctx.database);
   if (!cache) {
     cache = new Map();
-    caches.set(ctx.db, cache);
+    caches.set(ctx.database, cache);
   }
   const key = what === "stats" ? `stats|${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}` : `people|${ctx.scope.workspaceId}`;
   const hit = cache.get(key);
