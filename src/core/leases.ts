@@ -7,13 +7,14 @@
  * - A person's message is stored already leased to the process that stored it (one write, no
  *   separate claim), and stays leased until its reply is posted (recording the delivery ends it)
  *   or given up. A leased message is a turn in flight; an expired lease is a dead (or stopped)
- *   process's turn. The reply is stored only while the lease holds (history/store.ts).
+ *   process's turn. The reply is stored only while the lease holds (history/store/store.ts).
  * - Leases are renewed, all in one statement, every third of their length while this process has
  *   turns in flight, so they can be short and a killed replica's conversations resume soon after.
  * - Stopping hands everything still held back at once (the lease ends now), and leases given out
  *   after that are born expired: another process takes over without waiting.
  * - A lease of a process of this machine that no longer runs (lease-owner.ts) is ended at once
  *   (`expireDead`): a kill -9 and a restart resume the turns without waiting out the lease.
+ * The statements are lease-store.ts's; this class keeps who owns what, and for how long.
  */
 import type { Lease } from "../history/store/store.ts";
 import type { ConversationScope } from "../ground/types.ts";

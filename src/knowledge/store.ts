@@ -1,7 +1,7 @@
 /**
  * Channel knowledge: the messages of channels cairn listens in, kept so people can ask what was
  * said and decided there. Stored as messages (role "channel", with their link) in one conversation
- * of kind "channel" per listened channel, so the one search (src/history/search.ts) ranks them
+ * of kind "channel" per listened channel, so the one search (src/history/store/search.ts) ranks them
  * beside history; that search shows them only to people who can read the channel now (members.ts).
  *
  * What is kept: people's messages with visible text, in channels whose listening is on, from people

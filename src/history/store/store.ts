@@ -2,6 +2,8 @@
  * Workspaces, people, conversations and every message. A message is stored before any work is done
  * on it, so a crash mid-turn loses nothing; the (conversation, platform id) unique key makes a
  * platform's retries and double deliveries (Slack's message + app_mention) land once.
+ * The history store's folder: this store, its direct statements (rows.ts), the scopes made from its
+ * rows (place.ts) and the search over its messages (search*.ts). Services import row types from here.
  */
 import type { Database, Db } from "../../db/client.ts";
 import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
