@@ -100,7 +100,7 @@ export async function run(): Promise<BenchOutcome> {
     const historyPlan: SeedPlan = { workspaces: 10, messages: Number(process.env.BENCH_KNOWLEDGE_HISTORY ?? 200_000), memoryEntries: 100, skills: 10, peoplePerWorkspace: 20, channelsPerWorkspace: 10 };
     await seed(bench.provider, bench.url, historyPlan);
     const ws = await core.history.workspaceOf("slack", seedWorkspace(0));
-    const person = await core.history.person(ws.id, { externalId: seedUser(0) });
+    const person = await core.history.person(scopeOfWorkspace(ws), { externalId: seedUser(0) });
     const scope: Scope = placeScope(person, { id: "bench", workspaceId: ws.id, channelId: "bench", isDm: true });
     const queries = Array.from({ length: 200 }, () => `${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]}`);
     const baseline = await searchTimes(bench.database, scope, queries, []);

@@ -443,11 +443,12 @@ export class Core implements CorePort {
   async feedback(event: FeedbackEvent): Promise<FeedbackResult> {
     if (event.reactor.isBot) return { kind: "ignored", reason: "bot" };
     const workspace = await this.history.findWorkspace(event.platform, event.workspace.externalId);
-    const delivery = workspace && (await this.history.findDelivery(scopeOfWorkspace(workspace), event.channel.externalId, event.targetMessageId));
-    if (!workspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
+    const inWorkspace = workspace && scopeOfWorkspace(workspace);
+    const delivery = inWorkspace && (await this.history.findDelivery(inWorkspace, event.channel.externalId, event.targetMessageId));
+    if (!workspace || !inWorkspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
     // Someone cairn may not serve teaches it nothing.
     if (!checkAccess(this.deps.settings.access, { platform: event.platform, author: event.reactor, channel: event.channel }).ok) return { kind: "ignored", reason: "refused" };
-    const reactor = await this.history.person(workspace.id, event.reactor);
+    const reactor = await this.history.person(inWorkspace, event.reactor);
     const payload = {
       replyMessageId: delivery.messageId,
       conversationId: delivery.conversationId,

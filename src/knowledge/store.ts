@@ -71,8 +71,8 @@ export class KnowledgeStore {
     return this.conversations.get(key) ?? this.db.conversation.findUnique({ where: { key } });
   }
 
-  private async personId(workspaceId: string, author: ChannelMessage["author"]): Promise<string> {
-    return this.people.load(`${workspaceId}:${author.externalId}`, async () => (await this.history.person(workspaceId, author)).id);
+  private async personId(workspace: Workspace, author: ChannelMessage["author"]): Promise<string> {
+    return this.people.load(`${workspace.id}:${author.externalId}`, async () => (await this.history.person(workspaceScope(workspace), author)).id);
   }
 
   /**
@@ -93,7 +93,7 @@ export class KnowledgeStore {
       i += size;
       const params: SqlParam[] = [];
       for (const m of batch) {
-        const authorId = await this.personId(workspace.id, m.author);
+        const authorId = await this.personId(workspace, m.author);
         params.push(workspace.id, conversation.id, authorId, KNOWLEDGE_ROLE, this.text(m.text), m.messageId, "kept", sqlTime(provider, m.sentAt), m.link);
       }
       const rows = await this.database.direct.rows(insertSql(provider, batch.length), params);

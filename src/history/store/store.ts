@@ -6,13 +6,14 @@
  * rows (place.ts) and the search over its messages (search*.ts). Services import row types from here.
  */
 import type { Database, Db } from "../../db/client.ts";
-import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
+import type { DirectSql } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
-import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
+import { assistantRow, conversationOf, HISTORY_SQL, messageOf, messageParams, personOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
 import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../../ground/types.ts";
 import { TtlCache } from "../../ground/cache/ttl-cache.ts";
+import { workspaceScope } from "../../db/scopes.ts";
 import { sortByTurn } from "../turns.ts";
 import { conversationKey, type Lease, type Place } from "./place.ts";
 import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
@@ -63,23 +64,14 @@ export class HistoryStore {
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
   private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
-    const rows = await this.direct.rows(this.sql.insertMessage, this.params(m));
+    const rows = await this.direct.rows(this.sql.insertMessage, messageParams(this.provider, m));
     return { id: Number(rows[0]![0]), ...m };
   }
 
   /** A person's message, or null when its conversation has that platform message already. */
   private async insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
-    const rows = await this.direct.rows(this.sql.insertInbound, this.params(m));
+    const rows = await this.direct.rows(this.sql.insertInbound, messageParams(this.provider, m));
     return rows.length ? { id: Number(rows[0]![0]), ...m } : null;
-  }
-
-  private params(m: Omit<Message, "id">): SqlParam[] {
-    return MESSAGE_COLUMNS.map((c) => {
-      if (c === "createdAt" || c === "leaseUntil") return m[c] && sqlTime(this.provider, m[c]);
-      // Both databases read 1 and 0 as booleans (SQLite keeps them so).
-      if (c === "admitted") return m[c] ? 1 : 0;
-      return m[c];
-    });
   }
 
   async resolve(inbound: Inbound): Promise<Place> {
@@ -102,7 +94,7 @@ export class HistoryStore {
   private async load(inbound: Inbound): Promise<Place> {
     const workspace = await this.workspaceOf(inbound.platform, inbound.workspace.externalId, inbound.workspace.name);
     // A new display name is written by resolve(), for loaded and cached rows alike.
-    const person = await this.person(workspace.id, inbound.author);
+    const person = await this.person(workspaceScope(workspace), inbound.author);
     this.people.set(person.id, person);
     const conversation = await this.conversationOf(workspace.id, inbound, person.id);
     return { workspace, person, conversation };
@@ -202,25 +194,10 @@ export class HistoryStore {
   /** Under a lease: stored only while the message answered is still leased to `lease.owner`; null when another process took the turn over. */
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease): Promise<Message | null>;
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null = null): Promise<Message | null> {
-    const m: Omit<Message, "id"> = {
-      workspaceId: place.workspace.id,
-      conversationId: place.conversation.id,
-      sessionId,
-      authorId: null,
-      role: "assistant",
-      text,
-      platformId: null,
-      status,
-      replyToId,
-      createdAt: new Date(),
-      // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
-      leaseOwner: null,
-      leaseUntil: null,
-      admitted: false,
-      link: null,
-    };
+    // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
+    const m = assistantRow(place.conversation, sessionId, text, status, replyToId);
     if (!lease) return this.insertMessage(m);
-    const rows = await this.direct.rows(this.sql.insertHeldReply, [...this.params(m), replyToId, lease.owner]);
+    const rows = await this.direct.rows(this.sql.insertHeldReply, [...messageParams(this.provider, m), replyToId, lease.owner]);
     return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
   }
 
@@ -234,8 +211,7 @@ export class HistoryStore {
     const after = afterUserId ?? 0;
     const params = [scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, after, throughUserId];
     const rows = (await this.direct.rows(this.sql.sessionMessages, params)).map(messageOf);
-    const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
-    return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
+    return this.withAuthors(scope, rows);
   }
 
   /**
@@ -248,12 +224,16 @@ export class HistoryStore {
       orderBy: { id: "desc" },
       take: limit,
     });
-    const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
+    return this.withAuthors(scope, rows);
+  }
+
+  /** Messages with their authors (from the cache, the rest in one read), in turn order. */
+  private async withAuthors(scope: WorkspaceScope, rows: Message[]): Promise<HistoryMessage[]> {
+    const authors = await this.peopleById(scope, rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
 
-  /** People by id: from the cache, the rest in one read. */
-  private async peopleById(ids: readonly string[]): Promise<Map<string, Person>> {
+  private async peopleById(scope: WorkspaceScope, ids: readonly string[]): Promise<Map<string, Person>> {
     const out = new Map<string, Person>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -262,7 +242,7 @@ export class HistoryStore {
       else missing.push(id);
     }
     if (missing.length === 0) return out;
-    for (const p of await this.db.person.findMany({ where: { id: { in: missing } } })) {
+    for (const p of await this.db.person.findMany({ where: { id: { in: missing }, workspaceId: scope.workspaceId } })) {
       this.people.set(p.id, p);
       out.set(p.id, p);
     }
@@ -342,22 +322,7 @@ export class HistoryStore {
 
   /** Stores a post cairn started itself (no person's message answered): its deliveries hang on it. */
   async recordPost(conversation: Conversation, text: string): Promise<Message> {
-    return this.insertMessage({
-      workspaceId: conversation.workspaceId,
-      conversationId: conversation.id,
-      sessionId: null,
-      authorId: null,
-      role: "assistant",
-      text,
-      platformId: null,
-      status: "sent",
-      replyToId: null,
-      createdAt: new Date(),
-      leaseOwner: null,
-      leaseUntil: null,
-      admitted: false,
-      link: null,
-    });
+    return this.insertMessage(assistantRow(conversation, null, text, "sent", null));
   }
 
   /** Whether some workspace talked to cairn before `at` (the scheduler's slots count only then). */
@@ -389,7 +354,9 @@ export class HistoryStore {
     return this.db.message.findFirst({ where: { id, workspaceId: scope.workspaceId, conversationId: scope.conversationId } });
   }
 
-  async person(workspaceId: string, author: Inbound["author"]): Promise<Person> {
+  /** The person of a workspace with this platform id, created on first sight. */
+  async person(scope: WorkspaceScope, author: Inbound["author"]): Promise<Person> {
+    const { workspaceId } = scope;
     return findOrCreate(
       async () => {
         const [row] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
