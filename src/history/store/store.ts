@@ -18,7 +18,7 @@ import { sortByTurn } from "../turns.ts";
 import { conversationKey, type Lease, type Place } from "./place.ts";
 import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
 
-export type { ChatSession, Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
+export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
 export { sortByTurn, turnOf } from "../turns.ts";
 export type { SearchHit, SearchOptions } from "./search.ts";
