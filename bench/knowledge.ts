@@ -19,7 +19,8 @@ import { fakeModel } from "./lib/model.ts";
 import { rng, seed, seedUser, seedWorkspace, type SeedPlan } from "./lib/seed.ts";
 import { median, now, percentile, round, table } from "./lib/report.ts";
 import { channelPlatform, type ChannelPlatform } from "../test/support/channel-platform.ts";
-import { searchMessages } from "../src/history/search.ts";
+import { searchMessages } from "../src/history/store/search.ts";
+import { scopeOfWorkspace } from "../src/history/store/store.ts";
 import type { Core } from "../src/core/core.ts";
 import type { Scope } from "../src/ground/types.ts";
 import type { Database } from "../src/db/client.ts";
@@ -51,8 +52,7 @@ function fill(p: ChannelPlatform, channel: string, count: number, r: () => numbe
 async function backfill(core: Core, workspace: string, channel: string): Promise<number> {
   const ws = await core.history.workspaceOf("slack", workspace);
   const at = new Date();
-  const listen = await core.learning.ctx.db.channelListen.create({ data: { workspaceId: ws.id, channelId: channel, status: "on", enabledAt: at, backfill: "running" } });
-  core.knowledge.store.changed(ws.id);
+  const listen = await core.knowledge.listens.switchOn(scopeOfWorkspace(ws), channel, at, null);
   const t0 = now();
   await core.knowledge.queueBackfill(listen.id, at);
   await core.learning.drain();
@@ -99,7 +99,7 @@ export async function run(): Promise<BenchOutcome> {
     const historyPlan: SeedPlan = { workspaces: 10, messages: Number(process.env.BENCH_KNOWLEDGE_HISTORY ?? 200_000), memoryEntries: 100, skills: 10, peoplePerWorkspace: 20, channelsPerWorkspace: 10 };
     await seed(bench.provider, bench.url, historyPlan);
     const ws = await core.history.workspaceOf("slack", seedWorkspace(0));
-    const person = await core.history.person(ws.id, { externalId: seedUser(0) });
+    const person = await core.history.person(scopeOfWorkspace(ws), { externalId: seedUser(0) });
     const scope: Scope = placeScope(person, { id: "bench", workspaceId: ws.id, channelId: "bench", isDm: true });
     const queries = Array.from({ length: 200 }, () => `${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]}`);
     const baseline = await searchTimes(bench.database, scope, queries, []);

@@ -27,7 +27,7 @@ export async function run(): Promise<BenchOutcome> {
     // Several seeds, each a fresh population, until the prompt target is met.
     let seed = 1;
     while (prompts < TARGET_PROMPTS) {
-      const report = await runScopeFuzz(core, fake, { seed, workspaces: 6, people: 5, channels: 3, turns: 1500, runId: `bench${seed}` });
+      const report = await runScopeFuzz(core, bench.database, fake, { seed, workspaces: 6, people: 5, channels: 3, turns: 1500, runId: `bench${seed}` });
       prompts += report.promptsChecked;
       searches += report.searches;
       markers += report.markers;

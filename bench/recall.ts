@@ -10,8 +10,8 @@
  * (Chinese and Japanese questions, scope rules included).
  */
 import { PerformanceObserver, constants, type PerformanceEntry } from "node:perf_hooks";
-import { HistoryStore, scopeOf } from "../src/history/store.ts";
-import { searchMessages } from "../src/history/search.ts";
+import { HistoryStore, scopeOf } from "../src/history/store/store.ts";
+import { searchMessages } from "../src/history/store/search.ts";
 import { DEFAULT_RANKING, type RankingOptions } from "../src/history/rank.ts";
 import type { Database } from "../src/db/client.ts";
 import type { Inbound, Scope } from "../src/ground/types.ts";

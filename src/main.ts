@@ -15,6 +15,7 @@ import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./ground/adapter.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { healthRoutes } from "./ops/health.ts";
+import { MigrationStore } from "./ops/migration-store.ts";
 import { startHealthServer, type HealthServer } from "./ops/server.ts";
 
 /** A signal this soon after the first is the same request arriving again, not a second one. */
@@ -110,7 +111,7 @@ async function main(): Promise<number> {
   // Each is attached to the core (its replies and the core's own posts go through it), then started.
   const adapters: PlatformAdapter[] = [];
   // /healthz, /readyz and /metrics: beside /slack/events in Slack's HTTP mode, and on CAIRN_HEALTH_PORT when set.
-  const routes = healthRoutes({ database, metrics, log, adapters: () => platforms });
+  const routes = healthRoutes({ database: new MigrationStore(database), metrics, log, adapters: () => platforms });
   // Adapters wait a little longer than the core for answers in flight: the core hands back what is
   // left before they disconnect.
   const adapterDrainMs = cfg.CAIRN_STOP_TIMEOUT_MS + 2_000;

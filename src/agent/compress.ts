@@ -5,7 +5,7 @@
  * than failing the person's turn.
  */
 import type { ModelClient } from "./model.ts";
-import type { HistoryMessage } from "../history/store.ts";
+import type { HistoryMessage } from "../history/store/store.ts";
 
 const INSTRUCTIONS = `You compress chat history for an assistant named cairn. Write a summary it will read later instead of these messages.
 Keep: every decision, fact, preference, number, name, date, open question, commitment and who said what.

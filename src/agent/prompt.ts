@@ -5,7 +5,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type { SkillIndexEntry } from "../skills/visibility.ts";
-import type { HistoryMessage } from "../history/store.ts";
+import type { HistoryMessage } from "../history/store/store.ts";
 import { budgetHeader, displayEntry, type MemoryBlock } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { wrapRecalled } from "../tools/search.ts";

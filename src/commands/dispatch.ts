@@ -5,7 +5,7 @@
  */
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
-import { scopeOf, type Place } from "../history/store.ts";
+import { scopeOf, type Place } from "../history/store/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { learnCommand } from "../learning/learn-command.ts";
 import { forgetLessonOrRule, listLessons } from "../lessons/lessons-command.ts";

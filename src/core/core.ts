@@ -11,10 +11,9 @@
 import type { Database } from "../db/client.ts";
 import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, PersonScope, Scope, TurnHooks } from "../ground/types.ts";
-import { JobQueue } from "../jobs/queue.ts";
+import { JobQueue } from "../jobs/job-store.ts";
 import { ErasureStore } from "../erasure/erasure-store.ts";
-import { conversationKey, HistoryStore, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Place } from "../history/store.ts";
-import type { Message } from "../db/generated/sqlite/client.ts";
+import { conversationKey, HistoryStore, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, turnOf, type HistoryMessage, type Lease, type Message, type Place } from "../history/store/store.ts";
 import { MemoryStore, usedChars, type MemoryBudgets, type MemoryEntry } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { SkillStore } from "../skills/store.ts";
@@ -22,10 +21,12 @@ import { isPrivateSkill } from "../skills/visibility.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";
+import { LeaseStore } from "./lease-store.ts";
 import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
 import { checkAccess, type AccessPolicy } from "../admission/access.ts";
 import { limitText, RateLimiter } from "../admission/rate-limit.ts";
-import { EventClaims } from "./claims.ts";
+import { RateStore } from "../admission/rate-store.ts";
+import { ClaimStore } from "./claim-store.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
@@ -37,6 +38,7 @@ import { DeliveryPath } from "./delivery.ts";
 import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
+import { SessionStore } from "../agent/session-store.ts";
 import { buildRequest, historyToMessages, renderProfile, renderShared, withLessons } from "../agent/prompt.ts";
 import { relevantLessons } from "../lessons/recall.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
@@ -63,6 +65,8 @@ import { CurationStore } from "../curator/curation-store.ts";
 import { ReportStore } from "../report/report-store.ts";
 import { ChannelKnowledge, DEFAULT_KNOWLEDGE, type KnowledgeSettings } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
+import { KnowledgeStore } from "../knowledge/store.ts";
+import { ListenStore } from "../knowledge/listen-store.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
 import type { TeamView, ViewRequest } from "../ground/view-model.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
@@ -154,8 +158,8 @@ export class Core implements CorePort {
   readonly recovery: Recovery;
   private readonly intake = new KeyedQueue(Number.MAX_SAFE_INTEGER);
   private readonly limiter: RateLimiter;
-  /** Which replica acts on a platform event every replica receives (claims.ts). */
-  private readonly claims: EventClaims;
+  /** Which replica acts on a platform event every replica receives (claim-store.ts). */
+  private readonly claims: ClaimStore;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CoreDeps) {
@@ -163,15 +167,15 @@ export class Core implements CorePort {
     const s = deps.settings;
     this.metrics = deps.metrics ?? new Metrics({ processMetrics: false });
     this.models = { turn: instrumentModel(deps.model, this.metrics, "turn"), summary: instrumentModel(deps.model, this.metrics, "summary") };
-    this.sessions = new SessionManager(deps.database, s.sessionIdleMs);
+    this.sessions = new SessionManager(new SessionStore(deps.database), s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
     this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
     this.memory = new MemoryStore(db, s.budgets);
     this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     // Channel knowledge needs the delivery path (its adapters) and the job queue, made below.
-    const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope.workspaceId, scope.personId);
-    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(deps.database, readable) as Tool];
+    const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope);
+    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(this.history, readable) as Tool];
     this.tools = new ToolRegistry(tools, (err, tool) => deps.log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => this.metrics.toolCall(tool, result));
     this.queue = new KeyedQueue(s.maxConcurrency);
     this.now = deps.now ?? (() => new Date());
@@ -180,8 +184,8 @@ export class Core implements CorePort {
     this.reports = new ReportStore(db);
     this.views = new ViewStore(db);
     this.jobs = new JobQueue(db, this.now);
-    this.limiter = new RateLimiter(deps.database, s.rateLimitPerHour);
-    this.claims = new EventClaims(deps.database, this.now, deps.log);
+    this.limiter = new RateLimiter(new RateStore(deps.database), s.rateLimitPerHour);
+    this.claims = new ClaimStore(deps.database, this.now, deps.log);
     this.erasure = new ErasureStore(db, { memory: this.memory, skills: this.skills, sessions: this.sessions, history: this.history });
     this.delivery = new DeliveryPath({
       // Made storable at the port already (receive): not walked again.
@@ -193,21 +197,23 @@ export class Core implements CorePort {
       history: this.history,
       log: deps.log,
     });
+    const listens = new ListenStore(deps.database);
     this.knowledge = new ChannelKnowledge({
-      database: deps.database,
+      store: new KnowledgeStore(deps.database, this.history, listens, s.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS),
+      listens,
       history: this.history,
       jobs: this.jobs,
       adapterFor: (platform) => this.delivery.adapterOf(platform),
       post: (platform, target, markdown) => this.post(platform, target, markdown),
       kick: () => this.learning.worker.kick(),
       settings: { ...DEFAULT_KNOWLEDGE, ...s.knowledge },
-      maxChars: s.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS,
       log: deps.log,
       now: this.now,
     });
-    this.leases = new TurnLeases(db, { ...DEFAULT_LEASES, ...s.leases }, () => this.queue.activeKeys > 0 || this.delivery.inFlight > 0, deps.log, this.now);
+    const leaseStore = new LeaseStore(deps.database);
+    this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => this.queue.activeKeys > 0 || this.delivery.inFlight > 0, deps.log, this.now);
     this.recovery = new Recovery({
-      db,
+      store: leaseStore,
       leases: this.leases,
       settings: { ...DEFAULT_RECOVERY, ...s.recovery },
       platforms: () => this.delivery.platforms(),
@@ -229,7 +235,6 @@ export class Core implements CorePort {
     });
     const learning = { ...DEFAULT_LEARNING, ...s.learning };
     this.learning = new Learning({
-      db,
       jobs: this.jobs,
       model: deps.model,
       memory: this.memory,
@@ -252,7 +257,7 @@ export class Core implements CorePort {
       log: deps.log,
       now: this.now,
       // In use: some workspace had talked to cairn before the slot.
-      inUseBefore: async (at) => (await db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null,
+      inUseBefore: (at) => this.history.workspaceCreatedBefore(at),
     });
     this.metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => this.queue.activeKeys });
   }
@@ -303,10 +308,7 @@ export class Core implements CorePort {
   /** A reply none of whose parts reached the platform: recorded as failed, no longer in flight. */
   private async undelivered(reply: Outbound): Promise<void> {
     if (reply.replyMessageId === null) return;
-    const db = this.deps.database.prisma;
-    const [row] = await db.message.updateManyAndReturn({ where: { id: reply.replyMessageId }, data: { status: "failed" }, select: { replyToId: true } });
-    // The turn is over: its message is no longer in flight (nothing will be posted for it).
-    if (row?.replyToId) await db.message.updateMany({ where: { id: row.replyToId }, data: { leaseOwner: null, leaseUntil: null } });
+    await this.history.recordUndelivered(reply.replyMessageId);
   }
 
   /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */
@@ -400,11 +402,11 @@ export class Core implements CorePort {
       // are then stored while the model calls are out instead of delaying them.
       if (this.queue.busy(key)) await new Promise((resolve) => setImmediate(resolve));
       const place = await this.history.resolve(inbound);
-      const { session, isNew } = await this.sessions.current(place.conversation.id, this.now());
+      const { session, isNew } = await this.sessions.current(scopeOf(place), this.now());
       const stored = await this.history.recordInbound(place, inbound, session.id, lease());
       if (!stored) return null;
       hooks.onAccepted?.();
-      const rate = await this.limiter.take(place.person.id, stored.id, this.now());
+      const rate = await this.limiter.take(personScopeOf(place), stored.id, this.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.
       const history = isNew && !inbound.context?.trim() && !opts.context ? [{ ...stored, author: place.person }] : null;
@@ -413,7 +415,7 @@ export class Core implements CorePort {
           // Stopping: the message is stored under a lease already handed back; another replica answers it.
           if (opts.leased && this.leases.released) return null;
           // Other replicas' turns for earlier messages of this conversation come first.
-          if (opts.leased) await this.recovery.before(place.conversation.id, stored);
+          if (opts.leased) await this.recovery.before(scopeOf(place), stored);
           const context = storable((await opts.context) ?? "");
           if (context.trim()) await this.history.recordContext(place, session.id, stored.id, context, stored.createdAt);
           return this.turn(place, session.id, stored.id, hooks, history, lease());
@@ -450,11 +452,12 @@ export class Core implements CorePort {
   async feedback(event: FeedbackEvent): Promise<FeedbackResult> {
     if (event.reactor.isBot) return { kind: "ignored", reason: "bot" };
     const workspace = await this.history.findWorkspace(event.platform, event.workspace.externalId);
-    const delivery = workspace && (await this.history.findDelivery(scopeOfWorkspace(workspace), event.channel.externalId, event.targetMessageId));
-    if (!workspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
+    const inWorkspace = workspace && scopeOfWorkspace(workspace);
+    const delivery = inWorkspace && (await this.history.findDelivery(inWorkspace, event.channel.externalId, event.targetMessageId));
+    if (!workspace || !inWorkspace || !delivery) return { kind: "ignored", reason: "not_a_reply" };
     // Someone cairn may not serve teaches it nothing.
     if (!checkAccess(this.deps.settings.access, { platform: event.platform, author: event.reactor, channel: event.channel }).ok) return { kind: "ignored", reason: "refused" };
-    const reactor = await this.history.person(workspace.id, event.reactor);
+    const reactor = await this.history.person(inWorkspace, event.reactor);
     const payload = {
       replyMessageId: delivery.messageId,
       conversationId: delivery.conversationId,
@@ -492,7 +495,7 @@ export class Core implements CorePort {
 
   async endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void> {
     const place = await this.history.resolve(inbound);
-    await this.sessions.end(place.conversation.id, reason);
+    await this.sessions.end(scopeOf(place), reason);
   }
 
   /** `/cairn <name> <args>` on every platform; access rules apply as for messages. */
@@ -604,7 +607,7 @@ export class Core implements CorePort {
 
   /** The session a recovered message was filed in, or the conversation's current one. */
   private async sessionFor(place: Place, sessionId: string | null): Promise<string> {
-    return sessionId ?? (await this.sessions.current(place.conversation.id, this.now())).session.id;
+    return sessionId ?? (await this.sessions.current(scopeOf(place), this.now())).session.id;
   }
 
   private speakerName(place: Place): string {

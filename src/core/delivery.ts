@@ -16,7 +16,7 @@
  */
 import { errText, type Logger } from "../ground/log.ts";
 import { RecentSet } from "../ground/cache/recent-set.ts";
-import { conversationKey, type HistoryStore } from "../history/store.ts";
+import { conversationKey, type Conversation, type HistoryStore, type Workspace } from "../history/store/store.ts";
 import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
 import { chunkText } from "../ground/chunk.ts";
 import { hasVisibleText } from "../ground/text.ts";
@@ -26,7 +26,6 @@ import { ThreadFollowing, type ThreadRef } from "./follow.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { INTERNAL_ERROR_REPLY, postFailedApology } from "../ground/replies.ts";
 import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "../ground/types.ts";
-import type { Conversation, Workspace } from "../db/generated/sqlite/client.ts";
 
 export interface DeliveryDeps {
   /** The core's turn: admission, storage, the model. */
@@ -38,7 +37,7 @@ export interface DeliveryDeps {
   delivered?(reply: Outbound): Promise<void>;
   /** No part of a stored reply reached the platform: its failure is recorded. */
   undelivered?(reply: Outbound): Promise<void>;
-  /** Whether this process is the first, of all sharing the database, to take `key` (claims.ts). */
+  /** Whether this process is the first, of all sharing the database, to take `key` (claim-store.ts). */
   claim?(key: string): Promise<boolean>;
   history: HistoryStore;
   log: Logger;

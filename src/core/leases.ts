@@ -7,16 +7,18 @@
  * - A person's message is stored already leased to the process that stored it (one write, no
  *   separate claim), and stays leased until its reply is posted (recording the delivery ends it)
  *   or given up. A leased message is a turn in flight; an expired lease is a dead (or stopped)
- *   process's turn. The reply is stored only while the lease holds (history/store.ts).
+ *   process's turn. The reply is stored only while the lease holds (history/store/store.ts).
  * - Leases are renewed, all in one statement, every third of their length while this process has
  *   turns in flight, so they can be short and a killed replica's conversations resume soon after.
  * - Stopping hands everything still held back at once (the lease ends now), and leases given out
  *   after that are born expired: another process takes over without waiting.
  * - A lease of a process of this machine that no longer runs (lease-owner.ts) is ended at once
  *   (`expireDead`): a kill -9 and a restart resume the turns without waiting out the lease.
+ * The statements are lease-store.ts's; this class keeps who owns what, and for how long.
  */
-import type { Db } from "../db/client.ts";
-import type { Lease } from "../history/store.ts";
+import type { Lease } from "../history/store/store.ts";
+import type { ConversationScope } from "../ground/types.ts";
+import type { Ahead, LeaseStore } from "./lease-store.ts";
 import type { Logger } from "../ground/log.ts";
 import { errText } from "../ground/log.ts";
 import { deadHere, machineKey, newOwner } from "./lease-owner.ts";
@@ -28,12 +30,7 @@ export interface LeaseSettings {
 
 export const DEFAULT_LEASES: LeaseSettings = { leaseMs: 20_000 };
 
-/** A leased row of another process that stands before a turn (its conversation's earlier work). */
-export interface Ahead {
-  id: number;
-  owner: string;
-  until: Date;
-}
+export type { Ahead } from "./lease-store.ts";
 
 export class TurnLeases {
   /** This machine, as lease owners name it. */
@@ -44,7 +41,7 @@ export class TurnLeases {
   private isReleased = false;
 
   constructor(
-    private readonly db: Db,
+    private readonly store: LeaseStore,
     readonly settings: LeaseSettings,
     private readonly busy: () => boolean,
     private readonly log: Logger,
@@ -72,8 +69,7 @@ export class TurnLeases {
   async renew(): Promise<number> {
     if (this.isReleased || !this.busy()) return 0;
     try {
-      const { count } = await this.db.message.updateMany({ where: { leaseOwner: this.owner }, data: { leaseUntil: new Date(this.now().getTime() + this.settings.leaseMs) } });
-      return count;
+      return await this.store.extendAll(this.owner, new Date(this.now().getTime() + this.settings.leaseMs));
     } catch (err) {
       // A missed renewal is retried at the next tick; leases are three ticks long.
       this.log.warn({ err: errText(err) }, "could not renew turn leases");
@@ -86,7 +82,7 @@ export class TurnLeases {
     this.isReleased = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    const { count } = await this.db.message.updateMany({ where: { leaseOwner: this.owner }, data: { leaseUntil: new Date(0) } });
+    const count = await this.store.extendAll(this.owner, new Date(0));
     if (count) this.log.info({ rows: count }, "turns in flight handed back through their leases");
     return count;
   }
@@ -98,19 +94,8 @@ export class TurnLeases {
    * one in its queue). Ordered by platform time, not by id: two replicas store two quick messages
    * in whatever order their event loops allow.
    */
-  async ahead(conversationId: string, m: { id: number; createdAt: Date }): Promise<Ahead[]> {
-    const rows = await this.db.message.findMany({
-      where: {
-        leaseOwner: { not: null },
-        NOT: { leaseOwner: this.owner },
-        conversationId,
-        role: "user",
-        OR: [{ createdAt: { lt: m.createdAt } }, { createdAt: m.createdAt, id: { lt: m.id } }],
-      },
-      select: { id: true, leaseOwner: true, leaseUntil: true },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    });
-    return rows.map((r) => ({ id: r.id, owner: r.leaseOwner ?? "", until: r.leaseUntil ?? new Date(0) }));
+  async ahead(scope: ConversationScope, m: { id: number; createdAt: Date }): Promise<Ahead[]> {
+    return this.store.ahead(scope, this.owner, m);
   }
 
   /**
@@ -119,16 +104,11 @@ export class TurnLeases {
    */
   async expireDead(): Promise<number> {
     const now = this.now();
-    const owners = await this.db.message.findMany({
-      where: { leaseOwner: { not: null }, leaseUntil: { gt: now } },
-      distinct: ["leaseOwner"],
-      select: { leaseOwner: true },
-    });
     let ended = 0;
-    for (const { leaseOwner } of owners) {
-      if (leaseOwner === null || !this.ownerGone(leaseOwner)) continue;
-      const { count } = await this.db.message.updateMany({ where: { leaseOwner, leaseUntil: { gt: now } }, data: { leaseUntil: new Date(0) } });
-      if (count) this.log.info({ owner: leaseOwner, rows: count }, "turns of a process of this machine that no longer runs taken over without waiting for their leases");
+    for (const owner of await this.store.liveOwners(now)) {
+      if (!this.ownerGone(owner)) continue;
+      const count = await this.store.expireOwner(owner, now);
+      if (count) this.log.info({ owner, rows: count }, "turns of a process of this machine that no longer runs taken over without waiting for their leases");
       ended += count;
     }
     return ended;
@@ -143,17 +123,10 @@ export class TurnLeases {
     return a.until.getTime() <= this.now().getTime();
   }
 
-  /** Conversations with expired leases (a dead process's turns), oldest first: their ids and keys. */
-  async expiredConversations(platforms: readonly string[], limit = 50): Promise<{ id: string; key: string }[]> {
+  /** Conversations with expired leases (a dead process's turns), oldest first: their scopes and keys. */
+  async expiredConversations(platforms: readonly string[], limit = 50): Promise<{ scope: ConversationScope; key: string }[]> {
     if (platforms.length === 0) return [];
-    const rows = await this.db.message.findMany({
-      where: { leaseUntil: { lte: this.now() }, leaseOwner: { not: null }, conversation: { workspace: { platform: { in: [...platforms] } } } },
-      select: { conversationId: true, conversation: { select: { key: true } } },
-      orderBy: { id: "asc" },
-      take: limit * 4,
-    });
-    const byId = new Map(rows.map((r) => [r.conversationId, r.conversation.key]));
-    return [...byId].slice(0, limit).map(([id, key]) => ({ id, key }));
+    return this.store.expiredConversations(platforms, this.now(), limit);
   }
 
   /**
@@ -161,26 +134,18 @@ export class TurnLeases {
    * process's, in the order their messages were sent. Row by row and conditional, so of two
    * processes racing for a row exactly one gets it.
    */
-  async claimExpired(conversationId: string, only?: readonly number[]): Promise<number[]> {
-    const expired = await this.db.message.findMany({
-      where: { conversationId, leaseOwner: { not: null }, leaseUntil: { lte: this.now() }, ...(only ? { id: { in: [...only] } } : {}) },
-      select: { id: true },
-      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    });
+  async claimExpired(scope: ConversationScope, only?: readonly number[]): Promise<number[]> {
+    const wanted = only && new Set(only);
+    const expired = (await this.store.expired(scope, this.now())).filter((id) => !wanted || wanted.has(id));
     const claimed: number[] = [];
-    for (const { id } of expired) {
-      const lease = this.next();
-      const { count } = await this.db.message.updateMany({
-        where: { id, leaseOwner: { not: null }, leaseUntil: { lte: this.now() } },
-        data: { leaseOwner: lease.owner, leaseUntil: lease.until },
-      });
-      if (count === 1) claimed.push(id);
+    for (const id of expired) {
+      if (await this.store.take(scope, id, this.next(), this.now())) claimed.push(id);
     }
     return claimed;
   }
 
   /** Ends a row's lease without a delivery (a reply that could not be posted, a message given up on). */
   async end(id: number): Promise<void> {
-    await this.db.message.updateMany({ where: { id, leaseOwner: this.owner }, data: { leaseOwner: null, leaseUntil: null } });
+    await this.store.end(id, this.owner);
   }
 }

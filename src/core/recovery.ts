@@ -12,13 +12,12 @@
  *   across replicas.
  * - The working mark (👀) on a recovered message is taken off either way.
  */
-import type { Db } from "../db/client.ts";
-import type { Conversation, Message, Workspace } from "../db/generated/sqlite/client.ts";
-import type { Place } from "../history/store.ts";
+import type { Conversation, Message, Place, Workspace } from "../history/store/store.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { errText, type Logger } from "../ground/log.ts";
 import type { TurnLeases } from "./leases.ts";
-import type { Outbound, Platform } from "../ground/types.ts";
+import type { LeaseStore } from "./lease-store.ts";
+import type { ConversationScope, Outbound, Platform } from "../ground/types.ts";
 
 export interface RecoverySettings {
   /** A lost turn older than this is not answered late: the person is asked to repeat it. */
@@ -33,7 +32,8 @@ export interface RecoverySettings {
 export const DEFAULT_RECOVERY: RecoverySettings = { maxAgeMs: 10 * 60_000, orderWindowMs: 0 };
 
 export interface RecoveryDeps {
-  db: Db;
+  /** Reads the turns taken over (their rows, author and stored reply). */
+  store: Pick<LeaseStore, "taken">;
   leases: TurnLeases;
   settings: RecoverySettings;
   /** Platforms this process can post to: only their conversations are taken over. */
@@ -91,11 +91,12 @@ export class Recovery {
       try {
         await this.deps.leases.expireDead();
         const conversations = await this.deps.leases.expiredConversations(this.deps.platforms());
-        for (const { id, key } of conversations) {
+        for (const { scope, key } of conversations) {
+          const id = scope.conversationId;
           if (this.stopped || this.under.has(id)) continue;
           this.under.add(id);
           void this.deps
-            .inQueue(key, () => this.recoverConversation(id))
+            .inQueue(key, () => this.recoverConversation(scope))
             .catch((err: unknown) => this.deps.log.error({ err, conversation: id }, "could not recover a conversation's lost turns"))
             .finally(() => this.under.delete(id));
         }
@@ -114,7 +115,7 @@ export class Recovery {
    * With an order window, first waits until `m` is that old: a message sent just before it but
    * delivered to another replica has been stored by then, and is answered first.
    */
-  async before(conversationId: string, m: { id: number; createdAt: Date }): Promise<void> {
+  async before(scope: ConversationScope, m: { id: number; createdAt: Date }): Promise<void> {
     const window = this.deps.settings.orderWindowMs;
     const young = window - (this.deps.now().getTime() - m.createdAt.getTime());
     if (window > 0 && young > 0) await sleep(Math.min(young, window));
@@ -122,7 +123,7 @@ export class Recovery {
     // A process of this machine that is gone: its leases are ended once, not waited out.
     let deadChecked = false;
     for (;;) {
-      const ahead = await this.deps.leases.ahead(conversationId, m);
+      const ahead = await this.deps.leases.ahead(scope, m);
       if (ahead.length === 0) return;
       if (!deadChecked && ahead.some((a) => !this.deps.leases.isExpired(a) && this.deps.leases.ownerGone(a.owner))) {
         deadChecked = true;
@@ -131,7 +132,7 @@ export class Recovery {
       }
       const expired = ahead.filter((a) => this.deps.leases.isExpired(a));
       if (expired.length) {
-        await this.recoverConversation(conversationId, expired.map((a) => a.id));
+        await this.recoverConversation(scope, expired.map((a) => a.id));
         continue;
       }
       await sleep(wait);
@@ -143,11 +144,11 @@ export class Recovery {
    * Takes over the conversation's expired leases (`only`: just these messages) and finishes those
    * turns in the order their messages were sent.
    */
-  async recoverConversation(conversationId: string, only?: readonly number[]): Promise<number> {
-    const claimed = await this.deps.leases.claimExpired(conversationId, only);
+  async recoverConversation(scope: ConversationScope, only?: readonly number[]): Promise<number> {
+    const claimed = await this.deps.leases.claimExpired(scope, only);
     for (const id of claimed) {
       try {
-        await this.finish(id);
+        await this.finish(scope, id);
       } catch (err) {
         // Left leased: it expires again and the next sweep retries it.
         this.deps.log.error({ err, message: id }, "could not finish a lost turn");
@@ -156,18 +157,16 @@ export class Recovery {
     return claimed.length;
   }
 
-  private async finish(id: number): Promise<void> {
-    const { db, leases, log } = this.deps;
-    const row = await db.message.findFirst({ where: { id, leaseOwner: leases.owner }, include: { conversation: { include: { workspace: true } } } });
-    if (!row) return;
-    const { conversation } = row;
-    const { workspace } = conversation;
+  private async finish(scope: ConversationScope, id: number): Promise<void> {
+    const { leases, log } = this.deps;
+    const taken = await this.deps.store.taken(scope, id, leases.owner);
+    if (!taken) return;
+    const { message: row, conversation, workspace, author } = taken;
     const platform = workspace.platform as Platform;
-    const author = row.authorId ? await db.person.findFirst({ where: { id: row.authorId, workspaceId: workspace.id } }) : null;
     if (row.role !== "user" || !author) return void (await leases.end(row.id));
     if (row.status !== "received") {
       // Answered, and the reply stored: the process died before it was on the platform.
-      const stored = await db.message.findFirst({ where: { replyToId: row.id, role: "assistant", conversationId: conversation.id }, orderBy: { id: "desc" } });
+      const stored = taken.reply;
       if (!stored || stored.platformId !== null) return void (await leases.end(row.id));
       const reply: Outbound = { status: stored.status === "failed" ? "failed" : "ok", text: stored.text, conversationId: conversation.id, replyMessageId: stored.id };
       await this.postReply(reply, row.id, workspace, conversation, row.platformId);

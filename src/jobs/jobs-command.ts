@@ -6,7 +6,7 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Job } from "../db/generated/sqlite/client.ts";
+import type { Job } from "./job-store.ts";
 import { isAdmin, qualified } from "../admission/access.ts";
 import { isScheduleName, SCHEDULE_NAMES, type Schedule } from "./schedules.ts";
 

@@ -15,8 +15,8 @@
  */
 import cron, { type ScheduledTask, type TaskContext } from "node-cron";
 import { errText, type Logger } from "../ground/log.ts";
-import type { Job } from "../db/generated/sqlite/client.ts";
-import type { JobQueue } from "./queue.ts";
+import type { Job } from "./job-store.ts";
+import type { JobQueue } from "./job-store.ts";
 import { catchUpSlot, withinOneInterval, withMatcher, type CronSpec, type Matcher } from "./cron-slots.ts";
 import { manualKey, payloadFor, schedulesOf, slotIso, slotKey, type Schedule, type ScheduleName, type ScheduleSettings } from "./schedules.ts";
 

@@ -14,7 +14,7 @@
  */
 import type { z } from "zod";
 import { errText, type Logger } from "../ground/log.ts";
-import type { Claim, JobQueue } from "./queue.ts";
+import type { Claim, JobQueue } from "./job-store.ts";
 import type { Metrics } from "../ops/metrics.ts";
 
 /** What a kind of job does with its (validated) payload. */

@@ -22,22 +22,24 @@ const Payload = z.object({ listenId: z.string().min(1) });
 const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 10) : "the start");
 
 export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
-  const { database, adapterFor, post, log, now } = knowledge.deps;
-  const db = database.prisma;
+  const { listens, history, adapterFor, post, log, now } = knowledge.deps;
   return defineJob({
     kind: BACKFILL_JOB,
     payload: Payload,
     async run({ listenId }, signal) {
-      let listen = await db.channelListen.findUnique({ where: { id: listenId } });
-      if (!listen || listen.status !== "on" || listen.backfill === "done") return "nothing to read";
-      const workspace = await db.workspace.findUniqueOrThrow({ where: { id: listen.workspaceId } });
+      const found = await listens.ofBackfill(listenId);
+      if (!found || found.listen.status !== "on" || found.listen.backfill === "done") return "nothing to read";
+      const { scope } = found;
+      let { listen } = found;
+      const workspace = await history.workspace(scope);
+      if (!workspace) throw new Error(`no workspace ${scope.workspaceId}`);
       const platform = workspace.platform as Platform;
       const adapter = adapterFor(platform);
       // Another process with the platform attached takes the job up when this one gives it back.
       if (!adapter?.channelHistory) throw new Error(`${platform} is not attached to this process, or cannot read a channel's history`);
       const oldest = new Date(listen.enabledAt.getTime() - knowledge.settings.backfillDays * 24 * 60 * 60_000);
       const tell = async (text: string): Promise<void> => {
-        if (!listen?.requestedBy) return;
+        if (!listen.requestedBy) return;
         await post(platform, { kind: "dm", workspace: workspace.externalId, person: listen.requestedBy }, text).catch((err: unknown) => log.warn({ err }, "could not tell the backfill's progress"));
       };
       let told = Math.floor(listen.backfilled / PROGRESS_EVERY);
@@ -47,12 +49,8 @@ export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
         const page = await adapter.channelHistory(workspace.externalId, listen.channelId, { cursor: listen.cursor, oldest, limit: PAGE_SIZE });
         const kept = await knowledge.store.keep(workspace, listen.channelId, page.messages);
         const reached: Date | null = page.messages.reduce<Date | null>((min, m) => (!min || m.sentAt < min ? m.sentAt : min), listen.reachedAt);
-        const status = await db.channelListen.findUnique({ where: { id: listenId }, select: { status: true } });
-        const done = page.next === null || status?.status !== "on";
-        listen = await db.channelListen.update({
-          where: { id: listenId },
-          data: { cursor: page.next, backfilled: { increment: kept }, reachedAt: reached, backfill: done ? "done" : "running" },
-        });
+        const done = page.next === null || !(await listens.isOn(scope, listenId));
+        listen = await listens.recordPage(scope, listenId, { cursor: page.next, kept, reachedAt: reached, done });
         if (done) break;
         const nowTold = Math.floor(listen.backfilled / PROGRESS_EVERY);
         if (nowTold > told) {
@@ -61,11 +59,10 @@ export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
         }
       }
       log.info({ channel: listen.channelId, kept: listen.backfilled, at: now().toISOString() }, "channel backfill done");
-      // PostgreSQL plans the searches from table statistics: a big backfill left them describing a
-      // table without it (a search over the channel then read every match, hundreds of times
-      // slower), and autovacuum gets to it only later.
-      if (database.provider === "postgresql" && listen.backfilled >= ANALYZE_AFTER) {
-        await database.prisma.$executeRawUnsafe(`ANALYZE "Message"`).catch((err: unknown) => log.warn({ err }, "could not refresh the message statistics"));
+      // Statistics describing the table without a big backfill made a search over the channel read
+      // every match, hundreds of times slower (store.ts's refreshStatistics).
+      if (listen.backfilled >= ANALYZE_AFTER) {
+        await knowledge.store.refreshStatistics().catch((err: unknown) => log.warn({ err }, "could not refresh the message statistics"));
       }
       await tell(`Done reading <#${listen.channelId}>: ${listen.backfilled.toLocaleString("en-US")} messages kept, back to ${day(listen.reachedAt)}. People who can read the channel can now ask me about them.`);
       return `${listen.backfilled} messages kept`;

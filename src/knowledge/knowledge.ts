@@ -1,19 +1,19 @@
 /**
  * Channel knowledge, wired: what the core does with channel events, who turns listening on and off,
  * the backfill of a channel's history, and retention. The parts: store.ts (what is kept),
- * members.ts (who may read it), backfill.ts (the history job), listen-command.ts (`/cairn listen`).
+ * listen-store.ts (where cairn listens, opt-outs, member lists), members.ts (who may read it),
+ * backfill.ts (the history job), listen-command.ts (`/cairn listen`).
  */
-import type { Database } from "../db/client.ts";
 import { LISTEN_CHANNEL } from "../config.ts";
 import type { PlatformAdapter, Posted, PostTarget } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
-import type { HistoryStore } from "../history/store.ts";
-import type { JobQueue } from "../jobs/queue.ts";
+import { scopeOfWorkspace, type HistoryStore, type Workspace } from "../history/store/store.ts";
+import type { JobQueue } from "../jobs/job-store.ts";
 import type { Logger } from "../ground/log.ts";
 import { ChannelReaders, DEFAULT_MEMBERS_TTL_MS } from "./members.ts";
-import { KnowledgeStore } from "./store.ts";
+import type { KnowledgeStore } from "./store.ts";
+import type { ListenStore } from "./listen-store.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
-import type { Workspace } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 
 export interface KnowledgeSettings {
@@ -33,27 +33,31 @@ export const BACKFILL_JOB = "listen_backfill";
 const RETENTION_EVERY_MS = 60 * 60_000;
 
 export interface KnowledgeDeps {
-  database: Database;
+  /** What is kept of listened channels. */
+  store: KnowledgeStore;
+  /** Where cairn listens, opt-outs, member lists. */
+  listens: ListenStore;
   history: HistoryStore;
   jobs: JobQueue;
   adapterFor: (platform: Platform) => PlatformAdapter | null;
   post: (platform: Platform, target: PostTarget, markdown: string) => Promise<Posted>;
   kick: () => void;
   settings: KnowledgeSettings;
-  maxChars: number;
   log: Logger;
   now: () => Date;
 }
 
 export class ChannelKnowledge {
   readonly store: KnowledgeStore;
+  readonly listens: ListenStore;
   readonly readers: ChannelReaders;
   private retention: NodeJS.Timeout | null = null;
   private readonly workspaces = new TtlCache<string, Workspace>({ ttlMs: 10 * 60_000, max: 5_000 });
 
   constructor(readonly deps: KnowledgeDeps) {
-    this.store = new KnowledgeStore(deps.database, deps.history, deps.maxChars);
-    this.readers = new ChannelReaders(deps.database.prisma, this.store, (p) => deps.adapterFor(p as Platform), deps.log, deps.settings.membersTtlMs, deps.now);
+    this.store = deps.store;
+    this.listens = deps.listens;
+    this.readers = new ChannelReaders(deps.history, deps.listens, (p) => deps.adapterFor(p as Platform), deps.log, deps.settings.membersTtlMs, deps.now);
   }
 
   get settings(): KnowledgeSettings {
@@ -75,7 +79,7 @@ export class ChannelKnowledge {
     // No workspace yet: nobody turned listening on in it. Never created here: adapters send every
     // channel's events, and a workspace made by one would miss the name its first turn gives it.
     if (!workspace) return;
-    const listens = await this.store.listened(workspace.id);
+    const listens = await this.listens.listened(scopeOfWorkspace(workspace));
     if (!listens.has(where.channel)) return;
     switch (event.kind) {
       case "message":
@@ -98,7 +102,7 @@ export class ChannelKnowledge {
     const key = `${platform}:${externalId}`;
     const known = this.workspaces.get(key);
     if (known) return known;
-    const found = await this.deps.database.prisma.workspace.findFirst({ where: { platform, externalId } });
+    const found = await this.deps.history.findWorkspace(platform, externalId);
     if (found) this.workspaces.set(key, found);
     return found;
   }
@@ -118,15 +122,11 @@ export class ChannelKnowledge {
       const m = LISTEN_CHANNEL.exec(spec);
       if (!m) continue;
       const workspace = await this.deps.history.workspaceOf(m[1]!, m[2]!);
-      const existing = await this.deps.database.prisma.channelListen.findUnique({ where: { workspaceId_channelId: { workspaceId: workspace.id, channelId: m[3]! } } });
+      const scope = scopeOfWorkspace(workspace);
+      const existing = await this.listens.listen(scope, m[3]!);
       if (existing?.status === "on") continue;
       const at = this.deps.now();
-      const listen = await this.deps.database.prisma.channelListen.upsert({
-        where: { workspaceId_channelId: { workspaceId: workspace.id, channelId: m[3]! } },
-        create: { workspaceId: workspace.id, channelId: m[3]!, status: "on", enabledAt: at, backfill: "running" },
-        update: { status: "on", enabledAt: at, backfill: "running", cursor: null },
-      });
-      this.store.changed(workspace.id);
+      const listen = await this.listens.switchOn(scope, m[3]!, at, null);
       await this.queueBackfill(listen.id, at);
       this.deps.log.info({ channel: spec }, "listening in a channel from the settings");
     }

@@ -13,7 +13,7 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Place } from "../history/store.ts";
+import { personScopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin } from "../admission/access.ts";
 
 const reply = (text: string, outcome?: CommandReply["outcome"]): CommandReply => ({ text, ephemeral: true, ...(outcome ? { outcome } : {}) });
@@ -33,34 +33,31 @@ export function announcement(backfillDays: number, retentionDays: number): strin
 export async function listenCommand(core: Core, inbound: Inbound, place: Place, args: readonly string[]): Promise<CommandReply> {
   const sub = (args[0] ?? "status").toLowerCase();
   const k = core.knowledge;
-  const db = core.learning.ctx.db;
+  const listens = k.listens;
   const workspace = place.workspace;
+  const scope = workspaceScopeOf(place);
   const me = inbound.author.externalId;
 
   if (sub === "exclude-me" || sub === "include-me") {
     if (sub === "include-me") {
-      await db.listenExclusion.deleteMany({ where: { workspaceId: workspace.id, userId: me } });
-      k.store.changed(workspace.id);
+      await listens.include(scope, me);
       return reply("Your messages in listened channels are kept again from now on (what was removed stays removed).", "done");
     }
-    const exists = await db.listenExclusion.findUnique({ where: { workspaceId_userId: { workspaceId: workspace.id, userId: me } } });
-    if (!exists) await db.listenExclusion.create({ data: { workspaceId: workspace.id, userId: me } }).catch(() => undefined);
-    k.store.changed(workspace.id);
-    const removed = await k.store.removeAuthor(workspace.id, place.person.id);
+    await listens.exclude(scope, me);
+    const removed = await k.store.removeAuthor(personScopeOf(place));
     core.log.info({ person: place.person.id, removed }, "person excluded from channel knowledge");
     return reply(`Done: I removed ${removed} of your messages from what I keep of this workspace's channels, and I won't keep yours from now on. \`listen include-me\` undoes that.`, "done");
   }
   if (inbound.channel.isDm) return reply(NEVER_IN_DMS, "refused");
   const channel = inbound.channel.externalId;
-  const where = { workspaceId_channelId: { workspaceId: workspace.id, channelId: channel } };
-  const current = await db.channelListen.findUnique({ where });
+  const current = await listens.listen(scope, channel);
 
   if (sub === "status") {
     if (!current) return reply("I don't listen in this channel. Admins can turn it on with `listen on`.");
     const [kept, members, excluded] = await Promise.all([
       k.store.count(workspace, channel),
-      db.channelMember.count({ where: { workspaceId: workspace.id, channelId: channel } }),
-      db.listenExclusion.findUnique({ where: { workspaceId_userId: { workspaceId: workspace.id, userId: me } } }),
+      listens.memberCount(scope, channel),
+      listens.isExcluded(scope, me),
     ]);
     const backfill =
       current.backfill === "done"
@@ -86,20 +83,17 @@ export async function listenCommand(core: Core, inbound: Inbound, place: Place, 
   }
   if (sub === "off") {
     if (!current || current.status === "off") return reply("I don't listen in this channel.", "done");
-    await db.channelListen.update({ where, data: { status: "off" } });
-    k.store.changed(workspace.id);
+    await listens.switchOff(scope, channel);
     return reply("Stopped: I keep nothing new from this channel. What I kept stays searchable by its members until it is deleted here or passes the retention.", "done");
   }
   if (current?.status === "on") return reply("I already listen in this channel: `listen status` shows what I kept.", "done");
   const kind = await core.delivery.adapterOf(inbound.platform)?.channelKind?.(inbound.workspace.externalId, channel);
   if (kind === "dm" || kind === "group_dm") return reply(NEVER_IN_DMS, "refused");
-  const at = core.learning.ctx.now();
-  const fresh = { status: "on", enabledAt: at, enabledById: place.person.id, requestedBy: me, backfill: "running", cursor: null, backfilled: 0, reachedAt: null };
-  const listen = await db.channelListen.upsert({ where, create: { workspaceId: workspace.id, channelId: channel, ...fresh }, update: fresh });
-  k.store.changed(workspace.id);
+  const at = k.deps.now();
+  const listen = await listens.switchOn(scope, channel, at, { personId: place.person.id, userId: me });
   if (!listen.announcedAt) {
     await core.post(inbound.platform, { kind: "channel", workspace: inbound.workspace.externalId, channel }, announcement(k.settings.backfillDays, k.settings.retentionDays));
-    await db.channelListen.update({ where, data: { announcedAt: at } });
+    await listens.markAnnounced(scope, channel, at);
   }
   await k.readers.refresh(workspace, channel);
   await k.queueBackfill(listen.id, at);

@@ -1,7 +1,7 @@
 /**
  * Channel knowledge: the messages of channels cairn listens in, kept so people can ask what was
  * said and decided there. Stored as messages (role "channel", with their link) in one conversation
- * of kind "channel" per listened channel, so the one search (src/history/search.ts) ranks them
+ * of kind "channel" per listened channel, so the one search (src/history/store/search.ts) ranks them
  * beside history; that search shows them only to people who can read the channel now (members.ts).
  *
  * What is kept: people's messages with visible text, in channels whose listening is on, from people
@@ -10,11 +10,15 @@
  * row; `forget me` and `exclude-me` remove a person's rows; retention removes old ones.
  *
  * Statements take the direct path (db/direct.ts): a backfill writes thousands of rows a minute.
+ * Where cairn listens, and who opted out, is listen-store.ts's.
  */
 import type { Database } from "../db/client.ts";
-import type { ChannelListen, Conversation, Workspace } from "../db/generated/sqlite/client.ts";
+import type { Conversation, Workspace } from "../db/generated/sqlite/client.ts";
 import { sqlTime, type SqlParam } from "../db/direct.ts";
-import type { HistoryStore } from "../history/store.ts";
+import { workspaceScope } from "../db/scopes.ts";
+import type { HistoryStore } from "../history/store/store.ts";
+import type { PersonScope } from "../ground/types.ts";
+import type { ListenStore } from "./listen-store.ts";
 import { hasVisibleText, storable, withinLimit } from "../ground/text.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import type { ChannelMessage } from "../ground/channel-events.ts";
@@ -25,8 +29,6 @@ export const KNOWLEDGE_ROLE = "channel";
  * three statement shapes are all the direct path has to keep prepared.
  */
 const BATCHES = [100, 10, 1] as const;
-/** How long this process trusts what it read of listening and opt-outs (another replica's change shows within it). */
-const STATE_TTL_MS = 5_000;
 
 const COLUMNS = ["workspaceId", "conversationId", "authorId", "role", "text", "platformId", "status", "createdAt", "link"] as const;
 
@@ -34,41 +36,18 @@ const COLUMNS = ["workspaceId", "conversationId", "authorId", "role", "text", "p
 export const knowledgeKey = (platform: string, workspace: string, channel: string): string => `${platform}:${workspace}:listen:${channel}`;
 
 export class KnowledgeStore {
-  private readonly listens: TtlCache<string, Map<string, ChannelListen>>;
-  private readonly exclusions: TtlCache<string, Set<string>>;
   private readonly people = new TtlCache<string, string>({ ttlMs: 10 * 60_000, max: 20_000 });
   private readonly conversations = new TtlCache<string, Conversation>({ ttlMs: 10 * 60_000, max: 5_000 });
 
   constructor(
     private readonly database: Database,
     private readonly history: HistoryStore,
+    private readonly listens: ListenStore,
     private readonly maxChars: number,
-  ) {
-    this.listens = new TtlCache({ ttlMs: STATE_TTL_MS, max: 1_000 });
-    this.exclusions = new TtlCache({ ttlMs: STATE_TTL_MS, max: 1_000 });
-  }
+  ) {}
 
   private get db() {
     return this.database.prisma;
-  }
-
-  /** The workspace's listened channels (any status), by channel id. */
-  async listened(workspaceId: string): Promise<Map<string, ChannelListen>> {
-    return this.listens.load(workspaceId, async () => new Map((await this.db.channelListen.findMany({ where: { workspaceId } })).map((l) => [l.channelId, l])));
-  }
-
-  async isListening(workspaceId: string, channel: string): Promise<boolean> {
-    return (await this.listened(workspaceId)).get(channel)?.status === "on";
-  }
-
-  /** After this process changed listening or opt-outs: read them again. */
-  changed(workspaceId: string): void {
-    this.listens.delete(workspaceId);
-    this.exclusions.delete(workspaceId);
-  }
-
-  private async excluded(workspaceId: string): Promise<Set<string>> {
-    return this.exclusions.load(workspaceId, async () => new Set((await this.db.listenExclusion.findMany({ where: { workspaceId } })).map((e) => e.userId)));
   }
 
   /** The knowledge conversation of a channel, created on first use. */
@@ -92,8 +71,8 @@ export class KnowledgeStore {
     return this.conversations.get(key) ?? this.db.conversation.findUnique({ where: { key } });
   }
 
-  private async personId(workspaceId: string, author: ChannelMessage["author"]): Promise<string> {
-    return this.people.load(`${workspaceId}:${author.externalId}`, async () => (await this.history.person(workspaceId, author)).id);
+  private async personId(workspace: Workspace, author: ChannelMessage["author"]): Promise<string> {
+    return this.people.load(`${workspace.id}:${author.externalId}`, async () => (await this.history.person(workspaceScope(workspace), author)).id);
   }
 
   /**
@@ -102,7 +81,7 @@ export class KnowledgeStore {
    * a message kept already (a redelivery, an overlapping page) is not kept twice.
    */
   async keep(workspace: Workspace, channel: string, messages: readonly ChannelMessage[]): Promise<number> {
-    const out = await this.excluded(workspace.id);
+    const out = await this.listens.excluded(workspaceScope(workspace));
     const wanted = messages.filter((m) => !m.author.isBot && !out.has(m.author.externalId) && hasVisibleText(m.text));
     if (wanted.length === 0) return 0;
     const conversation = await this.conversationFor(workspace, channel);
@@ -114,7 +93,7 @@ export class KnowledgeStore {
       i += size;
       const params: SqlParam[] = [];
       for (const m of batch) {
-        const authorId = await this.personId(workspace.id, m.author);
+        const authorId = await this.personId(workspace, m.author);
         params.push(workspace.id, conversation.id, authorId, KNOWLEDGE_ROLE, this.text(m.text), m.messageId, "kept", sqlTime(provider, m.sentAt), m.link);
       }
       const rows = await this.database.direct.rows(insertSql(provider, batch.length), params);
@@ -144,8 +123,8 @@ export class KnowledgeStore {
   }
 
   /** A person's kept messages in a workspace go (exclude-me, forget me); how many. */
-  async removeAuthor(workspaceId: string, personId: string): Promise<number> {
-    const r = await this.db.message.deleteMany({ where: { workspaceId, authorId: personId, role: KNOWLEDGE_ROLE } });
+  async removeAuthor(person: PersonScope): Promise<number> {
+    const r = await this.db.message.deleteMany({ where: { workspaceId: person.workspaceId, authorId: person.personId, role: KNOWLEDGE_ROLE } });
     return r.count;
   }
 
@@ -157,9 +136,8 @@ export class KnowledgeStore {
 
   /** Retention: kept messages sent before `before` go, in small batches (a long delete would hold SQLite's writer). */
   async purgeBefore(before: Date): Promise<number> {
-    const workspaces = [...new Set((await this.db.channelListen.findMany({ select: { workspaceId: true } })).map((l) => l.workspaceId))];
     let removed = 0;
-    for (const workspaceId of workspaces) {
+    for (const { workspaceId } of await this.listens.listeningWorkspaces()) {
       for (;;) {
         const old = await this.db.message.findMany({ where: { workspaceId, role: KNOWLEDGE_ROLE, createdAt: { lt: before } }, select: { id: true }, take: 1_000 });
         if (old.length === 0) break;
@@ -167,6 +145,14 @@ export class KnowledgeStore {
       }
     }
     return removed;
+  }
+
+  /**
+   * PostgreSQL plans the searches from table statistics: after a big backfill they describe a
+   * table without it until autovacuum gets to it. Refreshes them now (SQLite keeps none).
+   */
+  async refreshStatistics(): Promise<void> {
+    if (this.database.provider === "postgresql") await this.db.$executeRawUnsafe(`ANALYZE "Message"`);
   }
 }
 

@@ -11,7 +11,7 @@
  */
 import { isAdmin } from "../admission/access.ts";
 import { scopeOfEntry, type MemoryEntry, type Person, type Provenance } from "../lessons/lesson-store.ts";
-import { workspaceScopeOf, type Place } from "../history/store.ts";
+import { workspaceScopeOf, type Place } from "../history/store/store.ts";
 import { nameOf, postIn, type ReplyPlace } from "./places.ts";
 import { workspaceOfPlace } from "./reply-place-store.ts";
 import type { LearningContext } from "./context.ts";

@@ -2,12 +2,11 @@
  * What the learning loop's jobs need from the core: its stores, the model, and its post operation.
  * Every read and write of the loop goes through the stores here.
  */
-import type { Db } from "../db/client.ts";
-import type { JobQueue } from "../jobs/queue.ts";
+import type { JobQueue } from "../jobs/job-store.ts";
 import type { ModelClient } from "../agent/model.ts";
 import type { MemoryBudgets, MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
-import type { HistoryStore } from "../history/store.ts";
+import type { HistoryStore } from "../history/store/store.ts";
 import type { Posted, PostTarget, RichPost } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import type { AccessPolicy } from "../admission/access.ts";
@@ -25,7 +24,6 @@ export interface LearningDeps {
    * Still read by the curator, the report, the views and other commands through this context; no
    * module of learning/, lessons/ or memory/ uses it. Goes once those read through their stores.
    */
-  db: Db;
   jobs: JobQueue;
   model: ModelClient;
   memory: MemoryStore;

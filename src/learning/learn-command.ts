@@ -20,7 +20,7 @@ import type { Provenance } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Learning } from "./learning.ts";
-import { scopeOf, type HistoryMessage, type HistoryStore, type Place } from "../history/store.ts";
+import { scopeOf, type HistoryMessage, type HistoryStore, type Place } from "../history/store/store.ts";
 import { ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { ToolError, ToolRegistry, type Tool, type ToolContext } from "../tools/registry.ts";

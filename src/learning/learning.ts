@@ -23,7 +23,7 @@ import type { ReportStore } from "../report/report-store.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
 import { judgeById } from "./approvals.ts";
-import type { Place } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { ModelClient } from "../agent/model.ts";
 

@@ -4,7 +4,7 @@
  * so the channel that saw it sees what became of it.
  */
 import type { CommandReply } from "../ground/commands.ts";
-import type { Place } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
 import type { Learning } from "./learning.ts";
 
 export async function proposalCommand(deps: { learning: Pick<Learning, "judgeProposal"> }, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {

@@ -15,7 +15,7 @@
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Logger } from "../ground/log.ts";
-import { scopeOf, workspaceScopeOf, type Place } from "../history/store.ts";
+import { scopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin, type AccessPolicy } from "../admission/access.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "./lesson-case.ts";
 import type { LessonStore, MemoryEntry } from "./lesson-store.ts";

@@ -2,14 +2,12 @@
  * Whether this process can do its work now: the database answers, every migration this build
  * knows is applied, and every platform adapter is connected. `/readyz` says 200 or 503 from this.
  */
-import { z } from "zod";
-import type { Database } from "../db/client.ts";
-import { loadMigrations } from "../db/migrate.ts";
 import type { PlatformAdapter } from "../ground/adapter.ts";
 import { errText } from "../ground/log.ts";
 
 export interface ReadinessDeps {
-  database: Pick<Database, "ping" | "prisma" | "provider">;
+  /** The database's answers (migration-store.ts). */
+  database: { ping(): Promise<void>; applied(): Promise<string[]>; known(): readonly string[] };
   /** The platform adapters this process runs (read at each check: they are created during start-up). */
   adapters: () => readonly PlatformAdapter[];
   /** The migrations this build expects (default: its own migrations folder). */
@@ -25,8 +23,6 @@ export interface Readiness {
 }
 
 export const OK = "ok";
-
-const AppliedRows = z.array(z.looseObject({ migration_name: z.string() }));
 
 /** One line, short: Prisma's messages run over several lines and the body is read by people and probes. */
 function short(err: unknown): string {
@@ -50,7 +46,6 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
 /** Checks readiness; concurrent probes share one check under way. */
 export function readinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
   const timeoutMs = deps.timeoutMs ?? 2_000;
-  let expected: readonly string[] | null = deps.migrations ?? null;
   let running: Promise<Readiness> | null = null;
 
   const database = async (): Promise<string> => {
@@ -64,11 +59,8 @@ export function readinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
 
   const migrations = async (): Promise<string> => {
     try {
-      expected ??= loadMigrations(deps.database.provider).map((m) => m.name);
-      const rows = AppliedRows.parse(
-        await within(timeoutMs, deps.database.prisma.$queryRawUnsafe(`SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`)),
-      );
-      const applied = new Set(rows.map((r) => r.migration_name));
+      const expected = deps.migrations ?? deps.database.known();
+      const applied = new Set(await within(timeoutMs, deps.database.applied()));
       // Migrations a newer build applied are fine (a rolling deploy); missing ones are not.
       const missing = expected.filter((name) => !applied.has(name));
       return missing.length === 0 ? OK : `not applied: ${missing.join(", ")}`;

@@ -4,8 +4,8 @@
  * run. Only items the asker may see (items.ts) are listed; the answer is private to the asker.
  */
 import type { Core } from "../core/core.ts";
-import type { Place } from "../history/store.ts";
-import { scopeOf } from "../history/store.ts";
+import type { Place } from "../history/store/store.ts";
+import { scopeOf } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";

@@ -6,7 +6,7 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import { scopeOf, type Place } from "../history/store.ts";
+import { scopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { SkillError } from "./store.ts";
 

@@ -2,8 +2,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { defineTool } from "./registry.ts";
-import { searchMessages, type SearchHit } from "../history/search.ts";
-import type { Database } from "../db/client.ts";
+import type { HistoryStore, SearchHit } from "../history/store/store.ts";
 import type { Scope } from "../ground/types.ts";
 
 const input = z.object({
@@ -38,7 +37,7 @@ export function wrapRecalled(label: string, body: string, stableKey?: string): s
 /** The listened channels whose messages the speaker can read now (src/knowledge/members.ts). */
 export type ReadableChannels = (scope: Scope) => Promise<string[]>;
 
-export function sessionSearchTool(db: Database, readable: ReadableChannels = async () => []) {
+export function sessionSearchTool(history: Pick<HistoryStore, "search">, readable: ReadableChannels = async () => []) {
   return defineTool({
     name: "session_search",
     description:
@@ -47,7 +46,7 @@ export function sessionSearchTool(db: Database, readable: ReadableChannels = asy
     input,
     async run(args, ctx) {
       // Membership is read now, for this search: someone who left a channel finds nothing more of it.
-      const hits = await searchMessages(db, ctx.scope, args.query, { limit: args.limit, excludeSessionId: ctx.sessionId, readable: await readable(ctx.scope) });
+      const hits = await history.search(ctx.scope, args.query, { limit: args.limit, excludeSessionId: ctx.sessionId, readable: await readable(ctx.scope) });
       if (hits.length === 0) return `No earlier messages match "${args.query}". Try other or fewer words.`;
       const lines = hits.map((h, i) => {
         const who = h.role === "assistant" ? "cairn" : (h.author ?? "someone");

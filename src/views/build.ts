@@ -14,7 +14,7 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { MemoryEntry, Person, Skill } from "./view-store.ts";
-import { scopeOf, type Place } from "../history/store.ts";
+import { scopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";

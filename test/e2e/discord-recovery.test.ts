@@ -10,7 +10,7 @@ import { forEachDatabase, inboundFor, resetData } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
-import { HistoryStore, type Lease } from "../../src/history/store.ts";
+import { HistoryStore, type Lease } from "../../src/history/store/store.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
 import type { Core } from "../../src/core/core.ts";

@@ -13,6 +13,7 @@ import { loadMigrations } from "../../src/db/migrate.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { Metrics } from "../../src/ops/metrics.ts";
 import { healthRoutes, type HealthDeps } from "../../src/ops/health.ts";
+import { MigrationStore } from "../../src/ops/migration-store.ts";
 import { startHealthServer, type HealthServer } from "../../src/ops/server.ts";
 import type { PlatformAdapter } from "../../src/ground/adapter.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
@@ -49,7 +50,7 @@ async function readyz(base: string): Promise<{ status: number; checks: Record<st
 forEachDatabase("health and readiness endpoints", (getDb) => {
   const servers: HealthServer[] = [];
   const serve = async (deps: Partial<HealthDeps> & Pick<HealthDeps, "adapters">): Promise<string> => {
-    const server = await startHealthServer(healthRoutes({ database: getDb(), metrics: new Metrics({ processMetrics: false }), log: silentLogger, ...deps }), { port: 0, host: "127.0.0.1" });
+    const server = await startHealthServer(healthRoutes({ database: new MigrationStore(getDb()), metrics: new Metrics({ processMetrics: false }), log: silentLogger, ...deps }), { port: 0, host: "127.0.0.1" });
     servers.push(server);
     return `http://127.0.0.1:${server.port}`;
   };
@@ -86,7 +87,7 @@ forEachDatabase("health and readiness endpoints", (getDb) => {
     const pg = provider === "postgresql" ? await freshPostgres() : null;
     const database = await openDatabase(pg ? pg.url : `file:${join(dir, "health.db")}`);
     try {
-      const base = await serve({ database, adapters: () => [] });
+      const base = await serve({ database: new MigrationStore(database), adapters: () => [] });
       expect((await readyz(base)).status).toBe(200);
       await database.close();
       const after = await readyz(base);
@@ -148,7 +149,7 @@ describe("the endpoints beside Slack, and the platforms' connections", () => {
   it("answers /healthz, /readyz and /metrics on Slack's HTTP port, and signed events as before", async () => {
     const core = makeCore(database, anthropic, { bundledSkillsDir: null });
     const adapters = (): PlatformAdapter[] => [http, socket];
-    const routes = healthRoutes({ database, metrics: core.metrics, log: silentLogger, adapters });
+    const routes = healthRoutes({ database: new MigrationStore(database), metrics: core.metrics, log: silentLogger, adapters });
     http = await startSlack(core, settings({ signingSecret: SIGNING_SECRET, routes }), silentLogger);
     socket = await startSlack(core, settings({ appToken: APP_TOKEN }), silentLogger);
     await slack.waitForSocket();
@@ -173,7 +174,7 @@ describe("the endpoints beside Slack, and the platforms' connections", () => {
     expect(await readyz(base)).toMatchObject({ status: 503, checks: { slack: "ok", "slack#2": "not connected" } });
 
     // The HTTP adapter stopped: its own port is gone, CAIRN_HEALTH_PORT's server says so.
-    ownPort = await startHealthServer(healthRoutes({ database, metrics: core.metrics, log: silentLogger, adapters: () => [http] }), { port: 0, host: "127.0.0.1" });
+    ownPort = await startHealthServer(healthRoutes({ database: new MigrationStore(database), metrics: core.metrics, log: silentLogger, adapters: () => [http] }), { port: 0, host: "127.0.0.1" });
     const own = `http://127.0.0.1:${ownPort.port}`;
     expect((await readyz(own)).status).toBe(200);
     await http.stop();

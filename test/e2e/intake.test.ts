@@ -8,7 +8,7 @@ import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts
 import { coreHarness } from "../support/agent.ts";
 import { waitUntil } from "../fakes/http.ts";
 import type { HandleResult } from "../../src/ground/types.ts";
-import { HistoryStore } from "../../src/history/store.ts";
+import { HistoryStore } from "../../src/history/store/store.ts";
 
 const HOUR = 60 * 60 * 1000;
 

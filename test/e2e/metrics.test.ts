@@ -14,6 +14,7 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { defineJob } from "../../src/jobs/worker.ts";
 import { Metrics } from "../../src/ops/metrics.ts";
 import { healthRoutes } from "../../src/ops/health.ts";
+import { MigrationStore } from "../../src/ops/migration-store.ts";
 import { startHealthServer, type HealthServer } from "../../src/ops/server.ts";
 import type { AgentSettings } from "../../src/core/core.ts";
 import type { HandleResult } from "../../src/ground/types.ts";
@@ -30,7 +31,7 @@ async function serve(db: Database, fake: FakeAnthropic, settings: Partial<AgentS
   const metrics = new Metrics();
   const model = createModelClient({ apiKey: fake.apiKey, baseURL: fake.url, maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 10_000 });
   const core = new Core({ database: db, model, settings: { ...TEST_SETTINGS, bundledSkillsDir: null, ...settings }, log: silentLogger, metrics, handlers });
-  const server = await startHealthServer(healthRoutes({ database: db, metrics, log: silentLogger, adapters: () => [] }), { port: 0, host: "127.0.0.1" });
+  const server = await startHealthServer(healthRoutes({ database: new MigrationStore(db), metrics, log: silentLogger, adapters: () => [] }), { port: 0, host: "127.0.0.1" });
   const scrape = async (): Promise<Map<string, Family>> => {
     const res = await fetch(`http://127.0.0.1:${server.port}/metrics`);
     expect(res.status).toBe(200);

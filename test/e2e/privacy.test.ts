@@ -8,8 +8,8 @@ import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { TOMBSTONE } from "../../src/erasure/erasure-store.ts";
-import { searchMessages } from "../../src/history/search.ts";
-import { scopeOf } from "../../src/history/store.ts";
+import { searchMessages } from "../../src/history/store/search.ts";
+import { scopeOf } from "../../src/history/store/store.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { HandleResult, Outbound } from "../../src/ground/types.ts";
 

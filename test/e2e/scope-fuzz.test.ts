@@ -20,7 +20,7 @@ forEachDatabase("scope fuzz", (getDb) => {
 
   it("never shows a marker outside its scope (seed 7)", async () => {
     const core = makeCore(getDb(), fake, { bundledSkillsDir: null });
-    const report = await runScopeFuzz(core, fake, { seed: 7, workspaces: 3, people: 3, channels: 2, turns: 120, runId: uniqueId("fz") });
+    const report = await runScopeFuzz(core, getDb(), fake, { seed: 7, workspaces: 3, people: 3, channels: 2, turns: 120, runId: uniqueId("fz") });
     console.log(`scope fuzz: ${report.promptsChecked} prompts checked, ${report.searches} searches, ${report.markers} markers, ${report.knowledgeSeen} channel-knowledge finds, ${report.violations.length} violations`);
     expect(report.violations).toEqual([]);
     expect(report.promptsChecked).toBeGreaterThan(150);

@@ -9,7 +9,7 @@ import { coreHarness } from "../support/agent.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import type { TeamView, ViewItem } from "../../src/ground/view-model.ts";
 import type { Database } from "../../src/db/client.ts";
-import { scopeOfWorkspace } from "../../src/history/store.ts";
+import { scopeOfWorkspace } from "../../src/history/store/store.ts";
 
 const ADMIN = "UADMIN";
 

@@ -3,9 +3,10 @@
  * would write and read, and a direct statement is never part of another caller's transaction.
  */
 import { expect, it } from "vitest";
-import { HistoryStore, scopeOf } from "../../src/history/store.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import { sqlTime } from "../../src/db/direct.ts";
 import { readSnapshot, SessionManager } from "../../src/agent/sessions.ts";
+import { SessionStore } from "../../src/agent/session-store.ts";
 import pg from "pg";
 import { ADMIN_URL, forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
@@ -69,9 +70,9 @@ forEachDatabase("direct SQL", (getDb) => {
 
   it("saves a session's snapshot where Prisma reads it, and the cached session sees it", async () => {
     const db = getDb();
-    const sessions = new SessionManager(db, 60 * 60 * 1000);
+    const sessions = new SessionManager(new SessionStore(db), 60 * 60 * 1000);
     const place = await new HistoryStore(db).resolve(inboundFor(opts(), "hi"));
-    const { session } = await sessions.current(place.conversation.id, new Date());
+    const { session } = await sessions.current(scopeOf(place), new Date());
     const snapshot = { shared: "team memory: deploys on thursdays", profiles: { [place.person.id]: "likes short answers" } };
     await sessions.saveSnapshot(session.id, snapshot);
     const stored = await db.prisma.chatSession.findFirst({ where: { id: session.id } });

@@ -1,12 +1,12 @@
 /**
- * Event claims (src/core/claims.ts) on both databases, through two handles on one database as two
+ * Event claims (src/core/claim-store.ts) on both databases, through two handles on one database as two
  * processes would have them: one claim of a key wins however many are made at once, a windowed key
  * comes back only once its window has passed, and claims a day old are purged, at most once an hour.
- * Time is driven through the clock each EventClaims is given, never slept.
+ * Time is driven through the clock each ClaimStore is given, never slept.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { forEachDatabase, sameDatabase, uniqueId, type Database } from "../support/db.ts";
-import { EventClaims } from "../../src/core/claims.ts";
+import { ClaimStore } from "../../src/core/claim-store.ts";
 
 const HOUR = 60 * 60 * 1000;
 
@@ -27,8 +27,8 @@ forEachDatabase("event claims", (getDb) => {
     (await getDb().prisma.eventClaim.findMany({ where: { key: { in: keys } }, orderBy: { key: "asc" } })).map((c) => c.key);
 
   it("gives a key to exactly one of many claims made at once through two handles", async () => {
-    const a = new EventClaims(getDb());
-    const b = new EventClaims(other);
+    const a = new ClaimStore(getDb());
+    const b = new ClaimStore(other);
     const keys = Array.from({ length: 5 }, () => uniqueId("discord:interaction"));
     for (const windowMs of [0, 10_000]) {
       const rounds = await Promise.all(
@@ -46,8 +46,8 @@ forEachDatabase("event claims", (getDb) => {
 
   it("lets a windowed key be claimed again only after its window, and a key without a window never", async () => {
     const t = clock("2026-12-02T10:00:00.000Z");
-    const a = new EventClaims(getDb(), t.now);
-    const b = new EventClaims(other, t.now);
+    const a = new ClaimStore(getDb(), t.now);
+    const b = new ClaimStore(other, t.now);
     const reaction = uniqueId("discord:reaction");
     const interaction = uniqueId("discord:interaction");
 
@@ -69,14 +69,14 @@ forEachDatabase("event claims", (getDb) => {
 
   it("purges claims older than a day from the claim path, at most once an hour", async () => {
     const t = clock("2026-12-05T10:00:00.000Z");
-    const claims = new EventClaims(getDb(), t.now);
+    const claims = new ClaimStore(getDb(), t.now);
     const [old, recent, older, later, last] = ["old", "recent", "older", "later", "last"].map((k) => uniqueId(`discord:notice:${k}`)) as [string, string, string, string, string];
     // Its first claim purges (nothing is old yet).
     expect(await claims.claim(old)).toBe(true);
     t.set(2 * HOUR);
     expect(await claims.claim(recent)).toBe(true);
     // A claim made elsewhere, long ago.
-    expect(await new EventClaims(other, () => new Date(Date.parse("2026-12-03T10:00:00.000Z"))).claim(older)).toBe(true);
+    expect(await new ClaimStore(other, () => new Date(Date.parse("2026-12-03T10:00:00.000Z"))).claim(older)).toBe(true);
 
     // 25½ hours on: the first claim over an hour after the last purge purges what is a day old.
     t.set(25.5 * HOUR);

@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { Scope } from "../../src/ground/types.ts";
 import type { Message } from "../../src/db/generated/sqlite/client.ts";
-import { searchMessages, type SearchOptions } from "../../src/history/search.ts";
-import { HistoryStore, scopeOf } from "../../src/history/store.ts";
+import { searchMessages, type SearchOptions } from "../../src/history/store/search.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import { MemoryStore } from "../../src/memory/store.ts";
 import { SkillStore } from "../../src/skills/store.ts";
 import { forEachDatabase, inboundFor, place, resetData, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";

@@ -2,7 +2,7 @@
 import { expect, it } from "vitest";
 import { z } from "zod";
 import { forEachDatabase, uniqueId } from "../support/db.ts";
-import { JobQueue } from "../../src/jobs/queue.ts";
+import { JobQueue } from "../../src/jobs/job-store.ts";
 import { defineJob, JobWorker, type JobHandler, type WorkerOptions } from "../../src/jobs/worker.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { waitUntil } from "../fakes/http.ts";

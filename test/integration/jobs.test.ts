@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { forEachDatabase, uniqueId } from "../support/db.ts";
-import { JobQueue } from "../../src/jobs/queue.ts";
+import { JobQueue } from "../../src/jobs/job-store.ts";
 
 forEachDatabase("durable job queue", (getDb) => {
   it("enqueues idempotently by unique key", async () => {

@@ -5,7 +5,8 @@
 import pg from "pg";
 import { expect, it } from "vitest";
 import { RateLimiter } from "../../src/admission/rate-limit.ts";
-import { HistoryStore, type Place } from "../../src/history/store.ts";
+import { RateStore } from "../../src/admission/rate-store.ts";
+import { HistoryStore, scopeOfPerson, type Place } from "../../src/history/store/store.ts";
 import { ADMIN_URL, forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 forEachDatabase("rate limit in the database", (getDb) => {
@@ -21,18 +22,18 @@ forEachDatabase("rate limit in the database", (getDb) => {
     const history = new HistoryStore(db);
     const opts = someone();
     const { place: at } = await place(db, opts);
-    const limiter = new RateLimiter(db, 2);
+    const limiter = new RateLimiter(new RateStore(db), 2);
     const t0 = Date.parse("2026-12-02T10:00:00Z");
     const when = (minutes: number): Date => new Date(t0 + minutes * 60_000);
 
     const first = await store(history, at, opts, "one", when(0));
-    expect(await limiter.take(at.person.id, first, when(0))).toEqual({ ok: true });
+    expect(await limiter.take(scopeOfPerson(at.person), first, when(0))).toEqual({ ok: true });
     const second = await store(history, at, opts, "two", when(5));
-    expect(await limiter.take(at.person.id, second, when(5))).toEqual({ ok: true });
+    expect(await limiter.take(scopeOfPerson(at.person), second, when(5))).toEqual({ ok: true });
     const third = await store(history, at, opts, "three", when(10));
-    expect(await limiter.take(at.person.id, third, when(10))).toEqual({ ok: false, retryAfterMs: 50 * 60_000 });
+    expect(await limiter.take(scopeOfPerson(at.person), third, when(10))).toEqual({ ok: false, retryAfterMs: 50 * 60_000 });
     // Asking again about the same message does not admit it.
-    expect((await limiter.take(at.person.id, third, when(11))).ok).toBe(false);
+    expect((await limiter.take(scopeOfPerson(at.person), third, when(11))).ok).toBe(false);
 
     const rows = await db.prisma.message.findMany({ where: { authorId: at.person.id }, orderBy: { id: "asc" } });
     expect(rows.map((m) => [m.text, m.admitted])).toEqual([
@@ -41,7 +42,7 @@ forEachDatabase("rate limit in the database", (getDb) => {
       ["three", false],
     ]);
     // An hour after "one", there is room again.
-    expect(await limiter.take(at.person.id, third, when(60.5))).toEqual({ ok: true });
+    expect(await limiter.take(scopeOfPerson(at.person), third, when(60.5))).toEqual({ ok: true });
   });
 
   it("counts a message answered without passing the check (recovered after a crash), and not one that failed", async () => {
@@ -49,20 +50,20 @@ forEachDatabase("rate limit in the database", (getDb) => {
     const history = new HistoryStore(db);
     const opts = someone();
     const { place: at } = await place(db, opts);
-    const limiter = new RateLimiter(db, 1);
+    const limiter = new RateLimiter(new RateStore(db), 1);
     const now = new Date();
     const recovered = await store(history, at, opts, "answered by another process", now);
     await db.prisma.message.update({ where: { id: recovered }, data: { status: "answered" } });
     const next = await store(history, at, opts, "next", now);
-    expect((await limiter.take(at.person.id, next, now)).ok).toBe(false);
+    expect((await limiter.take(scopeOfPerson(at.person), next, now)).ok).toBe(false);
 
     const other = someone();
     const { place: theirs } = await place(db, other);
     const failed = await store(history, theirs, other, "the model failed", now);
-    expect((await limiter.take(theirs.person.id, failed, now)).ok).toBe(true);
+    expect((await limiter.take(scopeOfPerson(theirs.person), failed, now)).ok).toBe(true);
     await db.prisma.message.update({ where: { id: failed }, data: { status: "failed" } });
     const retry = await store(history, theirs, other, "again", now);
-    expect((await limiter.take(theirs.person.id, retry, now)).ok).toBe(true);
+    expect((await limiter.take(scopeOfPerson(theirs.person), retry, now)).ok).toBe(true);
   });
 
   it("does not let two replicas each admit a message when one was stored but not yet committed as the other counted", async (ctx) => {
@@ -72,7 +73,7 @@ forEachDatabase("rate limit in the database", (getDb) => {
     const history = new HistoryStore(db);
     const opts = someone();
     const { place: at } = await place(db, opts);
-    const limiter = new RateLimiter(db, 1);
+    const limiter = new RateLimiter(new RateStore(db), 1);
     const now = new Date();
 
     // Replica A stores message X: its id is taken, its transaction not yet committed.
@@ -92,10 +93,10 @@ forEachDatabase("rate limit in the database", (getDb) => {
       // Replica B stores Y (a higher id) and counts while X is invisible to it: Y is admitted.
       const y = await store(history, at, opts, "y", now);
       expect(y).toBeGreaterThan(x);
-      expect((await limiter.take(at.person.id, y, now)).ok).toBe(true);
+      expect((await limiter.take(scopeOfPerson(at.person), y, now)).ok).toBe(true);
       await replicaA.query("COMMIT");
       // X, the earlier id, is counted against Y's admission: over a limit of one, it is refused.
-      expect((await limiter.take(at.person.id, x, now)).ok).toBe(false);
+      expect((await limiter.take(scopeOfPerson(at.person), x, now)).ok).toBe(false);
     } finally {
       await replicaA.end();
     }

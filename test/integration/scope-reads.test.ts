@@ -7,8 +7,9 @@
 import { expect, it } from "vitest";
 import type { PersonScope, Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
-import { HistoryStore, scopeOf } from "../../src/history/store.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import { SessionManager } from "../../src/agent/sessions.ts";
+import { SessionStore } from "../../src/agent/session-store.ts";
 import { MemoryStore } from "../../src/memory/store.ts";
 import { ErasureStore, TOMBSTONE } from "../../src/erasure/erasure-store.ts";
 import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
@@ -29,10 +30,10 @@ forEachDatabase("reads in another scope", (getDb) => {
   async function exchange(opts: PlaceOptions, text: string) {
     const db = getDb();
     const history = new HistoryStore(db);
-    const sessions = new SessionManager(db, IDLE_MS);
+    const sessions = new SessionManager(new SessionStore(db), IDLE_MS);
     const inbound = inboundFor(opts, text);
     const place = await history.resolve(inbound);
-    const { session } = await sessions.current(place.conversation.id, new Date());
+    const { session } = await sessions.current(scopeOf(place), new Date());
     const asked = (await history.recordInbound(place, inbound, session.id))!;
     const reply = await history.recordReply(place, session.id, asked.id, `noted: ${text}`, "sent");
     return { history, sessions, place, scope: scopeOf(place), session, asked, reply };
@@ -66,7 +67,7 @@ forEachDatabase("reads in another scope", (getDb) => {
 
   it("gets a session only for its own conversation, cached or not, and says why not", async () => {
     const { a, b } = await threeConversations();
-    const fresh = () => new SessionManager(getDb(), IDLE_MS);
+    const fresh = () => new SessionManager(new SessionStore(getDb()), IDLE_MS);
     expect((await a.sessions.get(a.scope, a.session.id)).id).toBe(a.session.id);
     expect((await fresh().get(a.scope, a.session.id)).id).toBe(a.session.id);
     // a.sessions holds the row in its cache; a fresh manager reads it from the database.

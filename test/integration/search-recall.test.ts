@@ -5,8 +5,8 @@
  */
 import { expect, it } from "vitest";
 import type { Scope } from "../../src/ground/types.ts";
-import { searchMessages } from "../../src/history/search.ts";
-import { HistoryStore, scopeOf } from "../../src/history/store.ts";
+import { searchMessages } from "../../src/history/store/search.ts";
+import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";
 
 forEachDatabase("search recall", (getDb) => {

@@ -17,7 +17,7 @@ import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { FakeAdapter } from "../support/fake-adapter.ts";
 import type { Core } from "../../src/core/core.ts";
 import type { Database } from "../../src/db/client.ts";
-import type { Lease } from "../../src/history/store.ts";
+import type { Lease } from "../../src/history/store/store.ts";
 import type { PostedPart, PostTarget, ReplyTarget } from "../../src/ground/adapter.ts";
 
 const LEASE_MS = 400;
@@ -101,7 +101,7 @@ forEachDatabase("turn recovery", (getDb) => {
 
   /** What a process killed mid-turn leaves: the person's message stored under its lease, unanswered. */
   async function lostMessage(db: Database, opts: PlaceOptions, text: string, sentAt = new Date(), lease: Lease = DEAD) {
-    const { HistoryStore } = await import("../../src/history/store.ts");
+    const { HistoryStore } = await import("../../src/history/store/store.ts");
     const history = new HistoryStore(db);
     const inbound = inboundFor(opts, text, uniqueId("ts"), sentAt);
     const place = await history.resolve(inbound);

@@ -18,7 +18,7 @@ import { openDatabase, type Database } from "../../src/db/client.ts";
 import { redact } from "../../bench/lib/db.ts";
 import type { Provider } from "../../src/db/migrate.ts";
 import type { Inbound, Platform, Scope } from "../../src/ground/types.ts";
-import { HistoryStore, scopeOf, type Place } from "../../src/history/store.ts";
+import { HistoryStore, scopeOf, type Place } from "../../src/history/store/store.ts";
 
 export type { Database };
 

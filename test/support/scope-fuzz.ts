@@ -6,7 +6,9 @@
  * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
  */
 import type { Core } from "../../src/core/core.ts";
+import type { Database } from "../../src/db/client.ts";
 import type { Platform } from "../../src/ground/types.ts";
+import { scopeOfWorkspace } from "../../src/history/store/store.ts";
 import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { inboundFor, type PlaceOptions } from "./db.ts";
@@ -109,7 +111,8 @@ function visibleText(req: RecordedRequest, queries: readonly string[]): string {
   return parts.join("\n");
 }
 
-export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOptions): Promise<FuzzReport> {
+/** `database`: the one `core` runs on, where the listened channels are set up directly. */
+export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnthropic, opts: FuzzOptions): Promise<FuzzReport> {
   const rand = prng(opts.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const hex = () => Math.floor(rand() * 0xffffffff).toString(16).padStart(8, "0");
@@ -128,7 +131,7 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
   const readers = new Map<string, Set<string>>();
   const canRead = (channel: string, person: string): boolean => readers.get(channel)?.has(person) === true;
   const listened: { ws: (typeof wss)[number]; channel: string }[] = [];
-  const db = core.learning.ctx.db;
+  const db = database.prisma;
   for (const ws of wss) {
     const workspace = await core.history.workspaceOf(ws.platform, ws.id);
     for (let k = 0; k < (opts.listened ?? 2); k++) {
@@ -141,7 +144,7 @@ export async function runScopeFuzz(core: Core, fake: FakeAnthropic, opts: FuzzOp
       await db.channelListen.create({ data: { workspaceId: workspace.id, channelId: channel, status: "on", backfill: "done" } });
       listened.push({ ws, channel });
     }
-    core.knowledge.store.changed(workspace.id);
+    core.knowledge.listens.forgetCached(scopeOfWorkspace(workspace));
   }
   /** A person joins or leaves a listened channel, as the platform would tell it. */
   async function flipMembership(): Promise<void> {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyMessage, plainText, toInbound, type BotIdentity } from "../../src/platforms/slack/events.ts";
 import { toFeedback } from "../../src/platforms/slack/reactions.ts";
-import { conversationKey } from "../../src/history/store.ts";
+import { conversationKey } from "../../src/history/store/store.ts";
 import { RecentSet } from "../../src/ground/cache/recent-set.ts";
 
 const bot: BotIdentity = { userId: "UBOT", botId: "BBOT", name: "cairn", teamId: "T1", teamName: "Team" };

@@ -7,11 +7,11 @@
  * its DMs only the asker's own, and of listened channels' knowledge only the channels the asker can
  * read now (`Ctx.readable`).
  */
-import type { Database } from "../db/client.ts";
-import type { SqlParam } from "../db/direct.ts";
-import type { Scope } from "../ground/types.ts";
-import type { AnalyzedQuery } from "./query.ts";
-import type { RankDoc, RankStats } from "./rank.ts";
+import type { Database } from "../../db/client.ts";
+import type { SqlParam } from "../../db/direct.ts";
+import type { Scope } from "../../ground/types.ts";
+import type { AnalyzedQuery } from "../query.ts";
+import type { RankDoc, RankStats } from "../rank.ts";
 
 /**
  * Channel knowledge's candidates are ranked among its newest this many matches in scope: a listened
@@ -55,7 +55,7 @@ export interface Display {
 
 /** One search: the database, the asker's scope, and the session whose messages to leave out ("" for none). */
 export interface Ctx {
-  db: Database;
+  database: Database;
   scope: Scope;
   exclude: string;
   /**
@@ -101,7 +101,7 @@ export function parsed<T>(rows: unknown[][]): T[] {
 
 /** One search statement, on the direct path (db/direct.ts): rows as arrays. */
 export function run(ctx: Ctx, sql: string, ...params: SqlParam[]): Promise<unknown[][]> {
-  return ctx.db.direct.rows(sql, params);
+  return ctx.database.direct.rows(sql, params);
 }
 
 /** People from rows of (id, displayName). */

@@ -7,8 +7,9 @@
  * Times: SQLite keeps Prisma's ISO text, read back with `new Date`; PostgreSQL's timestamp columns
  * are selected as epoch milliseconds, because pg would read a timestamp without zone as local time.
  */
-import type { Conversation, Message, Person } from "../db/generated/sqlite/client.ts";
-import type { Provider } from "../db/migrate.ts";
+import type { Conversation, Message, Person } from "../../db/generated/sqlite/client.ts";
+import { sqlTime, type SqlParam } from "../../db/direct.ts";
+import type { Provider } from "../../db/migrate.ts";
 
 export interface HistorySql {
   /** Placeholders: the Message columns in MESSAGE_COLUMNS order; returns the new id. */
@@ -70,6 +71,28 @@ function sqlFor(provider: Provider): HistorySql {
 }
 
 export const HISTORY_SQL: Record<Provider, HistorySql> = { sqlite: sqlFor("sqlite"), postgresql: sqlFor("postgresql") };
+
+/** A message's values in MESSAGE_COLUMNS order, as the insert statements take them. */
+export function messageParams(provider: Provider, m: Omit<Message, "id">): SqlParam[] {
+  return MESSAGE_COLUMNS.map((c) => {
+    if (c === "createdAt" || c === "leaseUntil") return m[c] && sqlTime(provider, m[c]);
+    // Both databases read 1 and 0 as booleans (SQLite keeps them so).
+    if (c === "admitted") return m[c] ? 1 : 0;
+    return m[c];
+  });
+}
+
+/** A message of cairn's in a conversation, stored now: a reply (`replyToId`) or a post it started. */
+export function assistantRow(
+  conversation: Pick<Conversation, "id" | "workspaceId">,
+  sessionId: string | null,
+  text: string,
+  status: "sent" | "failed",
+  replyToId: number | null,
+): Omit<Message, "id"> {
+  const at = { workspaceId: conversation.workspaceId, conversationId: conversation.id };
+  return { ...at, sessionId, authorId: null, role: "assistant", text, platformId: null, status, replyToId, createdAt: new Date(), leaseOwner: null, leaseUntil: null, admitted: false, link: null };
+}
 
 const timeOf = (v: unknown): Date => new Date(v as string | number);
 /** SQLite keeps booleans as 0 and 1. */

@@ -2,7 +2,7 @@
  * The search statements on PostgreSQL: candidates from the english tsvector (`search`) and the CJK
  * character tsvector (`cjk`), and neighbours and counts in scope.
  */
-import type { SqlParam } from "../db/direct.ts";
+import type { SqlParam } from "../../db/direct.ts";
 import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
 
 /**

@@ -9,6 +9,8 @@ import type { Db } from "../db/client.ts";
 import type { Job } from "../db/generated/sqlite/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
 
+export type { Job } from "../db/generated/sqlite/client.ts";
+
 /** A claimed job: its id, the worker holding it and the attempt it is on identify the claim. */
 export type Claim = Pick<Job, "id" | "lockedBy" | "attempts" | "maxAttempts">;
 

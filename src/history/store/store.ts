@@ -2,59 +2,28 @@
  * Workspaces, people, conversations and every message. A message is stored before any work is done
  * on it, so a crash mid-turn loses nothing; the (conversation, platform id) unique key makes a
  * platform's retries and double deliveries (Slack's message + app_mention) land once.
+ * The history store's folder: this store, its direct statements (rows.ts), the scopes made from its
+ * rows (place.ts) and the search over its messages (search*.ts). Services import row types from here.
  */
-import type { Database, Db } from "../db/client.ts";
-import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
-import type { Provider } from "../db/migrate.ts";
-import { conversationOf, HISTORY_SQL, MESSAGE_COLUMNS, messageOf, personOf, type HistorySql } from "./rows.ts";
-import type { Conversation, Delivery, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
-import { findOrCreate, isUniqueViolation } from "../db/errors.ts";
-import { conversationScope, personScope, placeScope, workspaceScope } from "../db/scopes.ts";
-import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../ground/types.ts";
-import { TtlCache } from "../ground/cache/ttl-cache.ts";
+import type { Database, Db } from "../../db/client.ts";
+import type { DirectSql } from "../../db/direct.ts";
+import type { Provider } from "../../db/migrate.ts";
+import { assistantRow, conversationOf, HISTORY_SQL, messageOf, messageParams, personOf, type HistorySql } from "./rows.ts";
+import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
+import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
+import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../../ground/types.ts";
+import { TtlCache } from "../../ground/cache/ttl-cache.ts";
+import { workspaceScope } from "../../db/scopes.ts";
+import { sortByTurn } from "../turns.ts";
+import { conversationKey, type Lease, type Place } from "./place.ts";
+import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
+
+export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
+export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
+export { sortByTurn, turnOf } from "../turns.ts";
+export type { SearchHit, SearchOptions } from "./search.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
-
-/** The process that works on a stored message (answering it, or posting a reply), and until when (src/core/leases.ts). */
-export interface Lease {
-  owner: string;
-  until: Date;
-}
-
-export interface Place {
-  workspace: Workspace;
-  person: Person;
-  conversation: Conversation;
-}
-
-/** Stable conversation key: one per DM person, one per channel thread (or channel main line). */
-export function conversationKey(inbound: Inbound): string {
-  const ws = `${inbound.platform}:${inbound.workspace.externalId}`;
-  if (inbound.channel.isDm) return `${ws}:dm:${inbound.author.externalId}`;
-  return `${ws}:${inbound.channel.externalId}:${inbound.threadId ?? "main"}`;
-}
-
-export function scopeOf(place: Place): Scope {
-  return placeScope(place.person, place.conversation);
-}
-
-/** The speaker of a place, wherever they are (their pending entries, their messages). */
-export function personScopeOf(place: Place): PersonScope {
-  return personScope(place.person);
-}
-
-export function workspaceScopeOf(place: Place): WorkspaceScope {
-  return workspaceScope(place.workspace);
-}
-
-/** The scope of a workspace row this store returned (found by its platform id). */
-export const scopeOfWorkspace = (workspace: Workspace): WorkspaceScope => workspaceScope(workspace);
-
-/** The conversation a delivery row this store returned belongs to. */
-export const scopeOfDelivery = (delivery: Pick<Delivery, "conversationId" | "workspaceId">): ConversationScope => conversationScope({ id: delivery.conversationId, workspaceId: delivery.workspaceId });
-
-/** The scope of a person row this store returned (resolved in their workspace). */
-export const scopeOfPerson = (person: Person): PersonScope => personScope(person);
 
 /**
  * The rows a message resolves to are read on every message but change almost never (a display
@@ -84,7 +53,7 @@ export class HistoryStore {
 
   /** `onConversationCreated` hears of each conversation this store creates, once it exists. */
   constructor(
-    database: Database,
+    private readonly database: Database,
     private readonly onConversationCreated: (conversationId: string) => void = () => {},
   ) {
     this.db = database.prisma;
@@ -95,23 +64,14 @@ export class HistoryStore {
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
   private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
-    const rows = await this.direct.rows(this.sql.insertMessage, this.params(m));
+    const rows = await this.direct.rows(this.sql.insertMessage, messageParams(this.provider, m));
     return { id: Number(rows[0]![0]), ...m };
   }
 
   /** A person's message, or null when its conversation has that platform message already. */
   private async insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
-    const rows = await this.direct.rows(this.sql.insertInbound, this.params(m));
+    const rows = await this.direct.rows(this.sql.insertInbound, messageParams(this.provider, m));
     return rows.length ? { id: Number(rows[0]![0]), ...m } : null;
-  }
-
-  private params(m: Omit<Message, "id">): SqlParam[] {
-    return MESSAGE_COLUMNS.map((c) => {
-      if (c === "createdAt" || c === "leaseUntil") return m[c] && sqlTime(this.provider, m[c]);
-      // Both databases read 1 and 0 as booleans (SQLite keeps them so).
-      if (c === "admitted") return m[c] ? 1 : 0;
-      return m[c];
-    });
   }
 
   async resolve(inbound: Inbound): Promise<Place> {
@@ -134,7 +94,7 @@ export class HistoryStore {
   private async load(inbound: Inbound): Promise<Place> {
     const workspace = await this.workspaceOf(inbound.platform, inbound.workspace.externalId, inbound.workspace.name);
     // A new display name is written by resolve(), for loaded and cached rows alike.
-    const person = await this.person(workspace.id, inbound.author);
+    const person = await this.person(workspaceScope(workspace), inbound.author);
     this.people.set(person.id, person);
     const conversation = await this.conversationOf(workspace.id, inbound, person.id);
     return { workspace, person, conversation };
@@ -234,25 +194,10 @@ export class HistoryStore {
   /** Under a lease: stored only while the message answered is still leased to `lease.owner`; null when another process took the turn over. */
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease): Promise<Message | null>;
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null = null): Promise<Message | null> {
-    const m: Omit<Message, "id"> = {
-      workspaceId: place.workspace.id,
-      conversationId: place.conversation.id,
-      sessionId,
-      authorId: null,
-      role: "assistant",
-      text,
-      platformId: null,
-      status,
-      replyToId,
-      createdAt: new Date(),
-      // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
-      leaseOwner: null,
-      leaseUntil: null,
-      admitted: false,
-      link: null,
-    };
+    // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
+    const m = assistantRow(place.conversation, sessionId, text, status, replyToId);
     if (!lease) return this.insertMessage(m);
-    const rows = await this.direct.rows(this.sql.insertHeldReply, [...this.params(m), replyToId, lease.owner]);
+    const rows = await this.direct.rows(this.sql.insertHeldReply, [...messageParams(this.provider, m), replyToId, lease.owner]);
     return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
   }
 
@@ -266,8 +211,7 @@ export class HistoryStore {
     const after = afterUserId ?? 0;
     const params = [scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, after, throughUserId];
     const rows = (await this.direct.rows(this.sql.sessionMessages, params)).map(messageOf);
-    const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
-    return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
+    return this.withAuthors(scope, rows);
   }
 
   /**
@@ -280,12 +224,16 @@ export class HistoryStore {
       orderBy: { id: "desc" },
       take: limit,
     });
-    const authors = await this.peopleById(rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
+    return this.withAuthors(scope, rows);
+  }
+
+  /** Messages with their authors (from the cache, the rest in one read), in turn order. */
+  private async withAuthors(scope: WorkspaceScope, rows: Message[]): Promise<HistoryMessage[]> {
+    const authors = await this.peopleById(scope, rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
 
-  /** People by id: from the cache, the rest in one read. */
-  private async peopleById(ids: readonly string[]): Promise<Map<string, Person>> {
+  private async peopleById(scope: WorkspaceScope, ids: readonly string[]): Promise<Map<string, Person>> {
     const out = new Map<string, Person>();
     const missing: string[] = [];
     for (const id of new Set(ids)) {
@@ -294,7 +242,7 @@ export class HistoryStore {
       else missing.push(id);
     }
     if (missing.length === 0) return out;
-    for (const p of await this.db.person.findMany({ where: { id: { in: missing } } })) {
+    for (const p of await this.db.person.findMany({ where: { id: { in: missing }, workspaceId: scope.workspaceId } })) {
       this.people.set(p.id, p);
       out.set(p.id, p);
     }
@@ -323,6 +271,15 @@ export class HistoryStore {
         })),
       });
     });
+  }
+
+  /**
+   * A reply none of whose parts reached the platform: marked failed, and the turn of the message
+   * it answers is over (its lease ends: nothing will be posted for it).
+   */
+  async recordUndelivered(replyId: number): Promise<void> {
+    const [row] = await this.db.message.updateManyAndReturn({ where: { id: replyId }, data: { status: "failed" }, select: { replyToId: true } });
+    if (row?.replyToId) await this.db.message.updateMany({ where: { id: row.replyToId }, data: { leaseOwner: null, leaseUntil: null } });
   }
 
   /** The delivery of one of cairn's replies in this workspace with this platform id, if any. */
@@ -365,22 +322,27 @@ export class HistoryStore {
 
   /** Stores a post cairn started itself (no person's message answered): its deliveries hang on it. */
   async recordPost(conversation: Conversation, text: string): Promise<Message> {
-    return this.insertMessage({
-      workspaceId: conversation.workspaceId,
-      conversationId: conversation.id,
-      sessionId: null,
-      authorId: null,
-      role: "assistant",
-      text,
-      platformId: null,
-      status: "sent",
-      replyToId: null,
-      createdAt: new Date(),
-      leaseOwner: null,
-      leaseUntil: null,
-      admitted: false,
-      link: null,
-    });
+    return this.insertMessage(assistantRow(conversation, null, text, "sent", null));
+  }
+
+  /** Whether some workspace talked to cairn before `at` (the scheduler's slots count only then). */
+  async workspaceCreatedBefore(at: Date): Promise<boolean> {
+    return (await this.db.workspace.findFirst({ where: { createdAt: { lt: at } }, select: { id: true } })) !== null;
+  }
+
+  /** Search over the messages the scope may see (search.ts). */
+  search(scope: Scope, query: string, opts: SearchOptions): Promise<SearchHit[]> {
+    return searchMessages(this.database, scope, query, opts);
+  }
+
+  /** The workspace row of a scope. */
+  async workspace(scope: WorkspaceScope): Promise<Workspace | null> {
+    return this.db.workspace.findUnique({ where: { id: scope.workspaceId } });
+  }
+
+  /** The person row of a scope, in its workspace. */
+  async personIn(scope: PersonScope): Promise<Person | null> {
+    return this.db.person.findFirst({ where: { id: scope.personId, workspaceId: scope.workspaceId } });
   }
 
   async findWorkspace(platform: string, externalId: string): Promise<Workspace | null> {
@@ -392,7 +354,9 @@ export class HistoryStore {
     return this.db.message.findFirst({ where: { id, workspaceId: scope.workspaceId, conversationId: scope.conversationId } });
   }
 
-  async person(workspaceId: string, author: Inbound["author"]): Promise<Person> {
+  /** The person of a workspace with this platform id, created on first sight. */
+  async person(scope: WorkspaceScope, author: Inbound["author"]): Promise<Person> {
+    const { workspaceId } = scope;
     return findOrCreate(
       async () => {
         const [row] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
@@ -408,16 +372,4 @@ export class HistoryStore {
   async countByAuthor(scope: PersonScope): Promise<number> {
     return this.db.message.count({ where: { workspaceId: scope.workspaceId, authorId: scope.personId } });
   }
-}
-
-/** The id of the person message a history entry belongs to (itself, the one a reply answers, or the one a context block preceded). */
-export function turnOf(m: Message): number {
-  return m.role !== "user" && m.replyToId !== null ? m.replyToId : m.id;
-}
-
-/** Within a turn: the context block, then the person's message, then cairn's reply. */
-const ROLE_ORDER: Record<string, number> = { context: 0, user: 1, assistant: 2 };
-
-export function sortByTurn<T extends Message>(rows: T[]): T[] {
-  return [...rows].sort((a, b) => turnOf(a) - turnOf(b) || (ROLE_ORDER[a.role] ?? 1) - (ROLE_ORDER[b.role] ?? 1) || a.id - b.id);
 }

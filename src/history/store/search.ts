@@ -10,14 +10,14 @@
  * of every statement (search-queries.ts): the asker's workspace, and among its DMs only the
  * asker's own.
  */
-import type { Database } from "../db/client.ts";
-import type { Scope } from "../ground/types.ts";
-import { analyzeQuery } from "./query.ts";
-import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankingOptions, type TermCounts } from "./rank.ts";
+import type { Database } from "../../db/client.ts";
+import type { Scope } from "../../ground/types.ts";
+import { analyzeQuery } from "../query.ts";
+import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankingOptions, type TermCounts } from "../rank.ts";
 import { postgresQueries } from "./search-postgres.ts";
 import { DF_CAP, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
 import { sqliteQueries } from "./search-sqlite.ts";
-import { docKeys, fold, makeSnippet } from "./text.ts";
+import { docKeys, fold, makeSnippet } from "../text.ts";
 
 export interface SearchHit {
   messageId: number;
@@ -57,7 +57,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   if (q.terms.length === 0 && q.grams.length === 0) return [];
   const options: RankingOptions = { ...DEFAULT_RANKING, ...opts.ranking };
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
-  const ctx: Ctx = { db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
+  const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
   const words = q.terms.map((t) => t.word);
 
   const [stats, people, lexical, cjk] = await Promise.all([
@@ -133,18 +133,21 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
       link: null,
     });
   }
-  return withLinks(db, hits);
+  return withLinks(db, scope, hits);
 }
 
-/** The links of the hits that are channel knowledge (read by id: these hits are already in scope). */
-async function withLinks(db: Database, hits: SearchHit[]): Promise<SearchHit[]> {
+/**
+ * The links of the hits that are channel knowledge, read by id in the asker's workspace (SQLite:
+ * `+workspaceId` is checked on the rows found by id, never used to find them).
+ */
+async function withLinks(db: Database, scope: Scope, hits: SearchHit[]): Promise<SearchHit[]> {
   const ids = hits.filter((h) => h.role === "channel").map((h) => h.messageId);
   if (ids.length === 0) return hits;
   const sql =
     db.provider === "sqlite"
-      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?))`
-      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int)`;
-  const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids)])).map((r) => [Number(r[0]), r[1] as string | null]));
+      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?)) AND +"workspaceId" = ?`
+      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int) AND "workspaceId" = $2`;
+  const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids), scope.workspaceId])).map((r) => [Number(r[0]), r[1] as string | null]));
   return hits.map((h) => (h.role === "channel" ? { ...h, link: links.get(h.messageId) ?? null } : h));
 }
 
@@ -210,10 +213,10 @@ const CACHE_TTL_MS = 30_000;
 const caches = new WeakMap<Database, Map<string, { at: number; value: unknown }>>();
 
 async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise<T>): Promise<T> {
-  let cache = caches.get(ctx.db);
+  let cache = caches.get(ctx.database);
   if (!cache) {
     cache = new Map();
-    caches.set(ctx.db, cache);
+    caches.set(ctx.database, cache);
   }
   const key = what === "stats" ? `stats|${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}` : `people|${ctx.scope.workspaceId}`;
   const hit = cache.get(key);

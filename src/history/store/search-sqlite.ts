@@ -3,7 +3,7 @@
  * (CJK runs of three or more characters), LIKE for two-character CJK words, and neighbours and
  * counts in scope.
  */
-import type { SqlParam } from "../db/direct.ts";
+import type { SqlParam } from "../../db/direct.ts";
 import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
 
 /** CJK bigrams are matched with LIKE over this many of the workspace's latest messages. */

@@ -42,7 +42,7 @@ function claimSql([key, at, lapsed]: readonly string[]): string {
 /** No claim is older than this: the lapse time of a key claimed once for good. */
 const NEVER = new Date(0);
 
-export class EventClaims {
+export class ClaimStore {
   private readonly claimSql: string;
   private readonly purgeSql: string;
   private lastPurge = Number.NEGATIVE_INFINITY;

@@ -1,0 +1,136 @@
+/**
+ * Session rows (ChatSession): which session of a conversation is open, and each session's frozen
+ * snapshot and summary. The rules (idle gaps, what a snapshot holds) are sessions.ts's.
+ *
+ * Rows are cached as this process last read or wrote them. Every message and every turn needs its
+ * session, and all of a session's writes go through this store, so the cached rows stay current
+ * here; a change made by another replica (a `/new` handled there) shows within the TTL, and
+ * `forgetCached` drops everything after writes made elsewhere in this process (an erasure).
+ *
+ * Session rows have no workspace of their own: their conversation's id, unique across workspaces,
+ * is the whole key of a conversation scope's reads.
+ */
+import type { Database, Db } from "../db/client.ts";
+import type { DirectSql } from "../db/direct.ts";
+import type { ChatSession } from "../db/generated/sqlite/client.ts";
+import { isUniqueViolation } from "../db/errors.ts";
+import { TtlCache } from "../ground/cache/ttl-cache.ts";
+import type { ConversationScope } from "../ground/types.ts";
+
+export type { ChatSession } from "../db/generated/sqlite/client.ts";
+
+const SESSION_CACHE_TTL_MS = 60_000;
+
+/** `openOf`'s value for a conversation known to have no open session. */
+const NONE = "";
+
+export class SessionStore {
+  private readonly rows = new TtlCache<string, ChatSession>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
+  /** Conversation id -> id of its open session (NONE: known to have none). */
+  private readonly openOf = new TtlCache<string, string>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
+
+  private readonly db: Db;
+  private readonly direct: DirectSql;
+  private readonly saveSnapshotSql: string;
+
+  constructor(database: Database) {
+    this.db = database.prisma;
+    this.direct = database.direct;
+    this.saveSnapshotSql =
+      database.provider === "sqlite" ? `UPDATE ChatSession SET snapshot = ? WHERE id = ?` : `UPDATE "ChatSession" SET snapshot = $1 WHERE id = $2`;
+  }
+
+  private remember(row: ChatSession): ChatSession {
+    this.rows.set(row.id, row);
+    if (row.endedAt === null) this.openOf.set(row.conversationId, row.id);
+    else if (this.openOf.get(row.conversationId) === row.id) this.openOf.delete(row.conversationId);
+    return row;
+  }
+
+  /** After session rows were changed behind this store (an erasure clears snapshots and summaries). */
+  forgetCached(): void {
+    this.rows.clear();
+    this.openOf.clear();
+  }
+
+  /** A conversation this process just created has no session yet: its first message need not look. */
+  noneOpen(conversationId: string): void {
+    this.openOf.set(conversationId, NONE);
+  }
+
+  /** The conversation's open session, if any. */
+  async open(scope: ConversationScope): Promise<ChatSession | null> {
+    const { conversationId } = scope;
+    const id = this.openOf.get(conversationId);
+    if (id === NONE) return null;
+    const cached = id === undefined ? undefined : this.rows.get(id);
+    if (cached && cached.endedAt === null) return cached;
+    const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null }, orderBy: { startedAt: "desc" } });
+    return row && this.remember(row);
+  }
+
+  /** Records activity in an open session. */
+  async touch(sessionId: string, now: Date): Promise<ChatSession> {
+    return this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { lastActivityAt: now } }));
+  }
+
+  /** Ends a session gone idle. */
+  async endIdle(sessionId: string, now: Date): Promise<void> {
+    this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { endedAt: now, endReason: "idle" } }));
+  }
+
+  /**
+   * Opens a new session in the conversation; `isNew` false when another replica opened one a
+   * moment ago, for a message of the same conversation (a conversation has one open session: a
+   * unique index, migration turn_leases): that one is this message's too.
+   */
+  async start(scope: ConversationScope, now: Date): Promise<{ session: ChatSession; isNew: boolean }> {
+    const { conversationId } = scope;
+    try {
+      const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
+      return { session: this.remember(session), isNew: true };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      this.openOf.delete(conversationId);
+      const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null } });
+      if (!row) throw err;
+      return { session: this.remember(row), isNew: false };
+    }
+  }
+
+  /**
+   * A session of this conversation as it stands (its snapshot and summary may have changed since it
+   * was opened). Throws for a session of another conversation.
+   */
+  async get(scope: ConversationScope, sessionId: string): Promise<ChatSession> {
+    const { conversationId } = scope;
+    const cached = this.rows.get(sessionId);
+    if (cached?.conversationId === conversationId) return cached;
+    const row = await this.db.chatSession.findFirst({ where: { id: sessionId, conversationId } });
+    if (!row) throw new Error(`no session ${sessionId} in conversation ${conversationId}`);
+    return this.remember(row);
+  }
+
+  /** Ends the conversation's open session; whether there was one. */
+  async end(scope: ConversationScope, reason: "request" | "restart", now: Date): Promise<boolean> {
+    const { conversationId } = scope;
+    const res = await this.db.chatSession.updateMany({ where: { conversationId, endedAt: null }, data: { endedAt: now, endReason: reason } });
+    this.rows.deleteWhere((row) => row.conversationId === conversationId);
+    this.openOf.delete(conversationId);
+    return res.count > 0;
+  }
+
+  /**
+   * Every new session writes one (its first turn), so it takes the direct path (db/direct.ts). A
+   * cached row is updated in place; one not cached is read afresh when next needed.
+   */
+  async saveSnapshot(sessionId: string, snapshot: string): Promise<void> {
+    await this.direct.rows(this.saveSnapshotSql, [snapshot, sessionId]);
+    const row = this.rows.get(sessionId);
+    if (row) this.remember({ ...row, snapshot });
+  }
+
+  async saveSummary(sessionId: string, summary: string, throughId: number, snapshot: string): Promise<void> {
+    this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { summary, summaryThroughId: throughId, snapshot } }));
+  }
+}
