@@ -32,10 +32,8 @@ const ANSWER_PREFIX = "cairn> ";
 export class ConsoleAdapter implements PlatformAdapter {
   readonly platform = "console";
   readonly capabilities: Capabilities = {
-    edits: false,
-    reactions: false,
-    ephemeral: false,
-    threads: false,
+    // A terminal is read by its user alone: every answer there is private.
+    ephemeral: true,
     maxMessageLength: Number.POSITIVE_INFINITY,
     maxMessageLines: Number.POSITIVE_INFINITY,
     minEditIntervalMs: 0,
