@@ -8,6 +8,8 @@
  */
 import { errText, type Logger } from "../ground/log.ts";
 import type { Answered, CommandTarget, DraftOptions, PrivateReply } from "../ground/adapter.ts";
+import type { CommandReply } from "../ground/commands.ts";
+import { COMMAND_FAILED_REPLY } from "../ground/replies.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { HistoryStore } from "../history/store.ts";
 import { DraftReply } from "./draft.ts";
@@ -19,6 +21,18 @@ export interface AnswerDeps {
   options: DraftOptions;
   /** The adapter can show an answer to the asker alone (`Capabilities.ephemeral`). */
   canBePrivate: boolean;
+}
+
+/** The command's answer; one that throws is answered with the one apology, privately (logged). */
+export async function runCommandSafely(run: () => Promise<CommandReply>, log: Logger): Promise<CommandReply> {
+  try {
+    const reply = await run();
+    log.info({ outcome: reply.outcome ?? null, ephemeral: reply.ephemeral }, "command run");
+    return reply;
+  } catch (err) {
+    log.error({ err }, "command failed");
+    return { text: COMMAND_FAILED_REPLY, ephemeral: true };
+  }
 }
 
 /**

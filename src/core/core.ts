@@ -30,9 +30,10 @@ import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
-import { COMMAND_FAILED_REPLY, INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
+import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
 import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, storable, storableStrings, withinLimit } from "../ground/text.ts";
 import { DeliveryPath, notATurn } from "./delivery.ts";
+import { runCommandSafely } from "./command-answer.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
@@ -496,14 +497,7 @@ export class Core implements CorePort {
   async answer(inbound: Inbound, call: CommandCall, target: CommandTarget, via?: PlatformAdapter): Promise<Answered> {
     const adapter = via ?? this.delivery.adapterOf(inbound.platform);
     if (!adapter) throw new Error(`no ${inbound.platform} adapter is attached`);
-    let reply: CommandReply;
-    try {
-      reply = await this.command(inbound, call.name, call.args);
-      this.deps.log.info({ platform: inbound.platform, command: call.name, outcome: reply.outcome ?? null, ephemeral: reply.ephemeral }, "command run");
-    } catch (err) {
-      this.deps.log.error({ err, platform: inbound.platform, command: call.name }, "command failed");
-      reply = { text: COMMAND_FAILED_REPLY, ephemeral: true };
-    }
+    const reply = await runCommandSafely(() => this.command(inbound, call.name, call.args), this.deps.log.child({ platform: inbound.platform, command: call.name }));
     return this.delivery.answer(adapter, inbound, reply.text, reply.ephemeral, target);
   }
 
