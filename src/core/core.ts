@@ -33,9 +33,10 @@ import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
-import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, hasVisibleText, storable, storableStrings, withinLimit } from "../ground/text.ts";
-import { DeliveryPath } from "./delivery.ts";
-import type { CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
+import { cutNote, DEFAULT_MAX_MESSAGE_CHARS, storable, storableStrings, withinLimit } from "../ground/text.ts";
+import { DeliveryPath, notATurn } from "./delivery.ts";
+import { runCommandSafely } from "./command-answer.ts";
+import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { SessionManager, readSnapshot, type Snapshot } from "../agent/sessions.ts";
 import { SessionStore } from "../agent/session-store.ts";
@@ -44,7 +45,7 @@ import { relevantLessons } from "../lessons/recall.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import { errText } from "../ground/log.ts";
 import { droppedNote, summarize } from "../agent/compress.ts";
-import type { CommandName, CommandReply } from "../ground/commands.ts";
+import type { CommandCall, CommandName, CommandReply } from "../ground/commands.ts";
 import { runCommand } from "../commands/dispatch.ts";
 import { Learning } from "../learning/learning.ts";
 import { CorrectionStore } from "../learning/correction-store.ts";
@@ -329,6 +330,7 @@ export class Core implements CorePort {
       receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts?.onStored)),
       feedback: (event) => this.feedback(storableStrings(event)),
       endSession: (inbound, reason) => this.endSession(storableStrings(inbound), reason),
+      answer: (inbound, call, target) => this.answer(storableStrings(inbound), { name: call.name, args: storableStrings(call.args) }, target, adapter),
       command: (inbound, name, args) => this.command(storableStrings(inbound), name, args && storableStrings(args)),
       view: (inbound, request) => this.view(storableStrings(inbound), storableStrings(request)),
       observe: (event) => this.observe(storableStrings(event)),
@@ -368,6 +370,9 @@ export class Core implements CorePort {
    * first, the context beside it once read, before the turn reads its history.
    */
   handle(received: Inbound, hooks: TurnHooks = {}, opts: HandleOptions = {}): Promise<HandleResult> {
+    // Not through the delivery path, which otherwise decides this (delivery.ts): the same rule.
+    const not = notATurn(received);
+    if (not) return countTurn(this.metrics, Promise.resolve({ kind: "dropped", reason: not }));
     return this.handleStorable(storableStrings(received), hooks, opts);
   }
 
@@ -378,9 +383,7 @@ export class Core implements CorePort {
 
   private async handleMessage(received: Inbound, hooks: TurnHooks, opts: HandleOptions): Promise<HandleResult> {
     const lease = () => (opts.leased ? this.leases.next() : null);
-    if (received.author.isBot) return { kind: "dropped", reason: "bot" };
-    // Nothing visible (only spaces or zero-width characters) asks nothing: no model call for it.
-    if (!hasVisibleText(received.text)) return { kind: "dropped", reason: "empty" };
+    // Bots and messages with nothing visible never get here (`notATurn`, decided once before).
     const limit = this.deps.settings.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
     const fitted = withinLimit(received.text, limit);
     const inbound: Inbound = { ...received, text: fitted.text };
@@ -503,6 +506,18 @@ export class Core implements CorePort {
     const access = checkAccess(this.deps.settings.access, inbound);
     if (!access.ok && name !== "help") return { text: access.text, ephemeral: true };
     return runCommand(this, inbound, name, args);
+  }
+
+  /**
+   * A command asked on `via`'s platform, its answer shown through the delivery path (command-answer.ts):
+   * rendered and chunked by that adapter, public answers recorded as deliveries. A command that
+   * throws is answered with the one apology, privately.
+   */
+  async answer(inbound: Inbound, call: CommandCall, target: CommandTarget, via?: PlatformAdapter): Promise<Answered> {
+    const adapter = via ?? this.delivery.adapterOf(inbound.platform);
+    if (!adapter) throw new Error(`no ${inbound.platform} adapter is attached`);
+    const reply = await runCommandSafely(() => this.command(inbound, call.name, call.args), this.deps.log.child({ platform: inbound.platform, command: call.name }));
+    return this.delivery.answer(adapter, inbound, reply.text, reply.ephemeral, target);
   }
 
   /**

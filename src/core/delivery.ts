@@ -13,11 +13,16 @@
  *   someone who addressed cairn is told once, and nothing of theirs is stored.
  * - A failure anywhere ends in a polite reply where the platform still takes one; every posted
  *   part of a reply is recorded as a delivery, so a reaction on any part reaches the core.
+ * - Whether a message can be a turn at all (a bot's, one with nothing visible) is decided once,
+ *   here (`notATurn`), not by each adapter and again by the core.
+ * - Command answers are rendered and chunked here as replies are; a public one is stored and
+ *   recorded as deliveries like the core's own posts, a private one is recorded nowhere.
  */
 import { errText, type Logger } from "../ground/log.ts";
 import { RecentSet } from "../ground/cache/recent-set.ts";
 import { conversationKey, type Conversation, type HistoryStore, type Workspace } from "../history/store/store.ts";
-import type { PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
+import type { Answered, CommandTarget, DraftOptions, PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
+import { showCommandAnswer } from "./command-answer.ts";
 import { chunkText } from "../ground/chunk.ts";
 import { hasVisibleText } from "../ground/text.ts";
 import { DraftReply } from "./draft.ts";
@@ -104,8 +109,8 @@ export class DeliveryPath {
       onStored?.();
     };
     const now = (r: Received): Promise<Received> => (stored(), Promise.resolve(r));
-    if (inbound.author.isBot) return now({ kind: "dropped", reason: "bot" });
-    if (!hasVisibleText(inbound.text)) return now({ kind: "dropped", reason: "empty" });
+    const not = notATurn(inbound);
+    if (not) return now({ kind: "dropped", reason: not });
     // Synchronous: of two deliveries of one post racing here, the first wins.
     if (!this.seen.addIfNew(postKey(inbound))) {
       return now({ kind: "dropped", reason: "duplicate" });
@@ -299,6 +304,11 @@ export class DeliveryPath {
     return { messageId: message.id, ...shown };
   }
 
+  /** A command's answer, through `via` (the adapter it was asked on): see command-answer.ts. */
+  answer(via: PlatformAdapter, inbound: Inbound, markdown: string, ephemeral: boolean, target: CommandTarget): Promise<Answered> {
+    return showCommandAnswer({ history: this.deps.history, log: this.deps.log, options: this.draftOptions(via, null), canBePrivate: via.capabilities.ephemeral }, inbound, markdown, ephemeral, target);
+  }
+
   /**
    * A refusal is not stored (nothing of someone cairn may not serve is), so the stored message's key
    * that has one replica answer a message does not cover it: where every replica receives the
@@ -315,7 +325,7 @@ export class DeliveryPath {
     }
   }
 
-  private draftOptions(adapter: PlatformAdapter, apology: string | null) {
+  private draftOptions(adapter: PlatformAdapter, apology: string | null): DraftOptions {
     const caps = adapter.capabilities;
     return {
       render: (markdown: string) => adapter.render(markdown),
@@ -325,6 +335,17 @@ export class DeliveryPath {
       log: this.deps.log,
     };
   }
+}
+
+/**
+ * Why a message from a platform can be no turn at all: a bot's (cairn's own echoed back, another
+ * app's), or one with nothing visible (only spaces or zero-width characters: it asks nothing, and
+ * costs no model call). Adapters pass every message on; this is the one place it is decided.
+ */
+export function notATurn(inbound: Inbound): "bot" | "empty" | null {
+  if (inbound.author.isBot) return "bot";
+  if (!hasVisibleText(inbound.text)) return "empty";
+  return null;
 }
 
 /** One platform post, whichever delivery or replica it reaches. */

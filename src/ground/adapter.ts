@@ -7,7 +7,7 @@
  * apology looks like, drafts, chunking, deliveries, thread following, dedupe) lives once, in the
  * core's delivery path (`delivery.ts`), and every platform gets it by implementing this file.
  */
-import type { CommandName, CommandReply } from "./commands.ts";
+import type { CommandCall, CommandName, CommandReply } from "./commands.ts";
 import type { Logger } from "./log.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
 import type { TeamView, ViewRequest } from "./view-model.ts";
@@ -26,14 +26,16 @@ export interface DraftOptions {
   log: Logger;
 }
 
+/**
+ * What the delivery path needs to know of a platform beyond its targets. Whether it edits, reacts
+ * or has threads is not listed: a target says so itself (`edit`, `working`, a thread in its place).
+ */
 export interface Capabilities {
-  /** The adapter edits its own messages: drafts and tool statuses are shown by post-and-edit. */
-  edits: boolean;
-  /** Emoji reactions exist (the working indicator, feedback on replies). */
-  reactions: boolean;
-  /** Command answers can be shown to the asker alone. */
+  /**
+   * Command answers can be shown to the asker alone (Slack ephemeral messages, Discord ephemeral
+   * interaction replies, a terminal nobody else reads). Without it every answer is public.
+   */
   ephemeral: boolean;
-  threads: boolean;
   /** The longest message the platform takes, in rendered characters. */
   maxMessageLength: number;
   /** Lines per message before a long answer is split for readability (Infinity: no such cap). */
@@ -89,6 +91,36 @@ export interface RichSection {
   heading?: string;
   /** The section's body, in Markdown (cairn's one text format), rendered by the adapter. */
   markdown: string;
+}
+
+/**
+ * Where a command's answer goes, handed to the core with the command (`CorePort.answer`). A public
+ * answer is posted at `place` like the core's own posts: stored in history, every part recorded
+ * as a delivery, so a reaction on it reaches `feedback`. A private one goes to `private`, where
+ * the platform can show it (`Capabilities.ephemeral`), and is recorded nowhere: nobody else sees
+ * it, and it can carry no reactions.
+ */
+export interface CommandTarget {
+  /** The place the command was asked in. Absent: every answer is private (a view's buttons: the view is the asker's own). */
+  readonly place?: ReplyTarget;
+  /** Shows an answer to the asker alone, part by part. */
+  readonly private?: PrivateReply;
+}
+
+export interface PrivateReply {
+  /** Shows one rendered part (within the platform's limits) to the asker alone. */
+  send(text: string): Promise<void>;
+}
+
+/** How a command's answer was shown. */
+export interface Answered {
+  visibility: "public" | "private";
+  /** Public: the stored id of the answer (history), under which its deliveries are recorded; null if nothing was posted. */
+  messageId: number | null;
+  /** Public: the platform ids of its parts. */
+  posted: string[];
+  /** A part could not be shown. */
+  failed: boolean;
 }
 
 /** What a turn shows while it runs, and its final answer. Markdown in, the platform's text out. */
@@ -211,7 +243,18 @@ export interface CorePort {
   feedback(event: FeedbackEvent): Promise<FeedbackResult>;
   /** Ends the conversation's session: the next message starts a fresh one (earlier ones stay searchable). */
   endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void>;
-  /** `/cairn <name> <args>`: the answer in Markdown. */
+  /**
+   * `/cairn <name> <args>` (a slash command, a console command, a view's button that runs one),
+   * asked by `inbound`'s author: the core runs it and shows the answer through `target`, rendered
+   * and chunked with this adapter's `render` and limits; a failure is answered with the core's one
+   * apology. Never throws for the command's sake.
+   */
+  answer(inbound: Inbound, call: CommandCall, target: CommandTarget): Promise<Answered>;
+  /**
+   * The bare answer in Markdown, for surfaces that are not messages: the Slack Home tab (a button's
+   * result goes on the tab or into a modal) and a Discord view drawn for someone refused (the
+   * refusal is the view's body). Nothing is shown or recorded; a failure throws.
+   */
   command(inbound: Inbound, name: CommandName, args?: readonly string[]): Promise<CommandReply>;
   /**
    * What the author of `inbound` may see of cairn's memory, with buttons (views/model.ts): the Home

@@ -18,6 +18,12 @@ export interface CommandReply {
   outcome?: "done" | "refused" | "not_found";
 }
 
+/** A command to run: its name and arguments, as parsed from what the person typed or clicked. */
+export interface CommandCall {
+  name: CommandName;
+  args: readonly string[];
+}
+
 export function parseCommand(word: string): CommandName | null {
   const w = word.trim().toLowerCase();
   return (COMMANDS as readonly string[]).includes(w) ? (w as CommandName) : null;

@@ -14,3 +14,8 @@ const PLATFORM_NAMES: Record<Platform, string> = { slack: "Slack", discord: "Dis
 export function postFailedApology(platform: Platform): string {
   return `Sorry, I couldn't post my answer here because ${PLATFORM_NAMES[platform]} returned an error. Your message is saved; please try again in a moment.`;
 }
+
+/** A command (typed, or run by a view's button) that failed: what the asker is told. */
+export const COMMAND_FAILED_REPLY = "Sorry, something went wrong on my side running that command. Please try again.";
+/** A view (Discord's `/cairn me|team|skills`) that could not be drawn. */
+export const VIEW_FAILED_REPLY = "Sorry, something went wrong on my side while drawing that view. Please try again.";

@@ -63,7 +63,7 @@ const NOT_HERE = (what: string) => new Error(`the console has no ${what}`);
 
 export class ConsoleDriver implements Driver {
   readonly platform = "console";
-  readonly features: Features = { channels: false, threads: false, reactions: false, redelivery: false };
+  readonly features: Features = { channels: false, threads: false, reactions: false, redelivery: false, edits: false };
   readonly thumbsUp = "";
   private readonly terminals = new Map<Person, Terminal>();
   private observer!: Observer;

@@ -15,12 +15,12 @@ import type { ChannelEvent } from "../../src/ground/channel-events.ts";
 import type { ViewRequest } from "../../src/ground/view-model.ts";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { accessPolicy, checkAccess, qualified } from "../../src/admission/access.ts";
-import type { AdapterHost, CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/ground/adapter.ts";
+import type { AdapterHost, CommandTarget, CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/ground/adapter.ts";
 import { chunkText, fencesBalanced } from "../../src/ground/chunk.ts";
 import type { Core } from "../../src/core/core.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "../../src/ground/types.ts";
-import type { CommandName } from "../../src/ground/commands.ts";
+import type { CommandCall, CommandName } from "../../src/ground/commands.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { waitUntil } from "../fakes/http.ts";
 import { makeCore } from "../support/agent.ts";
@@ -66,6 +66,8 @@ export interface Features {
   channels: boolean;
   threads: boolean;
   reactions: boolean;
+  /** The adapter edits its own messages: drafts and tool statuses are shown by post-and-edit. */
+  edits: boolean;
   /** The platform may deliver one post twice (retries, event pairs, gateway replays). */
   redelivery: boolean;
 }
@@ -126,6 +128,7 @@ export class Observer implements CorePort, AdapterHost {
       receive: (inbound, target) => this.noteReceive(inbound, () => port.receive(inbound, target)),
       feedback: (event) => this.noteFeedback(event, () => port.feedback(event)),
       endSession: (inbound, reason) => port.endSession(inbound, reason),
+      answer: (inbound, call, target) => port.answer(inbound, call, target),
       command: (inbound, name, args) => port.command(inbound, name, args),
       view: (inbound, request) => port.view(inbound, request),
       observe: (event) => port.observe(event),
@@ -163,6 +166,10 @@ export class Observer implements CorePort, AdapterHost {
 
   endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void> {
     return this.core.endSession(inbound, reason);
+  }
+
+  answer(inbound: Inbound, call: CommandCall, target: CommandTarget) {
+    return this.core.answer(inbound, call, target);
   }
 
   command(inbound: Inbound, name: CommandName, args?: readonly string[]) {
@@ -439,7 +446,7 @@ export function adapterContract(driver: Driver, getDb: () => Database): void {
       from = at + line.length;
     }
     // Where drafts are shown by post-and-edit, they end as exactly the split answer.
-    if (caps.edits) expect(texts(parts)).toEqual(rendered(text));
+    if (f.edits) expect(texts(parts)).toEqual(rendered(text));
     expect((await deliveriesOf(result.replyMessageId!)).map((d) => d.id)).toEqual(result.posted);
   });
 

@@ -17,7 +17,7 @@ const CHANNELS = 16;
 
 export class DiscordDriver implements Driver {
   readonly platform = "discord";
-  readonly features: Features = { channels: true, threads: true, reactions: true, redelivery: true };
+  readonly features: Features = { channels: true, threads: true, reactions: true, redelivery: true, edits: true };
   readonly thumbsUp = "👍";
   private readonly guild = snowflake();
   private readonly people: Record<Person, FakeUser> = {

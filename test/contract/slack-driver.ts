@@ -17,7 +17,7 @@ const USERS: Record<Person, string> = { alice: "UALICE", bob: "UBOB", mallory: "
 
 export class SlackDriver implements Driver {
   readonly platform = "slack";
-  readonly features: Features = { channels: true, threads: true, reactions: true, redelivery: true };
+  readonly features: Features = { channels: true, threads: true, reactions: true, redelivery: true, edits: true };
   readonly thumbsUp = "+1";
   private readonly team = uniqueId("T");
   private slack!: FakeSlack;

@@ -492,7 +492,9 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     expect(lastUserText(anthropic.requests[before])).toContain("how do we rotate the on-call pager?");
     const db = getDb().prisma;
     const conversation = await db.conversation.findFirstOrThrow({ where: { key: `discord:${GUILD}:${thread.chatter}:${thread.chatter}` } });
-    const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id }, orderBy: { id: "desc" } });
+    // The public answer is stored in the thread too (its deliveries recorded); the source is the newest message before it.
+    const answer = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, text: { contains: "Created `pager-rotation`" } } });
+    const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, id: { lt: answer.id } }, orderBy: { id: "desc" } });
     const skill = await db.skill.findFirstOrThrow({ where: { workspaceId: conversation.workspaceId, name: "pager-rotation" } });
     const rev = await db.revision.findFirstOrThrow({ where: { entityId: skill.id } });
     expect(rev).toMatchObject({ source: "learn", sourceMessageId: newest.id });

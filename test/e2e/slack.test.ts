@@ -586,12 +586,14 @@ forEachDatabase("slack adapter end to end", (getDb) => {
       response_url: responseUrl,
       trigger_id: "trig-learn",
     });
-    const answer = await slack.waitFor("the learn answer", () => slack.responses.find((r) => responseUrl.endsWith(r.id)), 15_000);
+    // Public: the bot's own message in the channel (not the response_url, which gives no ts to record).
+    const [answer] = await waitForPosts(channel, 1);
     // The model was called only after Slack had its acknowledgement.
     expect(ackedFirst).toBe(true);
     expect(lastUserText(anthropic.requests[0])).toContain("1. deployctl rollback api\n2. tell #ops");
-    expect(answer.body.response_type).toBe("in_channel");
-    expect(String(answer.body.text)).toContain("Created `deploy-rollback`: Use when a deploy must be rolled back");
+    expect(answer!.args.thread_ts).toBeUndefined();
+    expect(String(answer!.args.text)).toContain("Created `deploy-rollback`: Use when a deploy must be rolled back");
+    expect(slack.responses.filter((r) => responseUrl.endsWith(r.id))).toHaveLength(0);
     const db = getDb().prisma;
     const skill = await db.skill.findFirstOrThrow({ where: { workspaceId: await workspaceId(), name: "deploy-rollback" } });
     const alice = await db.person.findFirstOrThrow({ where: { externalId: "UALICE", workspaceId: await workspaceId() } });
@@ -602,7 +604,8 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     const root = slack.nextTs();
     anthropic.enqueue({ text: "Staging is reset with `envctl reset staging`." });
     await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> how do I reset staging?`, ts: root, event_ts: root });
-    await waitForPosts(channel, 1);
+    // The first post in the channel is the learn command's public answer.
+    await waitForPosts(channel, 2);
     const learnTs = slack.nextTs();
     const staging = skillMd.replace(/deploy-rollback/g, "staging-reset").replace("a deploy must be rolled back", "staging must be reset");
     anthropic.enqueue({ toolUse: [{ name: "skill_manage", input: { action: "create", name: "staging-reset", content: staging } }] }, { text: "saved" });
@@ -610,7 +613,7 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     // Slack sends a mention twice: as a message and as app_mention. It is learned from once.
     await send({ type: "message", channel_type: "channel", ...mention });
     await send({ type: "app_mention", ...mention });
-    const [, learned] = await waitForPosts(channel, 2);
+    const [, , learned] = await waitForPosts(channel, 3);
     expect(learned!.args).toMatchObject({ thread_ts: root });
     expect(String(learned!.args.text)).toContain("Created `staging-reset`");
     await logged("learn from a thread answered", (l) => l.channel === channel);
@@ -618,7 +621,9 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(anthropic.requests).toHaveLength(3);
     expect(lastUserText(anthropic.requests[1])).toContain("[Alice] how do I reset staging?");
     const conversation = await db.conversation.findFirstOrThrow({ where: { key: `slack:${team}:${channel}:${root}` } });
-    const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id }, orderBy: { id: "desc" } });
+    // The public answer is stored in the thread too (its deliveries recorded); the source is the newest message before it.
+    const learnAnswer = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, text: { contains: "Created `staging-reset`" } } });
+    const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, id: { lt: learnAnswer.id } }, orderBy: { id: "desc" } });
     const learnedSkill = await db.skill.findFirstOrThrow({ where: { workspaceId: await workspaceId(), name: "staging-reset" } });
     const rev = await db.revision.findFirstOrThrow({ where: { entityId: learnedSkill.id } });
     expect(rev).toMatchObject({ source: "learn", sourceMessageId: newest.id });

@@ -1086,9 +1086,12 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
     if (it.acked) return alreadyAcknowledged();
     if (!parsed.success) return reply(400, invalidForm(parsed.error));
     const { type } = parsed.data;
-    const answered = (): void => {
+    const answered = (created?: ApiMessage): void => {
       it.acked = true;
-      if (query.get("with_response") === "true") return reply(200, { interaction: { id, type: it.type }, resource: { type } });
+      // As Discord answers `with_response`: the message a type 4 answer made, and its id.
+      if (query.get("with_response") === "true") {
+        return reply(200, { interaction: { id, type: it.type, ...(created ? { response_message_id: created.id } : {}) }, resource: { type, ...(created ? { message: created } : {}) } });
+      }
       reply(204, null);
     };
     if (type === 9) {
@@ -1123,6 +1126,7 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
       const msg = store({ ...buildMessage({ channelId: it.channelId, author: bot, content: d.content ?? "" }), flags: d.flags ?? 0, type: 20, embeds: d.embeds ?? [], components: d.components ?? [] });
       it.originalId = msg.id;
       posts.push({ ...postOf(msg), via: "interaction", interactionId: id });
+      return answered(msg);
     } else if (type === 5) {
       it.deferredFlags = d.flags ?? 0;
     } else if (type === 6 || type === 7) {

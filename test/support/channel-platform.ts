@@ -8,7 +8,7 @@ import type { Capabilities, PlatformAdapter, PostTarget, ReplyTarget } from "../
 import type { Platform } from "../../src/ground/types.ts";
 import type { ChannelMessage, HistoryPage } from "../../src/ground/channel-events.ts";
 
-const CAPS: Capabilities = { edits: false, reactions: false, ephemeral: false, threads: true, maxMessageLength: 40_000, maxMessageLines: Infinity, minEditIntervalMs: 0 };
+const CAPS: Capabilities = { ephemeral: false, maxMessageLength: 40_000, maxMessageLines: Infinity, minEditIntervalMs: 0 };
 
 export interface ChannelPlatform extends PlatformAdapter {
   /** Each channel's history, oldest first. */

@@ -14,10 +14,7 @@ export interface Sent {
 
 export class FakeAdapter implements PlatformAdapter {
   readonly capabilities: Capabilities = {
-    edits: false,
-    reactions: true,
     ephemeral: false,
-    threads: true,
     maxMessageLength: 40_000,
     maxMessageLines: Number.POSITIVE_INFINITY,
     minEditIntervalMs: 0,

@@ -10,7 +10,7 @@ import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import { parseCommandLine } from "../../ground/commands.ts";
-import type { AdapterHost, Capabilities, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../ground/adapter.ts";
+import type { AdapterHost, Capabilities, CommandTarget, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../ground/adapter.ts";
 import type { Inbound } from "../../ground/types.ts";
 import { renderTerminal } from "./render.ts";
 
@@ -32,10 +32,8 @@ const ANSWER_PREFIX = "cairn> ";
 export class ConsoleAdapter implements PlatformAdapter {
   readonly platform = "console";
   readonly capabilities: Capabilities = {
-    edits: false,
-    reactions: false,
-    ephemeral: false,
-    threads: false,
+    // A terminal is read by its user alone: every answer there is private.
+    ephemeral: true,
     maxMessageLength: Number.POSITIVE_INFINITY,
     maxMessageLines: Number.POSITIVE_INFINITY,
     minEditIntervalMs: 0,
@@ -96,6 +94,18 @@ export class ConsoleAdapter implements PlatformAdapter {
     };
   }
 
+  /**
+   * Where a command's answer is printed: as it always was, without the answer prefix. Public answers
+   * are recorded by the core like its other posts; private ones (most) only printed.
+   */
+  private commandTarget(): CommandTarget {
+    const print = async (text: string): Promise<string> => {
+      this.write(`${text}\n`);
+      return `console-${randomUUID()}`;
+    };
+    return { place: { channelId: CONSOLE_CHANNEL, send: print }, private: { send: async (text) => void (await print(text)) } };
+  }
+
   /** Attaches to the core and chats until the input ends or the person types /quit. */
   async run(host: AdapterHost): Promise<void> {
     const core = host.attach(this);
@@ -113,7 +123,7 @@ export class ConsoleAdapter implements PlatformAdapter {
       if (line === "/quit" || line === "/exit") break;
       if (line.startsWith("/")) {
         const cmd = parseCommandLine(line.slice(1));
-        if (cmd) this.write(`${this.render((await core.command(this.inbound(line), cmd.name, cmd.args)).text)}\n`);
+        if (cmd) await core.answer(this.inbound(line), cmd, this.commandTarget());
         else this.write(`Unknown command ${line}. Try /help, /me, /skills, /learn, /lessons, /new, /forget or /quit.\n`);
       } else if (line) {
         await core.receive(this.inbound(line), this.target());

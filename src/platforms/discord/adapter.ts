@@ -123,10 +123,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     return client.user.id;
   };
   const capabilities: Capabilities = {
-    edits: true,
-    reactions: true,
     ephemeral: true,
-    threads: true,
     maxMessageLength: DISCORD_MESSAGE_LIMIT,
     maxMessageLines: DISCORD_MAX_LINES,
     minEditIntervalMs: tuning.progressIntervalMs ?? 1_200,

@@ -3,17 +3,12 @@
  *
  * One command with a subcommand per core command (help, me, skills, new, and whatever
  * `COMMANDS` gains later: the description map makes a new one a compile error until it is
- * described here). Answers come from `core.command`, so every platform says the same; private
- * ones (help, lessons, forget, ...) are ephemeral (flag 64), seen only by the person who asked.
- * `me`, `team` and `skills` answer with the core's view instead, as embeds with buttons (views.ts),
- * ephemerally; the clicks on those buttons and the modals they open come back here too.
- *
- * Discord wants an answer within 3 seconds. A core answer that takes longer than
- * `deferAfterMs` is deferred (ephemerally, since the kind of answer is not known yet: private is
- * the safe side) and then edited in. A command whose answer is usually public and slow (`learn`, a
- * model run) is deferred at once, publicly; should its answer turn out private (a refusal, a
- * failure), the public placeholder is deleted and the answer follows ephemerally. Answers over 2,000
- * characters continue as follow-ups.
+ * described here). The core runs the command and shows its answer (`CorePort.answer`) through
+ * the interaction (command-target.ts): private ones (help, lessons, forget, ...) ephemerally (flag
+ * 64), seen only by the person who asked; public ones as messages recorded as deliveries, so a
+ * reaction on them is feedback. `me`, `team` and `skills` answer with the core's view instead, as
+ * embeds with buttons (views.ts), ephemerally; the clicks on those buttons and the modals they open
+ * come back here too.
  *
  * Unknown interactions (another command name, an unknown subcommand, a button or modal cairn did
  * not create) get a short ephemeral answer instead of Discord's "This interaction failed".
@@ -29,13 +24,12 @@ import {
 } from "discord.js";
 import type { CorePort } from "../../ground/adapter.ts";
 import type { Inbound } from "../../ground/types.ts";
-import { commandArgs, COMMANDS, parseCommand, type CommandName, type CommandReply } from "../../ground/commands.ts";
-import { errText, type Logger } from "../../ground/log.ts";
+import { commandArgs, COMMANDS, parseCommand, type CommandName } from "../../ground/commands.ts";
+import type { Logger } from "../../ground/log.ts";
 import { SCHEDULE_NAMES } from "../../jobs/schedules.ts";
-import { within } from "./deferral.ts";
+import { slashTarget } from "./command-target.ts";
 import { inChannel, interactionInbound, SLASH_COMMAND } from "./interaction-inbound.ts";
 import { listenedChannelOf } from "./knowledge-place.ts";
-import { COMMAND_FAILED_REPLY, followUps, partsOf } from "./reply-parts.ts";
 import { DISCORD_PANES, type DiscordPane } from "./view-ids.ts";
 import { answerView, handleViewButton, handleViewModal } from "./views.ts";
 
@@ -161,34 +155,14 @@ async function runSlashCommand(interaction: ChatInputCommandInteraction, name: C
   // me, team, skills: the view, with buttons (views.ts).
   if (isPane(name)) return answerView(interaction, name, deps);
   const args = argsOf(interaction, name);
-  const work = commandInbound(interaction, name, args).then((inbound) => deps.core.command(inbound, name, args)).then(
-    (reply): { reply: CommandReply } => ({ reply }),
-    (err: unknown): { reply: CommandReply } => {
-      deps.log.error({ err, command: name }, "command failed");
-      return { reply: { text: COMMAND_FAILED_REPLY, ephemeral: true } };
-    },
-  );
   // A model run (learn) takes longer than Discord's 3 s: it is deferred at once, publicly.
-  const deferredPublic = SUBCOMMANDS[name].publicAnswer === true;
-  const fast = deferredPublic ? null : await within(work, deps.deferAfterMs);
-  if (fast) {
-    const parts = partsOf(fast.reply.text);
-    const flags = fast.reply.ephemeral ? MessageFlags.Ephemeral : undefined;
-    await interaction.reply({ content: parts[0]!, ...(flags ? { flags } : {}), allowedMentions: { parse: [] } });
-    await followUps(interaction, parts.slice(1), flags, deps.log);
-    return;
+  const target = slashTarget(interaction, { publicFirst: SUBCOMMANDS[name].publicAnswer === true, deferAfterMs: deps.deferAfterMs, log: deps.log });
+  try {
+    const answered = await deps.core.answer(await commandInbound(interaction, name, args), { name, args }, target);
+    deps.log.info({ command: name, visibility: answered.visibility, parts: answered.posted.length, failed: answered.failed }, "slash command answered");
+  } finally {
+    target.close();
   }
-  await interaction.deferReply(deferredPublic ? {} : { flags: MessageFlags.Ephemeral });
-  const { reply } = await work;
-  const parts = partsOf(reply.text);
-  if (deferredPublic && reply.ephemeral) {
-    // A private answer must not land in the public placeholder: it goes, and the answer follows privately.
-    await interaction.deleteReply().catch((err: unknown) => deps.log.warn({ err: errText(err), interaction: interaction.id }, "could not delete the deferred answer"));
-    await followUps(interaction, parts, MessageFlags.Ephemeral, deps.log);
-    return;
-  }
-  await interaction.editReply({ content: parts[0]!, allowedMentions: { parse: [] } });
-  await followUps(interaction, parts.slice(1), deferredPublic ? undefined : MessageFlags.Ephemeral, deps.log);
 }
 
 /**

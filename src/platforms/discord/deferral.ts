@@ -34,3 +34,49 @@ export async function answerInTime<T extends object>(work: Promise<T>, ms: numbe
   await answer.defer();
   await answer.later(await work);
 }
+
+/**
+ * An interaction's first answer, given whenever the work has it: `defer` is sent first if the work
+ * is slower than `ms` (or at once with `deferNow`), and the answer then takes its deferred form.
+ * Never both: whichever comes first decides, synchronously.
+ */
+export class FirstAnswer {
+  private timer: NodeJS.Timeout | undefined;
+  private deferred: Promise<unknown> | null = null;
+  private answered = false;
+
+  constructor(
+    private readonly defer: () => Promise<unknown>,
+    ms: number,
+  ) {
+    this.timer = setTimeout(() => this.deferNow(), ms);
+  }
+
+  /** Defers now, unless answered already. */
+  deferNow(): void {
+    clearTimeout(this.timer);
+    if (this.answered || this.deferred) return;
+    this.deferred = this.defer();
+  }
+
+  /** Whether the first answer was given (or deferred) already. */
+  get given(): boolean {
+    return this.answered || this.deferred !== null;
+  }
+
+  /** The first answer: `now` within the time, else `later` once the deferral is through. */
+  async answer<T>(now: () => Promise<T>, later: () => Promise<T>): Promise<T> {
+    clearTimeout(this.timer);
+    if (this.deferred) {
+      await this.deferred;
+      return later();
+    }
+    this.answered = true;
+    return now();
+  }
+
+  /** The work is over: no deferral after it. */
+  close(): void {
+    clearTimeout(this.timer);
+  }
+}

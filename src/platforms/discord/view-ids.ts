@@ -16,7 +16,7 @@
  * (the view shows its command to type instead).
  */
 import { z } from "zod";
-import { parseCommandLine, type CommandName } from "../../ground/commands.ts";
+import { parseCommandLine, type CommandCall, type CommandName } from "../../ground/commands.ts";
 import { COMPONENT_LIMITS } from "./limits.ts";
 
 export const DISCORD_PANES = ["me", "team", "skills"] as const;
@@ -29,10 +29,7 @@ export interface ViewState {
   pages: Readonly<Record<string, number>>;
 }
 
-export interface CommandCall {
-  name: CommandName;
-  args: readonly string[];
-}
+export type { CommandCall } from "../../ground/commands.ts";
 
 export type RunKind = "run" | "step" | "ask" | "submit";
 

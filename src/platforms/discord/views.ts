@@ -27,12 +27,11 @@ import {
   type ModalSubmitInteraction,
 } from "discord.js";
 import type { CorePort } from "../../ground/adapter.ts";
-import type { CommandReply } from "../../ground/commands.ts";
+import { VIEW_FAILED_REPLY } from "../../ground/replies.ts";
 import type { TeamView, ViewButton, ViewRequest } from "../../ground/view-model.ts";
 import type { Logger } from "../../ground/log.ts";
-import { answerInTime, within } from "./deferral.ts";
+import { answerInTime, FirstAnswer, within } from "./deferral.ts";
 import { interactionInbound, type ChannelInteraction } from "./interaction-inbound.ts";
-import { COMMAND_FAILED_REPLY, followUps, partsOf } from "./reply-parts.ts";
 import { answerId, callOf, commandLine, parseCustomId, runId, type CommandCall, type DiscordPane, type ViewState } from "./view-ids.ts";
 import { button, PAGE_SIZES, typedCommand, viewMessage, type ButtonRow, type ViewMessage } from "./view-message.ts";
 import { inputModal, submittedText } from "./view-modal.ts";
@@ -43,7 +42,6 @@ export interface ViewDeps {
   deferAfterMs: number;
 }
 
-const VIEW_FAILED_REPLY = "Sorry, something went wrong on my side while drawing that view. Please try again.";
 const NO_MENTIONS = { parse: [] };
 const EPHEMERAL = MessageFlags.Ephemeral;
 
@@ -86,16 +84,19 @@ const drawSafely = (interaction: ChannelInteraction, state: ViewState, deps: Vie
     return null;
   });
 
-/** The command as the clicker; a failure is an apology, not a silence. */
-async function run(interaction: ChannelInteraction, call: CommandCall, deps: ViewDeps): Promise<CommandReply> {
-  try {
-    const reply = await deps.core.command(interactionInbound(interaction, call.name, call.args), call.name, call.args);
-    deps.log.info({ command: call.name, outcome: reply.outcome ?? null, user: interaction.user.id }, "view button ran a command");
-    return reply;
-  } catch (err) {
-    deps.log.error({ err, command: call.name }, "command failed");
-    return { text: COMMAND_FAILED_REPLY, ephemeral: true };
-  }
+/**
+ * Has the core run the command as the clicker and show its answer (`CorePort.answer`), privately:
+ * a view is its asker's own. `first` shows the first part (each flow its way); the rest follow up.
+ */
+async function run(interaction: ChannelInteraction & Pick<Updates, "followUp">, call: CommandCall, deps: ViewDeps, first: (text: string) => Promise<unknown>): Promise<void> {
+  let shown = false;
+  const send = async (text: string): Promise<void> => {
+    if (shown) return void (await interaction.followUp({ content: text, flags: EPHEMERAL, allowedMentions: NO_MENTIONS }));
+    shown = true;
+    await first(text);
+  };
+  const answered = await deps.core.answer(interactionInbound(interaction, call.name, call.args), call, { private: { send } });
+  deps.log.info({ command: call.name, user: interaction.user.id, failed: answered.failed }, "view button ran a command");
 }
 
 /** `/cairn me|team|skills`: the first page of the view, ephemerally. */
@@ -142,13 +143,17 @@ export async function handleViewModal(interaction: ModalSubmitInteraction & Chan
     return true;
   }
   // A modal not opened from a view message (none of cairn's are): the answer alone.
-  const work = run(interaction, call, deps);
-  await answerInTime(work, deps.deferAfterMs, {
-    now: async (reply) => void (await interaction.reply({ content: partsOf(reply.text)[0], flags: EPHEMERAL, allowedMentions: NO_MENTIONS })),
-    defer: async () => void (await interaction.deferReply({ flags: EPHEMERAL })),
-    later: async (reply) => void (await interaction.editReply({ content: partsOf(reply.text)[0], allowedMentions: NO_MENTIONS })),
-  });
-  await followUps(interaction, partsOf((await work).text).slice(1), EPHEMERAL, deps.log);
+  const first = new FirstAnswer(() => interaction.deferReply({ flags: EPHEMERAL }), deps.deferAfterMs);
+  try {
+    await run(interaction, call, deps, (content) =>
+      first.answer<unknown>(
+        () => interaction.reply({ content, flags: EPHEMERAL, allowedMentions: NO_MENTIONS }),
+        () => interaction.editReply({ content, allowedMentions: NO_MENTIONS }),
+      ),
+    );
+  } finally {
+    first.close();
+  }
   return true;
 }
 
@@ -164,16 +169,25 @@ async function redraw(interaction: Updates, state: ViewState, deps: ViewDeps): P
 
 /** Runs the command, redraws the view as it is after it, then tells what happened. */
 async function runAndRedraw(interaction: Updates, state: ViewState, call: CommandCall, deps: ViewDeps): Promise<void> {
-  const work = (async () => {
-    const reply = await run(interaction, call, deps);
-    return { reply, body: await drawSafely(interaction, state, deps) };
-  })();
-  await answerInTime(work, deps.deferAfterMs, {
-    now: async ({ body }) => void (body ? await interaction.update(editOf(body)) : await interaction.deferUpdate()),
-    defer: async () => void (await interaction.deferUpdate()),
-    later: async ({ body }) => void (body ? await interaction.editReply(editOf(body)) : undefined),
-  });
-  await followUps(interaction, partsOf((await work).reply.text), EPHEMERAL, deps.log);
+  const first = new FirstAnswer(() => interaction.deferUpdate(), deps.deferAfterMs);
+  // The view is redrawn once the command has run, before its answer is shown (or after, if none was).
+  let redrawn: Promise<unknown> | null = null;
+  const redraw = () =>
+    (redrawn ??= drawSafely(interaction, state, deps).then((body) =>
+      first.answer<unknown>(
+        () => (body ? interaction.update(editOf(body)) : interaction.deferUpdate()),
+        async () => (body ? interaction.editReply(editOf(body)) : undefined),
+      ),
+    ));
+  try {
+    await run(interaction, call, deps, async (content) => {
+      await redraw();
+      await interaction.followUp({ content, flags: EPHEMERAL, allowedMentions: NO_MENTIONS });
+    });
+    await redraw();
+  } finally {
+    first.close();
+  }
 }
 
 /** The button in the view as the person sees it now (what it asks for, what comes next). */
@@ -190,35 +204,40 @@ async function lookUp(interaction: ChannelInteraction, state: ViewState, call: C
 
 /** Forget me: its answer, with the button that takes the next step. */
 async function firstStep(interaction: Updates, state: ViewState, call: CommandCall, deps: ViewDeps): Promise<void> {
-  const work = (async () => {
-    const next = (await lookUp(interaction, state, call, deps).catch(() => undefined))?.next;
-    return { reply: await run(interaction, call, deps), next };
-  })();
-  const answer = ({ reply, next }: Awaited<typeof work>): { content: string; components: ButtonRow[] } => {
+  const first = new FirstAnswer(() => interaction.deferReply({ flags: EPHEMERAL }), deps.deferAfterMs);
+  const answer = (content: string, next: ViewButton | undefined): { content: string; components: ButtonRow[] } => {
     const id = next ? answerId(callOf(next)) : null;
-    const content = partsOf(reply.text)[0];
     if (!next) return { content, components: [] };
     if (!id) return { content: `${content}\n${next.label}: \`${typedCommand(next)}\``, components: [] };
     return { content, components: [{ type: ComponentType.ActionRow, components: [button(next.label, id, next.style ?? "danger")] }] };
   };
-  await answerInTime(work, deps.deferAfterMs, {
-    now: async (done) => void (await interaction.reply({ ...answer(done), flags: EPHEMERAL, allowedMentions: NO_MENTIONS })),
-    defer: async () => void (await interaction.deferReply({ flags: EPHEMERAL })),
-    later: async (done) => void (await interaction.editReply({ ...answer(done), allowedMentions: NO_MENTIONS })),
-  });
-  await followUps(interaction, partsOf((await work).reply.text).slice(1), EPHEMERAL, deps.log);
+  try {
+    const next = (await lookUp(interaction, state, call, deps).catch(() => undefined))?.next;
+    await run(interaction, call, deps, (content) =>
+      first.answer<unknown>(
+        () => interaction.reply({ ...answer(content, next), flags: EPHEMERAL, allowedMentions: NO_MENTIONS }),
+        () => interaction.editReply({ ...answer(content, next), allowedMentions: NO_MENTIONS }),
+      ),
+    );
+  } finally {
+    first.close();
+  }
 }
 
 /** The next step's button: its command runs, and its answer replaces the message the button was on. */
 async function nextStep(interaction: Updates, call: CommandCall, deps: ViewDeps): Promise<void> {
-  const work = run(interaction, call, deps);
-  const replaced = (reply: CommandReply): InteractionEditReplyOptions => ({ content: partsOf(reply.text)[0], embeds: [], components: [], allowedMentions: NO_MENTIONS });
-  await answerInTime(work, deps.deferAfterMs, {
-    now: async (reply) => void (await interaction.update(replaced(reply))),
-    defer: async () => void (await interaction.deferUpdate()),
-    later: async (reply) => void (await interaction.editReply(replaced(reply))),
-  });
-  await followUps(interaction, partsOf((await work).text).slice(1), EPHEMERAL, deps.log);
+  const first = new FirstAnswer(() => interaction.deferUpdate(), deps.deferAfterMs);
+  const replaced = (content: string): InteractionEditReplyOptions => ({ content, embeds: [], components: [], allowedMentions: NO_MENTIONS });
+  try {
+    await run(interaction, call, deps, (content) =>
+      first.answer<unknown>(
+        () => interaction.update(replaced(content)),
+        () => interaction.editReply(replaced(content)),
+      ),
+    );
+  } finally {
+    first.close();
+  }
 }
 
 /** Edit persona: the modal, if the view still offers the person this button; else what to type. */

@@ -146,10 +146,7 @@ export function slackAdapter(cfg: SlackSettings, log: Logger): SlackHandle {
     return connected;
   };
   const capabilities: Capabilities = {
-    edits: true,
-    reactions: true,
     ephemeral: true,
-    threads: true,
     maxMessageLength: SLACK_CHUNK_LIMIT,
     maxMessageLines: Number.POSITIVE_INFINITY,
     // Slack allows about one edit per second per channel.

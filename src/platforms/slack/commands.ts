@@ -1,22 +1,22 @@
 /**
- * `/cairn help|me|skills|new|...` (the core's command set, with arguments): acknowledged at once (Slack allows 3 s), then answered through the
- * command's response_url, ephemerally unless the command says otherwise. The answers come from the
- * core's command set, so every platform says the same.
+ * `/cairn help|me|skills|new|...` (the core's command set, with arguments): acknowledged at once
+ * (Slack allows 3 s), then handed to the core, which runs it and shows the answer (`CorePort.answer`):
+ * privately through the command's response_url (Slack's ephemeral answer), or publicly as the
+ * bot's own message in the channel, recorded as deliveries so reactions on it are feedback.
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { RespondFn } from "@slack/bolt";
-import type { CorePort } from "../../ground/adapter.ts";
+import type { CorePort, PrivateReply } from "../../ground/adapter.ts";
 import { COMMANDS, parseCommandLine } from "../../ground/commands.ts";
 import type { Inbound } from "../../ground/types.ts";
 import type { Logger } from "../../ground/log.ts";
-import { chunkText } from "../../ground/chunk.ts";
-import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import type { SlackClient } from "./client.ts";
 import { slackErrorCode } from "./errors.ts";
 import type { BotIdentity } from "./events.ts";
 import { toMrkdwn } from "./mrkdwn.ts";
 import type { NameCache } from "./names.ts";
+import { placeTarget } from "./target.ts";
 
 export const SLASH_COMMAND = "/cairn";
 
@@ -46,27 +46,17 @@ export async function runSlashCommand(deps: CommandDeps, payload: unknown, respo
   }
   const p = parsed.data;
   const log = deps.log.child({ team: p.team_id, channel: p.channel_id, user: p.user_id, command: `${p.command} ${p.text}`.trim() });
+  const privately = privateReply(deps, p, respond, log);
   const line = parseCommandLine(p.text);
-  let text: string;
-  let ephemeral = true;
   if (!line) {
-    text = `I don't know \`${p.text.trim().split(/\s+/)[0]}\`. Try ${COMMANDS.map((c) => `\`${SLASH_COMMAND} ${c}\``).join(", ")}.`;
-  } else {
-    try {
-      const person = await deps.names.get(p.user_id);
-      const reply = await deps.core.command(commandInbound(p, person.displayName), line.name, line.args);
-      text = reply.text;
-      ephemeral = reply.ephemeral;
-    } catch (err) {
-      log.error({ err }, "slash command failed");
-      text = "Sorry, something went wrong on my side running that command. Please try again.";
-    }
+    await privately.send(toMrkdwn(`I don't know \`${p.text.trim().split(/\s+/)[0]}\`. Try ${COMMANDS.map((c) => `\`${SLASH_COMMAND} ${c}\``).join(", ")}.`)).catch(() => undefined);
+    return;
   }
-  // Command answers are Markdown, like every text inside cairn.
-  for (const chunk of chunkText(toMrkdwn(text), { maxChars: SLACK_CHUNK_LIMIT, maxLines: Number.POSITIVE_INFINITY })) {
-    await send(deps, p, chunk, ephemeral, respond, log);
-  }
-  log.info({ ephemeral }, "slash command answered");
+  const person = await deps.names.get(p.user_id);
+  // A public answer is the bot's own message in the channel (a ts, so reactions on it are feedback);
+  // Slack's slash commands name no thread, so it goes on the channel's main line.
+  const answered = await deps.core.answer(commandInbound(p, person.displayName), line, { place: placeTarget(deps.client, p.channel_id, undefined), private: privately });
+  log.info({ visibility: answered.visibility, parts: answered.posted.length, failed: answered.failed }, "slash command answered");
 }
 
 function commandInbound(p: z.infer<typeof CommandPayloadSchema>, displayName: string | undefined): Inbound {
@@ -82,19 +72,24 @@ function commandInbound(p: z.infer<typeof CommandPayloadSchema>, displayName: st
   };
 }
 
-async function send(deps: CommandDeps, p: z.infer<typeof CommandPayloadSchema>, text: string, ephemeral: boolean, respond: RespondFn | undefined, log: Logger): Promise<void> {
-  if (respond) {
-    try {
-      await respond({ response_type: ephemeral ? "ephemeral" : "in_channel", text });
-      return;
-    } catch (err) {
-      log.warn({ error: slackErrorCode(err) }, "response_url failed; answering with the Web API");
-    }
-  }
-  try {
-    if (ephemeral) await deps.client.chat.postEphemeral({ channel: p.channel_id, user: p.user_id, text });
-    else await deps.client.chat.postMessage({ channel: p.channel_id, text });
-  } catch (err) {
-    log.error({ error: slackErrorCode(err) }, "could not answer the slash command");
-  }
+/** The asker alone sees it: through the command's response_url, else the Web API's ephemeral post. */
+function privateReply(deps: CommandDeps, p: z.infer<typeof CommandPayloadSchema>, respond: RespondFn | undefined, log: Logger): PrivateReply {
+  return {
+    send: async (text) => {
+      if (respond) {
+        try {
+          await respond({ response_type: "ephemeral", text });
+          return;
+        } catch (err) {
+          log.warn({ error: slackErrorCode(err) }, "response_url failed; answering with the Web API");
+        }
+      }
+      try {
+        await deps.client.chat.postEphemeral({ channel: p.channel_id, user: p.user_id, text });
+      } catch (err) {
+        log.error({ error: slackErrorCode(err) }, "could not answer the slash command");
+        throw err;
+      }
+    },
+  };
 }

@@ -14,6 +14,7 @@
  */
 import { z } from "zod";
 import { parseCommandLine, type CommandReply } from "../../ground/commands.ts";
+import { COMMAND_FAILED_REPLY } from "../../ground/replies.ts";
 import type { TeamView, ViewButton } from "../../ground/view-model.ts";
 import { toMrkdwn } from "./mrkdwn.ts";
 import { slackErrorCode } from "./errors.ts";
@@ -37,8 +38,6 @@ export const HomeActionSchema = z.looseObject({
     .array(z.looseObject({ action_id: z.string(), value: z.string().max(2000).optional(), text: z.looseObject({ text: z.string() }).optional() }))
     .min(1),
 });
-
-export const SORRY = "Sorry, something went wrong on my side running that command. Please try again.";
 
 /** Refused or not found: the command changed nothing, and the clicker is told why. */
 export const changedNothing = (reply: CommandReply): boolean => reply.outcome === "refused" || reply.outcome === "not_found";
@@ -115,7 +114,8 @@ async function askForText(deps: HomeDeps, c: Click): Promise<void> {
 
 /**
  * Runs a command line as the viewer, `extra` added as its last arguments; a failure is an answer
- * (logged), like a slash command's.
+ * (logged), in the core's one wording. The Home tab shows no messages: its answers go on the tab or
+ * into a modal, so this asks the core for the bare answer (`command`), not for it to be shown.
  */
 export async function run(deps: HomeDeps, viewer: HomeViewer, value: string, extra: readonly string[], trigger: string | undefined): Promise<CommandReply> {
   const line = parseCommandLine(value);
@@ -127,7 +127,7 @@ export async function run(deps: HomeDeps, viewer: HomeViewer, value: string, ext
     return reply;
   } catch (err) {
     deps.log.error({ err, user: viewer.user, command: line.name }, "home command failed");
-    return { text: SORRY, ephemeral: true, outcome: "refused" };
+    return { text: COMMAND_FAILED_REPLY, ephemeral: true, outcome: "refused" };
   }
 }
 
