@@ -1,0 +1,89 @@
+/**
+ * The system prompt's snapshot of what cairn knows for a session: taken at the session's first
+ * turn (and a new speaker's first turn in it), then frozen so the prompt cache holds; retaken only
+ * when the session is compressed. Writes reach the database at once and the prompt at the next
+ * session or compression.
+ *
+ * The shared part is shown to everyone who speaks in the session, so its skills index holds only
+ * what everyone here may see (bundled, team and this channel's skills); a speaker's private skills
+ * and profile go in their own part.
+ */
+import type { Scope } from "../ground/types.ts";
+import type { Place } from "../history/store/store.ts";
+import { usedChars, type MemoryEntry, type MemoryStore } from "../memory/store.ts";
+import type { SkillStore } from "../skills/store.ts";
+import { isPrivateSkill } from "../skills/visibility.ts";
+import type { PersonaStore } from "../persona/store.ts";
+import type { SessionManager, Snapshot } from "../agent/sessions.ts";
+import { renderProfile, renderShared } from "../agent/prompt.ts";
+
+export interface SnapshotDeps {
+  memory: MemoryStore;
+  skills: SkillStore;
+  persona: PersonaStore;
+  sessions: SessionManager;
+  now: () => Date;
+}
+
+/** How a speaker is named to the model and to others. */
+export function speakerName(place: Place): string {
+  return place.person.displayName ?? place.person.externalId;
+}
+
+function placeLabel(place: Place): string {
+  const c = place.conversation;
+  const platform = place.workspace.platform;
+  if (c.isDm) return `direct messages with ${speakerName(place)} (${platform})`;
+  return `channel ${c.channelId}${c.threadId ? `, thread ${c.threadId}` : ""} (${platform}; several people may take part)`;
+}
+
+export class Snapshots {
+  constructor(private readonly deps: SnapshotDeps) {}
+
+  /** The session's frozen snapshot, taking it now if this is the session's (or this speaker's) first turn. */
+  async ensure(sessionId: string, current: Snapshot | null, scope: Scope, place: Place): Promise<Snapshot> {
+    let snapshot = current;
+    let changed = false;
+    let read: Promise<MemoryEntry[]> | null = null;
+    // One read of the place's facts serves both parts.
+    const facts = () => (read ??= this.deps.memory.facts(scope));
+    if (!snapshot) {
+      snapshot = { shared: await this.shared(scope, place, await facts()), profiles: {} };
+      changed = true;
+    }
+    if (snapshot.profiles[place.person.id] === undefined) {
+      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: await this.profile(scope, place, await facts()) } };
+      changed = true;
+    }
+    if (changed) await this.deps.sessions.saveSnapshot(sessionId, snapshot);
+    return snapshot;
+  }
+
+  /** A fresh snapshot for this speaker (compression: new memory reaches a running session). */
+  async retake(scope: Scope, place: Place): Promise<Snapshot> {
+    const facts = await this.deps.memory.facts(scope);
+    return { shared: await this.shared(scope, place, facts), profiles: { [place.person.id]: await this.profile(scope, place, facts) } };
+  }
+
+  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
+    const { skills, persona, memory } = this.deps;
+    const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
+    const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule");
+    const current = await persona.get(scope);
+    return renderShared({
+      now: this.deps.now(),
+      place: placeLabel(place),
+      blocks: memory.blocksOf(scope, facts),
+      rules,
+      skills: visible,
+      persona: current && { text: current.text, limit: persona.limit },
+    });
+  }
+
+  private async profile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
+    const entries = facts.filter((e) => e.scope === "user");
+    const used = usedChars(entries.map((e) => e.text));
+    const skills = (await this.deps.skills.index(scope)).filter(isPrivateSkill);
+    return renderProfile(speakerName(place), { target: "user", entries, used, limit: this.deps.memory.limit("user") }, skills);
+  }
+}

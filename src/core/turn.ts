@@ -1,0 +1,132 @@
+/**
+ * One turn: a stored message in, a stored answer out. The prompt is the session's frozen snapshot,
+ * its history (compressed when long), the lessons that fit this message and the correction it
+ * answers; the model runs with the tools; the reply is stored, under this process's lease when
+ * there is one.
+ *
+ * Invariants kept here:
+ * - The scope of every read is built once, from the stored place of the inbound message.
+ * - A model failure never surfaces as an exception: the person gets a polite reply, stored as failed.
+ * - A turn another process took over (its lease ran out) stores nothing and returns null.
+ */
+import type { Logger } from "../ground/log.ts";
+import { errText } from "../ground/log.ts";
+import type { Outbound, TurnHooks } from "../ground/types.ts";
+import { storable } from "../ground/text.ts";
+import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
+import { scopeOf, type HistoryMessage, type HistoryStore, type Lease, type Message, type Place } from "../history/store/store.ts";
+import type { MemoryStore } from "../memory/store.ts";
+import { relevantLessons } from "../lessons/recall.ts";
+import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
+import { readSnapshot, type SessionManager } from "../agent/sessions.ts";
+import { buildRequest, historyToMessages, withLessons } from "../agent/prompt.ts";
+import { runToolLoop, type LoopResult } from "../agent/loop.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import type { Learning } from "../learning/learning.ts";
+import { withCorrection } from "../learning/correction-frame.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { TurnLeases } from "./leases.ts";
+import { speakerName, type Snapshots } from "./snapshot.ts";
+import type { Compression } from "./compression.ts";
+
+export interface TurnDeps {
+  settings: { model: string; maxTokens: number; toolIterations: number };
+  /** The model, measured as "turn" calls. */
+  model: ModelClient;
+  tools: ToolRegistry;
+  history: HistoryStore;
+  memory: MemoryStore;
+  sessions: SessionManager;
+  snapshots: Snapshots;
+  compression: Compression;
+  /** The correction a message answers, and what a turn drew on (the learning loop). */
+  learning: Pick<Learning, "claimCorrection" | "recordTurn">;
+  leases: TurnLeases;
+  metrics: Metrics;
+  log: Logger;
+  now: () => Date;
+}
+
+export class TurnRunner {
+  constructor(private readonly deps: TurnDeps) {}
+
+  /** `known`: the session's messages through this one, when the intake already holds them. */
+  async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: HistoryMessage[] | null, lease: Lease | null): Promise<Outbound | null> {
+    const { settings: s, history, memory, sessions, tools, learning } = this.deps;
+    const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
+    const scope = scopeOf(place);
+    // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
+    const session = await sessions.get(scope, sessionId);
+
+    let text: string;
+    let status: Outbound["status"] = "ok";
+    let toolCalls: LoopResult["toolCalls"] = [];
+    let shownLessons: string[] = [];
+    try {
+      const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
+      let summary = session.summary;
+      let messages = known ?? (await history.sessionMessages(scope, session.id, session.summaryThroughId, messageId));
+      const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
+      if (compressed) ({ summary, messages } = compressed);
+      // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
+      const asked = messages.find((m) => m.id === messageId)?.text ?? "";
+      const lessons = relevantLessons(await memory.lessons(scope), asked);
+      // The person's message after cairn asked them what it should have done: the correction.
+      const correction = await learning.claimCorrection(scope, messageId);
+      shownLessons = lessons.map((l) => l.id);
+      const request = buildRequest({
+        model: s.model,
+        maxTokens: s.maxTokens,
+        snapshot: compressed?.snapshot ?? snapshot,
+        speakerId: place.person.id,
+        summary,
+        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons), correction),
+        tools: tools.definitions(),
+      });
+      const result = await runToolLoop({
+        model: this.deps.model,
+        request,
+        tools,
+        ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: speakerName(place) },
+        maxIterations: s.toolIterations,
+        ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
+        ...(hooks.onText ? { onText: hooks.onText } : {}),
+        ...(hooks.onTextReset ? { onTextReset: hooks.onTextReset } : {}),
+      });
+      log.info({ iterations: result.iterations, tools: result.toolCalls.map((c) => c.name), stop: result.stopReason, correction: correction?.id }, "turn answered");
+      text = storable(result.text) || "(I have nothing to add.)";
+      toolCalls = result.toolCalls;
+    } catch (err) {
+      status = "failed";
+      if (err instanceof ModelUnavailableError) {
+        log.warn({ err: err.message, attempts: err.attempts, status: err.lastStatus, reason: err.reason }, "model unavailable");
+        text = err.reason === "interrupted" ? MODEL_INTERRUPTED_REPLY : MODEL_UNAVAILABLE_REPLY;
+      } else {
+        log.error({ err }, "turn failed");
+        this.deps.metrics.error("turn");
+        text = INTERNAL_ERROR_REPLY;
+      }
+    }
+    // The lease is taken now, not when the turn began: renewals have kept it alive meanwhile.
+    const reply = await this.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed", lease && this.deps.leases.next());
+    if (!reply) {
+      log.warn("the turn was taken over by another process; its answer is not stored");
+      return null;
+    }
+    if (status === "ok") {
+      await learning.recordTurn(scope, reply.id, { toolCalls }, shownLessons).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
+    }
+    return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
+  /** Stores a reply; under a lease, only while the turn is still this process's (null otherwise). */
+  recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null): Promise<Message | null> {
+    const { history } = this.deps;
+    return lease ? history.recordReply(place, sessionId, replyToId, text, status, lease) : history.recordReply(place, sessionId, replyToId, text, status);
+  }
+
+  /** The session a recovered message was filed in, or the conversation's current one. */
+  async sessionFor(place: Place, sessionId: string | null): Promise<string> {
+    return sessionId ?? (await this.deps.sessions.current(scopeOf(place), this.deps.now())).session.id;
+  }
+}
