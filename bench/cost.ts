@@ -7,7 +7,7 @@
  * Scale: BENCH_COST_MESSAGES (default 1,000,000 on both databases; seeding takes ~90 s on SQLite
  * and ~16 s per 300,000 rows on PostgreSQL on the 2-core machine).
  */
-import type { Core } from "../src/core/core.ts";
+import type { Core } from "../src/app/core.ts";
 import { openBenchDatabase } from "./lib/db.ts";
 import { benchCore, channelMessage, replyText } from "./lib/core.ts";
 import { fakeModel, type FakeModel } from "./lib/model.ts";

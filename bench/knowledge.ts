@@ -21,7 +21,7 @@ import { median, now, percentile, round, table } from "./lib/report.ts";
 import { channelPlatform, type ChannelPlatform } from "../test/support/channel-platform.ts";
 import { searchMessages } from "../src/history/store/search.ts";
 import { scopeOfWorkspace } from "../src/history/store/store.ts";
-import type { Core } from "../src/core/core.ts";
+import type { Core } from "../src/app/core.ts";
 import type { Scope } from "../src/ground/types.ts";
 import type { Database } from "../src/db/client.ts";
 import type { BenchOutcome } from "./run.ts";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Anthropic from "@anthropic-ai/sdk";
 import { openDatabase } from "../src/db/client.ts";
-import { Core } from "../src/core/core.ts";
+import { Core } from "../src/app/core.ts";
 import { silentLogger } from "../src/ground/log.ts";
 import { accessPolicy } from "../src/admission/access.ts";
 import { benchSettings } from "../bench/lib/core.ts";

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase, type Db } from "../src/db/client.ts";
-import { Core } from "../src/core/core.ts";
+import { Core } from "../src/app/core.ts";
 import type { Inbound } from "../src/ground/types.ts";
 import { silentLogger } from "../src/ground/log.ts";
 import { accessPolicy } from "../src/admission/access.ts";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type Anthropic from "@anthropic-ai/sdk";
 import { openDatabase } from "../src/db/client.ts";
 import type { Db } from "../src/db/client.ts";
-import { Core } from "../src/core/core.ts";
+import { Core } from "../src/app/core.ts";
 import { silentLogger } from "../src/ground/log.ts";
 import type { PostTarget, ReplyTarget } from "../src/ground/adapter.ts";
 import type { SlackBlock } from "../src/platforms/slack/client.ts";

@@ -6,7 +6,7 @@ import { consoleLogFile, createLogger, errText, type Logger } from "./ground/log
 import { databaseProblem, listenProblem, StartupError } from "./startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
-import { Core } from "./core/core.ts";
+import { Core } from "./app/core.ts";
 import { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./settings.ts";
 import { slackAdapter } from "./platforms/slack/adapter.ts";

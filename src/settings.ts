@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./ground/paths.ts";
 import type { Config } from "./config.ts";
-import type { AgentSettings } from "./core/core.ts";
+import type { AgentSettings } from "./app/agent-settings.ts";
 import { accessPolicy } from "./admission/access.ts";
 import { DEFAULT_LEARNING } from "./learning/settings.ts";
 import { parseReportChannel } from "./report/channel.ts";

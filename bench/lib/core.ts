@@ -1,5 +1,6 @@
 /** A real Core for the benchmarks, with production defaults (from the config schema) and a fake model. */
-import { Core, type AgentSettings } from "../../src/core/core.ts";
+import { Core } from "../../src/app/core.ts";
+import type { AgentSettings } from "../../src/app/agent-settings.ts";
 import { loadConfig } from "../../src/config.ts";
 import { agentSettings } from "../../src/settings.ts";
 import { silentLogger } from "../../src/ground/log.ts";

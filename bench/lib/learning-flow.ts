@@ -10,7 +10,7 @@
  * The fake model answers right only when the convention's text is in its prompt.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import { Core } from "../../src/core/core.ts";
+import { Core } from "../../src/app/core.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { benchSettings } from "./core.ts";
 import { openBenchDatabase } from "./db.ts";

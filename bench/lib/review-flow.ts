@@ -7,7 +7,7 @@
  * share held pending until a person confirms (team facts, changes to what a person wrote).
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import { Core } from "../../src/core/core.ts";
+import { Core } from "../../src/app/core.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { benchSettings } from "./core.ts";
 import { openBenchDatabase } from "./db.ts";

@@ -3,7 +3,7 @@
  * (Markdown, rendered by each adapter) and the rules (who may do what) live in the commands
  * themselves, so every platform behaves the same. Names and parsing: ground/commands.ts.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import { scopeOf, type Place } from "../history/store/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";

@@ -3,7 +3,7 @@
  * one, in the configured zone. `/cairn jobs run <curator|report> [--dry-run]` queues a run now:
  * admins only, since the curator changes the team's skills and the report posts to a channel.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import type { Job } from "./job-store.ts";

@@ -10,7 +10,7 @@
  * - exclude-me / include-me (anyone): leave one's own messages out of every listened channel of
  *   the workspace (those kept so far are removed at once), or let them be kept again.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { personScopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";

@@ -2,7 +2,7 @@
  * `/cairn persona` shows the workspace's team persona; `persona set <text>` and `persona clear`
  * change it (cairn admins only). The text reaches each conversation's next session.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";

@@ -3,7 +3,7 @@
  * (newest first, with who, why, the run and a glimpse of the text), or every change of one curator
  * run. Only items the asker may see (items.ts) are listed; the answer is private to the asker.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Place } from "../history/store/store.ts";
 import { scopeOf } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";

@@ -3,7 +3,7 @@
  * (admins only, as setting it is): the text from before that change comes back exactly, as a new
  * revision, so a rollback can be rolled back in turn.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";

@@ -7,7 +7,7 @@
  * Bundled skills are read-only (their revisions belong to no workspace). Restoring an item also
  * gives it a full period before the curator considers it unused again (policy.ts `lastSeen`).
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";

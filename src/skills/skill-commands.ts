@@ -3,7 +3,7 @@
  * is a revision with who did it; archive is the strongest (nothing is deleted) and restore undoes it.
  * Bundled skills ship with cairn and are none of these commands' to change.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { scopeOf, type Place } from "../history/store/store.ts";

@@ -11,7 +11,7 @@
  *   the workspace's archived ones of the same kinds, so an admin can restore them.
  * Buttons are offered where the matching command would let the viewer act; the command checks again.
  */
-import type { Core } from "../core/core.ts";
+import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { MemoryEntry, Person, Skill } from "./view-store.ts";
 import { scopeOf, type Place } from "../history/store/store.ts";

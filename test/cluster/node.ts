@@ -16,7 +16,7 @@ import { loadConfig } from "../../src/config.ts";
 import { agentSettings } from "../../src/settings.ts";
 import { openDatabase } from "../../src/db/client.ts";
 import { createModelClient } from "../../src/agent/model.ts";
-import { Core } from "../../src/core/core.ts";
+import { Core } from "../../src/app/core.ts";
 import { createLogger } from "../../src/ground/log.ts";
 import { defineJob } from "../../src/jobs/worker.ts";
 import { DEFAULT_LEARNING } from "../../src/learning/settings.ts";

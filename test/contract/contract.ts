@@ -17,7 +17,7 @@ import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { accessPolicy, checkAccess, qualified } from "../../src/admission/access.ts";
 import type { AdapterHost, CommandTarget, CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/ground/adapter.ts";
 import { chunkText, fencesBalanced } from "../../src/ground/chunk.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "../../src/ground/types.ts";
 import type { CommandCall, CommandName } from "../../src/ground/commands.ts";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { accessPolicy, qualified } from "../../src/admission/access.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { parseCase } from "../../src/lessons/lesson-case.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { waitUntil } from "../fakes/http.ts";

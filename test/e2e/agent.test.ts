@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
-import { MODEL_UNAVAILABLE_REPLY } from "../../src/core/core.ts";
+import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import type { HandleResult, Outbound } from "../../src/ground/types.ts";
 
 function replyOf(result: HandleResult): Outbound {

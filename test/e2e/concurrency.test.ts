@@ -13,7 +13,7 @@ import { loadConfig } from "../../src/config.ts";
 import { makeCore } from "../support/agent.ts";
 import { inboundFor, uniqueId } from "../support/db.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { HandleResult } from "../../src/ground/types.ts";
 
 const PEOPLE = 20;

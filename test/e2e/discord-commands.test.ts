@@ -11,7 +11,7 @@ import { forEachDatabase } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeGuild, type FakeUser } from "../fakes/discord.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { scopeOf } from "../../src/history/store/store.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { silentLogger } from "../../src/ground/log.ts";

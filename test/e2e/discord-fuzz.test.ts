@@ -13,7 +13,7 @@ import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser }
 import { captureLogger, mulberry32 } from "../fakes/slack.ts";
 import { hostileValues, mutate, type Json } from "../support/mutate.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 
 const GUILD = snowflake();
 const GENERAL = snowflake();

@@ -18,7 +18,7 @@ import { makeCore, toolResults } from "../support/agent.ts";
 import { settledOn, type DispatchData } from "../support/discord-settled.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { PERMISSIONS, snowflake, startFakeDiscord, waitFor, type ApiMessage, type FakeDiscord, type FakeGuild, type FakeUser } from "../fakes/discord.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { knowledgeKey } from "../../src/knowledge/store.ts";

@@ -13,7 +13,7 @@ import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser }
 import { HistoryStore, type Lease } from "../../src/history/store/store.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 
 const GUILD = snowflake();
 const GENERAL = snowflake();

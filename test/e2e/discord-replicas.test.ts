@@ -15,7 +15,7 @@ import { makeCore } from "../support/agent.ts";
 import { settledOn, type DispatchData } from "../support/discord-settled.ts";
 import { lastUserText, startFakeAnthropic, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, type FakeDiscord, type FakeUser, type PostedMessage } from "../fakes/discord.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { scopeOf } from "../../src/history/store/store.ts";
 import { accessPolicy, REFUSED_CHANNEL_TEXT } from "../../src/admission/access.ts";
 import { CORRECTION_QUESTION } from "../../src/learning/feedback-job.ts";

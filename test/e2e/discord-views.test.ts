@@ -17,7 +17,7 @@ import { forEachDatabase } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeGuild, type FakeUser, type PostedMessage } from "../fakes/discord.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { Place } from "../../src/history/store/store.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
 import { scopeOf } from "../../src/history/store/store.ts";

@@ -13,7 +13,7 @@ import { makeCore } from "../support/agent.ts";
 import { settledOn, type DispatchData } from "../support/discord-settled.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeGuild, type FakeUser, type PostedMessage } from "../fakes/discord.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { COMMANDS } from "../../src/ground/commands.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, DISCORD_INTENTS, type DiscordAdapter, type DiscordSettings } from "../../src/platforms/discord/adapter.ts";

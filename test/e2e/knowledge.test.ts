@@ -9,7 +9,7 @@ import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts
 import { coreHarness, makeCore, toolResults } from "../support/agent.ts";
 import { channelPlatform, type ChannelPlatform } from "../support/channel-platform.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { CommandReply } from "../../src/ground/commands.ts";
 
 const ADMIN = "UADMIN";

@@ -17,7 +17,7 @@ import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { BOT_TOKEN, SIGNING_SECRET, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 import { snowflake, startFakeDiscord, waitFor, type FakeDiscord, type FakeUser } from "../fakes/discord.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 
 const ANSWER = "Heads up <!here> and <!subteam^S0OPS|@ops>: @everyone the deploy is at 5.";
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { z } from "zod";
-import { Core } from "../../src/core/core.ts";
+import { Core } from "../../src/app/core.ts";
 import { createModelClient } from "../../src/agent/model.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
@@ -16,7 +16,7 @@ import { Metrics } from "../../src/ops/metrics.ts";
 import { healthRoutes } from "../../src/ops/health.ts";
 import { MigrationStore } from "../../src/ops/migration-store.ts";
 import { startHealthServer, type HealthServer } from "../../src/ops/server.ts";
-import type { AgentSettings } from "../../src/core/core.ts";
+import type { AgentSettings } from "../../src/app/agent-settings.ts";
 import type { HandleResult } from "../../src/ground/types.ts";
 import { forEachDatabase, inboundFor, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";
 import { TEST_SETTINGS } from "../support/agent.ts";

@@ -10,7 +10,7 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { TOMBSTONE } from "../../src/erasure/erasure-store.ts";
 import { searchMessages } from "../../src/history/store/search.ts";
 import { scopeOf } from "../../src/history/store/store.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { HandleResult, Outbound } from "../../src/ground/types.ts";
 
 function replyOf(result: HandleResult): Outbound {

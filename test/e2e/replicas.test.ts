@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, type PlaceOptions } from "../support/db.ts";
 import { coreHarness, makeCore } from "../support/agent.ts";
 import { TOMBSTONE } from "../../src/erasure/erasure-store.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { HandleResult, Outbound } from "../../src/ground/types.ts";
 import type { ReplyTarget } from "../../src/ground/adapter.ts";
 import { FakeAdapter } from "../support/fake-adapter.ts";

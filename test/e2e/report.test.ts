@@ -20,7 +20,7 @@ import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/a
 import { ConsoleAdapter } from "../../src/platforms/console/console.ts";
 import type { RichPost } from "../../src/ground/adapter.ts";
 import { silentLogger } from "../../src/ground/log.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { ReportChannel } from "../../src/report/channel.ts";
 import { runReports } from "../../src/report/job.ts";
 import { NO_REPORT_YET } from "../../src/report/command.ts";

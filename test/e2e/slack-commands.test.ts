@@ -10,7 +10,7 @@ import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { SIGNING_SECRET, captureLogger, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";

@@ -19,7 +19,8 @@ import {
   type FakeSlack,
   type StoredMessage,
 } from "../fakes/slack.ts";
-import { MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
+import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";

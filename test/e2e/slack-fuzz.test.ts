@@ -11,7 +11,7 @@ import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { blockActions, captureLogger, eventCallback, mulberry32, postInteraction, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { startBothModes, type BothModes } from "../support/slack-modes.ts";
 import { hostileValues, mutate, type Json } from "../support/mutate.ts";
 

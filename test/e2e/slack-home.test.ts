@@ -27,7 +27,7 @@ import {
   type FakeSlack,
   type FakeView,
 } from "../fakes/slack.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { Inbound } from "../../src/ground/types.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { parseCommandLine } from "../../src/ground/commands.ts";

@@ -13,7 +13,7 @@ import { forEachDatabase, uniqueId } from "../support/db.ts";
 import { makeCore, toolResults } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { captureLogger, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack, type SlackCall, type StoredMessage } from "../fakes/slack.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";

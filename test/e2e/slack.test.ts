@@ -19,7 +19,8 @@ import {
   type FakeSlack,
   type SlackCall,
 } from "../fakes/slack.ts";
-import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY, type Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
+import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
 import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
 import type { AdapterHost, CorePort } from "../../src/ground/adapter.ts";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { forEachDatabase, sameDatabase, uniqueId, type Database } from "../support/db.ts";
-import { ClaimStore } from "../../src/core/claim-store.ts";
+import { ClaimStore } from "../../src/delivery/claim-store.ts";
 
 const HOUR = 60 * 60 * 1000;
 

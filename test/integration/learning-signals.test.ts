@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { accessPolicy } from "../../src/admission/access.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import { MemoryPlatform } from "../../bench/lib/memory-platform.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type RecordedRequest, type Step } from "../fakes/anthropic.ts";
 import { makeCore } from "../support/agent.ts";

@@ -9,7 +9,7 @@ import { makeCore } from "../support/agent.ts";
 import { recordingHandlers, type RecordedRun } from "../support/scheduled-handlers.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { waitUntil } from "../fakes/http.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { ScheduleSettings } from "../../src/jobs/schedules.ts";
 
 /** A clock that reads `iso` now and then advances with real time. */

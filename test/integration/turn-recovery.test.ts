@@ -10,12 +10,12 @@
  */
 import { spawn } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { machineKey } from "../../src/core/lease-owner.ts";
+import { machineKey } from "../../src/turn/lease-owner.ts";
 import { forEachDatabase, inboundFor, resetData, uniqueId, type PlaceOptions } from "../support/db.ts";
 import { makeCore } from "../support/agent.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { FakeAdapter } from "../support/fake-adapter.ts";
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { Lease } from "../../src/history/store/store.ts";
 import type { PostedPart, PostTarget, ReplyTarget } from "../../src/ground/adapter.ts";
@@ -307,7 +307,7 @@ forEachDatabase("turn recovery", (getDb) => {
 
 describe("notAnsweredText", () => {
   it("quotes the start of the message and its time", async () => {
-    const { notAnsweredText } = await import("../../src/core/recovery.ts");
+    const { notAnsweredText } = await import("../../src/turn/recovery.ts");
     const text = notAnsweredText({ text: "x".repeat(200), createdAt: new Date("2026-12-01T10:05:00Z") });
     expect(text).toContain("2026-12-01 10:05 UTC");
     expect(text.length).toBeLessThan(260);

@@ -1,5 +1,6 @@
 /** Builds a real Core against a test database and the fake Anthropic server. */
-import { Core, type AgentSettings } from "../../src/core/core.ts";
+import { Core } from "../../src/app/core.ts";
+import type { AgentSettings } from "../../src/app/agent-settings.ts";
 import { createModelClient } from "../../src/agent/model.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";

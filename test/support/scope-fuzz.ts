@@ -5,7 +5,7 @@
  * model randomly searches for markers. Every prompt the model receives is checked: a marker may
  * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
  */
-import type { Core } from "../../src/core/core.ts";
+import type { Core } from "../../src/app/core.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { Platform } from "../../src/ground/types.ts";
 import { scopeOfWorkspace } from "../../src/history/store/store.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deadHere, machineKey, newOwner, parseOwner } from "../../src/core/lease-owner.ts";
+import { deadHere, machineKey, newOwner, parseOwner } from "../../src/turn/lease-owner.ts";
 
 describe("lease owners", () => {
   it("name this machine, the pid and a random part, and parse back", () => {

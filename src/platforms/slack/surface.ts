@@ -5,7 +5,7 @@
  * buttons. The core's own posts (questions, reports) never come here, so they get none either.
  */
 import type { FinishKind, ReplySurface, Shown } from "../../ground/adapter.ts";
-import { DraftReply } from "../../core/draft.ts";
+import { DraftReply } from "../../delivery/draft.ts";
 import type { DraftOptions } from "../../ground/adapter.ts";
 import { errText } from "../../ground/log.ts";
 import type { SlackBlock } from "./client.ts";

@@ -22,7 +22,7 @@ import { countTurn } from "../ops/core-metrics.ts";
 import type { TurnLeases } from "./leases.ts";
 import type { Recovery } from "./recovery.ts";
 import type { TurnRunner } from "./turn.ts";
-import { notATurn } from "./delivery.ts";
+import { notATurn } from "../delivery/delivery.ts";
 
 export interface HandleOptions {
   leased?: boolean;

@@ -1,35 +1,33 @@
 /**
  * The top of the house: builds the stores and services from one database and one model, wires
  * them to each other, starts and stops them, and is the port adapters talk to (CorePort). It holds
- * no policy of its own: the turn is intake.ts and turn.ts, the delivery path delivery.ts, reactions
+ * no policy of its own: the turn is src/turn/ (intake.ts, turn.ts), the delivery path src/delivery/, reactions
  * learning/reactions.ts, commands commands/. Nothing below imports this module.
  */
-import type { Database } from "../db/client.ts";
 import type { Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { ErasureStore } from "../erasure/erasure-store.ts";
 import { HistoryStore, scopeOf } from "../history/store/store.ts";
-import { MemoryStore, type MemoryBudgets } from "../memory/store.ts";
+import { MemoryStore } from "../memory/store.ts";
 import { scanStored } from "../safety/scanner.ts";
 import { SkillStore } from "../skills/store.ts";
 import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
-import { DEFAULT_LEASES, TurnLeases, type LeaseSettings } from "./leases.ts";
-import { LeaseStore } from "./lease-store.ts";
-import { DEFAULT_RECOVERY, Recovery, type RecoverySettings } from "./recovery.ts";
-import { checkAccess, type AccessPolicy } from "../admission/access.ts";
+import { DEFAULT_LEASES, TurnLeases } from "../turn/leases.ts";
+import { LeaseStore } from "../turn/lease-store.ts";
+import { DEFAULT_RECOVERY, Recovery } from "../turn/recovery.ts";
+import { checkAccess } from "../admission/access.ts";
 import { RateLimiter } from "../admission/rate-limit.ts";
 import { RateStore } from "../admission/rate-store.ts";
-import { ClaimStore } from "./claim-store.ts";
+import { ClaimStore } from "../delivery/claim-store.ts";
 import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
-import { type ModelClient } from "../agent/model.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
-import { DeliveryPath } from "./delivery.ts";
-import { runCommandSafely } from "./command-answer.ts";
+import { DeliveryPath } from "../delivery/delivery.ts";
+import { runCommandSafely } from "../delivery/command-answer.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { SessionManager } from "../agent/sessions.ts";
@@ -41,10 +39,9 @@ import { CorrectionStore } from "../learning/correction-store.ts";
 import { TraceStore } from "../learning/trace-store.ts";
 import { ReplyPlaceStore } from "../learning/reply-place-store.ts";
 import { LessonStore } from "../lessons/lesson-store.ts";
-import { DEFAULT_LEARNING, type LearningSettings } from "../learning/settings.ts";
-import type { JobHandler } from "../jobs/worker.ts";
+import { DEFAULT_LEARNING } from "../learning/settings.ts";
 import { Scheduler } from "../jobs/scheduler.ts";
-import { DEFAULT_SCHEDULES, type ScheduleSettings } from "../jobs/schedules.ts";
+import { DEFAULT_SCHEDULES } from "../jobs/schedules.ts";
 import { Metrics } from "../ops/metrics.ts";
 import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
 import { buildView } from "../views/build.ts";
@@ -52,7 +49,7 @@ import { ViewStore } from "../views/view-store.ts";
 import { RevisionStore } from "../revisions/revision-store.ts";
 import { CurationStore } from "../curator/curation-store.ts";
 import { ReportStore } from "../report/report-store.ts";
-import { ChannelKnowledge, DEFAULT_KNOWLEDGE, type KnowledgeSettings } from "../knowledge/knowledge.ts";
+import { ChannelKnowledge, DEFAULT_KNOWLEDGE } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
 import { KnowledgeStore } from "../knowledge/store.ts";
 import { ListenStore } from "../knowledge/listen-store.ts";
@@ -60,57 +57,13 @@ import type { ChannelEvent } from "../ground/channel-events.ts";
 import type { TeamView, ViewRequest } from "../ground/view-model.ts";
 import { instrumentModel } from "../ops/model-metrics.ts";
 import { countDelivery } from "../ops/core-metrics.ts";
-import { Intake, type HandleOptions } from "./intake.ts";
-import { TurnRunner } from "./turn.ts";
-import { Snapshots } from "./snapshot.ts";
-import { Compression } from "./compression.ts";
+import type { CoreDeps, AgentSettings } from "./agent-settings.ts";
+import { Intake, type HandleOptions } from "../turn/intake.ts";
+import { TurnRunner } from "../turn/turn.ts";
+import { Snapshots } from "../turn/snapshot.ts";
+import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
 
-export interface AgentSettings {
-  model: string;
-  summaryModel: string;
-  maxTokens: number;
-  budgets: MemoryBudgets;
-  sessionIdleMs: number;
-  toolIterations: number;
-  historyCharLimit: number;
-  historyKeepMessages: number;
-  maxConcurrency: number;
-  /** Who may talk to cairn, where, and who is an admin. */
-  access: AccessPolicy;
-  /** Messages per person per hour; 0 = unlimited. */
-  rateLimitPerHour: number;
-  /** The team persona's budget in characters (default DEFAULT_PERSONA_CHARS). */
-  personaChars?: number;
-  /** The longest message read whole; longer ones are cut with a note to the person (default 20,000). */
-  maxMessageChars?: number;
-  /** Where bundled skills are read from; null skips the import (tests that want an empty library). */
-  bundledSkillsDir: string | null;
-  /** The learning loop: reviews, corrections, rules, the job worker (default DEFAULT_LEARNING). */
-  learning?: Partial<LearningSettings>;
-  /** Channel knowledge: backfill depth, retention, channels listened in from start-up (default DEFAULT_KNOWLEDGE). */
-  knowledge?: Partial<KnowledgeSettings>;
-  /** When the curator and the report run, and the zone their expressions are read in (default DEFAULT_SCHEDULES). */
-  schedules?: Partial<ScheduleSettings>;
-  /** Turn leases: how long a dead process's turns wait for another (default DEFAULT_LEASES). */
-  leases?: Partial<LeaseSettings>;
-  /** Lost turns: how old one may be and still be answered (default DEFAULT_RECOVERY). */
-  recovery?: Partial<RecoverySettings>;
-}
-
-export interface CoreDeps {
-  database: Database;
-  model: ModelClient;
-  settings: AgentSettings;
-  log: Logger;
-  now?: () => Date;
-  /** More job handlers for the worker (a kind already handled is taken over by the one given here). */
-  handlers?: readonly JobHandler<unknown>[];
-  /** Where turns, model and tool calls, jobs and errors are counted (default: a new one, without process metrics). */
-  metrics?: Metrics;
-}
-
-export { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
 
 export class Core implements CorePort {
   readonly history: HistoryStore;
