@@ -7,18 +7,18 @@ import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import { scopeOf, type Place } from "../history/store/store.ts";
 import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
-import { learnCommand } from "../learning/learn-command.ts";
-import { forgetLessonOrRule, listLessons } from "../lessons/lessons-command.ts";
-import { latestReport } from "../report/command.ts";
-import { historyCommand } from "../revisions/history.ts";
-import { rollbackCommand } from "../revisions/rollback.ts";
-import { jobsCommand } from "../jobs/jobs-command.ts";
-import { skillCommand } from "../skills/skill-commands.ts";
-import { proposalCommand } from "../learning/proposal-command.ts";
-import { personaCommand } from "../persona/command.ts";
+import { learnCommand } from "./learn.ts";
+import { forgetLessonOrRule, listLessons } from "./lessons.ts";
+import { latestReport } from "./report.ts";
+import { historyCommand } from "./history.ts";
+import { rollbackCommand } from "./rollback.ts";
+import { jobsCommand } from "./jobs.ts";
+import { skillCommand } from "./skills.ts";
+import { proposalCommand } from "./proposal.ts";
+import { personaCommand } from "./persona.ts";
 import { buildView } from "../views/build.ts";
 import { viewMarkdown } from "../views/markdown.ts";
-import { listenCommand } from "../knowledge/listen-command.ts";
+import { listenCommand } from "./listen.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 
 const HELP = `**cairn** remembers what your team teaches it.

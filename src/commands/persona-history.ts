@@ -10,7 +10,7 @@ import type { CommandReply } from "../ground/commands.ts";
 import { isAdmin } from "../admission/access.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
-import type { Revision } from "./revision-store.ts";
+import type { Revision } from "../revisions/revision-store.ts";
 
 const SHOWN = 20;
 const glimpse = (s: string | null): string => (s === null ? "(none)" : `"${excerpt(s.replace(/\s+/g, " "), 80)}"`);

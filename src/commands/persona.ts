@@ -8,7 +8,7 @@ import type { CommandReply } from "../ground/commands.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin } from "../admission/access.ts";
 import { nameOf } from "../learning/places.ts";
-import { PersonaError } from "./store.ts";
+import { PersonaError } from "../persona/store.ts";
 
 const BUILT_IN = "No team persona is set: cairn follows its built-in guidance alone. Admins: `persona set <how cairn should speak here, and what it must always do>`.";
 

@@ -8,7 +8,7 @@ import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { scopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin } from "../admission/access.ts";
-import { SkillError } from "./store.ts";
+import { SkillError } from "../skills/store.ts";
 
 export type SkillCommand = "pin" | "unpin" | "archive" | "restore";
 

@@ -5,7 +5,7 @@
  */
 import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store/store.ts";
-import type { Learning } from "./learning.ts";
+import type { Learning } from "../learning/learning.ts";
 
 export async function proposalCommand(deps: { learning: Pick<Learning, "judgeProposal"> }, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {
   if (!id) return { text: `Usage: \`${verdict} <id>\` (the ids of proposals waiting are in \`lessons\` and on the Home tab).`, ephemeral: true };

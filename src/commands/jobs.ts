@@ -6,9 +6,9 @@
 import type { Core } from "../core/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Job } from "./job-store.ts";
+import type { Job } from "../jobs/job-store.ts";
 import { isAdmin, qualified } from "../admission/access.ts";
-import { isScheduleName, SCHEDULE_NAMES, type Schedule } from "./schedules.ts";
+import { isScheduleName, SCHEDULE_NAMES, type Schedule } from "../jobs/schedules.ts";
 
 export const JOBS_USAGE = "Usage: `jobs` lists the schedules; admins: `jobs run curator [--dry-run]` or `jobs run report` runs one now.";
 const DRY_RUN_FLAGS = new Set(["--dry-run", "dry-run", "--dryrun"]);

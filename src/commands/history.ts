@@ -9,8 +9,8 @@ import { scopeOf } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
-import { itemVisible } from "./items.ts";
-import type { Actor, Item, Revision } from "./revision-store.ts";
+import { itemVisible } from "../revisions/items.ts";
+import type { Actor, Item, Revision } from "../revisions/revision-store.ts";
 import { personaHistory } from "./persona-history.ts";
 
 const SHOWN = 20;

@@ -12,9 +12,9 @@ import type { Inbound } from "../ground/types.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { isAdmin } from "../admission/access.ts";
-import { ownerOf } from "./items.ts";
-import type { Provenance } from "./revision-store.ts";
-import { undoOf, type Undo } from "./undo.ts";
+import { ownerOf } from "../revisions/items.ts";
+import type { Provenance } from "../revisions/revision-store.ts";
+import { undoOf, type Undo } from "../revisions/undo.ts";
 import { personaRollback } from "./persona-history.ts";
 
 const reply = (text: string): CommandReply => ({ text, ephemeral: true });
