@@ -1,7 +1,7 @@
 /**
  * `/cairn history <skill name | entry id | run id>`: the revisions of one skill or memory entry
  * (newest first, with who, why, the run and a glimpse of the text), or every change of one curator
- * run. Only items the asker may see (items.ts) are listed; the answer is private to the asker.
+ * run. Only items the asker may see (revisions/items.ts) are listed; the answer is private to the asker.
  */
 import type { Place } from "../history/store/store.ts";
 import { scopeOf } from "../history/store/store.ts";

@@ -1,6 +1,6 @@
 /**
  * `/cairn approve <id>` and `/cairn reject <id>`: a proposed team rule judged by id, with the same
- * rules as ✅ on its proposal post (approvals.ts). The outcome is also posted where the proposal was,
+ * rules as ✅ on its proposal post (learning/approvals.ts). The outcome is also posted where the proposal was,
  * so the channel that saw it sees what became of it.
  */
 import type { CommandReply } from "../ground/commands.ts";

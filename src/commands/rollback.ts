@@ -1,11 +1,11 @@
 /**
- * `/cairn rollback <revision id>`: undoes one revision (undo.ts) of a skill or memory entry of this
+ * `/cairn rollback <revision id>`: undoes one revision (revisions/undo.ts) of a skill or memory entry of this
  * workspace, the curator's or anyone's, as a new revision (source tool, the person, "rollback of
  * revision <id>"), so a rollback can be rolled back in turn.
  *
  * Who may: cairn admins, and the owner of a private item (their own skill or profile entry).
  * Bundled skills are read-only (their revisions belong to no workspace). Restoring an item also
- * gives it a full period before the curator considers it unused again (policy.ts `lastSeen`).
+ * gives it a full period before the curator considers it unused again (curator/policy.ts `lastSeen`).
  */
 import type { Inbound } from "../ground/types.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";
