@@ -6,6 +6,7 @@ import { z } from "zod";
 import { REPORT_CHANNEL_HINT, REPORT_CHANNEL_PATTERN } from "./report/channel.ts";
 import cron from "node-cron";
 import { DEFAULT_SCHEDULES, timeZoneOf } from "./jobs/schedules.ts";
+import { LISTEN_CHANNEL } from "./knowledge/listen-channel.ts";
 
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 const optionalString = z
@@ -13,9 +14,6 @@ const optionalString = z
   .trim()
   .optional()
   .transform((v) => (v === "" ? undefined : v));
-/** A channel listened in from start-up (src/knowledge/knowledge.ts reads the same form). */
-export const LISTEN_CHANNEL = /^(slack|discord):([^/\s]+)\/(\S+)$/;
-
 const csv = z
   .string()
   .optional()

@@ -3,23 +3,52 @@
  * (Markdown, rendered by each adapter) and the rules (who may do what) live in the commands
  * themselves, so every platform behaves the same. Names and parsing: ground/commands.ts.
  */
-import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
-import { scopeOf, type Place } from "../history/store/store.ts";
-import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
-import { learnCommand } from "../learning/learn-command.ts";
-import { forgetLessonOrRule, listLessons } from "../lessons/lessons-command.ts";
-import { latestReport } from "../report/command.ts";
-import { historyCommand } from "../revisions/history.ts";
-import { rollbackCommand } from "../revisions/rollback.ts";
-import { jobsCommand } from "../jobs/jobs-command.ts";
-import { skillCommand } from "../skills/skill-commands.ts";
-import { proposalCommand } from "../learning/proposal-command.ts";
-import { personaCommand } from "../persona/command.ts";
-import { buildView } from "../views/build.ts";
+import type { Logger } from "../ground/log.ts";
+import { scopeOf, type HistoryStore, type Place } from "../history/store/store.ts";
+import { budgetHeader, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
+import type { SkillStore } from "../skills/store.ts";
+import type { ReportStore } from "../report/report-store.ts";
+import type { ErasureStore } from "../erasure/erasure-store.ts";
+import type { SessionManager } from "../agent/sessions.ts";
+import { learnCommand, type LearnDeps } from "./learn.ts";
+import { forgetLessonOrRule, listLessons, type LessonsDeps } from "./lessons.ts";
+import { latestReport } from "./report.ts";
+import { historyCommand, type HistoryCommandDeps } from "./history.ts";
+import { rollbackCommand, type RollbackDeps } from "./rollback.ts";
+import { jobsCommand, type JobsDeps } from "./jobs.ts";
+import { skillCommand, type SkillCommandDeps } from "./skills.ts";
+import { proposalCommand, type ProposalDeps } from "./proposal.ts";
+import { personaCommand, type PersonaCommandDeps } from "./persona.ts";
+import { buildView, type ViewDeps } from "../views/build.ts";
 import { viewMarkdown } from "../views/markdown.ts";
-import { listenCommand } from "../knowledge/listen-command.ts";
+import { listenCommand, type ListenDeps } from "./listen.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
+
+/** What the dispatcher answers itself (help, new, me, skills, confirm, report, forget): the stores it reads and writes, and the session to end. */
+export interface DispatchDeps {
+  history: HistoryStore;
+  memory: MemoryStore;
+  skills: SkillStore;
+  reports: ReportStore;
+  erasure: ErasureStore;
+  sessions: Pick<SessionManager, "forgetCached">;
+  log: Logger;
+  endSession(inbound: Inbound, reason: "request"): Promise<void>;
+}
+
+/** Everything a command may need: the dispatcher's own, and each command's (the core holds them all). */
+export type CommandServices = DispatchDeps &
+  LearnDeps &
+  LessonsDeps &
+  ProposalDeps &
+  HistoryCommandDeps &
+  RollbackDeps &
+  JobsDeps &
+  SkillCommandDeps &
+  PersonaCommandDeps &
+  ListenDeps &
+  ViewDeps;
 
 const HELP = `**cairn** remembers what your team teaches it.
 - Talk to it in a DM, or mention it in a channel; it follows the thread after that.
@@ -38,71 +67,71 @@ Commands:
 \`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
 \`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
 
-export async function runCommand(core: Core, inbound: Inbound, name: CommandName, args: readonly string[]): Promise<CommandReply> {
-  const place = (): Promise<Place> => core.history.resolve(inbound);
+export async function runCommand(services: CommandServices, inbound: Inbound, name: CommandName, args: readonly string[]): Promise<CommandReply> {
+  const place = (): Promise<Place> => services.history.resolve(inbound);
   switch (name) {
     case "help":
       return { text: HELP, ephemeral: true };
     case "new": {
-      await core.endSession(inbound, "request");
+      await services.endSession(inbound, "request");
       return { text: "Started a new session: I'll take a fresh look at memory and skills from your next message. Earlier conversations stay searchable.", ephemeral: false };
     }
     case "me":
-      return { text: await describePerson(core, await place()), ephemeral: true };
+      return { text: await describePerson(services, await place()), ephemeral: true };
     case "skills": {
-      const skills = await core.skills.list(scopeOf(await place()));
+      const skills = await services.skills.list(scopeOf(await place()));
       const lines = skills.length ? skills.map((s) => `- \`${s.name}\`${s.bundled ? " (bundled)" : ""}${s.pinned ? " (pinned)" : ""}${s.status === "stale" ? " (stale: unused lately)" : ""}: ${s.description}`) : ["- (none yet)"];
       return { text: [`**Skills** (${skills.length})`, ...lines].join("\n"), ephemeral: true };
     }
     case "learn":
-      return learnCommand(core, inbound, await place(), args.join(" "));
+      return learnCommand(services, inbound, await place(), args.join(" "));
     case "lessons":
-      return listLessons(core, await place());
+      return listLessons(services, await place());
     case "forget":
-      return forget(core, inbound, await place(), args);
+      return forget(services, inbound, await place(), args);
     case "confirm": {
       const p = await place();
       const scope = scopeOf(p);
-      const ids = args.length ? args : (await core.memory.pendingBy(scope)).map((e) => e.id);
+      const ids = args.length ? args : (await services.memory.pendingBy(scope)).map((e) => e.id);
       if (ids.length === 0) return { text: "You have nothing waiting to be shared with the team.", ephemeral: true };
-      const shared = await core.memory.confirm(scope, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
+      const shared = await services.memory.confirm(scope, ids, { source: "tool", actorId: p.person.id, sourceMessageId: null, reason: "confirmed by the person" });
       if (shared.length === 0) return { text: `No pending entry of yours has the id ${ids.join(", ")}. \`me\` lists them.`, ephemeral: true, outcome: "not_found" };
       const what = (e: { text: string; scope: string; replacesId: string | null }) =>
         e.replacesId ? (e.text ? `- replaced with: ${e.text}` : "- removed an entry") : `- ${e.text}${e.scope === "team" ? " (shared with the team)" : ""}`;
       return { text: `Confirmed:\n${shared.map(what).join("\n")}`, ephemeral: true, outcome: "done" };
     }
     case "report":
-      return latestReport(core.reports, scopeOf(await place()));
+      return latestReport(services.reports, scopeOf(await place()));
     case "history":
-      return historyCommand(core, await place(), args[0]);
+      return historyCommand(services, await place(), args[0]);
     case "rollback":
-      return rollbackCommand(core, inbound, await place(), args[0]);
+      return rollbackCommand(services, inbound, await place(), args[0]);
     case "pin":
     case "unpin":
     case "archive":
     case "restore":
-      return skillCommand(core, inbound, await place(), name, args[0]);
+      return skillCommand(services, inbound, await place(), name, args[0]);
     case "approve":
     case "reject":
-      return proposalCommand(core, await place(), name, args[0]);
+      return proposalCommand(services, await place(), name, args[0]);
     case "persona":
-      return personaCommand(core, inbound, await place(), args);
+      return personaCommand(services, inbound, await place(), args);
     case "listen":
-      return listenCommand(core, inbound, await place(), args);
+      return listenCommand(services, inbound, await place(), args);
     case "team":
-      return { text: viewMarkdown(await buildView(core, inbound, { pane: "team", pageSize: 20 })), ephemeral: true };
+      return { text: viewMarkdown(await buildView(services, inbound, { pane: "team", pageSize: 20 })), ephemeral: true };
     case "jobs":
-      return jobsCommand(core, inbound, args);
+      return jobsCommand(services, inbound, args);
   }
 }
 
-async function describePerson(core: Core, p: Place): Promise<string> {
+async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "skills">, p: Place): Promise<string> {
   const scope = scopeOf(p);
-  const entries = await core.memory.entries(scope, "user");
-  const pending = await core.memory.pendingBy(scope);
-  const skills = (await core.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
+  const entries = await deps.memory.entries(scope, "user");
+  const pending = await deps.memory.pendingBy(scope);
+  const skills = (await deps.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
-  const messages = await core.history.countByAuthor(scope);
+  const messages = await deps.history.countByAuthor(scope);
   const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date }) =>
     `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})*`;
   // A review's pending change to an existing entry says what it would do to it.
@@ -111,7 +140,7 @@ async function describePerson(core: Core, p: Place): Promise<string> {
       ? line({ ...e, text: `${e.text}${e.scope === "team" ? " (for the team)" : ""}` })
       : line({ ...e, text: e.text ? `replace an entry (${e.replacesId}) with: ${e.text}` : `remove the entry ${e.replacesId}` });
   return [
-    `**Your profile** ${budgetHeader(used, core.memory.limit("user"))}`,
+    `**Your profile** ${budgetHeader(used, deps.memory.limit("user"))}`,
     ...(entries.length ? entries.map(line) : ["- (nothing yet)"]),
     ...(pending.length ? ["**Waiting for your confirmation** (`confirm <id>`; a ✅ on the message that announced it works too)", ...pending.map(pendingLine)] : []),
     ...(skills.length ? ["**Your private skills**", ...skills.map((s) => `- \`${s.name}\` (id ${s.id})`)] : []),
@@ -120,37 +149,37 @@ async function describePerson(core: Core, p: Place): Promise<string> {
   ].join("\n");
 }
 
-async function forget(core: Core, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
+async function forget(deps: Pick<DispatchDeps, "history" | "memory" | "skills" | "erasure" | "sessions" | "log"> & LessonsDeps, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
   const [what, ...rest] = args;
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me` and `lessons`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
     // Channel lessons and team rules are archived (they are shared); the person's own entries are deleted.
-    const shared = await forgetLessonOrRule(core, inbound, p, what);
+    const shared = await forgetLessonOrRule(deps, inbound, p, what);
     if (shared) return shared;
-    const ok = await core.erasure.forgetEntry(scopeOf(p), what);
-    core.memory.forgetCached();
-    core.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
+    const ok = await deps.erasure.forgetEntry(scopeOf(p), what);
+    deps.memory.forgetCached();
+    deps.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
     return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` and \`lessons\` list them.`, ephemeral: true, outcome: ok ? "done" : "not_found" };
   }
   // Erasure needs a second, explicit step within a window; the request is stored, so the step may
   // reach another replica.
   const now = new Date();
   const confirm = rest.some((a) => a.toLowerCase() === "confirm");
-  if (!confirm || !(await core.erasure.claimErasure(scopeOf(p), now))) {
-    await core.erasure.requestErasure(scopeOf(p), now);
+  if (!confirm || !(await deps.erasure.claimErasure(scopeOf(p), now))) {
+    await deps.erasure.requestErasure(scopeOf(p), now);
     return {
       text: "This erases your profile, your private skills and entries you proposed, and replaces the text of every message you sent (and of cairn's replies in your DMs) with a tombstone. Team entries you contributed stay. To go ahead, send `forget me confirm` within 10 minutes; `forget me confirm anonymous` also removes your name from the team entries you contributed.",
       ephemeral: true,
     };
   }
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
-  const counts = await core.erasure.erasePerson(scopeOf(p), { anonymize });
-  core.history.forgetPerson(p.person.id);
-  core.sessions.forgetCached();
-  core.memory.forgetCached();
-  core.skills.forgetCached();
+  const counts = await deps.erasure.erasePerson(scopeOf(p), { anonymize });
+  deps.history.forgetPerson(p.person.id);
+  deps.sessions.forgetCached();
+  deps.memory.forgetCached();
+  deps.skills.forgetCached();
   // Logged without content: counts only.
-  core.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
+  deps.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {
     text: `Done. Erased ${counts.profileEntries} profile entries, ${counts.pendingEntries} pending entries, ${counts.privateSkills} private skills, ${counts.channelMessages} messages kept from channels, and the text of ${counts.messages} messages${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
     ephemeral: true,

@@ -10,7 +10,7 @@
  *   bundled, imported and person-taught skills (learn, reaction) and entries people wrote are never
  *   changed. Merges happen only within one placement, so nothing private becomes shared.
  * - Every change is a revision with its reason and the run id; `/cairn history` lists them and
- *   `/cairn rollback <revision>` undoes one (src/revisions/rollback.ts), itself as a new revision.
+ *   `/cairn rollback <revision>` undoes one (src/commands/rollback.ts), itself as a new revision.
  * - A dry run plans the same way (model calls included) and reports what it would do; it writes nothing.
  * - The model never decides alone: candidates are chosen deterministically, its plan is validated
  *   and fails closed (dropped whole), a merge losing more than a quarter of its steps is rejected,

@@ -2,9 +2,9 @@
  * Channel knowledge, wired: what the core does with channel events, who turns listening on and off,
  * the backfill of a channel's history, and retention. The parts: store.ts (what is kept),
  * listen-store.ts (where cairn listens, opt-outs, member lists), members.ts (who may read it),
- * backfill.ts (the history job), listen-command.ts (`/cairn listen`).
+ * backfill.ts (the history job); the `/cairn listen` command is src/commands/listen.ts.
  */
-import { LISTEN_CHANNEL } from "../config.ts";
+import { LISTEN_CHANNEL } from "./listen-channel.ts";
 import type { PlatformAdapter, Posted, PostTarget } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { scopeOfWorkspace, type HistoryStore, type Workspace } from "../history/store/store.ts";

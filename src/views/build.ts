@@ -11,21 +11,32 @@
  *   the workspace's archived ones of the same kinds, so an admin can restore them.
  * Buttons are offered where the matching command would let the viewer act; the command checks again.
  */
-import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
-import type { MemoryEntry, Person, Skill } from "./view-store.ts";
-import { scopeOf, type Place } from "../history/store/store.ts";
-import { isAdmin } from "../admission/access.ts";
-import { budgetHeader, kindOf, usedChars } from "../memory/store.ts";
+import type { MemoryEntry, Person, Skill, ViewStore } from "./view-store.ts";
+import { scopeOf, type HistoryStore, type Place } from "../history/store/store.ts";
+import { isAdmin, type AccessPolicy } from "../admission/access.ts";
+import { budgetHeader, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
+import type { PersonaStore } from "../persona/store.ts";
+import type { ReportStore } from "../report/report-store.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
 import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "../ground/view-model.ts";
 import { weekLines } from "./week.ts";
 
+/** What a view is built from: the stores it reads, and who is an admin (for the buttons offered). */
+export interface ViewDeps {
+  history: HistoryStore;
+  memory: MemoryStore;
+  views: ViewStore;
+  persona: PersonaStore;
+  reports: ReportStore;
+  settings: { access: AccessPolicy };
+}
+
 const day = (d: Date): string => d.toISOString().slice(0, 10);
 
 interface Ctx {
-  core: Core;
+  deps: ViewDeps;
   place: Place;
   admin: boolean;
   channels: ReadonlySet<string>;
@@ -33,12 +44,12 @@ interface Ctx {
   people: (ids: readonly (string | null)[]) => Promise<Map<string, Person>>;
 }
 
-export async function buildView(core: Core, inbound: Inbound, req: ViewRequest): Promise<TeamView> {
-  const place = await core.history.resolve(inbound);
-  const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
+export async function buildView(deps: ViewDeps, inbound: Inbound, req: ViewRequest): Promise<TeamView> {
+  const place = await deps.history.resolve(inbound);
+  const admin = isAdmin(deps.settings.access, inbound.platform, inbound.author.externalId);
   const channels = new Set(req.channels ?? (place.conversation.isDm ? [] : [place.conversation.channelId]));
-  const people = (ids: readonly (string | null)[]): Promise<Map<string, Person>> => core.views.people(scopeOf(place), ids);
-  const ctx: Ctx = { core, place, admin, channels, req, people };
+  const people = (ids: readonly (string | null)[]): Promise<Map<string, Person>> => deps.views.people(scopeOf(place), ids);
+  const ctx: Ctx = { deps, place, admin, channels, req, people };
   const builders: Record<Exclude<Pane, "home">, () => Promise<ViewSection>> = { me: () => you(ctx), team: () => team(ctx), skills: () => skills(ctx) };
   const sections =
     req.pane === "home" ? await Promise.all([you(ctx), team(ctx), skills(ctx), week(ctx)]) : [await builders[req.pane]()];
@@ -56,9 +67,9 @@ function group(ctx: Ctx, id: string, title: string, all: readonly ViewItem[], em
 const confirmDelete = (what: string, text: string): ViewButton["confirm"] => ({ title: `Delete this ${what}?`, text: excerpt(text, 250), yes: "Delete", no: "Cancel" });
 
 async function you(ctx: Ctx): Promise<ViewSection> {
-  const { core, place } = ctx;
+  const { deps, place } = ctx;
   const scope = scopeOf(place);
-  const [entries, pending, messages] = await Promise.all([core.memory.entries(scope, "user"), core.memory.pendingBy(scope), core.history.countByAuthor(scope)]);
+  const [entries, pending, messages] = await Promise.all([deps.memory.entries(scope, "user"), deps.memory.pendingBy(scope), deps.history.countByAuthor(scope)]);
   const facts = entries.filter((e) => kindOf(e) === "fact");
   const lessons = entries.filter((e) => kindOf(e) === "lesson");
   const entryItem = (e: MemoryEntry, what: string): ViewItem => ({
@@ -76,7 +87,7 @@ async function you(ctx: Ctx): Promise<ViewSection> {
   return {
     id: "you",
     title: "You",
-    lines: [`Your profile ${budgetHeader(usedChars(facts.map((e) => e.text)), core.memory.limit("user"))}. Stored messages from you: ${messages}.`],
+    lines: [`Your profile ${budgetHeader(usedChars(facts.map((e) => e.text)), deps.memory.limit("user"))}. Stored messages from you: ${messages}.`],
     buttons: [
       {
         label: "Forget me",
@@ -103,11 +114,11 @@ function taught(e: MemoryEntry, people: Map<string, Person>): string {
 }
 
 async function team(ctx: Ctx): Promise<ViewSection> {
-  const { core, place, admin } = ctx;
+  const { deps, place, admin } = ctx;
   const scope = scopeOf(place);
   const me = place.person.id;
   // Membership is part of the query: a channel the viewer cannot read contributes no row.
-  const [{ rules, pendingRules, channelLessons, facts }, persona] = await Promise.all([core.views.teamMemory(scope, ctx.channels), core.persona.get(scope)]);
+  const [{ rules, pendingRules, channelLessons, facts }, persona] = await Promise.all([deps.views.teamMemory(scope, ctx.channels), deps.persona.get(scope)]);
   const people = await ctx.people([...rules, ...pendingRules, ...channelLessons, ...facts].map((e) => e.createdById));
   const proposed = [...pendingRules, ...channelLessons.filter((e) => e.proposalMessageId !== null)];
   // The same rule as ✅: the proposer's own approval does not count, unless they are an admin.
@@ -130,7 +141,7 @@ async function team(ctx: Ctx): Promise<ViewSection> {
     .filter((e) => e.proposalMessageId === null)
     .map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(in ${channelName(e.channelKey)}; ${taught(e, people)})_`, buttons: admin || e.createdById === me ? [archive(e, "lesson")] : [] }));
   const factItems = facts.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)})_`, buttons: [] }));
-  const budget = core.persona.limit;
+  const budget = deps.persona.limit;
   return {
     id: "team",
     title: "Team",
@@ -151,9 +162,9 @@ async function team(ctx: Ctx): Promise<ViewSection> {
 const channelName = (key: string | null): string => (key ? `<#${key}>` : "a channel");
 
 async function skills(ctx: Ctx): Promise<ViewSection> {
-  const { core, place, admin } = ctx;
+  const { deps, place, admin } = ctx;
   // Visible skills of any status: the query shape the skills index uses, archived ones included.
-  const rows = await core.views.skills(scopeOf(place), ctx.channels);
+  const rows = await deps.views.skills(scopeOf(place), ctx.channels);
   const items = rows.map((s): ViewItem => ({ id: s.id, markdown: skillLine(s), buttons: admin ? skillButtons(s) : [] }));
   return { id: "skills", title: "Skills", lines: [], buttons: [], groups: [group(ctx, "skills", "Skills", items, "No skills yet: cairn saves procedures it works out, and `/cairn learn` turns text into one.")] };
 }
@@ -181,6 +192,6 @@ function skillButtons(s: Skill): ViewButton[] {
 }
 
 async function week(ctx: Ctx): Promise<ViewSection> {
-  const report = await ctx.core.reports.latest(scopeOf(ctx.place));
+  const report = await ctx.deps.reports.latest(scopeOf(ctx.place));
   return { id: "week", title: "This week", lines: weekLines(report), buttons: [], groups: [] };
 }

@@ -10,7 +10,7 @@ import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { waitUntil } from "../fakes/http.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { parseCommandLine } from "../../src/ground/commands.ts";
-import { formatWhen } from "../../src/jobs/jobs-command.ts";
+import { formatWhen } from "../../src/commands/jobs.ts";
 
 forEachDatabase("/cairn jobs", (getDb) => {
   let fake: FakeAnthropic;

@@ -8,8 +8,8 @@ import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from 
 import { coreHarness, makeCore } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
-import { PASTE_INSTEAD, SLACK_NO_THREAD } from "../../src/learning/learn-command.ts";
-import { LESSONS_SHOWN } from "../../src/lessons/lessons-command.ts";
+import { PASTE_INSTEAD, SLACK_NO_THREAD } from "../../src/commands/learn.ts";
+import { LESSONS_SHOWN } from "../../src/commands/lessons.ts";
 import type { LessonCase } from "../../src/lessons/lesson-case.ts";
 
 const ROLLBACK = `---

@@ -23,7 +23,7 @@ import { silentLogger } from "../../src/ground/log.ts";
 import type { Core } from "../../src/app/core.ts";
 import type { ReportChannel } from "../../src/report/channel.ts";
 import { runReports } from "../../src/report/job.ts";
-import { NO_REPORT_YET } from "../../src/report/command.ts";
+import { NO_REPORT_YET } from "../../src/commands/report.ts";
 import { REPORT_FOOTER } from "../../src/report/render.ts";
 import { expectedFigures, seedTeam, type EntrySpec, type Seeded, type TeamSpec } from "../support/report-seed.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { commandArgs, parseCommandLine } from "../../src/ground/commands.ts";
-import { onlyLinks } from "../../src/learning/learn-command.ts";
+import { onlyLinks } from "../../src/commands/learn.ts";
 
 describe("command lines", () => {
   it("splits arguments into words, and keeps learn's text whole", () => {

@@ -17,8 +17,8 @@ import type { CommandReply } from "../ground/commands.ts";
 import type { Logger } from "../ground/log.ts";
 import { scopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin, type AccessPolicy } from "../admission/access.ts";
-import { excerpt, parseCase, QUOTE_CHARS } from "./lesson-case.ts";
-import type { LessonStore, MemoryEntry } from "./lesson-store.ts";
+import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
+import type { LessonStore, MemoryEntry } from "../lessons/lesson-store.ts";
 import { nameOf } from "../learning/places.ts";
 
 /** Lines of lessons and rules in one answer; the rest are counted. */

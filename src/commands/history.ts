@@ -1,17 +1,21 @@
 /**
  * `/cairn history <skill name | entry id | run id>`: the revisions of one skill or memory entry
  * (newest first, with who, why, the run and a glimpse of the text), or every change of one curator
- * run. Only items the asker may see (items.ts) are listed; the answer is private to the asker.
+ * run. Only items the asker may see (revisions/items.ts) are listed; the answer is private to the asker.
  */
-import type { Core } from "../app/core.ts";
 import type { Place } from "../history/store/store.ts";
 import { scopeOf } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
-import { itemVisible } from "./items.ts";
-import type { Actor, Item, Revision } from "./revision-store.ts";
+import { itemVisible } from "../revisions/items.ts";
+import type { Actor, Item, Revision, RevisionStore } from "../revisions/revision-store.ts";
 import { personaHistory } from "./persona-history.ts";
+
+/** What `history` needs: the revisions of skills, entries and the persona. */
+export interface HistoryCommandDeps {
+  revisions: RevisionStore;
+}
 
 const SHOWN = 20;
 const GLIMPSE = 80;
@@ -41,10 +45,10 @@ function header(item: Item): string {
 
 const FOOTER = "`rollback <revision id>` undoes one change (cairn admins; your own private skills and profile entries: you).";
 
-export async function historyCommand(core: Core, place: Place, ref: string | undefined): Promise<CommandReply> {
+export async function historyCommand(deps: HistoryCommandDeps, place: Place, ref: string | undefined): Promise<CommandReply> {
   if (!ref) return reply("Usage: `history <skill name | entry id | curator run id | persona>`.");
-  if (ref.toLowerCase() === "persona") return personaHistory(core, place);
-  const revisions = core.revisions;
+  if (ref.toLowerCase() === "persona") return personaHistory(deps, place);
+  const revisions = deps.revisions;
   const scope = scopeOf(place);
   const item = await revisions.findItem(scope, ref);
   if (item && itemVisible(scope, item)) {

@@ -1,13 +1,18 @@
 /**
  * `/cairn approve <id>` and `/cairn reject <id>`: a proposed team rule judged by id, with the same
- * rules as ✅ on its proposal post (approvals.ts). The outcome is also posted where the proposal was,
+ * rules as ✅ on its proposal post (learning/approvals.ts). The outcome is also posted where the proposal was,
  * so the channel that saw it sees what became of it.
  */
 import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store/store.ts";
-import type { Learning } from "./learning.ts";
+import type { Learning } from "../learning/learning.ts";
 
-export async function proposalCommand(deps: { learning: Pick<Learning, "judgeProposal"> }, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {
+/** What approve and reject need: the learning loop, which judges a proposal as ✅ does. */
+export interface ProposalDeps {
+  learning: Pick<Learning, "judgeProposal">;
+}
+
+export async function proposalCommand(deps: ProposalDeps, place: Place, verdict: "approve" | "reject", id: string | undefined): Promise<CommandReply> {
   if (!id) return { text: `Usage: \`${verdict} <id>\` (the ids of proposals waiting are in \`lessons\` and on the Home tab).`, ephemeral: true };
   const judged = await deps.learning.judgeProposal(place, verdict, id);
   if (!judged) return { text: `No proposal of this workspace has the id ${id}.`, ephemeral: true };

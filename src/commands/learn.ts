@@ -19,7 +19,7 @@ import type { Logger } from "../ground/log.ts";
 import type { Provenance } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Metrics } from "../ops/metrics.ts";
-import type { Learning } from "./learning.ts";
+import type { Learning } from "../learning/learning.ts";
 import { scopeOf, type HistoryMessage, type HistoryStore, type Place } from "../history/store/store.ts";
 import { ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
@@ -30,7 +30,7 @@ import { parseSkillMd } from "../skills/skillmd.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import { errText } from "../ground/log.ts";
 import { excerpt, messageLink } from "../lessons/lesson-case.ts";
-import { nameOf } from "./places.ts";
+import { nameOf } from "../learning/places.ts";
 import type { Platform } from "../ground/types.ts";
 
 export const PASTE_INSTEAD = "I don't open links: paste the text instead (`learn <text>`), and I'll turn it into a skill.";

@@ -10,11 +10,26 @@
  * - exclude-me / include-me (anyone): leave one's own messages out of every listened channel of
  *   the workspace (those kept so far are removed at once), or let them be kept again.
  */
-import type { Core } from "../app/core.ts";
-import type { Inbound } from "../ground/types.ts";
+import type { Inbound, Platform } from "../ground/types.ts";
+import type { PlatformAdapter, PostTarget } from "../ground/adapter.ts";
+import type { Logger } from "../ground/log.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { personScopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";
-import { isAdmin } from "../admission/access.ts";
+import { isAdmin, type AccessPolicy } from "../admission/access.ts";
+import type { ChannelKnowledge } from "../knowledge/knowledge.ts";
+
+/**
+ * What `listen` needs: the channel knowledge (its listens, what it kept, its members, its backfill),
+ * the platform's adapter (can it tell who reads a channel, is a channel a DM), a channel post for the
+ * announcement, and who is an admin.
+ */
+export interface ListenDeps {
+  knowledge: Pick<ChannelKnowledge, "listens" | "store" | "readers" | "settings" | "queueBackfill"> & { deps: { now: () => Date } };
+  delivery: { adapterOf(platform: Platform): Pick<PlatformAdapter, "canRead" | "channelKind"> | null };
+  post(platform: Platform, target: PostTarget, markdown: string): Promise<unknown>;
+  settings: { access: AccessPolicy };
+  log: Logger;
+}
 
 const reply = (text: string, outcome?: CommandReply["outcome"]): CommandReply => ({ text, ephemeral: true, ...(outcome ? { outcome } : {}) });
 const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 10) : "-");
@@ -30,9 +45,9 @@ export function announcement(backfillDays: number, retentionDays: number): strin
   ].join("\n");
 }
 
-export async function listenCommand(core: Core, inbound: Inbound, place: Place, args: readonly string[]): Promise<CommandReply> {
+export async function listenCommand(deps: ListenDeps, inbound: Inbound, place: Place, args: readonly string[]): Promise<CommandReply> {
   const sub = (args[0] ?? "status").toLowerCase();
-  const k = core.knowledge;
+  const k = deps.knowledge;
   const listens = k.listens;
   const workspace = place.workspace;
   const scope = workspaceScopeOf(place);
@@ -45,7 +60,7 @@ export async function listenCommand(core: Core, inbound: Inbound, place: Place, 
     }
     await listens.exclude(scope, me);
     const removed = await k.store.removeAuthor(personScopeOf(place));
-    core.log.info({ person: place.person.id, removed }, "person excluded from channel knowledge");
+    deps.log.info({ person: place.person.id, removed }, "person excluded from channel knowledge");
     return reply(`Done: I removed ${removed} of your messages from what I keep of this workspace's channels, and I won't keep yours from now on. \`listen include-me\` undoes that.`, "done");
   }
   if (inbound.channel.isDm) return reply(NEVER_IN_DMS, "refused");
@@ -71,14 +86,14 @@ export async function listenCommand(core: Core, inbound: Inbound, place: Place, 
         `**Listening here: ${current.status === "on" ? "on" : "off"}** (since ${day(current.enabledAt)})`,
         `- ${kept} messages kept; ${backfill}${retention}`,
         // Where roles decide (Discord), there is no member list to count.
-        core.delivery.adapterOf(inbound.platform)?.canRead ? "- everyone who can read this channel now can search them" : `- ${members} channel members can search them`,
+        deps.delivery.adapterOf(inbound.platform)?.canRead ? "- everyone who can read this channel now can search them" : `- ${members} channel members can search them`,
         `- your own messages: ${excluded ? "left out (`listen include-me` to change)" : "kept (`listen exclude-me` to leave them out)"}`,
       ].join("\n"),
     );
   }
   if (sub !== "on" && sub !== "off") return reply("Usage: `listen on|off|status|exclude-me|include-me`.");
-  if (!isAdmin(core.settings.access, inbound.platform, me)) {
-    core.log.info({ user: me, sub }, "listen change refused");
+  if (!isAdmin(deps.settings.access, inbound.platform, me)) {
+    deps.log.info({ user: me, sub }, "listen change refused");
     return reply("Only cairn admins can turn listening on or off in a channel.", "refused");
   }
   if (sub === "off") {
@@ -87,16 +102,16 @@ export async function listenCommand(core: Core, inbound: Inbound, place: Place, 
     return reply("Stopped: I keep nothing new from this channel. What I kept stays searchable by its members until it is deleted here or passes the retention.", "done");
   }
   if (current?.status === "on") return reply("I already listen in this channel: `listen status` shows what I kept.", "done");
-  const kind = await core.delivery.adapterOf(inbound.platform)?.channelKind?.(inbound.workspace.externalId, channel);
+  const kind = await deps.delivery.adapterOf(inbound.platform)?.channelKind?.(inbound.workspace.externalId, channel);
   if (kind === "dm" || kind === "group_dm") return reply(NEVER_IN_DMS, "refused");
   const at = k.deps.now();
   const listen = await listens.switchOn(scope, channel, at, { personId: place.person.id, userId: me });
   if (!listen.announcedAt) {
-    await core.post(inbound.platform, { kind: "channel", workspace: inbound.workspace.externalId, channel }, announcement(k.settings.backfillDays, k.settings.retentionDays));
+    await deps.post(inbound.platform, { kind: "channel", workspace: inbound.workspace.externalId, channel }, announcement(k.settings.backfillDays, k.settings.retentionDays));
     await listens.markAnnounced(scope, channel, at);
   }
   await k.readers.refresh(workspace, channel);
   await k.queueBackfill(listen.id, at);
-  core.log.info({ channel, by: me }, "listening turned on");
+  deps.log.info({ channel, by: me }, "listening turned on");
   return reply(`Listening in this channel from now on. I'm reading its last ${k.settings.backfillDays} days now and will tell you in a DM as it goes; \`listen status\` shows where it is.`, "done");
 }

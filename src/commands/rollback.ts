@@ -1,37 +1,42 @@
 /**
- * `/cairn rollback <revision id>`: undoes one revision (undo.ts) of a skill or memory entry of this
+ * `/cairn rollback <revision id>`: undoes one revision (revisions/undo.ts) of a skill or memory entry of this
  * workspace, the curator's or anyone's, as a new revision (source tool, the person, "rollback of
  * revision <id>"), so a rollback can be rolled back in turn.
  *
  * Who may: cairn admins, and the owner of a private item (their own skill or profile entry).
  * Bundled skills are read-only (their revisions belong to no workspace). Restoring an item also
- * gives it a full period before the curator considers it unused again (policy.ts `lastSeen`).
+ * gives it a full period before the curator considers it unused again (curator/policy.ts `lastSeen`).
  */
-import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import { workspaceScopeOf, type Place } from "../history/store/store.ts";
 import type { CommandReply } from "../ground/commands.ts";
 import { isAdmin } from "../admission/access.ts";
-import { ownerOf } from "./items.ts";
-import type { Provenance } from "./revision-store.ts";
-import { undoOf, type Undo } from "./undo.ts";
-import { personaRollback } from "./persona-history.ts";
+import { ownerOf } from "../revisions/items.ts";
+import type { Logger } from "../ground/log.ts";
+import type { Provenance } from "../revisions/revision-store.ts";
+import { undoOf, type Undo } from "../revisions/undo.ts";
+import { personaRollback, type PersonaHistoryDeps } from "./persona-history.ts";
+
+/** What `rollback` needs: the revisions (which undo), the persona for its own rollbacks, and who is an admin. */
+export interface RollbackDeps extends PersonaHistoryDeps {
+  log: Logger;
+}
 
 const reply = (text: string): CommandReply => ({ text, ephemeral: true });
 
-export async function rollbackCommand(core: Core, inbound: Inbound, place: Place, revisionId: string | undefined): Promise<CommandReply> {
+export async function rollbackCommand(deps: RollbackDeps, inbound: Inbound, place: Place, revisionId: string | undefined): Promise<CommandReply> {
   if (!revisionId) return reply("Usage: `rollback <revision id>` (ids are listed by `history <skill or entry>`).");
-  const { revisions } = core;
+  const { revisions } = deps;
   const scope = workspaceScopeOf(place);
   const rev = await revisions.find(scope, revisionId);
   if (!rev) return reply(`No revision of this workspace has the id ${revisionId}. \`history <skill or entry>\` lists them (bundled skills are read-only).`);
-  if (rev.entityType === "persona") return personaRollback(core, inbound, place, rev);
+  if (rev.entityType === "persona") return personaRollback(deps, inbound, place, rev);
   const item = await revisions.itemOf(scope, rev);
   if (!item) return reply("The item that revision changed is gone (erased at its owner's request); there is nothing to roll back.");
-  const admin = isAdmin(core.settings.access, inbound.platform, inbound.author.externalId);
+  const admin = isAdmin(deps.settings.access, inbound.platform, inbound.author.externalId);
   const owner = ownerOf(item);
   if (!admin && owner !== place.person.id) {
-    core.log.info({ person: place.person.id, revision: rev.id }, "rollback refused");
+    deps.log.info({ person: place.person.id, revision: rev.id }, "rollback refused");
     return reply(owner ? "Only that item's owner or a cairn admin can roll it back." : "Only cairn admins can roll back shared skills and entries; your own private ones you can roll back yourself.");
   }
   const undo = undoOf(rev);
@@ -40,9 +45,9 @@ export async function rollbackCommand(core: Core, inbound: Inbound, place: Place
     return reply("That entry is a proposed change waiting for confirmation; confirm it with `confirm`, or let it be.");
   }
   const prov: Provenance = { source: "tool", actorId: place.person.id, sourceMessageId: null, reason: `rollback of revision ${rev.id} (${rev.action})` };
-  // Stamped with the store's clock (core.ts's `now`), as the other changes of this process.
+  // Stamped with the store's clock (the `now` it was built with), as the other changes of this process.
   const newId = await revisions.undo(item, undo, prov);
-  core.log.info({ person: place.person.id, revision: rev.id, undo: newId }, "revision rolled back");
+  deps.log.info({ person: place.person.id, revision: rev.id, undo: newId }, "revision rolled back");
   const what = item.type === "skill" ? `skill \`${item.row.name}\`` : `entry \`${item.row.id}\``;
   if (!newId) return reply(`Nothing to roll back: ${what} is already as it was before revision ${rev.id}.`);
   return reply(`Rolled back revision ${rev.id} (${rev.action}) of ${what}: ${done(undo)}. This was recorded as revision ${newId}; \`rollback ${newId}\` undoes it.`);

@@ -3,41 +3,50 @@
  * one, in the configured zone. `/cairn jobs run <curator|report> [--dry-run]` queues a run now:
  * admins only, since the curator changes the team's skills and the report posts to a channel.
  */
-import type { Core } from "../app/core.ts";
 import type { Inbound } from "../ground/types.ts";
 import type { CommandReply } from "../ground/commands.ts";
-import type { Job } from "./job-store.ts";
-import { isAdmin, qualified } from "../admission/access.ts";
-import { isScheduleName, SCHEDULE_NAMES, type Schedule } from "./schedules.ts";
+import type { Logger } from "../ground/log.ts";
+import type { Job, JobQueue } from "../jobs/job-store.ts";
+import type { Scheduler } from "../jobs/scheduler.ts";
+import { isAdmin, qualified, type AccessPolicy } from "../admission/access.ts";
+import { isScheduleName, SCHEDULE_NAMES, type Schedule } from "../jobs/schedules.ts";
 
 export const JOBS_USAGE = "Usage: `jobs` lists the schedules; admins: `jobs run curator [--dry-run]` or `jobs run report` runs one now.";
 const DRY_RUN_FLAGS = new Set(["--dry-run", "dry-run", "--dryrun"]);
 
-export async function jobsCommand(core: Core, inbound: Inbound, args: readonly string[]): Promise<CommandReply> {
+/** What `jobs` needs: the schedules and their runs, and for `jobs run` who is an admin. */
+export interface JobsDeps {
+  scheduler: Pick<Scheduler, "schedules" | "timezone" | "nextRun" | "runNow">;
+  jobs: Pick<JobQueue, "lastStarted" | "countQueued">;
+  settings: { access: AccessPolicy };
+  log: Logger;
+}
+
+export async function jobsCommand(deps: JobsDeps, inbound: Inbound, args: readonly string[]): Promise<CommandReply> {
   const [verb, ...rest] = args.map((a) => a.toLowerCase());
-  if (verb === undefined) return { text: await listSchedules(core), ephemeral: true };
+  if (verb === undefined) return { text: await listSchedules(deps), ephemeral: true };
   if (verb !== "run") return { text: JOBS_USAGE, ephemeral: true };
-  if (!isAdmin(core.settings.access, inbound.platform, inbound.author.externalId)) {
-    core.log.info({ user: inbound.author.externalId, command: "jobs run" }, "admin command refused");
+  if (!isAdmin(deps.settings.access, inbound.platform, inbound.author.externalId)) {
+    deps.log.info({ user: inbound.author.externalId, command: "jobs run" }, "admin command refused");
     return { text: "Only cairn admins can run scheduled jobs by hand. `jobs` shows when they run next.", ephemeral: true };
   }
   const [name, ...flags] = rest;
   if (!name || !isScheduleName(name)) return { text: `Which job? ${SCHEDULE_NAMES.map((n) => `\`jobs run ${n}\``).join(" or ")}.`, ephemeral: true };
   const dryRun = flags.some((f) => DRY_RUN_FLAGS.has(f));
   if (flags.some((f) => !DRY_RUN_FLAGS.has(f)) || (dryRun && name !== "curator")) return { text: JOBS_USAGE, ephemeral: true };
-  const job = await core.scheduler.runNow(name, { dryRun, requestedBy: qualified(inbound.platform, inbound.author.externalId) });
+  const job = await deps.scheduler.runNow(name, { dryRun, requestedBy: qualified(inbound.platform, inbound.author.externalId) });
   return { text: `Queued a ${dryRun ? "dry run of the curator" : `${name} run`} now (job ${job.id}). \`jobs\` shows its result once it is done.`, ephemeral: true };
 }
 
-async function listSchedules(core: Core): Promise<string> {
-  const zone = core.scheduler.timezone;
-  const lines = await Promise.all(core.scheduler.schedules.map((s) => scheduleLine(core, s, zone)));
+async function listSchedules(deps: Pick<JobsDeps, "scheduler" | "jobs">): Promise<string> {
+  const zone = deps.scheduler.timezone;
+  const lines = await Promise.all(deps.scheduler.schedules.map((s) => scheduleLine(deps, s, zone)));
   return [`**Scheduled jobs** (times in ${zone})`, ...lines].join("\n");
 }
 
-async function scheduleLine(core: Core, schedule: Schedule, zone: string): Promise<string> {
-  const [last, queued] = await Promise.all([core.jobs.lastStarted(schedule.kind), core.jobs.countQueued(schedule.kind)]);
-  const next = core.scheduler.nextRun(schedule.name);
+async function scheduleLine(deps: Pick<JobsDeps, "scheduler" | "jobs">, schedule: Schedule, zone: string): Promise<string> {
+  const [last, queued] = await Promise.all([deps.jobs.lastStarted(schedule.kind), deps.jobs.countQueued(schedule.kind)]);
+  const next = deps.scheduler.nextRun(schedule.name);
   const waiting = queued > 0 ? ` · ${queued} waiting to run` : "";
   return `- **${schedule.name}** \`${schedule.cron}\`: next ${next ? formatWhen(next, zone) : "never"} · last: ${last ? describeRun(last, zone) : "never run"}${waiting}`;
 }
