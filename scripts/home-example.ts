@@ -15,7 +15,7 @@ import { Core } from "../src/app/core.ts";
 import type { Inbound } from "../src/ground/types.ts";
 import { silentLogger } from "../src/ground/log.ts";
 import { accessPolicy } from "../src/admission/access.ts";
-import { BUNDLED_SKILLS_DIR } from "../src/settings.ts";
+import { BUNDLED_SKILLS_DIR } from "../src/app/settings.ts";
 import type { SlackBlock } from "../src/platforms/slack/client.ts";
 import { HOME_PAGE_SIZE, renderHome } from "../src/platforms/slack/home-publish.ts";
 import { initialState } from "../src/platforms/slack/home-state.ts";

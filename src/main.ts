@@ -1,16 +1,16 @@
 /** Wiring only: config -> database -> model -> core -> adapters. */
 import { userInfo } from "node:os";
 import dotenv from "dotenv";
-import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./config.ts";
+import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./app/config.ts";
 import { consoleLogFile, createLogger, errText, type Logger } from "./ground/log.ts";
-import { databaseProblem, listenProblem, StartupError } from "./startup-errors.ts";
+import { databaseProblem, listenProblem, StartupError } from "./app/startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
 import { Core } from "./app/core.ts";
 import { ConsoleAdapter } from "./platforms/console/console.ts";
-import { agentSettings } from "./settings.ts";
+import { agentSettings } from "./app/settings.ts";
 import { slackAdapter } from "./platforms/slack/adapter.ts";
-import { slackSettings } from "./platforms/slack/settings.ts";
+import { slackSettings } from "./app/slack-settings.ts";
 import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./ground/adapter.ts";
 import { Metrics } from "./ops/metrics.ts";

@@ -1,8 +1,8 @@
 /** A real Core for the benchmarks, with production defaults (from the config schema) and a fake model. */
 import { Core } from "../../src/app/core.ts";
 import type { AgentSettings } from "../../src/app/agent-settings.ts";
-import { loadConfig } from "../../src/config.ts";
-import { agentSettings } from "../../src/settings.ts";
+import { loadConfig } from "../../src/app/config.ts";
+import { agentSettings } from "../../src/app/settings.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { ModelClient } from "../../src/agent/model.ts";

@@ -51,11 +51,13 @@ import { CurationStore } from "../curator/curation-store.ts";
 import { ReportStore } from "../report/report-store.ts";
 import { ChannelKnowledge, DEFAULT_KNOWLEDGE } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
+import { reportJob } from "../report/job.ts";
+import { curatorJob } from "../curator/job.ts";
 import { KnowledgeStore } from "../knowledge/store.ts";
 import { ListenStore } from "../knowledge/listen-store.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
 import type { TeamView, ViewRequest } from "../ground/view-model.ts";
-import { instrumentModel } from "../ops/model-metrics.ts";
+import { instrumentModel } from "../agent/model-metrics.ts";
 import { countDelivery } from "../ops/core-metrics.ts";
 import type { CoreDeps, AgentSettings } from "./agent-settings.ts";
 import { Intake, type HandleOptions } from "../turn/intake.ts";
@@ -221,7 +223,12 @@ export class Core implements CorePort {
       log,
       now,
       metrics,
-    }, [backfillJob(this.knowledge), ...(deps.handlers ?? [])], { curation: this.curation, reports: this.reports });
+    }, (as) => [
+      reportJob({ ...as("report"), reports: this.reports }),
+      curatorJob({ ...as("curator"), curation: this.curation }),
+      backfillJob(this.knowledge),
+      ...(deps.handlers ?? []),
+    ]);
     this.reactions = new Reactions({ history: this.history, memory: this.memory, jobs: this.jobs, access: s.access, kick: () => this.learning.worker.kick(), log });
     this.scheduler = new Scheduler({
       queue: this.jobs,

@@ -8,7 +8,7 @@
 import type { Change } from "./changes.ts";
 import type { Library } from "./library.ts";
 import { idleDays, isAgentSkill, mayArchiveLesson } from "./policy.ts";
-import type { CuratorSettings } from "./settings.ts";
+import type { CuratorSettings } from "../learning/settings.ts";
 
 export function planLifecycle(lib: Library, settings: CuratorSettings, now: Date): Change[] {
   const changes: Change[] = [];

@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import { providerOf, sqlitePath } from "../db/client.ts";
 import { loadMigrations, type Provider } from "../db/migrate.ts";
 import { APPLIED_ROWS_SQL, compareMigrations, type AppliedRow, type MigrationStatus } from "../db/migration-status.ts";
-import { databaseProblem } from "../startup-errors.ts";
+import { databaseProblem } from "../app/startup-errors.ts";
 import { fail, pass, seconds, type CheckLine } from "./check.ts";
 
 const LABEL = "database";

@@ -5,7 +5,7 @@
  * in fewer than 100 servers). Without the intent the gateway refuses cairn's IDENTIFY.
  */
 import { z } from "zod";
-import type { Config } from "../config.ts";
+import type { Config } from "../app/config.ts";
 import { errorPhrase, fail, pass, type CheckLine } from "./check.ts";
 
 const DISCORD_API = "https://discord.com/api";

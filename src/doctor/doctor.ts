@@ -4,7 +4,7 @@
  * (never applied here), the model endpoint, Slack and Discord when configured. Each network check
  * is time-boxed; they run side by side and print in a fixed order.
  */
-import { checkConfig, type Config, type ConfigCheck } from "../config.ts";
+import { checkConfig, type Config, type ConfigCheck } from "../app/config.ts";
 import { fail, formatLine, seconds, timeBoxed, type CheckLine } from "./check.ts";
 import { checkDatabase } from "./database-check.ts";
 import { checkDiscord } from "./discord-check.ts";

@@ -4,7 +4,7 @@
  * each model served; costs a few input tokens.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import type { Config } from "../config.ts";
+import type { Config } from "../app/config.ts";
 import { errorPhrase, fail, pass, seconds, type CheckLine } from "./check.ts";
 
 const ANTHROPIC_API = "https://api.anthropic.com";

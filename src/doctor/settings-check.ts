@@ -1,5 +1,5 @@
 /** The settings line(s): every invalid variable and every disagreement, or what is configured. */
-import { configSchema, type ConfigCheck } from "../config.ts";
+import { configSchema, type ConfigCheck } from "../app/config.ts";
 import { providerOf } from "../db/client.ts";
 import { fail, pass, type CheckLine } from "./check.ts";
 

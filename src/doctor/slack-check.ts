@@ -4,7 +4,7 @@
  * and for Socket Mode `apps.connections.open` with the app token. Plain fetch, no Bolt.
  */
 import { z } from "zod";
-import type { Config } from "../config.ts";
+import type { Config } from "../app/config.ts";
 import { BOT_SCOPES } from "../platforms/slack/scopes.ts";
 import { DEFAULT_SLACK_API_URL } from "../platforms/slack/settings.ts";
 import { errorPhrase, fail, pass, type CheckLine } from "./check.ts";

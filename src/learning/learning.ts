@@ -1,6 +1,7 @@
 /**
- * The learning loop, wired: the job worker and its handlers (feedback, lesson, review), the
- * correction a turn may be answering, and what is queued once a reply was delivered.
+ * The learning loop, wired: the job worker and the loop's handlers (feedback, lesson, review) with
+ * those the top adds (the report, the curator, the knowledge backfill), the correction a turn may
+ * be answering, and what is queued once a reply was delivered.
  *
  * Invariants kept here:
  * - Nobody waits on learning: jobs are queued after the reply was posted and run on the worker.
@@ -14,14 +15,10 @@ import type { LoopResult } from "../agent/loop.ts";
 import type { ClaimedCorrection } from "./correction-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
-import { lessonJob } from "../lessons/lesson-job.ts";
+import { lessonJob } from "./lesson-job.ts";
 import { reviewJob, type ReviewPayload } from "./review.ts";
-import { reportJob } from "../report/job.ts";
-import { curatorJob } from "../curator/job.ts";
-import type { CurationStore } from "../curator/curation-store.ts";
-import type { ReportStore } from "../report/report-store.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
-import { instrumentModel } from "../ops/model-metrics.ts";
+import { instrumentModel } from "../agent/model-metrics.ts";
 import { judgeById } from "./approvals.ts";
 import type { Place } from "../history/store/store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
@@ -31,7 +28,11 @@ export class Learning {
   readonly ctx: LearningContext;
   readonly worker: JobWorker;
 
-  constructor(deps: LearningDeps, extraHandlers: readonly JobHandler<unknown>[], stores: { curation: CurationStore; reports: ReportStore }) {
+  /**
+   * `more`: the other jobs the worker runs, given the context each of their kinds is counted
+   * under (a kind already handled is taken over by the one given there).
+   */
+  constructor(deps: LearningDeps, more: (contextFor: (purpose: string) => LearningContext) => readonly JobHandler<unknown>[] = () => []) {
     const s = deps.settings.learning;
     this.ctx = {
       ...deps,
@@ -42,7 +43,7 @@ export class Learning {
     };
     // Each job's model calls are counted under its kind.
     const as = (purpose: string): LearningContext => ({ ...this.ctx, model: instrumentModel(deps.model, deps.metrics, purpose) });
-    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), reportJob({ ...as("report"), reports: stores.reports }), curatorJob({ ...as("curator"), curation: stores.curation }), ...extraHandlers];
+    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), ...more(as)];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker, deps.metrics);
   }
 

@@ -1,7 +1,27 @@
-import { DEFAULT_CURATOR, type CuratorSettings } from "../curator/settings.ts";
+/**
+ * The learning loop's settings (environment: CAIRN_REVIEW_*, CAIRN_CORRECTION_EMOJI, ...; see
+ * .env.example), the curator's and the weekly report's included: the jobs of the loop read them,
+ * so they are declared here, below the curator and the report.
+ */
+import type { Platform } from "../ground/types.ts";
 
-/** The learning loop's settings (environment: CAIRN_REVIEW_*, CAIRN_CORRECTION_EMOJI, ...; see .env.example). */
-import type { ReportChannel } from "../report/channel.ts";
+/** The curator's thresholds (environment: CAIRN_CURATOR_*_DAYS). */
+export interface CuratorSettings {
+  /** An agent-made skill unused this many days is marked stale (still usable, marked in the index). */
+  staleDays: number;
+  /** An agent-made skill unused this many days is archived (restorable with /cairn rollback). */
+  archiveDays: number;
+  /** An agent-made lesson not shown with any message for this many days is archived. */
+  lessonDays: number;
+}
+
+export const DEFAULT_CURATOR: CuratorSettings = { staleDays: 14, archiveDays: 30, lessonDays: 60 };
+
+/** Where the weekly report is posted (CAIRN_REPORT_CHANNEL, parsed in report/channel.ts). */
+export interface ReportChannel {
+  platform: Platform;
+  channel: string;
+}
 
 export type ReviewNotice = "off" | "brief" | "verbose";
 

@@ -9,12 +9,9 @@
  */
 import type { PostTarget } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
+import type { ReportChannel } from "../learning/settings.ts";
 import type { ReportStore, ReportWorkspace, Workspace } from "./report-store.ts";
 
-export interface ReportChannel {
-  platform: Platform;
-  channel: string;
-}
 
 /** What config.ts accepts (the variable's whole value). */
 export const REPORT_CHANNEL_PATTERN = /^(?:slack:[CG][A-Z0-9]+|discord:\d{1,20}|console)$/;

@@ -12,7 +12,8 @@
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import { errText } from "../ground/log.ts";
-import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel, type ReportChannel } from "./channel.ts";
+import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel } from "./channel.ts";
+import type { ReportChannel } from "../learning/settings.ts";
 import { buildReport, type BuiltReport, type ReportContext } from "./build.ts";
 import type { ReportWorkspace } from "./report-store.ts";
 

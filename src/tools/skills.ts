@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { defineTool, ToolError, type Tool } from "./registry.ts";
 import type { SkillStore } from "../skills/store.ts";
-import type { Provenance } from "../db/revisions.ts";
+import type { Provenance } from "../memory/store.ts";
 import type { ToolContext } from "./registry.ts";
 import { scanStored } from "../safety/scanner.ts";
 

@@ -12,8 +12,8 @@
 import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { loadConfig } from "../../src/config.ts";
-import { agentSettings } from "../../src/settings.ts";
+import { loadConfig } from "../../src/app/config.ts";
+import { agentSettings } from "../../src/app/settings.ts";
 import { openDatabase } from "../../src/db/client.ts";
 import { createModelClient } from "../../src/agent/model.ts";
 import { Core } from "../../src/app/core.ts";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/app/config.ts";
 import { makeCore } from "../support/agent.ts";
 import { inboundFor, uniqueId } from "../support/db.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";

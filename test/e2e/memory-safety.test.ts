@@ -9,7 +9,7 @@ import { coreHarness, toolResults } from "../support/agent.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { loadBundledSkills } from "../../src/skills/bundled.ts";
 import { RULES_VERSION, scanStored } from "../../src/safety/scanner.ts";
-import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
+import { BUNDLED_SKILLS_DIR } from "../../src/app/settings.ts";
 
 forEachDatabase("memory and skill writes are scanned", (getDb) => {
   const h = coreHarness(getDb, { start: true, defaultReply: null });

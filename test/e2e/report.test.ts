@@ -21,7 +21,7 @@ import { ConsoleAdapter } from "../../src/platforms/console/console.ts";
 import type { RichPost } from "../../src/ground/adapter.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import type { Core } from "../../src/app/core.ts";
-import type { ReportChannel } from "../../src/report/channel.ts";
+import type { ReportChannel } from "../../src/learning/settings.ts";
 import { runReports } from "../../src/report/job.ts";
 import { NO_REPORT_YET } from "../../src/commands/report.ts";
 import { REPORT_FOOTER } from "../../src/report/render.ts";

@@ -2,7 +2,7 @@
 import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.ts";
-import { databaseProblem, listenProblem } from "../../src/startup-errors.ts";
+import { databaseProblem, listenProblem } from "../../src/app/startup-errors.ts";
 import { uniqueId } from "../support/db.ts";
 
 const failureOf = async (url: string): Promise<unknown> => {

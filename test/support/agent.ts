@@ -3,7 +3,7 @@ import { Core } from "../../src/app/core.ts";
 import type { AgentSettings } from "../../src/app/agent-settings.ts";
 import { createModelClient } from "../../src/agent/model.ts";
 import { silentLogger } from "../../src/ground/log.ts";
-import { BUNDLED_SKILLS_DIR } from "../../src/settings.ts";
+import { BUNDLED_SKILLS_DIR } from "../../src/app/settings.ts";
 import { OPEN_POLICY } from "../../src/admission/access.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { JobHandler } from "../../src/jobs/worker.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { checkConfig, ConfigError, configSchema, loadConfig } from "../../src/config.ts";
+import { checkConfig, ConfigError, configSchema, loadConfig } from "../../src/app/config.ts";
 
 describe("config", () => {
   it("applies defaults to an empty environment", () => {

@@ -13,7 +13,7 @@ import { validateSkillPlan } from "../../src/curator/skill-plan.ts";
 import { labels, validateMemoryPlan } from "../../src/curator/memory-plan.ts";
 import { checkSteps } from "../../src/curator/steps.ts";
 import { undoOf } from "../../src/revisions/undo.ts";
-import { DEFAULT_CURATOR } from "../../src/curator/settings.ts";
+import { DEFAULT_CURATOR } from "../../src/learning/settings.ts";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
 const ago = (days: number) => new Date(NOW.getTime() - days * DAY_MS);

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { consoleLogFile, createLogger, scrubTokens } from "../../src/ground/log.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig } from "../../src/app/config.ts";
 import { PROJECT_ROOT } from "../../src/ground/paths.ts";
 
 const TOKENS = {

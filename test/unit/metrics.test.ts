@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Metrics } from "../../src/ops/metrics.ts";
-import { instrumentModel } from "../../src/ops/model-metrics.ts";
+import { instrumentModel } from "../../src/agent/model-metrics.ts";
 import { countTurn } from "../../src/ops/core-metrics.ts";
 import { createModelClient, ModelUnavailableError, type ModelClient } from "../../src/agent/model.ts";
 import { defineTool, ToolError, ToolRegistry, type Tool, type ToolContext } from "../../src/tools/registry.ts";

@@ -1,7 +1,7 @@
 /** The weekly report's pure parts: the channel setting, sparklines, lifetimes, topics and the model's answer checks. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.ts";
-import { agentSettings } from "../../src/settings.ts";
+import { ConfigError, loadConfig } from "../../src/app/config.ts";
+import { agentSettings } from "../../src/app/settings.ts";
 import { parseReportChannel } from "../../src/report/channel.ts";
 import { sparkline } from "../../src/report/render.ts";
 import { activeAt, lifetimeOf, type RevisionRow } from "../../src/report/lifetime.ts";

@@ -32,7 +32,7 @@ import { guardedListener } from "./http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./target.ts";
 import { postedFor } from "./posted.ts";
 import { guardSocketMessages, MALFORMED_EVENT_TYPE } from "./socket-guard.ts";
-import { ackAfterListeners, declineAck } from "./ack-after-store.ts";
+import { ackAfterListeners, declineAck } from "./ack-once-stored.ts";
 import { KeyedQueue } from "../../ground/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";

@@ -1,19 +1,4 @@
-/** The Slack part of the validated environment, for wiring in main.ts. */
-import type { Config } from "../../config.ts";
-import type { SlackSettings } from "./adapter.ts";
+/** Slack facts the adapter and `cairn doctor` share. */
 
 /** Here rather than in adapter.ts: `cairn doctor` calls the Web API without loading Bolt. */
 export const DEFAULT_SLACK_API_URL = "https://slack.com/api/";
-
-/** Null when SLACK_BOT_TOKEN is not set (Slack is off); startSlack checks the rest. */
-export function slackSettings(cfg: Config): SlackSettings | null {
-  if (!cfg.SLACK_BOT_TOKEN) return null;
-  return {
-    botToken: cfg.SLACK_BOT_TOKEN,
-    ...(cfg.SLACK_APP_TOKEN ? { appToken: cfg.SLACK_APP_TOKEN } : {}),
-    ...(cfg.SLACK_SIGNING_SECRET ? { signingSecret: cfg.SLACK_SIGNING_SECRET } : {}),
-    ...(cfg.SLACK_API_URL ? { apiUrl: cfg.SLACK_API_URL } : {}),
-    port: cfg.PORT,
-    allowMassMentions: cfg.CAIRN_ALLOW_MASS_MENTIONS,
-  };
-}

@@ -3,10 +3,10 @@
  * value fails start-up with the variable's name and what was expected.
  */
 import { z } from "zod";
-import { REPORT_CHANNEL_HINT, REPORT_CHANNEL_PATTERN } from "./report/channel.ts";
+import { REPORT_CHANNEL_HINT, REPORT_CHANNEL_PATTERN } from "../report/channel.ts";
 import cron from "node-cron";
-import { DEFAULT_SCHEDULES, timeZoneOf } from "./jobs/schedules.ts";
-import { LISTEN_CHANNEL } from "./knowledge/listen-channel.ts";
+import { DEFAULT_SCHEDULES, timeZoneOf } from "../jobs/schedules.ts";
+import { LISTEN_CHANNEL } from "../knowledge/listen-channel.ts";
 
 const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 const optionalString = z

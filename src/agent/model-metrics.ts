@@ -4,8 +4,8 @@
  * core or the learning loop already wrapped, so no call goes unmeasured.
  */
 import { APIUserAbortError } from "@anthropic-ai/sdk";
-import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
-import type { Metrics, ModelCallResult, ModelUsage } from "./metrics.ts";
+import { ModelUnavailableError, type ModelClient } from "./model.ts";
+import type { Metrics, ModelCallResult, ModelUsage } from "../ops/metrics.ts";
 
 function resultOf(err: unknown): ModelCallResult {
   if (err instanceof ModelUnavailableError) return err.reason;

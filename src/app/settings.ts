@@ -1,11 +1,11 @@
 /** Maps the validated environment to the agent's settings. */
 import { join } from "node:path";
-import { PROJECT_ROOT } from "./ground/paths.ts";
+import { PROJECT_ROOT } from "../ground/paths.ts";
 import type { Config } from "./config.ts";
-import type { AgentSettings } from "./app/agent-settings.ts";
-import { accessPolicy } from "./admission/access.ts";
-import { DEFAULT_LEARNING } from "./learning/settings.ts";
-import { parseReportChannel } from "./report/channel.ts";
+import type { AgentSettings } from "./agent-settings.ts";
+import { accessPolicy } from "../admission/access.ts";
+import { DEFAULT_LEARNING } from "../learning/settings.ts";
+import { parseReportChannel } from "../report/channel.ts";
 
 export const BUNDLED_SKILLS_DIR = join(PROJECT_ROOT, "skills");
 

@@ -11,12 +11,12 @@ import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import { MemoryError } from "../memory/store.ts";
 import { scanForWrite } from "../safety/scanner.ts";
-import { distill, overlap, type Distilled } from "../learning/distill.ts";
-import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "./lesson-case.ts";
-import type { MemoryEntry, Person } from "./lesson-store.ts";
-import { nameOf, postIn, type ReplyPlace } from "../learning/places.ts";
-import { scopeOfPerson } from "../learning/reply-place-store.ts";
-import type { LearningContext } from "../learning/context.ts";
+import { distill, overlap, type Distilled } from "./distill.ts";
+import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "../lessons/lesson-case.ts";
+import type { MemoryEntry, Person } from "../lessons/lesson-store.ts";
+import { nameOf, postIn, type ReplyPlace } from "./places.ts";
+import { scopeOfPerson } from "./reply-place-store.ts";
+import type { LearningContext } from "./context.ts";
 import type { Platform } from "../ground/types.ts";
 
 export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });
