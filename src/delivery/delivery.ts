@@ -33,8 +33,10 @@ import { INTERNAL_ERROR_REPLY, postFailedApology } from "../ground/replies.ts";
 import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "../ground/types.ts";
 
 export interface DeliveryDeps {
-  /** The core's turn: admission, storage, the model. */
-  /** `context`: the thread's earlier messages, still being read: stored beside the message once read. */
+  /**
+   * The turn (src/turn): admission, storage, the model. `context`: the thread's earlier messages,
+   * still being read: stored beside the message once read.
+   */
   handle(inbound: Inbound, hooks: TurnHooks, context?: Promise<string>): Promise<HandleResult>;
   /** Records where a reply's parts were posted. */
   recordDelivery(reply: Outbound, channelId: string, platformIds: readonly string[]): Promise<void>;
@@ -99,8 +101,10 @@ export class DeliveryPath {
     return adapter;
   }
 
-  /** `via`: the adapter the message came through (default: the one attached last for its platform). */
-  /** `onStored`: see `ReceiveOptions`; called exactly once, whatever becomes of the message. */
+  /**
+   * `via`: the adapter the message came through (default: the one attached last for its platform).
+   * `onStored`: see `ReceiveOptions`; called exactly once, whatever becomes of the message.
+   */
   receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, onStored?: () => void): Promise<Received> {
     let told = false;
     const stored = () => {
