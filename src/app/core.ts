@@ -17,7 +17,6 @@ import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases } from "../turn/leases.ts";
 import { LeaseStore } from "../turn/lease-store.ts";
 import { DEFAULT_RECOVERY, Recovery } from "../turn/recovery.ts";
-import { checkAccess } from "../admission/access.ts";
 import { RateLimiter } from "../admission/rate-limit.ts";
 import { RateStore } from "../admission/rate-store.ts";
 import { ClaimStore } from "../delivery/claim-store.ts";
@@ -27,13 +26,11 @@ import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
-import { runCommandSafely } from "../delivery/command-answer.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
 import type { Platform } from "../ground/types.ts";
 import { SessionManager } from "../agent/sessions.ts";
 import { SessionStore } from "../agent/session-store.ts";
 import type { CommandCall, CommandName, CommandReply } from "../ground/commands.ts";
-import { runCommand } from "../commands/dispatch.ts";
 import { Learning } from "../learning/learning.ts";
 import { CorrectionStore } from "../learning/correction-store.ts";
 import { TraceStore } from "../learning/trace-store.ts";
@@ -44,7 +41,6 @@ import { Scheduler } from "../jobs/scheduler.ts";
 import { DEFAULT_SCHEDULES } from "../jobs/schedules.ts";
 import { Metrics } from "../ops/metrics.ts";
 import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
-import { buildView } from "../views/build.ts";
 import { ViewStore } from "../views/view-store.ts";
 import { RevisionStore } from "../revisions/revision-store.ts";
 import { CurationStore } from "../curator/curation-store.ts";
@@ -65,6 +61,7 @@ import { TurnRunner } from "../turn/turn.ts";
 import { Snapshots } from "../turn/snapshot.ts";
 import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
+import { CommandService } from "../commands/service.ts";
 
 
 export class Core implements CorePort {
@@ -96,6 +93,8 @@ export class Core implements CorePort {
   readonly recovery: Recovery;
   /** A message to its turn: admission, storage, order (intake.ts). */
   private readonly intake: Intake;
+  /** Commands, their answers and views (commands/service.ts). */
+  private readonly commands: CommandService;
   /** Reactions on cairn's messages, to the learning loop (learning/reactions.ts). */
   private readonly reactions: Reactions;
   /** Which replica acts on a platform event every replica receives (claim-store.ts). */
@@ -229,6 +228,7 @@ export class Core implements CorePort {
       backfillJob(this.knowledge),
       ...(deps.handlers ?? []),
     ]);
+    this.commands = new CommandService({ access: s.access, delivery: this.delivery, services: this, log });
     this.reactions = new Reactions({ history: this.history, memory: this.memory, jobs: this.jobs, access: s.access, kick: () => this.learning.worker.kick(), log });
     this.scheduler = new Scheduler({
       queue: this.jobs,
@@ -362,32 +362,19 @@ export class Core implements CorePort {
     await this.sessions.end(scopeOf(place), reason);
   }
 
-  /** `/cairn <name> <args>` on every platform; access rules apply as for messages. */
-  async command(inbound: Inbound, name: CommandName, args: readonly string[] = []): Promise<CommandReply> {
-    const access = checkAccess(this.deps.settings.access, inbound);
-    if (!access.ok && name !== "help") return { text: access.text, ephemeral: true };
-    return runCommand(this, inbound, name, args);
+  /** `/cairn <name> <args>`: see commands/service.ts. */
+  command(inbound: Inbound, name: CommandName, args: readonly string[] = []): Promise<CommandReply> {
+    return this.commands.command(inbound, name, args);
   }
 
-  /**
-   * A command asked on `via`'s platform, its answer shown through the delivery path (command-answer.ts):
-   * rendered and chunked by that adapter, public answers recorded as deliveries. A command that
-   * throws is answered with the one apology, privately.
-   */
-  async answer(inbound: Inbound, call: CommandCall, target: CommandTarget, via?: PlatformAdapter): Promise<Answered> {
-    const adapter = via ?? this.delivery.adapterOf(inbound.platform);
-    if (!adapter) throw new Error(`no ${inbound.platform} adapter is attached`);
-    const reply = await runCommandSafely(() => this.command(inbound, call.name, call.args), this.deps.log.child({ platform: inbound.platform, command: call.name }));
-    return this.delivery.answer(adapter, inbound, reply.text, reply.ephemeral, target);
+  /** A command whose answer the delivery path shows on `via`'s platform: see commands/service.ts. */
+  answer(inbound: Inbound, call: CommandCall, target: CommandTarget, via?: PlatformAdapter): Promise<Answered> {
+    return this.commands.answer(inbound, call, target, via);
   }
 
-  /**
-   * What `inbound`'s author may see of cairn's memory, as a view with buttons (views/model.ts); the
-   * same access rules as commands: someone refused gets an empty view.
-   */
-  async view(inbound: Inbound, request: ViewRequest): Promise<TeamView> {
-    if (!checkAccess(this.deps.settings.access, inbound).ok) return { pane: request.pane, admin: false, sections: [] };
-    return buildView(this, inbound, request);
+  /** What `inbound`'s author may see of cairn's memory: see commands/service.ts. */
+  view(inbound: Inbound, request: ViewRequest): Promise<TeamView> {
+    return this.commands.view(inbound, request);
   }
 
   /** A channel event (message, edit, deletion, member): kept if cairn listens in that channel. */

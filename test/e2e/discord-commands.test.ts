@@ -105,7 +105,8 @@ forEachDatabase("discord commands through the delivery path", (getDb) => {
 
   it("answers a typed command and a view's button that throw with the core's apology, privately", async () => {
     const g = nextGuild();
-    const failing = vi.spyOn(core, "command").mockRejectedValueOnce(new Error("the store is down"));
+    // The command fails where every command starts: resolving where it was asked.
+    const failing = vi.spyOn(core.history, "resolve").mockRejectedValueOnce(new Error("the store is down"));
     try {
       const typed = discord.sendCommand({ user: alice, channelId: g.channel, subcommand: "lessons" });
       const apology = await waitFor(() => answersTo(typed)[0], "the apology");

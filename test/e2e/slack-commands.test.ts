@@ -109,7 +109,8 @@ forEachDatabase("slack commands through the delivery path", (getDb) => {
   });
 
   it("answers a command that throws with the core's apology, privately", async () => {
-    const failing = vi.spyOn(core, "command").mockRejectedValueOnce(new Error("the store is down"));
+    // The command fails where every command starts: resolving where it was asked.
+    const failing = vi.spyOn(core.history, "resolve").mockRejectedValueOnce(new Error("the store is down"));
     try {
       const channel = uniqueId("C");
       const url = await slash("me", channel);

@@ -1,0 +1,52 @@
+/**
+ * The command service: what a person asks cairn outside a turn. A command (`/cairn <name>`, a
+ * button) is run with the access rules of messages and its answer shown through the delivery path
+ * (rendered and chunked by the platform's adapter, a public answer recorded as deliveries); a view
+ * is what the asker may see of cairn's memory. It is given the stores and services the commands
+ * need (`CommandServices`), never the Core.
+ */
+import type { Logger } from "../ground/log.ts";
+import type { Inbound } from "../ground/types.ts";
+import type { CommandCall, CommandName, CommandReply } from "../ground/commands.ts";
+import type { Answered, CommandTarget, PlatformAdapter } from "../ground/adapter.ts";
+import type { TeamView, ViewRequest } from "../ground/view-model.ts";
+import { checkAccess, type AccessPolicy } from "../admission/access.ts";
+import type { DeliveryPath } from "../delivery/delivery.ts";
+import { runCommandSafely } from "../delivery/command-answer.ts";
+import { buildView, type ViewDeps } from "../views/build.ts";
+import { runCommand, type CommandServices } from "./dispatch.ts";
+
+export interface CommandServiceDeps {
+  access: AccessPolicy;
+  delivery: Pick<DeliveryPath, "answer" | "adapterOf">;
+  services: CommandServices & ViewDeps;
+  log: Logger;
+}
+
+export class CommandService {
+  constructor(private readonly deps: CommandServiceDeps) {}
+
+  /** `/cairn <name> <args>` on every platform; access rules apply as for messages. */
+  async command(inbound: Inbound, name: CommandName, args: readonly string[] = []): Promise<CommandReply> {
+    const access = checkAccess(this.deps.access, inbound);
+    if (!access.ok && name !== "help") return { text: access.text, ephemeral: true };
+    return runCommand(this.deps.services, inbound, name, args);
+  }
+
+  /**
+   * A command asked on `via`'s platform, its answer shown through the delivery path
+   * (delivery/command-answer.ts). A command that throws is answered with the one apology, privately.
+   */
+  async answer(inbound: Inbound, call: CommandCall, target: CommandTarget, via?: PlatformAdapter): Promise<Answered> {
+    const adapter = via ?? this.deps.delivery.adapterOf(inbound.platform);
+    if (!adapter) throw new Error(`no ${inbound.platform} adapter is attached`);
+    const reply = await runCommandSafely(() => this.command(inbound, call.name, call.args), this.deps.log.child({ platform: inbound.platform, command: call.name }));
+    return this.deps.delivery.answer(adapter, inbound, reply.text, reply.ephemeral, target);
+  }
+
+  /** What `inbound`'s author may see of cairn's memory, as a view with buttons; someone refused gets an empty view. */
+  async view(inbound: Inbound, request: ViewRequest): Promise<TeamView> {
+    if (!checkAccess(this.deps.access, inbound).ok) return { pane: request.pane, admin: false, sections: [] };
+    return buildView(this.deps.services, inbound, request);
+  }
+}
