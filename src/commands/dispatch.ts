@@ -10,7 +10,6 @@ import { budgetHeader, kindOf, usedChars, type MemoryStore } from "../memory/sto
 import type { SkillStore } from "../skills/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import type { ErasureStore } from "../erasure/erasure-store.ts";
-import type { SessionManager } from "../agent/sessions.ts";
 import { learnCommand, type LearnDeps } from "./learn.ts";
 import { forgetLessonOrRule, listLessons, type LessonsDeps } from "./lessons.ts";
 import { latestReport } from "./report.ts";
@@ -32,7 +31,6 @@ export interface DispatchDeps {
   skills: SkillStore;
   reports: ReportStore;
   erasure: ErasureStore;
-  sessions: Pick<SessionManager, "forgetCached">;
   log: Logger;
   endSession(inbound: Inbound, reason: "request"): Promise<void>;
 }
@@ -149,7 +147,7 @@ async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "s
   ].join("\n");
 }
 
-async function forget(deps: Pick<DispatchDeps, "history" | "memory" | "skills" | "erasure" | "sessions" | "log"> & LessonsDeps, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
+async function forget(deps: Pick<DispatchDeps, "erasure" | "log"> & LessonsDeps, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
   const [what, ...rest] = args;
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me` and `lessons`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
@@ -157,7 +155,6 @@ async function forget(deps: Pick<DispatchDeps, "history" | "memory" | "skills" |
     const shared = await forgetLessonOrRule(deps, inbound, p, what);
     if (shared) return shared;
     const ok = await deps.erasure.forgetEntry(scopeOf(p), what);
-    deps.memory.forgetCached();
     deps.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
     return { text: ok ? "Deleted. It is gone from cairn's memory and history of changes." : `None of your entries has the id ${what}. \`me\` and \`lessons\` list them.`, ephemeral: true, outcome: ok ? "done" : "not_found" };
   }
@@ -174,10 +171,6 @@ async function forget(deps: Pick<DispatchDeps, "history" | "memory" | "skills" |
   }
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
   const counts = await deps.erasure.erasePerson(scopeOf(p), { anonymize });
-  deps.history.forgetPerson(p.person.id);
-  deps.sessions.forgetCached();
-  deps.memory.forgetCached();
-  deps.skills.forgetCached();
   // Logged without content: counts only.
   deps.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {
