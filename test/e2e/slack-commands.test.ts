@@ -12,7 +12,7 @@ import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { SIGNING_SECRET, captureLogger, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 import type { Core } from "../../src/app/core.ts";
 import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { COMMAND_FAILED_REPLY } from "../../src/ground/replies.ts";

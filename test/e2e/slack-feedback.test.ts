@@ -23,8 +23,8 @@ import type { Core } from "../../src/app/core.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
-import { FEEDBACK_ACTION_ID } from "../../src/platforms/slack/feedback-blocks.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
+import { FEEDBACK_ACTION_ID } from "../../src/platforms/slack/feedback/buttons.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { startBothModes } from "../support/slack-modes.ts";
 

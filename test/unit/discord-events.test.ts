@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OAuth2Scopes, PermissionsBitField } from "discord.js";
 import { COMMANDS } from "../../src/ground/commands.ts";
-import { slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands.ts";
+import { slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands/slash.ts";
 import { attachmentNote, decide, dmWorkspace, EMPTY_FACTS, stripBotMention, type MessageFacts } from "../../src/platforms/discord/events.ts";
 import { inviteUrl, REQUIRED_PERMISSIONS } from "../../src/platforms/discord/install.ts";
 import { rawDmReaction } from "../../src/platforms/discord/reactions.ts";

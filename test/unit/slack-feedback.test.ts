@@ -7,11 +7,11 @@ import { webApi } from "@slack/bolt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
-import { toClickFeedback } from "../../src/platforms/slack/feedback-action.ts";
-import { FEEDBACK_ACTION_ID, feedbackBlocks } from "../../src/platforms/slack/feedback-blocks.ts";
+import { toClickFeedback } from "../../src/platforms/slack/feedback/action.ts";
+import { FEEDBACK_ACTION_ID, feedbackBlocks } from "../../src/platforms/slack/feedback/buttons.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
-import { AnswerSurface } from "../../src/platforms/slack/surface.ts";
-import { placeTarget, type SlackPlace } from "../../src/platforms/slack/target.ts";
+import { AnswerSurface } from "../../src/platforms/slack/replies/surface.ts";
+import { placeTarget, type SlackPlace } from "../../src/platforms/slack/replies/target.ts";
 import { BOT_TOKEN, blockActions, captureLogger, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 
 const bot = { userId: "UBOT", botId: "BBOT", teamId: "T1", name: "cairn" };
