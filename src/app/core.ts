@@ -65,6 +65,7 @@ import { TurnRunner } from "../turn/turn.ts";
 import { Snapshots } from "../turn/snapshot.ts";
 import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
+import { slackEmoji } from "../platforms/slack/emoji.ts";
 
 
 export class Core implements CorePort {
@@ -223,6 +224,9 @@ export class Core implements CorePort {
       log,
       now,
       metrics,
+      // Slack is the platform that names emoji: its reading turns those names (in the settings, in
+      // older queued jobs) into characters, and leaves a character bare, as Discord's are read.
+      readEmoji: slackEmoji,
     }, (as) => [
       reportJob({ ...as("report"), reports: this.reports }),
       curatorJob({ ...as("curator"), curation: this.curation }),

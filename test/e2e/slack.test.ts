@@ -292,7 +292,8 @@ forEachDatabase("slack adapter end to end", (getDb) => {
       const jobs = await core.jobs.list("feedback");
       return jobs.find((j) => (JSON.parse(j.payload) as { replyMessageId: number }).replyMessageId === stored.messageId);
     });
-    expect(JSON.parse(job.payload)).toMatchObject({ replyMessageId: stored.messageId, emoji: "+1", action: "added" });
+    // "+1::skin-tone-2" reaches the core as the character.
+    expect(JSON.parse(job.payload)).toMatchObject({ replyMessageId: stored.messageId, emoji: "👍", action: "added" });
     const reactor = await db.person.findFirstOrThrow({ where: { externalId: "UALICE", workspace: { externalId: team } } });
     expect(JSON.parse(job.payload)).toMatchObject({ reactorId: reactor.id });
 

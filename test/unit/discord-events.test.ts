@@ -81,6 +81,9 @@ describe("raw DM reactions (the ones discord.js drops)", () => {
       emoji: "400000000000000001",
       action: "removed",
     });
+    // A skin tone or variation selector is the same signal: the core gets the bare character.
+    expect(rawDmReaction(packet({ ...base, emoji: { id: null, name: "👎🏽" } }), BOT, uncached)).toMatchObject({ emoji: "👎" });
+    expect(rawDmReaction(packet({ ...base, emoji: { id: null, name: "❤️" } }), BOT, uncached)).toMatchObject({ emoji: "❤" });
   });
 
   it("is left to discord.js for guilds and cached channels, and ignored for cairn's own and malformed packets", () => {

@@ -74,7 +74,8 @@ describe("toFeedback", () => {
         reactor: { externalId: "UA" },
         channel: { externalId: "D9", isDm: true },
         targetMessageId: "1.2",
-        emoji: "thumbsup",
+        // Slack's name, skin tone and all, reaches the core as the character.
+        emoji: "👍",
         action: "added",
         at: new Date(1700000005000.2),
       },

@@ -56,7 +56,7 @@ describe("toClickFeedback", () => {
   const click = (over: Partial<Parameters<typeof blockActions>[0]> = {}) =>
     blockActions({ teamId: "T1", user: "UA", channel: "D9", messageTs: "1700000001.000100", messageUser: "UBOT", actionId: FEEDBACK_ACTION_ID, value: "negative", actionTs: "1700000005.000200", ...over });
 
-  it("maps a click on 'Not right' to an added feedback_negative on that message", () => {
+  it("maps a click on 'Not right' to an added 👎 with the button's fixed meaning, on that message", () => {
     expect(toClickFeedback(click(), bot)).toEqual({
       kind: "feedback",
       event: {
@@ -65,13 +65,14 @@ describe("toClickFeedback", () => {
         reactor: { externalId: "UA" },
         channel: { externalId: "D9", isDm: true },
         targetMessageId: "1700000001.000100",
-        emoji: "feedback_negative",
+        emoji: "👎",
+        signal: "negative",
         action: "added",
         at: new Date(1700000005000.2),
       },
     });
     const positive = toClickFeedback(click({ value: "positive", channel: "C1" }), bot);
-    expect(positive.kind === "feedback" && [positive.event.emoji, positive.event.channel]).toEqual(["feedback_positive", { externalId: "C1", isDm: false }]);
+    expect(positive.kind === "feedback" && [positive.event.emoji, positive.event.signal, positive.event.channel]).toEqual(["👍", "positive", { externalId: "C1", isDm: false }]);
   });
 
   it("falls back to the container and the clicker's team (org-wide installs send team null)", () => {

@@ -11,6 +11,7 @@
  */
 import type { ChannelMessage } from "../../../ground/channel-events.ts";
 import type { WireMessage } from "./wire.ts";
+import { messageLink } from "../link.ts";
 
 /** Names of roles and channels (the client's caches); undefined when unknown. */
 export interface Names {
@@ -27,11 +28,6 @@ export interface KnowledgePlace {
   channel: string;
   /** The thread the message is in; null in the channel itself. */
   threadId: string | null;
-}
-
-/** Discord's message URL: a thread message opens in its thread (the thread is a channel of its own). */
-export function messageLink(guild: string, channelOrThread: string, messageId: string): string {
-  return `https://discord.com/channels/${guild}/${channelOrThread}/${messageId}`;
 }
 
 /** DEFAULT and REPLY: what people write. Every other type is a notice Discord makes. */

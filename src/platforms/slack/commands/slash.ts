@@ -20,6 +20,15 @@ import { placeTarget } from "../replies/target.ts";
 
 export const SLASH_COMMAND = "/cairn";
 
+/** `/cairn learn` alone in a channel: Slack does not say which thread it was typed in. */
+export const SLACK_NO_THREAD =
+  "Slack does not tell me which thread a slash command was typed in. Mention me in the thread with `learn` (`@cairn learn`), or paste the text: `/cairn learn <text>`.";
+
+/** Slack's `<url|label>` and `<url>` (web links) as Markdown, which is what the core reads in a command's text. */
+export function markdownLinks(text: string): string {
+  return text.replace(/<(https?:[^|>\s]+)(?:\|([^>]*))?>/g, (_m, url: string, label: string | undefined) => (label && label !== url ? `[${label}](${url})` : url));
+}
+
 export const CommandPayloadSchema = z.looseObject({
   command: z.string(),
   text: z.string().default(""),
@@ -47,9 +56,16 @@ export async function runSlashCommand(deps: CommandDeps, payload: unknown, respo
   const p = parsed.data;
   const log = deps.log.child({ team: p.team_id, channel: p.channel_id, user: p.user_id, command: `${p.command} ${p.text}`.trim() });
   const privately = privateReply(deps, p, respond, log);
-  const line = parseCommandLine(p.text);
+  const line = parseCommandLine(markdownLinks(p.text));
   if (!line) {
     await privately.send(toMrkdwn(`I don't know \`${p.text.trim().split(/\s+/)[0]}\`. Try ${COMMANDS.map((c) => `\`${SLASH_COMMAND} ${c}\``).join(", ")}.`)).catch(() => undefined);
+    return;
+  }
+  // On Slack every channel conversation is a thread, and a slash command arrives without one:
+  // learning from "this conversation" needs the thread, which a mention in it gives (learn-mention.ts).
+  if (line.name === "learn" && line.args.length === 0 && !isDmChannel(p.channel_id)) {
+    await privately.send(toMrkdwn(SLACK_NO_THREAD)).catch(() => undefined);
+    log.info("learn without a thread answered");
     return;
   }
   const person = await deps.names.get(p.user_id);
@@ -64,13 +80,15 @@ function commandInbound(p: z.infer<typeof CommandPayloadSchema>, displayName: st
     platform: "slack",
     workspace: { externalId: p.team_id },
     author: { externalId: p.user_id, ...(displayName ? { displayName } : {}) },
-    channel: { externalId: p.channel_id, isDm: p.channel_id.startsWith("D") },
+    channel: { externalId: p.channel_id, isDm: isDmChannel(p.channel_id) },
     threadId: null,
     messageId: `slash:${p.trigger_id ?? randomUUID()}`,
     text: `${p.command} ${p.text}`.trim(),
     sentAt: new Date(),
   };
 }
+
+const isDmChannel = (id: string): boolean => id.startsWith("D");
 
 /** The asker alone sees it: through the command's response_url, else the Web API's ephemeral post. */
 function privateReply(deps: CommandDeps, p: z.infer<typeof CommandPayloadSchema>, respond: RespondFn | undefined, log: Logger): PrivateReply {

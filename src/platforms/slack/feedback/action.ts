@@ -1,8 +1,9 @@
 /**
  * A click on the feedback buttons under an answer (a `block_actions` interaction, action_id
- * `cairn_feedback`) to the core's FeedbackEvent, like a reaction: emoji "feedback_positive" or
- * "feedback_negative", always "added" (the buttons have no un-click). The core decides whether the
- * message is one of its replies and ignores bots' clicks.
+ * `cairn_feedback`) to the core's FeedbackEvent, like a reaction: 👍 or 👎 with the button's fixed
+ * meaning as its `signal` (counted whatever the emoji settings say), always "added" (the buttons
+ * have no un-click). The core decides whether the message is one of its replies and ignores bots'
+ * clicks.
  */
 import { z } from "zod";
 import type { FeedbackEvent } from "../../../ground/types.ts";
@@ -34,19 +35,19 @@ export type ClickResult =
   | { kind: "feedback"; event: FeedbackEvent }
   | { kind: "drop"; reason: "malformed" | "not_on_bot_message"; detail?: string; target?: string };
 
-const EMOJI = { [FEEDBACK_VALUES.positive]: "feedback_positive", [FEEDBACK_VALUES.negative]: "feedback_negative" } as const;
+const CLICKED = { [FEEDBACK_VALUES.positive]: { emoji: "👍", signal: "positive" }, [FEEDBACK_VALUES.negative]: { emoji: "👎", signal: "negative" } } as const;
 
 export function toClickFeedback(body: unknown, bot: BotIdentity, now: () => Date = () => new Date()): ClickResult {
   const parsed = FeedbackActionSchema.safeParse(body);
   if (!parsed.success) return { kind: "drop", reason: "malformed", detail: z.prettifyError(parsed.error) };
   const b = parsed.data;
   const action = b.actions.find((a) => a.action_id === FEEDBACK_ACTION_ID);
-  const emoji = action?.value === FEEDBACK_VALUES.positive || action?.value === FEEDBACK_VALUES.negative ? EMOJI[action.value] : undefined;
+  const clicked = action?.value === FEEDBACK_VALUES.positive || action?.value === FEEDBACK_VALUES.negative ? CLICKED[action.value] : undefined;
   const channel = b.channel?.id ?? b.container?.channel_id;
   const ts = b.message?.ts ?? b.container?.message_ts;
   const workspace = b.team?.id ?? b.user.team_id;
-  if (!action || !emoji || !channel || !ts || !workspace) {
-    return { kind: "drop", reason: "malformed", detail: `missing ${!action ? "action" : !emoji ? "a known value" : !channel ? "channel" : !ts ? "message ts" : "team"}` };
+  if (!action || !clicked || !channel || !ts || !workspace) {
+    return { kind: "drop", reason: "malformed", detail: `missing ${!action ? "action" : !clicked ? "a known value" : !channel ? "channel" : !ts ? "message ts" : "team"}` };
   }
   // Buttons only exist on cairn's messages; a payload that says otherwise is not feedback on it.
   if (b.message?.user !== undefined && b.message.user !== bot.userId) return { kind: "drop", reason: "not_on_bot_message", target: ts };
@@ -58,7 +59,8 @@ export function toClickFeedback(body: unknown, bot: BotIdentity, now: () => Date
       reactor: { externalId: b.user.id },
       channel: { externalId: channel, isDm: channel.startsWith("D") },
       targetMessageId: ts,
-      emoji,
+      emoji: clicked.emoji,
+      signal: clicked.signal,
       action: "added",
       // action_ts tells two clicks apart (the core dedupes on the time) and is the same on a redelivery.
       at: action.action_ts ? new Date(Number(action.action_ts) * 1000) : now(),

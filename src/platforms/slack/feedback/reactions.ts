@@ -1,7 +1,8 @@
 /**
  * `reaction_added` / `reaction_removed` to the core's FeedbackEvent. Only reactions on messages the
  * bot posted are passed on (Slack says whose message it was in `item_user`); the core then decides
- * whether the message is one of its replies.
+ * whether the message is one of its replies. Slack names the emoji ("+1::skin-tone-3"); the core
+ * takes the character without skin tone ("👍", emoji.ts).
  */
 import { z } from "zod";
 import type { CorePort } from "../../../ground/adapter.ts";
@@ -9,6 +10,7 @@ import type { FeedbackEvent } from "../../../ground/types.ts";
 import type { Logger } from "../../../ground/log.ts";
 import { EnvelopeSchema, type BotIdentity } from "../events.ts";
 import type { NameCache } from "../names.ts";
+import { slackEmoji } from "../emoji.ts";
 
 export const ReactionEventSchema = z.looseObject({
   type: z.enum(["reaction_added", "reaction_removed"]),
@@ -39,16 +41,11 @@ export function toFeedback(event: unknown, body: unknown, bot: BotIdentity): Rea
       reactor: { externalId: e.data.user },
       channel: { externalId: item.channel, isDm: item.channel.startsWith("D") },
       targetMessageId: item.ts,
-      emoji: baseEmoji(e.data.reaction),
+      emoji: slackEmoji(e.data.reaction),
       action: e.data.type === "reaction_added" ? "added" : "removed",
       at: new Date(Number(e.data.event_ts) * 1000),
     },
   };
-}
-
-/** "+1::skin-tone-3" -> "+1": a skin tone is the same signal, and the learning loop should see one emoji. */
-export function baseEmoji(name: string): string {
-  return name.replace(/::skin-tone-\d$/, "");
 }
 
 export interface ReactionDeps {
