@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import dotenv from "dotenv";
 import { DiscordAPIError, REST, Routes } from "discord.js";
 import { z } from "zod";
-import { slashCommands } from "../src/platforms/discord/commands.ts";
+import { slashCommands } from "../src/platforms/discord/commands/slash.ts";
 import { inviteUrl } from "../src/platforms/discord/install.ts";
 
 export interface RegisterSettings {

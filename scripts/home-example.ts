@@ -4,7 +4,7 @@
  * in two channels, a proposal, team rules and memory, a persona, skills of every status, a weekly
  * report), the core builds Ana's view (she is a cairn admin, and a member of #backend but not of
  * #ops), the Slack adapter's own code turns it into the Home tab's Block Kit (the same
- * src/platforms/slack/home-*.ts the Home tab publishes with, page size shrinking included), and the
+ * src/platforms/slack/home/*.ts the Home tab publishes with, page size shrinking included), and the
  * blocks are printed as text, as a person sees them in Slack. No keys, no network.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,8 +17,8 @@ import { silentLogger } from "../src/ground/log.ts";
 import { accessPolicy } from "../src/admission/access.ts";
 import { BUNDLED_SKILLS_DIR } from "../src/app/settings.ts";
 import type { SlackBlock } from "../src/platforms/slack/client.ts";
-import { HOME_PAGE_SIZE, renderHome } from "../src/platforms/slack/home-publish.ts";
-import { initialState } from "../src/platforms/slack/home-state.ts";
+import { HOME_PAGE_SIZE, renderHome } from "../src/platforms/slack/home/publish.ts";
+import { initialState } from "../src/platforms/slack/home/state.ts";
 import { benchSettings } from "../bench/lib/core.ts";
 import { fakeModel } from "../bench/lib/model.ts";
 

@@ -4,7 +4,7 @@
  * corrections, lessons, a rule approved with ✅, a rule promoted by a repeated correction, skills
  * read), the `report` job runs through the job worker with a fake model (no keys, no network), and
  * the message posted to the report channel is printed twice: its Block Kit blocks (built by the
- * Slack adapter's own builder, src/platforms/slack/rich.ts) drawn as text, as a person sees them in
+ * Slack adapter's own builder, src/platforms/slack/replies/rich.ts) drawn as text, as a person sees them in
  * Slack, and its fallback text in Slack mrkdwn (notifications, clients without blocks).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -17,7 +17,7 @@ import { Core } from "../src/app/core.ts";
 import { silentLogger } from "../src/ground/log.ts";
 import type { PostTarget, ReplyTarget } from "../src/ground/adapter.ts";
 import type { SlackBlock } from "../src/platforms/slack/client.ts";
-import { richMessage, type SlackRichMessage } from "../src/platforms/slack/rich.ts";
+import { richMessage, type SlackRichMessage } from "../src/platforms/slack/replies/rich.ts";
 import { benchSettings } from "../bench/lib/core.ts";
 import { fakeModel, lastUserText, type Reply } from "../bench/lib/model.ts";
 import { MemoryPlatform } from "../bench/lib/memory-platform.ts";

@@ -7,6 +7,8 @@
  */
 import type { CorePort, PlatformAdapter, PostTarget, Received, ReplyTarget } from "../../src/ground/adapter.ts";
 import type { FeedbackResult } from "../../src/ground/types.ts";
+import { slackEmoji } from "../../src/platforms/slack/emoji.ts";
+import { FALLBACK_WORKSPACE_URL, permalink } from "../../src/platforms/slack/permalink.ts";
 
 export interface ShownMessage {
   id: string;
@@ -93,6 +95,8 @@ export class MemoryPlatform implements PlatformAdapter {
         // As on Slack: a channel message is its own thread's root, so its answer and what follows share a conversation.
         threadId: isDm ? null : (thread ?? id),
         messageId: id,
+        // As the Slack adapter links a person's message (src/platforms/slack/events.ts).
+        link: permalink(FALLBACK_WORKSPACE_URL, where, id, isDm ? null : (thread ?? id)),
         text,
         sentAt: at,
       },
@@ -102,7 +106,7 @@ export class MemoryPlatform implements PlatformAdapter {
     return { message, received, replies: this.shown.slice(before).filter((m) => posted.has(m.id)) };
   }
 
-  /** `user` reacts with `emoji` (a Slack name) to message `id`. */
+  /** `user` reacts with `emoji` (a Slack name) to message `id`: the core gets its character, as from the Slack adapter. */
   react(user: string, message: ShownMessage, emoji: string, at = new Date()): Promise<FeedbackResult> {
     return this.core.feedback({
       platform: this.platform,
@@ -110,7 +114,7 @@ export class MemoryPlatform implements PlatformAdapter {
       reactor: { externalId: user, displayName: user },
       channel: { externalId: message.channel, isDm: message.channel.startsWith("D-") },
       targetMessageId: message.id,
-      emoji,
+      emoji: slackEmoji(emoji),
       action: "added",
       at,
     });

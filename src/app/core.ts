@@ -62,6 +62,7 @@ import { Snapshots } from "../turn/snapshot.ts";
 import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
 import { CommandService } from "../commands/service.ts";
+import { slackEmoji } from "../platforms/slack/emoji.ts";
 
 
 export class Core implements CorePort {
@@ -222,6 +223,9 @@ export class Core implements CorePort {
       log,
       now,
       metrics,
+      // Slack is the platform that names emoji: its reading turns those names (in the settings, in
+      // older queued jobs) into characters, and leaves a character bare, as Discord's are read.
+      readEmoji: slackEmoji,
     }, (as) => [
       reportJob({ ...as("report"), reports: this.reports }),
       curatorJob({ ...as("curator"), curation: this.curation }),

@@ -239,7 +239,10 @@ export interface ReceiveOptions {
 export interface CorePort {
   /** One message from a person: the whole turn, from admission to the recorded delivery. */
   receive(inbound: Inbound, target: ReplyTarget, opts?: ReceiveOptions): Promise<Received>;
-  /** A reaction on a message: feedback when it is on one of cairn's replies. */
+  /**
+   * A reaction on a message: feedback when it is on one of cairn's replies. The event's emoji is
+   * canonical (the character, without skin tone: types.ts `FeedbackEvent.emoji`).
+   */
   feedback(event: FeedbackEvent): Promise<FeedbackResult>;
   /** Ends the conversation's session: the next message starts a fresh one (earlier ones stay searchable). */
   endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void>;
@@ -247,7 +250,10 @@ export interface CorePort {
    * `/cairn <name> <args>` (a slash command, a console command, a view's button that runs one),
    * asked by `inbound`'s author: the core runs it and shows the answer through `target`, rendered
    * and chunked with this adapter's `render` and limits; a failure is answered with the core's one
-   * apology. Never throws for the command's sake.
+   * apology. Never throws for the command's sake. `call.args` are Markdown: the adapter turns its
+   * platform's link markup into Markdown links (Slack's `<url|label>` into `[label](url)`), and
+   * answers itself what only its platform explains (a Slack slash command, which names no thread,
+   * cannot `learn` from one: src/platforms/slack/commands/slash.ts).
    */
   answer(inbound: Inbound, call: CommandCall, target: CommandTarget): Promise<Answered>;
   /**

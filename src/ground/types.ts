@@ -20,6 +20,15 @@ export interface Inbound {
   threadId: string | null;
   /** The platform's id for this message: the dedupe key within a conversation. */
   messageId: string;
+  /**
+   * The message's permalink on its platform (Slack's archives link, Discord's message URL), made by
+   * the adapter: stored with the message (`Message.link`), and what links back to it later (a
+   * lesson's correction, the source of a `learn` run) use it, so nothing past the adapter builds a
+   * platform's URL. Absent where the platform has none (the console) or the Inbound is no message
+   * (a slash command, a click).
+   */
+  link?: string;
+  /** Plain text or Markdown: an adapter spells out its platform's own markup (Slack's `<url|label>`). */
   text: string;
   sentAt: Date;
   /**
@@ -78,11 +87,23 @@ export interface FeedbackEvent {
   channel: { externalId: string; isDm: boolean };
   /** The platform id of the reacted-to message: one of the parts of a bot reply. */
   targetMessageId: string;
-  /** The emoji's name without colons ("thumbsup", "white_check_mark") or the unicode character. */
+  /**
+   * The emoji as its Unicode character, skin tones and variation selectors removed (src/ground/emoji.ts
+   * `bareEmoji`): "👎", "✅". The adapter reduces its platform's form to it (Slack's "thumbsdown::skin-tone-2",
+   * Discord's "👎🏽"); a custom emoji with no character keeps its name ("shipit").
+   */
   emoji: string;
+  /**
+   * A platform control whose meaning is fixed (Slack's native feedback buttons under an answer):
+   * counted as this signal whatever the emoji settings say. `emoji` is then 👍 or 👎. Absent for a reaction.
+   */
+  signal?: FeedbackSignal;
   action: "added" | "removed";
   at: Date;
 }
+
+/** What feedback on a reply says: it was wrong (a correction follows), or it was right. */
+export type FeedbackSignal = "negative" | "positive";
 
 export type FeedbackResult =
   | { kind: "recorded"; replyMessageId: number; jobId: string }

@@ -17,7 +17,7 @@ import type { CorrectionStore } from "./correction-store.ts";
 import type { TraceStore } from "./trace-store.ts";
 import type { ReplyPlaceStore } from "./reply-place-store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
-import type { EmojiSignals } from "./emoji.ts";
+import type { EmojiReader, EmojiSignals } from "./emoji.ts";
 
 export interface LearningDeps {
   /**
@@ -41,6 +41,11 @@ export interface LearningDeps {
   now: () => Date;
   /** Where the jobs, their model calls and their tool calls are counted. */
   metrics: Metrics;
+  /**
+   * Reads an emoji written with a platform's names (the emoji settings; a feedback job queued before
+   * adapters sent characters) as its character: the adapters' knowledge, handed in by the top.
+   */
+  readEmoji: EmojiReader;
 }
 
 export interface LearningContext extends LearningDeps {

@@ -1,60 +1,46 @@
 /**
- * What a reaction means. Slack names emoji (`-1`, `thumbsdown`, `white_check_mark`, with
- * `::skin-tone-3` suffixes); Discord sends the character (with skin-tone modifiers and variation
- * selectors). Both are reduced to one canonical form, so a setting written either way matches both.
+ * What a reaction means. Adapters hand the core each emoji as its Unicode character without skin
+ * tone or variation selector (src/ground/emoji.ts), so this file only compares characters. The
+ * settings may be written with a platform's names ("thumbsdown"), and a feedback job queued by an
+ * earlier version carries the platform's own form: both are read with `read`, which the top takes
+ * from the adapters (src/platforms/slack/emoji.ts), never from a table here.
  */
-export type Signal = "negative" | "positive";
+import { bareEmoji } from "../ground/emoji.ts";
+import type { FeedbackSignal } from "../ground/types.ts";
 
-/** Slack's names for the characters a setting is likely to hold. */
-const ALIASES: Record<string, readonly string[]> = {
-  "👎": ["-1", "thumbsdown"],
-  "👍": ["+1", "thumbsup"],
-  "❌": ["x"],
-  "✅": ["white_check_mark"],
-  "✔": ["heavy_check_mark"],
-  "⭐": ["star"],
-  "🌟": ["star2"],
-  "🎉": ["tada"],
-  "❤": ["heart"],
-  "🙏": ["pray"],
-  "🚫": ["no_entry_sign"],
-  "🙅": ["no_good"],
-};
+export type Signal = FeedbackSignal;
 
-const BY_NAME = new Map<string, string>(Object.entries(ALIASES).flatMap(([char, names]) => names.map((n) => [n, char] as const)));
+/** An emoji (or a name of one) to its canonical character. */
+export type EmojiReader = (emoji: string) => string;
 
-/** Slack's native feedback buttons under a reply (see the Slack adapter) arrive as these names. */
-export const FEEDBACK_BUTTONS: Record<string, Signal> = { feedback_negative: "negative", feedback_positive: "positive" };
-
-/** ":thumbsdown::skin-tone-2:" and "👎🏽" both become "👎"; unknown names stay as they are. */
-export function canonicalEmoji(raw: string): string {
-  let e = raw.trim().replace(/^:|:$/g, "").replace(/::skin-tone-\d$/, "").replace(/:skin-tone-\d:?$/, "");
-  // Skin tones (U+1F3FB..U+1F3FF), variation selectors (U+FE0E, U+FE0F).
-  e = e.replace(/[\u{1F3FB}-\u{1F3FF}]/gu, "").replace(/\uFE0E|\uFE0F/g, "");
-  return BY_NAME.get(e.toLowerCase()) ?? e;
-}
+const APPROVALS = new Set(["✅", "✔"]);
 
 export class EmojiSignals {
   private readonly negative: Set<string>;
   private readonly positive: Set<string>;
 
-  constructor(settings: { correctionEmoji: readonly string[]; positiveEmoji: readonly string[] }) {
-    this.negative = new Set(settings.correctionEmoji.map(canonicalEmoji));
-    this.positive = new Set(settings.positiveEmoji.map(canonicalEmoji));
+  constructor(
+    settings: { correctionEmoji: readonly string[]; positiveEmoji: readonly string[] },
+    private readonly read: EmojiReader = bareEmoji,
+  ) {
+    this.negative = new Set(settings.correctionEmoji.map(read));
+    this.positive = new Set(settings.positiveEmoji.map(read));
   }
 
   signal(emoji: string): Signal | null {
-    const button = FEEDBACK_BUTTONS[emoji];
-    if (button) return button;
-    const e = canonicalEmoji(emoji);
+    const e = this.read(emoji);
     if (this.negative.has(e)) return "negative";
     if (this.positive.has(e)) return "positive";
     return null;
   }
 
-  /** ✅: approves a proposed rule, confirms a pending entry. */
+  /** ✅ (or ✔) as a queued job carries it: approves a proposed rule. */
+  approves(emoji: string): boolean {
+    return EmojiSignals.isApproval(this.read(emoji));
+  }
+
+  /** ✅: approves a proposed rule, confirms a pending entry. `emoji` is canonical (an adapter's). */
   static isApproval(emoji: string): boolean {
-    const e = canonicalEmoji(emoji);
-    return e === "✅" || e === "✔";
+    return APPROVALS.has(emoji);
   }
 }

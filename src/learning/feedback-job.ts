@@ -1,7 +1,8 @@
 /**
  * The `feedback` job: a reaction on one of cairn's messages, queued by Core.feedback.
- * - Negative (👎 ❌, Slack's "Not right" button): counted; the lessons shown in that reply lose
- *   confidence; cairn asks in the reply's thread what it should have done, once per reply.
+ * - Negative (👎 ❌, or a platform's "Not right" button: FeedbackEvent.signal): counted; the
+ *   lessons shown in that reply lose confidence; cairn asks in the reply's thread what it should
+ *   have done, once per reply.
  * - Positive (👍 ✅ ⭐ 🎉): counted for the reply and for every skill it read; lessons shown gain.
  * - ✅ on a proposal post: an approval of the proposed team rule (approvals.ts).
  * Reactions by someone who could not see the message (another person's DM) do nothing.
@@ -10,7 +11,6 @@ import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import { placeOfJob, postIn, nameOf } from "./places.ts";
 import { conversationOfPlace, workspaceOfPlace } from "./reply-place-store.ts";
-import { EmojiSignals } from "./emoji.ts";
 import { approveProposal } from "./approvals.ts";
 import type { LearningContext } from "./context.ts";
 
@@ -20,6 +20,8 @@ export const FeedbackPayload = z.object({
   workspaceId: z.string(),
   reactorId: z.string(),
   emoji: z.string(),
+  /** A platform control's fixed meaning (FeedbackEvent.signal); absent for a reaction. */
+  signal: z.enum(["negative", "positive"]).optional(),
   action: z.enum(["added", "removed"]),
   at: z.string(),
 });
@@ -45,8 +47,8 @@ export function feedbackJob(ctx: LearningContext) {
         ctx.log.info({ reply: p.replyMessageId }, "reaction from someone outside the DM ignored");
         return;
       }
-      if (p.action === "added" && EmojiSignals.isApproval(p.emoji) && (await approveProposal(ctx, place, p.reactorId))) return;
-      const signal = ctx.signals.signal(p.emoji);
+      if (p.action === "added" && ctx.signals.approves(p.emoji) && (await approveProposal(ctx, place, p.reactorId))) return;
+      const signal = p.signal ?? ctx.signals.signal(p.emoji);
       if (!signal) return;
       const delta = p.action === "added" ? 1 : -1;
       await ctx.traces.count(conversationOfPlace(place), p.replyMessageId, signal, delta);

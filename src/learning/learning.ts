@@ -38,7 +38,7 @@ export class Learning {
       ...deps,
       // Outside the jobs, the context's model serves commands (/cairn learn).
       model: instrumentModel(deps.model, deps.metrics, "command"),
-      signals: new EmojiSignals(s),
+      signals: new EmojiSignals(s, deps.readEmoji),
       reviewModel: s.reviewModel ?? deps.settings.model,
     };
     // Each job's model calls are counted under its kind.

@@ -12,12 +12,11 @@ import { defineJob } from "../jobs/worker.ts";
 import { MemoryError } from "../memory/store.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import { distill, overlap, type Distilled } from "./distill.ts";
-import { excerpt, messageLink, parseCase, QUOTE_CHARS, type LessonCase } from "../lessons/lesson-case.ts";
+import { excerpt, parseCase, QUOTE_CHARS, type LessonCase } from "../lessons/lesson-case.ts";
 import type { MemoryEntry, Person } from "../lessons/lesson-store.ts";
 import { nameOf, postIn, type ReplyPlace } from "./places.ts";
 import { scopeOfPerson } from "./reply-place-store.ts";
 import type { LearningContext } from "./context.ts";
-import type { Platform } from "../ground/types.ts";
 
 export const LessonPayload = z.object({ correctionId: z.string(), workspaceId: z.string() });
 
@@ -81,7 +80,8 @@ export function lessonJob(ctx: LearningContext) {
         isDm: dm,
         replyMessageId: place.reply.id,
         correctionMessageId: said.id,
-        link: messageLink(place.workspace.platform as Platform, place.workspace.externalId, place.conversation.channelId, said.platformId, place.conversation.threadId),
+        // The permalink the adapter gave with the message when it was stored.
+        link: said.link,
       };
       const quote = excerpt(text, QUOTE_CHARS);
       const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: said.id, reason: `correction of reply ${place.reply.id}` };

@@ -41,6 +41,7 @@ export class Reactions {
       workspaceId: workspace.id,
       reactorId: reactor.id,
       emoji: event.emoji,
+      ...(event.signal ? { signal: event.signal } : {}),
       action: event.action,
       at: event.at.toISOString(),
     };

@@ -4,7 +4,6 @@
  * back through this schema (a row written by an older version parses or is treated as absent).
  */
 import { z } from "zod";
-import type { Platform } from "../ground/types.ts";
 
 export const LessonCaseSchema = z.object({
   question: z.string().nullable(),
@@ -17,6 +16,7 @@ export const LessonCaseSchema = z.object({
   isDm: z.boolean(),
   replyMessageId: z.number().int(),
   correctionMessageId: z.number().int(),
+  /** The correction's permalink, as its platform's adapter gave it (Inbound.link); null where there is none. */
   link: z.string().nullable(),
   /** For a rule waiting for approval: the lessons it will archive once approved. */
   fromLessons: z.array(z.string()).optional(),
@@ -45,21 +45,3 @@ export function excerpt(text: string, max: number): string {
 
 /** The short quote shown beside a rule wherever the model sees it. */
 export const QUOTE_CHARS = 160;
-
-/**
- * A link to a message a person can open. Slack: the archives permalink form (it redirects into the
- * workspace); Discord: the message URL. The console has none.
- */
-export function messageLink(platform: Platform, workspaceExternalId: string, channel: string, platformMessageId: string | null, threadId: string | null = null): string | null {
-  if (!platformMessageId) return null;
-  if (platform === "slack") {
-    const link = `https://slack.com/archives/${channel}/p${platformMessageId.replace(".", "")}`;
-    // A reply in a thread opens in its thread.
-    return threadId && threadId !== platformMessageId ? `${link}?thread_ts=${threadId}&cid=${channel}` : link;
-  }
-  if (platform === "discord") {
-    const guild = workspaceExternalId.startsWith("@dm:") ? "@me" : workspaceExternalId;
-    return `https://discord.com/channels/${guild}/${channel}/${platformMessageId}`;
-  }
-  return null;
-}

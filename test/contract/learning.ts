@@ -110,6 +110,9 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     expect(lessonCase).toMatchObject({ question: "which package manager do we use?", wrongAnswer: "We use npm.", correction: "No, we use pnpm for every repo.", by: { id: alice.id }, replyMessageId: reply.replyMessageId, correctionMessageId: correction.id, isDm: false });
     // The platform's link to the correction (Slack writes the ts without its dot).
     expect(lessonCase.link).toContain(driver.platform === "slack" ? said.id.replace(".", "") : said.id);
+    // It is the link the adapter gave with the message (Inbound.link), stored with it.
+    expect(correction.link).toBeTruthy();
+    expect(lessonCase.link).toBe(correction.link);
     expect(await db().revision.count({ where: { entityId: lesson.id, source: "reaction", action: "add" } })).toBe(1);
     // Proposed for the team in the thread; asked once per reply.
     await cairnSays(asked.replyPlace, "React ✅");

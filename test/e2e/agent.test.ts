@@ -281,7 +281,7 @@ forEachDatabase("agent core end to end", (getDb) => {
       workspace: { externalId: h.ws },
       reactor: { externalId: "UKIM" },
       channel: { externalId: "D-UKIM", isDm: true },
-      emoji: "thumbsdown",
+      emoji: "👎",
       action: "added" as const,
       at: new Date("2026-03-02T10:00:00Z"),
     };
@@ -294,7 +294,7 @@ forEachDatabase("agent core end to end", (getDb) => {
 
     const jobs = (await h.core.jobs.list("feedback")).filter((j) => j.id === (recorded.kind === "recorded" ? recorded.jobId : ""));
     expect(jobs).toHaveLength(1);
-    expect(JSON.parse(jobs[0]!.payload)).toMatchObject({ replyMessageId: reply.replyMessageId, emoji: "thumbsdown", action: "added" });
+    expect(JSON.parse(jobs[0]!.payload)).toMatchObject({ replyMessageId: reply.replyMessageId, emoji: "👎", action: "added" });
   });
 
   it("compresses long history with the review model and refreshes the snapshot", async () => {

@@ -79,6 +79,14 @@ forEachDatabase("discord commands through the delivery path", (getDb) => {
       "the feedback job",
     );
     expect(job).toMatchObject({ emoji: "👎", action: "added" });
+
+    // A skin tone is the same signal: the adapter hands the core the bare character.
+    discord.react({ channelId: g.channel, messageId: answer.id, user: alice, emoji: "👎🏽" });
+    const toned = await waitFor(async () => {
+      const jobs = (await core.jobs.list("feedback")).map((j) => JSON.parse(j.payload) as Record<string, unknown>).filter((p) => p.replyMessageId === delivery.messageId);
+      return jobs.length === 2 ? jobs : undefined;
+    }, "the second feedback job");
+    expect(toned.map((p) => p["emoji"])).toEqual(["👎", "👎"]);
   });
 
   it("chunks a long private answer once, within Discord's limits, the rest as ephemeral follow-ups, recording nothing", async () => {

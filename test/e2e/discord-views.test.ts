@@ -25,7 +25,7 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { createRule, saveLesson } from "../../src/lessons/lesson-store.ts";
 import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/adapter.ts";
-import { UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands.ts";
+import { UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands/slash.ts";
 
 const person = (username: string, globalName: string): FakeUser => ({ id: snowflake(), username, globalName });
 const alice = person("alice", "Alice");

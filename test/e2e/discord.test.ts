@@ -18,7 +18,7 @@ import { COMMANDS } from "../../src/ground/commands.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, DISCORD_INTENTS, type DiscordAdapter, type DiscordSettings } from "../../src/platforms/discord/adapter.ts";
 import { fencesBalanced } from "../../src/ground/chunk.ts";
-import { slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands.ts";
+import { slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands/slash.ts";
 import { NOTICES } from "../../src/platforms/discord/events.ts";
 import { registerCommands, registerSettingsFromEnv } from "../../scripts/discord-register.ts";
 

@@ -71,7 +71,7 @@ forEachDatabase("privacy, access and data control", (getDb) => {
 
     // Someone else's ✅ does not confirm Alice's entry; Alice's does.
     await h.core.recordDelivery(reply, "D-UALICE", ["1700000002.000100"]);
-    const reaction = { platform: "slack" as const, workspace: { externalId: h.ws }, channel: { externalId: "D-UALICE", isDm: true }, targetMessageId: "1700000002.000100", emoji: "white_check_mark", action: "added" as const, at: new Date() };
+    const reaction = { platform: "slack" as const, workspace: { externalId: h.ws }, channel: { externalId: "D-UALICE", isDm: true }, targetMessageId: "1700000002.000100", emoji: "✅", action: "added" as const, at: new Date() };
     await h.core.feedback({ ...reaction, reactor: { externalId: "UBOB" } });
     expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("pending");
     await h.core.feedback({ ...reaction, reactor: { externalId: "UALICE" } });

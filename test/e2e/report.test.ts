@@ -375,7 +375,8 @@ forEachDatabase("weekly report", (getDb) => {
     const slackDelivery = await db.delivery.findFirstOrThrow({ where: { platformId: slackPost.ts, channelId: slackChannel } });
     const reaction = { type: "reaction_added", user: "UREADER", reaction: "-1", item_user: slack.bot.userId, item: { type: "message", channel: slackChannel, ts: slackPost.ts }, event_ts: slack.nextTs() };
     expect((await postSigned(`http://127.0.0.1:${slackHandle.port}/slack/events`, eventCallback(A.externalId, reaction))).status).toBe(200);
-    expect(await waitFor(() => feedbackOn(slackCore, slackDelivery.messageId), "the 👎 on the Slack report")).toMatchObject({ emoji: "-1", action: "added" });
+    // Slack's "-1" reaches the core as the character.
+    expect(await waitFor(() => feedbackOn(slackCore, slackDelivery.messageId), "the 👎 on the Slack report")).toMatchObject({ emoji: "👎", action: "added" });
 
     const discordPost = discord.posts.find((p) => p.channelId === discordChannel && p.via === "channel")!;
     const discordDelivery = await db.delivery.findFirstOrThrow({ where: { platformId: discordPost.id, channelId: discordChannel } });

@@ -12,7 +12,8 @@ import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { SIGNING_SECRET, captureLogger, eventCallback, postSigned, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 import type { Core } from "../../src/app/core.ts";
 import { startSlack, type SlackHandle } from "../../src/platforms/slack/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { SLACK_NO_THREAD } from "../../src/platforms/slack/commands/slash.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { COMMAND_FAILED_REPLY } from "../../src/ground/replies.ts";
@@ -87,7 +88,21 @@ forEachDatabase("slack commands through the delivery path", (getDb) => {
       async () => (await core.jobs.list("feedback")).map((j) => JSON.parse(j.payload) as Record<string, unknown>).find((p) => p.replyMessageId === delivery.messageId),
       15_000,
     );
-    expect(job).toMatchObject({ emoji: "-1", action: "added" });
+    // Slack's name reaches the core as the character.
+    expect(job).toMatchObject({ emoji: "👎", action: "added" });
+
+    // So does a name with a skin tone: one signal, one character.
+    const toned = { ...reaction, user: "UALICE", reaction: "thumbsdown::skin-tone-2", event_ts: slack.nextTs() };
+    expect((await postSigned(eventsUrl, eventCallback(team, toned))).status).toBe(200);
+    const jobs = await waitUntil(
+      "the second feedback job",
+      async () => {
+        const all = (await core.jobs.list("feedback")).map((j) => JSON.parse(j.payload) as Record<string, unknown>).filter((p) => p.replyMessageId === delivery.messageId);
+        return all.length === 2 ? all : null;
+      },
+      15_000,
+    );
+    expect(jobs.map((p) => p["emoji"])).toEqual(["👎", "👎"]);
   });
 
   it("chunks a long private answer once, within Slack's limit, and records nothing for it", async () => {
@@ -106,6 +121,20 @@ forEachDatabase("slack commands through the delivery path", (getDb) => {
     for (const p of parts) expect(String(p.body.text).length).toBeLessThanOrEqual(SLACK_CHUNK_LIMIT);
     expect(botPosts(channel)).toHaveLength(0);
     expect(await db().delivery.count({ where: { channelId: channel } })).toBe(0);
+  });
+
+  it("answers `learn` alone in a channel itself: a slash command names no thread", async () => {
+    const channel = uniqueId("C");
+    const asked = vi.spyOn(core, "answer");
+    try {
+      const url = await slash("learn", channel);
+      const [answer] = await waitUntil("the answer", () => responsesTo(url).length >= 1 && responsesTo(url), 15_000);
+      expect(answer!.body).toMatchObject({ response_type: "ephemeral", text: toMrkdwn(SLACK_NO_THREAD) });
+      expect(asked).not.toHaveBeenCalled();
+      expect(botPosts(channel)).toHaveLength(0);
+    } finally {
+      asked.mockRestore();
+    }
   });
 
   it("answers a command that throws with the core's apology, privately", async () => {

@@ -23,8 +23,8 @@ import type { Core } from "../../src/app/core.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
-import { FEEDBACK_ACTION_ID } from "../../src/platforms/slack/feedback-blocks.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
+import { FEEDBACK_ACTION_ID } from "../../src/platforms/slack/feedback/buttons.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { startBothModes } from "../support/slack-modes.ts";
 
@@ -157,7 +157,7 @@ forEachDatabase("slack feedback buttons end to end", (getDb) => {
     await logged("feedback click recorded", (l) => l.target === reply!.ts);
     const jobs = await feedbackJobs();
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]).toMatchObject({ replyMessageId: await replyId(), emoji: "feedback_negative", action: "added" });
+    expect(jobs[0]).toMatchObject({ replyMessageId: await replyId(), emoji: "👎", signal: "negative", action: "added" });
     const clicker = await getDb().prisma.person.findFirstOrThrow({ where: { externalId: "UALICE", workspace: { externalId: team } } });
     expect(jobs[0]!.reactorId).toBe(clicker.id);
   });
@@ -171,7 +171,7 @@ forEachDatabase("slack feedback buttons end to end", (getDb) => {
     await logged("feedback click recorded", (l) => l.target === reply!.ts);
     expect(ack.payload).toEqual({});
     const jobs = await feedbackJobs();
-    expect(jobs.map((j) => [j.replyMessageId, j.emoji])).toEqual([[await replyId(), "feedback_positive"]]);
+    expect(jobs.map((j) => [j.replyMessageId, j.emoji, j.signal])).toEqual([[await replyId(), "👍", "positive"]]);
   });
 
   it("does nothing for a click on a message that is not a cairn reply", async () => {

@@ -33,10 +33,10 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { parseCommandLine } from "../../src/ground/commands.ts";
 import { TOMBSTONE } from "../../src/erasure/erasure-store.ts";
 import type { SlackHandle } from "../../src/platforms/slack/adapter.ts";
-import { MORE_LABEL } from "../../src/platforms/slack/home-blocks.ts";
-import { HOME_CALLBACKS, INPUT_BLOCK_ID } from "../../src/platforms/slack/home-modals.ts";
-import { decodeState } from "../../src/platforms/slack/home-state.ts";
-import { MEMBERSHIP_TTL_MS } from "../../src/platforms/slack/membership.ts";
+import { MORE_LABEL } from "../../src/platforms/slack/home/blocks.ts";
+import { HOME_CALLBACKS, INPUT_BLOCK_ID } from "../../src/platforms/slack/home/modals.ts";
+import { decodeState } from "../../src/platforms/slack/home/state.ts";
+import { MEMBERSHIP_TTL_MS } from "../../src/platforms/slack/home/membership.ts";
 import { startBothModes } from "../support/slack-modes.ts";
 
 const ADMIN = "UADMIN";

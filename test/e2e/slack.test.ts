@@ -22,12 +22,12 @@ import {
 import type { Core } from "../../src/app/core.ts";
 import { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 import { startSlack, type SlackHandle, type SlackSettings } from "../../src/platforms/slack/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
 import type { AdapterHost, CorePort } from "../../src/ground/adapter.ts";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { postFailedApology } from "../../src/ground/replies.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
-import { CONTEXT_HEADER } from "../../src/platforms/slack/context.ts";
+import { CONTEXT_HEADER } from "../../src/platforms/slack/replies/context.ts";
 import { METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
 import { fakeSlackSettings, startBothModes } from "../support/slack-modes.ts";
 
@@ -292,7 +292,8 @@ forEachDatabase("slack adapter end to end", (getDb) => {
       const jobs = await core.jobs.list("feedback");
       return jobs.find((j) => (JSON.parse(j.payload) as { replyMessageId: number }).replyMessageId === stored.messageId);
     });
-    expect(JSON.parse(job.payload)).toMatchObject({ replyMessageId: stored.messageId, emoji: "+1", action: "added" });
+    // "+1::skin-tone-2" reaches the core as the character.
+    expect(JSON.parse(job.payload)).toMatchObject({ replyMessageId: stored.messageId, emoji: "👍", action: "added" });
     const reactor = await db.person.findFirstOrThrow({ where: { externalId: "UALICE", workspace: { externalId: team } } });
     expect(JSON.parse(job.payload)).toMatchObject({ reactorId: reactor.id });
 

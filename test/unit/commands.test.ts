@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { commandArgs, parseCommandLine } from "../../src/ground/commands.ts";
 import { onlyLinks } from "../../src/commands/learn.ts";
+import { markdownLinks } from "../../src/platforms/slack/commands/slash.ts";
 
 describe("command lines", () => {
   it("splits arguments into words, and keeps learn's text whole", () => {
@@ -18,7 +19,9 @@ describe("command lines", () => {
 
   it("tells a text of links only from a text with links in it", () => {
     expect(onlyLinks("https://wiki.example.com/page")).toBe(true);
-    expect(onlyLinks("<https://wiki.example.com/page|the runbook>  www.example.com/x,")).toBe(true);
+    // Slack's link markup reaches the core as Markdown (the Slack adapter turns it).
+    expect(onlyLinks(markdownLinks("<https://wiki.example.com/page|the runbook>  www.example.com/x,"))).toBe(true);
+    expect(markdownLinks("<https://wiki.example.com/page|the runbook> <https://a.io> <@U1>")).toBe("[the runbook](https://wiki.example.com/page) https://a.io <@U1>");
     expect(onlyLinks("see https://wiki.example.com/page for the steps")).toBe(false);
     expect(onlyLinks("")).toBe(false);
   });

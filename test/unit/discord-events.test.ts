@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OAuth2Scopes, PermissionsBitField } from "discord.js";
 import { COMMANDS } from "../../src/ground/commands.ts";
-import { slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands.ts";
+import { slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands/slash.ts";
 import { attachmentNote, decide, dmWorkspace, EMPTY_FACTS, stripBotMention, type MessageFacts } from "../../src/platforms/discord/events.ts";
 import { inviteUrl, REQUIRED_PERMISSIONS } from "../../src/platforms/discord/install.ts";
 import { rawDmReaction } from "../../src/platforms/discord/reactions.ts";
@@ -81,6 +81,9 @@ describe("raw DM reactions (the ones discord.js drops)", () => {
       emoji: "400000000000000001",
       action: "removed",
     });
+    // A skin tone or variation selector is the same signal: the core gets the bare character.
+    expect(rawDmReaction(packet({ ...base, emoji: { id: null, name: "👎🏽" } }), BOT, uncached)).toMatchObject({ emoji: "👎" });
+    expect(rawDmReaction(packet({ ...base, emoji: { id: null, name: "❤️" } }), BOT, uncached)).toMatchObject({ emoji: "❤" });
   });
 
   it("is left to discord.js for guilds and cached channels, and ignored for cairn's own and malformed packets", () => {

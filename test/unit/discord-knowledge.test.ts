@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { ChannelType } from "discord.js";
-import { channelMessage, readableText, type Names } from "../../src/platforms/discord/knowledge-message.ts";
-import { WireMessage } from "../../src/platforms/discord/knowledge-wire.ts";
-import { formatCursor, parseCursor } from "../../src/platforms/discord/channel-history.ts";
-import { kindOf } from "../../src/platforms/discord/channel-kind.ts";
+import { channelMessage, readableText, type Names } from "../../src/platforms/discord/knowledge/message.ts";
+import { WireMessage } from "../../src/platforms/discord/knowledge/wire.ts";
+import { formatCursor, parseCursor } from "../../src/platforms/discord/knowledge/history.ts";
+import { kindOf } from "../../src/platforms/discord/knowledge/channel-kind.ts";
 
 const GUILD = "1100000000000000001";
 const CHANNEL = "1100000000000000002";

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../src/ground/view-model.ts";
-import { answerId, pageId, parseCustomId, runId, type ViewState } from "../../src/platforms/discord/view-ids.ts";
-import { PAGE_SIZES, viewMessage, type ViewMessage } from "../../src/platforms/discord/view-message.ts";
-import { inputModal, submittedText, TEXT_FIELD } from "../../src/platforms/discord/view-modal.ts";
+import { answerId, pageId, parseCustomId, runId, type ViewState } from "../../src/platforms/discord/views/ids.ts";
+import { PAGE_SIZES, viewMessage, type ViewMessage } from "../../src/platforms/discord/views/message.ts";
+import { inputModal, submittedText, TEXT_FIELD } from "../../src/platforms/discord/views/modal.ts";
 import { embedChars } from "../../src/platforms/discord/rich.ts";
 
 const state = (pane: ViewState["pane"], pages: Record<string, number> = {}): ViewState => ({ pane, pages });

@@ -7,9 +7,9 @@ import { webApi } from "@slack/bolt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { DraftReply, statusLine } from "../../src/delivery/draft.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
-import { placeTarget } from "../../src/platforms/slack/target.ts";
+import { placeTarget } from "../../src/platforms/slack/replies/target.ts";
 import { BOT_TOKEN, captureLogger, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 
 let slack: FakeSlack;

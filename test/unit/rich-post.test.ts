@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { RichPost } from "../../src/ground/adapter.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
 import type { SlackBlock } from "../../src/platforms/slack/client.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
-import { fallbackText, richBlocks, richMessage, SLACK_BLOCK_LIMITS } from "../../src/platforms/slack/rich.ts";
+import { fallbackText, richBlocks, richMessage, SLACK_BLOCK_LIMITS } from "../../src/platforms/slack/replies/rich.ts";
 import { EMBED_LIMITS, embedChars, richEmbeds } from "../../src/platforms/discord/rich.ts";
 
 const sections = (n: number, body = (i: number) => `- item ${i}`) => Array.from({ length: n }, (_, i) => ({ heading: `Part ${i}`, markdown: body(i) }));

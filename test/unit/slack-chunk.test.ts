@@ -1,7 +1,7 @@
 /** Splitting mrkdwn under Slack's limit without breaking code fences, entities or links. */
 import { describe, expect, it } from "vitest";
 import { chunkText } from "../../src/ground/chunk.ts";
-import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/chunk.ts";
+import { SLACK_CHUNK_LIMIT } from "../../src/platforms/slack/replies/chunk.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 
 /** The core's chunker with Slack's limits: no line cap. */

@@ -1,7 +1,7 @@
 /** Which Slack message events are turns, and what the Inbound looks like. */
 import { describe, expect, it } from "vitest";
 import { classifyMessage, plainText, toInbound, type BotIdentity } from "../../src/platforms/slack/events.ts";
-import { toFeedback } from "../../src/platforms/slack/reactions.ts";
+import { toFeedback } from "../../src/platforms/slack/feedback/reactions.ts";
 import { conversationKey } from "../../src/history/store/store.ts";
 import { RecentSet } from "../../src/ground/cache/recent-set.ts";
 
@@ -74,7 +74,8 @@ describe("toFeedback", () => {
         reactor: { externalId: "UA" },
         channel: { externalId: "D9", isDm: true },
         targetMessageId: "1.2",
-        emoji: "thumbsup",
+        // Slack's name, skin tone and all, reaches the core as the character.
+        emoji: "👍",
         action: "added",
         at: new Date(1700000005000.2),
       },

@@ -7,11 +7,11 @@ import { webApi } from "@slack/bolt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chunkText } from "../../src/ground/chunk.ts";
 import { MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
-import { toClickFeedback } from "../../src/platforms/slack/feedback-action.ts";
-import { FEEDBACK_ACTION_ID, feedbackBlocks } from "../../src/platforms/slack/feedback-blocks.ts";
+import { toClickFeedback } from "../../src/platforms/slack/feedback/action.ts";
+import { FEEDBACK_ACTION_ID, feedbackBlocks } from "../../src/platforms/slack/feedback/buttons.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
-import { AnswerSurface } from "../../src/platforms/slack/surface.ts";
-import { placeTarget, type SlackPlace } from "../../src/platforms/slack/target.ts";
+import { AnswerSurface } from "../../src/platforms/slack/replies/surface.ts";
+import { placeTarget, type SlackPlace } from "../../src/platforms/slack/replies/target.ts";
 import { BOT_TOKEN, blockActions, captureLogger, startFakeSlack, waitUntil, type FakeSlack } from "../fakes/slack.ts";
 
 const bot = { userId: "UBOT", botId: "BBOT", teamId: "T1", name: "cairn" };
@@ -56,7 +56,7 @@ describe("toClickFeedback", () => {
   const click = (over: Partial<Parameters<typeof blockActions>[0]> = {}) =>
     blockActions({ teamId: "T1", user: "UA", channel: "D9", messageTs: "1700000001.000100", messageUser: "UBOT", actionId: FEEDBACK_ACTION_ID, value: "negative", actionTs: "1700000005.000200", ...over });
 
-  it("maps a click on 'Not right' to an added feedback_negative on that message", () => {
+  it("maps a click on 'Not right' to an added 👎 with the button's fixed meaning, on that message", () => {
     expect(toClickFeedback(click(), bot)).toEqual({
       kind: "feedback",
       event: {
@@ -65,13 +65,14 @@ describe("toClickFeedback", () => {
         reactor: { externalId: "UA" },
         channel: { externalId: "D9", isDm: true },
         targetMessageId: "1700000001.000100",
-        emoji: "feedback_negative",
+        emoji: "👎",
+        signal: "negative",
         action: "added",
         at: new Date(1700000005000.2),
       },
     });
     const positive = toClickFeedback(click({ value: "positive", channel: "C1" }), bot);
-    expect(positive.kind === "feedback" && [positive.event.emoji, positive.event.channel]).toEqual(["feedback_positive", { externalId: "C1", isDm: false }]);
+    expect(positive.kind === "feedback" && [positive.event.emoji, positive.event.signal, positive.event.channel]).toEqual(["👍", "positive", { externalId: "C1", isDm: false }]);
   });
 
   it("falls back to the container and the clicker's team (org-wide installs send team null)", () => {

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "vitest";
 import type { TeamView, ViewButton, ViewGroup, ViewItem, ViewSection } from "../../src/ground/view-model.ts";
-import { actionKind, HOME_ACTION_ID, homeView, MORE_LABEL, NOT_ENABLED, parsePageValue, PREVIOUS_LABEL } from "../../src/platforms/slack/home-blocks.ts";
-import { answerModal, HOME_CALLBACK_ID, HOME_CALLBACKS, INPUT_ACTION_ID, INPUT_BLOCK_ID, inputModal, nextModal } from "../../src/platforms/slack/home-modals.ts";
-import { decodeModal, decodeState, encodeState, initialState, PRIVATE_METADATA_LIMIT, resize } from "../../src/platforms/slack/home-state.ts";
+import { actionKind, HOME_ACTION_ID, homeView, MORE_LABEL, NOT_ENABLED, parsePageValue, PREVIOUS_LABEL } from "../../src/platforms/slack/home/blocks.ts";
+import { answerModal, HOME_CALLBACK_ID, HOME_CALLBACKS, INPUT_ACTION_ID, INPUT_BLOCK_ID, inputModal, nextModal } from "../../src/platforms/slack/home/modals.ts";
+import { decodeModal, decodeState, encodeState, initialState, PRIVATE_METADATA_LIMIT, resize } from "../../src/platforms/slack/home/state.ts";
 import { toMrkdwn } from "../../src/platforms/slack/mrkdwn.ts";
 import { viewButtons, viewProblem, type FakeViewBody } from "../fakes/slack.ts";
 

@@ -1,7 +1,7 @@
-/** Which Slack events become channel events for the core (observe.ts), and how a message and its permalink look (channel-message.ts, permalink.ts). */
+/** Which Slack events become channel events for the core (knowledge/observe.ts), and how a message and its permalink look (knowledge/channel-message.ts, permalink.ts). */
 import { describe, expect, it } from "vitest";
-import { observed } from "../../src/platforms/slack/observe.ts";
-import { channelMessage, SlackMessageSchema } from "../../src/platforms/slack/channel-message.ts";
+import { observed } from "../../src/platforms/slack/knowledge/observe.ts";
+import { channelMessage, SlackMessageSchema } from "../../src/platforms/slack/knowledge/channel-message.ts";
 import { permalink, workspaceUrl } from "../../src/platforms/slack/permalink.ts";
 import type { BotIdentity } from "../../src/platforms/slack/events.ts";
 

@@ -5,7 +5,7 @@ import { parse } from "yaml";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { BOT_EVENTS, BOT_SCOPES, METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
-import { SLASH_COMMAND } from "../../src/platforms/slack/commands.ts";
+import { SLASH_COMMAND } from "../../src/platforms/slack/commands/slash.ts";
 import { SLACK_EVENTS_PATH } from "../../src/platforms/slack/adapter.ts";
 
 const ManifestSchema = z.object({

@@ -1,10 +1,10 @@
 /**
- * A person's channels for the Home tab (membership.ts): the real Web API client against the fake
+ * A person's channels for the Home tab (home/membership.ts): the real Web API client against the fake
  * Slack's users.conversations, with the cache's clock in the test's hands (no waiting).
  */
 import { webApi } from "@slack/bolt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ChannelMembership, MEMBERSHIP_TTL_MS } from "../../src/platforms/slack/membership.ts";
+import { ChannelMembership, MEMBERSHIP_TTL_MS } from "../../src/platforms/slack/home/membership.ts";
 import { BOT_TOKEN, captureLogger, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
 
 describe("ChannelMembership", () => {

@@ -156,7 +156,8 @@ export class HistoryStore {
         leaseOwner: lease?.owner ?? null,
         leaseUntil: lease?.until ?? null,
         admitted: false,
-        link: null,
+        // The adapter's permalink (Inbound.link): what links back to the message later uses it.
+        link: inbound.link ?? null,
       });
       if (!msg) return null;
       if (inbound.context?.trim()) await this.recordContext(place, sessionId, msg.id, inbound.context, inbound.sentAt);

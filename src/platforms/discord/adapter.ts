@@ -5,7 +5,7 @@
  *   DirectMessages (messages; in guilds also their edits and deletions, for channel knowledge),
  *   MessageContent (privileged: the text of guild messages and edits; switch it on in the developer
  *   portal), GuildMessageReactions and DirectMessageReactions (feedback). Not GuildMembers: who may
- *   read a listened channel is asked over REST at each search (can-read.ts).
+ *   read a listened channel is asked over REST at each search (knowledge/can-read.ts).
  * - Partials: Channel (DM channels are never cached up front; without it DM messages are dropped),
  *   Message and Reaction (reactions on messages from before the start), User (reactors seen only by id).
  * - Gateway drops are discord.js's job: it resumes the session (Discord replays what was missed)
@@ -18,8 +18,8 @@
  * - It implements the core's adapter contract: Markdown is Discord's own format, drafts stream by
  *   post-and-edit, and the core's delivery path does the rest.
  * - Channel knowledge: guild messages, edits and deletions go to `core.observe` beside turns
- *   (knowledge-live.ts); a channel's history for the backfill (channel-history.ts); who may read
- *   a channel from roles and overwrites (can-read.ts); DMs are never listened to (channel-kind.ts).
+ *   (knowledge/live.ts); a channel's history for the backfill (knowledge/history.ts); who may read
+ *   a channel from roles and overwrites (knowledge/can-read.ts); DMs are never listened to (knowledge/channel-kind.ts).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import {
@@ -41,19 +41,19 @@ import {
 import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../ground/adapter.ts";
 import type { FeedbackEvent } from "../../ground/types.ts";
 import { errText, type Logger } from "../../ground/log.ts";
-import { handleInteraction } from "./commands.ts";
+import { handleInteraction } from "./commands/slash.ts";
 import { MessageHandler } from "./messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 import { allowedMentions, channelTarget, partNonces } from "./target.ts";
 import { guardPackets } from "./packet-guard.ts";
 import { TYPING_INTERVAL_MS } from "./typing.ts";
-import { readableChannels } from "./can-read.ts";
-import { ChannelHistory } from "./channel-history.ts";
-import { channelKind } from "./channel-kind.ts";
-import { LiveKnowledge } from "./knowledge-live.ts";
-import { clientNames } from "./knowledge-names.ts";
-import { placeOf } from "./knowledge-place.ts";
+import { readableChannels } from "./knowledge/can-read.ts";
+import { ChannelHistory } from "./knowledge/history.ts";
+import { channelKind } from "./knowledge/channel-kind.ts";
+import { LiveKnowledge } from "./knowledge/live.ts";
+import { clientNames } from "./knowledge/names.ts";
+import { placeOf } from "./knowledge/place.ts";
 import { claimer, interactionKey, REACTION_WINDOW_MS, reactionKey } from "./event-claims.ts";
 
 export interface DiscordSettings {

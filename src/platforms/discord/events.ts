@@ -22,6 +22,7 @@
  */
 import { MessageReferenceType, MessageType, cleanContent, type Message } from "discord.js";
 import type { Inbound } from "../../ground/types.ts";
+import { messageLink } from "./link.ts";
 
 /**
  * Discord DMs happen outside any guild. Each person's DMs are a workspace of their own: a shared
@@ -157,6 +158,7 @@ export async function classify(message: Message, ctx: ClassifyContext): Promise<
     threadId: inThread ? message.channelId : null,
     addressed: decision.trigger !== "thread",
     messageId: message.id,
+    link: messageLink(message.guildId, message.channelId, message.id),
     // Other mentions become readable names (@Alice, #general) instead of <@123> for the model and search.
     text: cleanContent(stripped, channel) + attachmentNote([...files, ...message.stickers.map((s) => `sticker ${s.name}`)]),
     sentAt: message.createdAt,

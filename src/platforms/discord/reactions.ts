@@ -16,9 +16,19 @@
 import type { MessageReaction, PartialMessageReaction, PartialUser, User } from "discord.js";
 import { z } from "zod";
 import type { FeedbackEvent } from "../../ground/types.ts";
+import { bareEmoji } from "../../ground/emoji.ts";
 import { dmWorkspace } from "./events.ts";
 
 export type ReactionAction = FeedbackEvent["action"];
+
+/**
+ * The emoji as the core takes it: Discord sends the character, with any skin tone or variation
+ * selector ("👎🏽"), which the core reads without ("👎"); a custom emoji by its name (else its id).
+ */
+function emojiOf(emoji: { name: string | null; id: string | null }): string | null {
+  const e = emoji.name ? bareEmoji(emoji.name) : emoji.id;
+  return e || null;
+}
 
 export async function feedbackFromReaction(
   reaction: MessageReaction | PartialMessageReaction,
@@ -28,7 +38,7 @@ export async function feedbackFromReaction(
   at: Date = new Date(),
 ): Promise<FeedbackEvent | null> {
   if (user.id === botId) return null;
-  const emoji = reaction.emoji.name ?? reaction.emoji.id;
+  const emoji = emojiOf(reaction.emoji);
   if (!emoji) return null;
   const reactor = user.partial ? await user.fetch().catch(() => null) : user;
   const message = reaction.message;
@@ -68,7 +78,7 @@ export function rawDmReaction(packet: unknown, botId: string, isChannelCached: (
   if (!parsed.success) return null;
   const { t, d } = parsed.data;
   if (d.guild_id !== undefined || isChannelCached(d.channel_id) || d.user_id === botId) return null;
-  const emoji = d.emoji.name ?? d.emoji.id;
+  const emoji = emojiOf(d.emoji);
   if (!emoji) return null;
   return {
     platform: "discord",

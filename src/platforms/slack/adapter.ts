@@ -17,38 +17,38 @@ import { z } from "zod";
 import type { AdapterHost, Capabilities, CorePort, PlatformAdapter, PostTarget, ReplyTarget } from "../../ground/adapter.ts";
 import type { Logger } from "../../ground/log.ts";
 import type { SlackClient } from "./client.ts";
-import { runSlashCommand, SLASH_COMMAND } from "./commands.ts";
-import type { ContextLimits } from "./context.ts";
+import { runSlashCommand, SLASH_COMMAND } from "./commands/slash.ts";
+import type { ContextLimits } from "./replies/context.ts";
 import { isPlatformError, slackErrorCode } from "./errors.ts";
 import type { BotIdentity } from "./events.ts";
-import { onFeedbackAction } from "./feedback-action.ts";
-import { FEEDBACK_ACTION_ID } from "./feedback-blocks.ts";
-import { boltLogger } from "./logger.ts";
+import { onFeedbackAction } from "./feedback/action.ts";
+import { FEEDBACK_ACTION_ID } from "./feedback/buttons.ts";
+import { boltLogger } from "./transport/logger.ts";
 import { toMrkdwn } from "./mrkdwn.ts";
 import { NameCache } from "./names.ts";
-import { onReactionEvent } from "./reactions.ts";
-import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
-import { guardedListener } from "./http-guard.ts";
-import { placeTarget, WORKING_REACTION } from "./target.ts";
-import { postedFor } from "./posted.ts";
-import { guardSocketMessages, MALFORMED_EVENT_TYPE } from "./socket-guard.ts";
-import { ackAfterListeners, declineAck } from "./ack-once-stored.ts";
+import { onReactionEvent } from "./feedback/reactions.ts";
+import { SLACK_CHUNK_LIMIT } from "./replies/chunk.ts";
+import { guardedListener } from "./transport/http-guard.ts";
+import { placeTarget, WORKING_REACTION } from "./replies/target.ts";
+import { postedFor } from "./replies/posted.ts";
+import { guardSocketMessages, MALFORMED_EVENT_TYPE } from "./transport/socket-guard.ts";
+import { ackAfterListeners, declineAck } from "./transport/ack-once-stored.ts";
 import { KeyedQueue } from "../../ground/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
 import type { HttpRoutes } from "../../ops/health.ts";
-import { HOME_ACTION_ID } from "./home-blocks.ts";
-import { HOME_CALLBACK_ID } from "./home-modals.ts";
-import { HOME_PAGE_SIZE, type HomeDeps } from "./home-publish.ts";
-import { onHomeAction } from "./home-actions.ts";
-import { onHomeSubmission } from "./home-submit.ts";
-import { onAppHomeOpened } from "./home-opened.ts";
-import { HomeViewers } from "./home-viewer.ts";
-import { ChannelMembership, MEMBERSHIP_TTL_MS } from "./membership.ts";
-import { observeEvent, type ObserveDeps } from "./observe.ts";
-import { channelHistory } from "./history.ts";
-import { channelMembers } from "./channel-members.ts";
-import { channelKind } from "./channel-kind.ts";
+import { HOME_ACTION_ID } from "./home/blocks.ts";
+import { HOME_CALLBACK_ID } from "./home/modals.ts";
+import { HOME_PAGE_SIZE, type HomeDeps } from "./home/publish.ts";
+import { onHomeAction } from "./home/actions.ts";
+import { onHomeSubmission } from "./home/submit.ts";
+import { onAppHomeOpened } from "./home/opened.ts";
+import { HomeViewers } from "./home/viewer.ts";
+import { ChannelMembership, MEMBERSHIP_TTL_MS } from "./home/membership.ts";
+import { observeEvent, type ObserveDeps } from "./knowledge/observe.ts";
+import { channelHistory } from "./knowledge/history.ts";
+import { channelMembers } from "./knowledge/channel-members.ts";
+import { channelKind } from "./knowledge/channel-kind.ts";
 import { workspaceUrl } from "./permalink.ts";
 
 export { DEFAULT_SLACK_API_URL } from "./settings.ts";
@@ -110,7 +110,7 @@ const AuthTestSchema = z.looseObject({
 
 const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
 
-/** People joining and leaving channels: who may search a listened channel changes at once (observe.ts). */
+/** People joining and leaving channels: who may search a listened channel changes at once (knowledge/observe.ts). */
 const MEMBER_EVENTS = ["member_joined_channel", "member_left_channel"] as const;
 
 const HANDLED_EVENTS = new Set(["message", "app_mention", "reaction_added", "reaction_removed", "app_home_opened", ...MEMBER_EVENTS]);
@@ -285,7 +285,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     await ack();
     track("feedback click", () => onFeedbackAction({ core, names, bot, log: slog }, body));
   });
-  // The Home tab (home-*.ts): built from the core's view when opened, and a click on it runs its
+  // The Home tab (home/): built from the core's view when opened, and a click on it runs its
   // button's command as the clicker. Clicks and submissions are acknowledged first, like the
   // feedback buttons; the work runs after, tracked, so stop() waits for it.
   const home: HomeDeps = {
@@ -362,7 +362,7 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
 }
 
 /**
- * Bolt's HTTP receiver behind the guard (see http-guard.ts), with `routes` (health, metrics) ahead
+ * Bolt's HTTP receiver behind the guard (see transport/http-guard.ts), with `routes` (health, metrics) ahead
  * of both; the receiver calls its listener per request.
  */
 function guarded(receiver: HTTPReceiver, log: Logger, routes?: HttpRoutes): HTTPReceiver {

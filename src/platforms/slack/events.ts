@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import type { Inbound } from "../../ground/types.ts";
+import { FALLBACK_WORKSPACE_URL, permalink } from "./permalink.ts";
 
 /** A Slack timestamp: a message's id in its channel ("1700000000.000100"). */
 export const TS = /^\d+\.\d+$/;
@@ -120,6 +121,9 @@ export function toInbound(m: SlackMessage, author: { displayName?: string }, bot
     channel: { externalId: m.channel, isDm: m.isDm },
     threadId: m.threadId,
     messageId: m.ts,
+    // On slack.com, which opens it in the reader's workspace: the form lessons have always linked
+    // with (channel knowledge links with the workspace's own URL, knowledge/channel-message.ts).
+    link: permalink(FALLBACK_WORKSPACE_URL, m.channel, m.ts, m.threadId),
     text,
     sentAt: m.sentAt,
   };

@@ -5,8 +5,8 @@
  */
 import type { CorePort } from "../../ground/adapter.ts";
 import { classifyMessage, toInbound } from "./events.ts";
-import { messageTarget, type MessageTargetDeps } from "./target.ts";
-import { isLearnMention, learnFromMention } from "./learn-mention.ts";
+import { messageTarget, type MessageTargetDeps } from "./replies/target.ts";
+import { isLearnMention, learnFromMention } from "./commands/learn-mention.ts";
 import type { KeyedQueue } from "../../ground/keyed-queue.ts";
 
 export interface TurnDeps extends MessageTargetDeps {

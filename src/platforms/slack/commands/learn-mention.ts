@@ -1,0 +1,38 @@
+/**
+ * `@cairn learn` typed in a Slack thread: the learn command for that thread. A slash command does
+ * not say which thread it was typed in (Slack sends the channel only), so a mention is how a Slack
+ * thread is learned from. The mention itself is not a turn (nothing is stored or answered by the
+ * model as a chat message); the core posts the answer in the thread (recorded, so reactions on it
+ * are feedback), or shows it to the asker alone when it is private (a refusal, a failure).
+ *
+ * Slack sends one mention twice (`message` and `app_mention`) and retries for minutes: a post is
+ * run once per process, keyed by its ts.
+ */
+import type { CorePort } from "../../../ground/adapter.ts";
+import type { Inbound } from "../../../ground/types.ts";
+import type { Logger } from "../../../ground/log.ts";
+import { RecentSet } from "../../../ground/cache/recent-set.ts";
+import type { SlackClient } from "../client.ts";
+import type { SlackMessage } from "../events.ts";
+import { placeTarget } from "../replies/target.ts";
+
+/** "learn", "learn from this thread" (cairn's own mention already stripped). */
+const LEARN_MESSAGE = /^learn(?:\s+from\s+(?:this|the)\s+(?:thread|conversation))?[.!]?$/i;
+
+const seen = new RecentSet(15 * 60_000, 10_000);
+
+export function isLearnMention(text: string): boolean {
+  return LEARN_MESSAGE.test(text.trim());
+}
+
+export async function learnFromMention(deps: { core: CorePort; client: SlackClient }, inbound: Inbound, m: SlackMessage, log: Logger): Promise<void> {
+  if (!seen.addIfNew(`${m.teamId}:${m.channel}:${m.ts}`)) {
+    log.debug("duplicate learn mention dropped");
+    return;
+  }
+  const answered = await deps.core.answer(inbound, { name: "learn", args: [] }, {
+    place: placeTarget(deps.client, m.channel, m.replyThreadTs),
+    private: { send: async (text) => void (await deps.client.chat.postEphemeral({ channel: m.channel, user: m.user, text, ...(m.replyThreadTs ? { thread_ts: m.replyThreadTs } : {}) })) },
+  });
+  log.info({ visibility: answered.visibility, failed: answered.failed }, "learn from a thread answered");
+}
