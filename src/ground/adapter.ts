@@ -152,10 +152,10 @@ export interface Shown {
 
 /** A message the core starts itself: a question, a proposal, a report. */
 export type PostTarget =
-  /** A channel's main line, or a thread in it (`threadId`). */
   /**
-   * `answers`: the platform id of the person's message this post answers (a reply finished by crash
-   * recovery). A platform that can mark posts with it does (`postedFor` finds them again).
+   * A channel's main line, or a thread in it (`threadId`). `answers`: the platform id of the
+   * person's message this post answers (a reply finished by crash recovery); a platform that can
+   * mark posts with it does (`postedFor` finds them again).
    */
   | { kind: "channel"; workspace: string; channel: string; threadId?: string | null; answers?: string }
   /** A person's direct messages with cairn. */

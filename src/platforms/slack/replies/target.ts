@@ -25,9 +25,9 @@ export interface SlackPlace extends ReplyTarget {
 
 /**
  * A channel, or a thread in it (`threadTs`); undefined posts at the top level. The core's rich
- * posts (a report) go as Block Kit with their mrkdwn as the fallback text (rich.ts).
+ * posts (a report) go as Block Kit with their mrkdwn as the fallback text (rich.ts). `answers`:
+ * the ts of the person's message the posts answer; each post is marked with it (client.ts answerMark).
  */
-/** `answers`: the ts of the person's message the posts answer; each post is marked with it (client.ts answerMark). */
 export function placeTarget(client: SlackClient, channel: string, threadTs: string | undefined, answers?: string): SlackPlace {
   return {
     channelId: channel,
