@@ -232,7 +232,7 @@ export class Core implements CorePort {
       backfillJob(this.knowledge),
       ...(deps.handlers ?? []),
     ]);
-    this.commands = new CommandService({ access: s.access, delivery: this.delivery, services: this, log });
+    this.commands = new CommandService({ access: s.access, delivery: this.delivery, services: this, run: (inbound, name, args) => this.command(inbound, name, args), log });
     this.reactions = new Reactions({ history: this.history, memory: this.memory, jobs: this.jobs, access: s.access, kick: () => this.learning.worker.kick(), log });
     this.scheduler = new Scheduler({
       queue: this.jobs,

@@ -20,6 +20,11 @@ export interface CommandServiceDeps {
   access: AccessPolicy;
   delivery: Pick<DeliveryPath, "answer" | "adapterOf">;
   services: CommandServices & ViewDeps;
+  /**
+   * How `answer` runs a command: the port's own `command` (default: this service's), so whatever
+   * wraps the port's commands sees the ones answered through the delivery path too.
+   */
+  run?: (inbound: Inbound, name: CommandName, args: readonly string[]) => Promise<CommandReply>;
   log: Logger;
 }
 
@@ -40,7 +45,8 @@ export class CommandService {
   async answer(inbound: Inbound, call: CommandCall, target: CommandTarget, via?: PlatformAdapter): Promise<Answered> {
     const adapter = via ?? this.deps.delivery.adapterOf(inbound.platform);
     if (!adapter) throw new Error(`no ${inbound.platform} adapter is attached`);
-    const reply = await runCommandSafely(() => this.command(inbound, call.name, call.args), this.deps.log.child({ platform: inbound.platform, command: call.name }));
+    const run = this.deps.run ?? ((i: Inbound, n: CommandName, a: readonly string[]) => this.command(i, n, a));
+    const reply = await runCommandSafely(() => run(inbound, call.name, call.args), this.deps.log.child({ platform: inbound.platform, command: call.name }));
     return this.deps.delivery.answer(adapter, inbound, reply.text, reply.ephemeral, target);
   }
 
