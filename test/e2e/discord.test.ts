@@ -492,8 +492,9 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     expect(lastUserText(anthropic.requests[before])).toContain("how do we rotate the on-call pager?");
     const db = getDb().prisma;
     const conversation = await db.conversation.findFirstOrThrow({ where: { key: `discord:${GUILD}:${thread.chatter}:${thread.chatter}` } });
-    // The public answer is stored in the thread too (its deliveries recorded); the source is the newest message before it.
-    const answer = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, text: { contains: "Created `pager-rotation`" } } });
+    // The public answer is stored in the thread too (its deliveries recorded), once Discord took it;
+    // the source is the newest message before it.
+    const answer = await waitFor(async () => (await db.message.findFirst({ where: { conversationId: conversation.id, text: { contains: "Created `pager-rotation`" } } })) ?? undefined, "the stored answer");
     const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, id: { lt: answer.id } }, orderBy: { id: "desc" } });
     const skill = await db.skill.findFirstOrThrow({ where: { workspaceId: conversation.workspaceId, name: "pager-rotation" } });
     const rev = await db.revision.findFirstOrThrow({ where: { entityId: skill.id } });

@@ -623,8 +623,9 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(anthropic.requests).toHaveLength(3);
     expect(lastUserText(anthropic.requests[1])).toContain("[Alice] how do I reset staging?");
     const conversation = await db.conversation.findFirstOrThrow({ where: { key: `slack:${team}:${channel}:${root}` } });
-    // The public answer is stored in the thread too (its deliveries recorded); the source is the newest message before it.
-    const learnAnswer = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, text: { contains: "Created `staging-reset`" } } });
+    // The public answer is stored in the thread too (its deliveries recorded), once Slack took it;
+    // the source is the newest message before it.
+    const learnAnswer = await waitUntil("the stored answer", () => db.message.findFirst({ where: { conversationId: conversation.id, text: { contains: "Created `staging-reset`" } } }).then((m) => m ?? undefined), 15_000);
     const newest = await db.message.findFirstOrThrow({ where: { conversationId: conversation.id, id: { lt: learnAnswer.id } }, orderBy: { id: "desc" } });
     const learnedSkill = await db.skill.findFirstOrThrow({ where: { workspaceId: await workspaceId(), name: "staging-reset" } });
     const rev = await db.revision.findFirstOrThrow({ where: { entityId: learnedSkill.id } });
