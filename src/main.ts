@@ -17,6 +17,8 @@ import { Metrics } from "./ops/metrics.ts";
 import { healthRoutes } from "./ops/health.ts";
 import { MigrationStore } from "./ops/migration-store.ts";
 import { startHealthServer, type HealthServer } from "./ops/server.ts";
+import { FileJournal, JournalOpenError } from "./journal/file-journal.ts";
+import { journalDir } from "./app/settings.ts";
 
 /** A signal this soon after the first is the same request arriving again, not a second one. */
 const REPEATED_SIGNAL_MS = 2_000;
@@ -105,13 +107,22 @@ async function main(): Promise<number> {
     log.error({ err: errText(reason) }, "unhandled promise rejection; cairn keeps running");
     metrics.error("unhandled");
   });
-  const core = new Core({ database, model, settings: agentSettings(cfg), log, metrics });
+  // Every platform's message is kept here before the platform is acknowledged (src/journal/): a
+  // folder that cannot be written stops start-up with one sentence. The console acknowledges nothing.
+  const kept = consoleMode
+    ? null
+    : await FileJournal.open(journalDir(cfg), { maxBytes: cfg.CAIRN_JOURNAL_MAX_BYTES }).catch(async (err: unknown) => {
+        await database.close();
+        throw err instanceof JournalOpenError ? new StartupError(err.message, { cause: err }) : err;
+      });
+  if (kept?.pending.length) log.info({ pending: kept.pending.length }, "the journal holds messages an earlier process kept; they are answered now");
+  const core = new Core({ database, model, settings: agentSettings(cfg), log, metrics, ...(kept ? { journal: { backend: kept.journal, pending: kept.pending } } : {}) });
 
   // The configured platforms, made now so that /readyz names them (not connected) from the start.
   // Each is attached to the core (its replies and the core's own posts go through it), then started.
   const adapters: PlatformAdapter[] = [];
   // /healthz, /readyz and /metrics: beside /slack/events in Slack's HTTP mode, and on CAIRN_HEALTH_PORT when set.
-  const routes = healthRoutes({ database: new MigrationStore(database), metrics, log, adapters: () => platforms });
+  const routes = healthRoutes({ database: new MigrationStore(database), metrics, log, adapters: () => platforms, journal: () => core.journal });
   // Adapters wait a little longer than the core for answers in flight: the core hands back what is
   // left before they disconnect.
   const adapterDrainMs = cfg.CAIRN_STOP_TIMEOUT_MS + 2_000;
@@ -178,6 +189,8 @@ async function main(): Promise<number> {
   // Jobs under way get a moment to finish; the rest are handed back through their leases.
   await core.stopBackground(5_000);
   await health?.close();
+  // What is still kept (messages not stored) stays on disk for the next start.
+  await core.journal.close();
   await database.close();
   return 0;
 }

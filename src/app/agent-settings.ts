@@ -15,6 +15,7 @@ import type { JobHandler } from "../jobs/worker.ts";
 import type { ScheduleSettings } from "../jobs/schedules.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { KnowledgeSettings } from "../knowledge/knowledge.ts";
+import type { JournalBackend, StoredEntry } from "../journal/inbound-log.ts";
 
 export interface AgentSettings {
   model: string;
@@ -46,6 +47,8 @@ export interface AgentSettings {
   leases?: Partial<LeaseSettings>;
   /** Lost turns: how old one may be and still be answered (default DEFAULT_RECOVERY). */
   recovery?: Partial<RecoverySettings>;
+  /** Kept events handed to the adapters at once; the rest wait in the journal (default 64). */
+  journalInFlight?: number;
 }
 
 export interface CoreDeps {
@@ -58,6 +61,11 @@ export interface CoreDeps {
   handlers?: readonly JobHandler<unknown>[];
   /** Where turns, model and tool calls, jobs and errors are counted (default: a new one, without process metrics). */
   metrics?: Metrics;
+  /**
+   * The inbound journal on disk (journal/file-journal.ts) and what an earlier process left in it.
+   * Default: one kept in memory (an outage is waited out; a killed process loses what it held).
+   */
+  journal?: { backend: JournalBackend; pending: readonly StoredEntry[] };
 }
 
 export { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";

@@ -113,6 +113,13 @@ export const configSchema = z.object({
   CAIRN_ORDER_WINDOW_MS: int(0, 0, 10_000),
   // SIGTERM: how long turns in flight may finish before the rest are handed back through their leases.
   CAIRN_STOP_TIMEOUT_MS: int(25_000, 0, 600_000),
+  // The inbound journal (src/journal/): every platform's message is kept here on local disk before
+  // the platform is acknowledged. One folder per process (a replica's own); default: beside the
+  // SQLite file, or ./data/journal.
+  CAIRN_JOURNAL_DIR: optionalString,
+  CAIRN_JOURNAL_MAX_BYTES: int(64 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
+  // Kept messages handed to the turns at once; the rest wait on disk (a burst does not fill memory).
+  CAIRN_JOURNAL_IN_FLIGHT: int(64, 1, 4_096),
   CAIRN_CONSOLE_USER: optionalString,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Platform settings: read by the adapters that later issues add.

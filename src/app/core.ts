@@ -63,6 +63,20 @@ import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
 import { CommandService } from "../commands/service.ts";
 import { slackEmoji } from "../platforms/slack/emoji.ts";
+import { InboundLog } from "../journal/inbound-log.ts";
+import { MemoryJournal } from "../journal/memory-journal.ts";
+
+/** A storage probe that takes longer counts as storage down (a hanging database). */
+const STORAGE_PROBE_MS = 2_000;
+
+/** Whether `work` settles without error within `ms`. */
+function answersWithin(ms: number, work: Promise<unknown>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([work.then(() => true, () => false), late]).finally(() => clearTimeout(timer));
+}
 
 
 export class Core implements CorePort {
@@ -100,6 +114,8 @@ export class Core implements CorePort {
   private readonly reactions: Reactions;
   /** Which replica acts on a platform event every replica receives (claim-store.ts). */
   private readonly claims: ClaimStore;
+  /** What adapters keep before acknowledging their platform, handed back to them (journal/). */
+  readonly journal: InboundLog;
   private readonly now: () => Date;
 
   constructor(private readonly deps: CoreDeps) {
@@ -243,7 +259,18 @@ export class Core implements CorePort {
       // In use: some workspace had talked to cairn before the slot.
       inUseBefore: (at) => this.history.workspaceCreatedBefore(at),
     });
-    metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => turns.activeKeys });
+    this.journal = new InboundLog({
+      backend: deps.journal?.backend ?? new MemoryJournal(),
+      pending: deps.journal?.pending ?? [],
+      storageUp: () => answersWithin(STORAGE_PROBE_MS, deps.database.ping()),
+      log,
+      onReplay: (platform) => metrics.journalReplay(platform),
+      onGiveUp: (platform) => metrics.journalGiveUp(platform),
+      onAcknowledged: (platform, seconds) => metrics.acknowledged(platform, seconds),
+      ...(s.journalInFlight ? { maxInFlight: s.journalInFlight } : {}),
+    });
+    const journal = this.journal;
+    metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => turns.activeKeys, journal: () => ({ depth: journal.depth, oldestAt: journal.oldestAt }) });
   }
 
   /**
@@ -310,7 +337,7 @@ export class Core implements CorePort {
     this.delivery.attach(adapter);
     return {
       // What a platform delivers is made storable once, here (text.ts): names and ids included.
-      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts?.onStored)),
+      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts?.kept)),
       feedback: (event) => this.feedback(storableStrings(event)),
       endSession: (inbound, reason) => this.endSession(storableStrings(inbound), reason),
       answer: (inbound, call, target) => this.answer(storableStrings(inbound), { name: call.name, args: storableStrings(call.args) }, target, adapter),
@@ -318,13 +345,14 @@ export class Core implements CorePort {
       view: (inbound, request) => this.view(storableStrings(inbound), storableStrings(request)),
       observe: (event) => this.observe(storableStrings(event)),
       claim: (key, windowMs) => this.claim(key, windowMs),
+      journal: this.journal.lane(),
       log: this.log,
     };
   }
 
   /** A message through the adapter attached last for its platform. */
   receive(inbound: Inbound, target: ReplyTarget, opts?: ReceiveOptions): Promise<Received> {
-    return countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, undefined, opts?.onStored));
+    return countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, undefined, opts?.kept));
   }
 
   /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */

@@ -1,5 +1,5 @@
 /** Maps the validated environment to the agent's settings. */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { PROJECT_ROOT } from "../ground/paths.ts";
 import type { Config } from "./config.ts";
 import type { AgentSettings } from "./agent-settings.ts";
@@ -20,6 +20,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     historyCharLimit: cfg.CAIRN_HISTORY_CHAR_LIMIT,
     historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,
+    journalInFlight: cfg.CAIRN_JOURNAL_IN_FLIGHT,
     leases: { leaseMs: cfg.CAIRN_TURN_LEASE_MS },
     recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000, orderWindowMs: cfg.CAIRN_ORDER_WINDOW_MS },
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
@@ -49,4 +50,11 @@ export function agentSettings(cfg: Config): AgentSettings {
       curator: { staleDays: cfg.CAIRN_CURATOR_STALE_DAYS, archiveDays: cfg.CAIRN_CURATOR_ARCHIVE_DAYS, lessonDays: cfg.CAIRN_CURATOR_LESSON_DAYS },
     },
   };
+}
+
+/** The inbound journal's folder: CAIRN_JOURNAL_DIR, else beside the SQLite file, else ./data/journal. */
+export function journalDir(cfg: Pick<Config, "CAIRN_JOURNAL_DIR" | "DATABASE_URL">): string {
+  if (cfg.CAIRN_JOURNAL_DIR) return cfg.CAIRN_JOURNAL_DIR;
+  const file = cfg.DATABASE_URL.startsWith("file:") ? cfg.DATABASE_URL.slice("file:".length) : "";
+  return join(file && file !== ":memory:" ? dirname(file) : "./data", "journal");
 }

@@ -29,7 +29,9 @@ import { DraftReply } from "./draft.ts";
 import { sendRichPost } from "./rich-post.ts";
 import { ThreadFollowing, type ThreadRef } from "./follow.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
-import { INTERNAL_ERROR_REPLY, postFailedApology } from "../ground/replies.ts";
+import { INTERNAL_ERROR_REPLY, NOT_SAVED_REPLY, postFailedApology, STORAGE_DOWN_NOTICE } from "../ground/replies.ts";
+import { NotStoredError } from "../ground/errors.ts";
+import type { StoreOutcome } from "../ground/journal.ts";
 import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "../ground/types.ts";
 
 export interface DeliveryDeps {
@@ -78,6 +80,10 @@ export class DeliveryPath {
   private active = 0;
   /** Stopping: answers not yet posted are left to their leases (another process posts them). */
   private closed = false;
+  /** Conversations told, during this storage outage, that cairn answers once storage is back. */
+  private readonly outage = new Set<string>();
+  /** Working marks put on messages waiting for storage, by post: taken off when their turn ends. */
+  private readonly marks = new Map<string, () => Promise<void>>();
 
   constructor(private readonly deps: DeliveryDeps) {
     this.following = new ThreadFollowing({
@@ -103,14 +109,16 @@ export class DeliveryPath {
 
   /**
    * `via`: the adapter the message came through (default: the one attached last for its platform).
-   * `onStored`: see `ReceiveOptions`; called exactly once, whatever becomes of the message.
+   * `kept`: see `ReceiveOptions`; told exactly once what became of the message.
    */
-  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, onStored?: () => void): Promise<Received> {
+  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, kept?: (outcome: StoreOutcome) => void): Promise<Received> {
     let told = false;
-    const stored = () => {
+    const stored = (outcome: StoreOutcome = "not_stored") => {
       if (told) return;
       told = true;
-      onStored?.();
+      // A message stored: storage answers, so the next outage gets its notice again.
+      if (outcome === "stored") this.outage.clear();
+      kept?.(outcome);
     };
     const now = (r: Received): Promise<Received> => (stored(), Promise.resolve(r));
     const not = notATurn(inbound);
@@ -127,7 +135,7 @@ export class DeliveryPath {
     return this.posting
       .run(key, async (): Promise<Received> => {
         const { turn } = await started;
-        return turn ? this.deliver(inbound, turn) : { kind: "dropped", reason: "not_addressed" };
+        return turn ? this.deliver(inbound, turn, kept !== undefined, stored) : { kind: "dropped", reason: "not_addressed" };
       })
       .finally(() => {
         stored();
@@ -195,7 +203,7 @@ export class DeliveryPath {
   }
 
   /** Decides, marks the message as being worked on, and hands the turn to the core (not waiting for it). */
-  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter, stored: () => void): Promise<Started | null> {
+  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter, stored: (outcome: StoreOutcome) => void): Promise<Started | null> {
     const addressed = inbound.addressed !== false;
     const thread = !inbound.channel.isDm && inbound.threadId ? threadRef(inbound) : null;
     const wasFollowed = thread !== null && (!addressed || target.threadContext !== undefined) ? await this.following.isFollowed(thread) : false;
@@ -220,7 +228,7 @@ export class DeliveryPath {
         : undefined;
     const draft = this.draftOptions(adapter, postFailedApology(inbound.platform));
     const surface = target.surface?.(draft) ?? new DraftReply(target, draft);
-    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: stored, onAccepted: () => mark(true) };
+    const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: () => stored("stored"), onAccepted: () => mark(true) };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
     const settled = this.deps.handle(inbound, hooks, context).then(
@@ -232,10 +240,16 @@ export class DeliveryPath {
     return { settled, surface, target, working, thread, wasFollowed, addressed };
   }
 
-  private async deliver(inbound: Inbound, turn: Started): Promise<Received> {
+  private async deliver(inbound: Inbound, turn: Started, kept: boolean, stored: (outcome: StoreOutcome) => void): Promise<Received> {
     const log = this.deps.log.child({ platform: inbound.platform, channel: inbound.channel.externalId, message: inbound.messageId });
+    // Waiting in the journal for storage: its working mark stays.
+    let waiting = false;
     try {
       const settled = await turn.settled;
+      if ("err" in settled && settled.err instanceof NotStoredError) {
+        waiting = kept;
+        return await this.notStored(inbound, turn, kept, stored, settled.err, log);
+      }
       if ("err" in settled) {
         log.error({ err: settled.err }, "the turn failed before an answer");
         const shown = await turn.surface.finish(INTERNAL_ERROR_REPLY, "notice");
@@ -284,7 +298,43 @@ export class DeliveryPath {
     } finally {
       const unmark = await turn.working;
       if (unmark) await unmark().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
+      const held = waiting ? undefined : this.marks.get(postKey(inbound));
+      if (held) {
+        this.marks.delete(postKey(inbound));
+        await held().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
+      }
     }
+  }
+
+  /**
+   * Storage failed before the message was stored. Kept in the journal: it is answered once storage
+   * is back (the journal hands it in again), the working mark stays meanwhile, and the conversation
+   * is told so once per outage, not once per message. Not kept: the person is told it was not saved.
+   */
+  private async notStored(inbound: Inbound, turn: Started, kept: boolean, stored: (outcome: StoreOutcome) => void, err: NotStoredError, log: Logger): Promise<Received> {
+    log.warn({ err: errText(err.cause), kept }, kept ? "storage failed: the message waits in the journal" : "storage failed: the message is lost and its author told so");
+    if (!kept) {
+      stored("not_stored");
+      const shown = await turn.surface.finish(NOT_SAVED_REPLY, "notice");
+      return { kind: "replied", status: "failed", replyMessageId: null, ...shown };
+    }
+    stored("failed");
+    // The journal hands it in again: not a duplicate then.
+    const post = postKey(inbound);
+    this.seen.delete(post);
+    // Marked now (it never got as far as being accepted), until the turn that answers it ends.
+    if (!this.marks.has(post) && turn.target.working) {
+      const unmark = await turn.target.working().catch(() => null);
+      if (unmark) this.marks.set(post, unmark);
+    }
+    const key = conversationKey(inbound);
+    if (this.outage.has(key)) {
+      await turn.surface.cancel();
+      return { kind: "dropped", reason: "waiting_for_storage" };
+    }
+    this.outage.add(key);
+    const shown = await turn.surface.finish(STORAGE_DOWN_NOTICE, "notice");
+    return { kind: "replied", status: "failed", replyMessageId: null, ...shown };
   }
 
   /**

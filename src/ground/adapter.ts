@@ -12,6 +12,7 @@ import type { Logger } from "./log.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
 import type { TeamView, ViewRequest } from "./view-model.ts";
 import type { ChannelEvent, HistoryPage } from "./channel-events.ts";
+import type { InboundJournal, StoreOutcome } from "./journal.ts";
 
 /** How the delivery path drives a reply surface: the platform's rendering and limits. */
 export interface DraftOptions {
@@ -214,7 +215,8 @@ export interface PostedPart {
 /** What the delivery path did with an inbound message. */
 export type Received =
   /** `stopping`: the process is stopping; the stored answer is posted by the process that takes its lease. */
-  | { kind: "dropped"; reason: "duplicate" | "bot" | "empty" | "not_addressed" | "stopping" | "taken_over" }
+  /** `waiting_for_storage`: kept in the journal, answered once storage is back (its conversation was told). */
+  | { kind: "dropped"; reason: "duplicate" | "bot" | "empty" | "not_addressed" | "stopping" | "taken_over" | "waiting_for_storage" }
   | { kind: "replied"; status: "ok" | "failed" | "refused" | "limited"; replyMessageId: number | null; posted: string[]; failed: boolean }
   /** A refusal for someone chatting in a followed thread: they did not ask cairn anything. */
   | { kind: "silent"; status: "refused" };
@@ -228,11 +230,11 @@ export interface Posted {
 
 export interface ReceiveOptions {
   /**
-   * Called once the message is stored, or once it is known it will not be (a duplicate, a bot, a
-   * refusal): the platform may acknowledge its delivery now. A platform that never redelivers an
-   * acknowledged event (Slack) acknowledges only then, so a crash before storing loses nothing.
+   * The message's event is in the inbound journal (`CorePort.journal`): told exactly once what
+   * became of the message. `failed` (storage unavailable): the journal hands it in again later, and
+   * the person is told cairn will answer then. Without it, a failure to store is told as such.
    */
-  onStored?: () => void;
+  kept?: (outcome: StoreOutcome) => void;
 }
 
 /** The narrow part of the core an adapter talks to. */
@@ -279,6 +281,11 @@ export interface CorePort {
    * acting on one; `windowMs` lets a key without an id of its own (a reaction) be taken again later.
    */
   claim(key: string, windowMs?: number): Promise<boolean>;
+  /**
+   * Where an adapter keeps a person's message before acknowledging its platform, and how kept
+   * messages come back to it (ground/journal.ts): live at once, replayed after an outage or a restart.
+   */
+  readonly journal: InboundJournal;
   readonly log: Logger;
 }
 

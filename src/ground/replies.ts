@@ -6,6 +6,11 @@ export const MODEL_UNAVAILABLE_REPLY =
 /** For an answer that broke off while it was being shown: the person saw part of it disappear. */
 export const MODEL_INTERRUPTED_REPLY =
   "Sorry, my answer broke off because my language model stopped responding partway through. Your message is saved; please ask again in a moment.";
+/** The database is down and the message is kept in the journal: once per conversation per outage. */
+export const STORAGE_DOWN_NOTICE =
+  "I can't reach my storage right now, so I can't answer yet. I have your message, and I'll answer it as soon as my storage is back.";
+/** The database is down and nothing else kept the message: it is not saved. */
+export const NOT_SAVED_REPLY = "Sorry, I couldn't save your message because my storage is unavailable right now. Please send it again in a few minutes.";
 export const INTERNAL_ERROR_REPLY = "Sorry, something went wrong on my side while answering. Your message is saved; please try again.";
 
 const PLATFORM_NAMES: Record<Platform, string> = { slack: "Slack", discord: "Discord", console: "the console" };

@@ -114,7 +114,7 @@ export type FeedbackResult =
  * synchronously from the turn's work: keep them cheap, and never throw (queue platform calls).
  */
 export interface TurnHooks {
-  /** The message is stored (or will not be): see `ReceiveOptions.onStored`. Called at most once. */
+  /** The message is stored (a failure to store is the turn's rejection with NotStoredError). Called at most once. */
   onStored?: () => void;
   /**
    * The message is stored as new here: this process answers it (not a duplicate another replica or

@@ -37,7 +37,7 @@ export function healthRoutes(deps: HealthDeps): HttpRoutes {
     [HEALTH_PATH]: async (res) => json(res, 200, { status: "ok" }),
     [READY_PATH]: async (res) => {
       const r = await ready();
-      json(res, r.ready ? 200 : 503, { status: r.ready ? "ready" : "not ready", checks: r.checks });
+      json(res, r.ready ? 200 : 503, { status: r.ready ? "ready" : "not ready", checks: r.checks, ...(r.journal ? { journal: r.journal } : {}) });
     },
     [METRICS_PATH]: async (res) => send(res, 200, deps.metrics.contentType, await deps.metrics.expose()),
   };

@@ -63,6 +63,8 @@ export interface MetricsSources {
   jobQueue?: () => Promise<readonly QueueDepth[]>;
   /** Conversations with a turn queued or running in this process. */
   openConversations?: () => number;
+  /** The inbound journal: events kept and not yet stored, and when the oldest was kept (ms since the epoch). */
+  journal?: () => { depth: number; oldestAt: number | null };
 }
 
 export interface MetricsOptions {
@@ -78,6 +80,9 @@ export interface MetricsOptions {
 const MODEL_BUCKETS = [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300];
 /** A turn is one or more model calls plus tools and storage. */
 const TURN_BUCKETS = [0.05, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300];
+
+/** An acknowledgement is due within Slack's 3 s; it waits for the journal's write only. */
+const ACK_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5];
 
 const TOKEN_TYPES = ["input", "cache_read", "cache_write", "output"] as const;
 
@@ -109,6 +114,9 @@ export class Metrics {
   private readonly toolCalls: Counter<"tool" | "result">;
   private readonly errors: Counter<"kind">;
   private readonly jobs: Counter<"kind" | "result">;
+  private readonly journalReplays: Counter<"platform">;
+  private readonly journalGivenUp: Counter<"platform">;
+  private readonly ackSeconds: Histogram<"platform">;
 
   constructor(opts: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -137,6 +145,20 @@ export class Metrics {
     this.toolCalls = new Counter({ name: "cairn_tool_calls_total", help: "Tool calls the model made, by tool and result.", labelNames: ["tool", "result"], registers });
     this.errors = new Counter({ name: "cairn_errors_total", help: "Errors, by kind (model, turn, tool, job, delivery, unhandled).", labelNames: ["kind"], registers });
     this.jobs = new Counter({ name: "cairn_jobs_total", help: "Background job attempts, by kind and result (done, retry, failed, lost).", labelNames: ["kind", "result"], registers });
+    this.journalReplays = new Counter({
+      name: "cairn_journal_replays_total",
+      help: "Kept events handed to their platform's handler again: left by an earlier process, or after storage failed.",
+      labelNames: ["platform"],
+      registers,
+    });
+    this.journalGivenUp = new Counter({ name: "cairn_journal_given_up_total", help: "Kept events given up: storage answered and still could not store them.", labelNames: ["platform"], registers });
+    this.ackSeconds = new Histogram({
+      name: "cairn_ack_duration_seconds",
+      help: "Time from a platform's event arriving to its acknowledgement (Slack: the HTTP response or Socket Mode ack).",
+      labelNames: ["platform"],
+      buckets: ACK_BUCKETS,
+      registers,
+    });
     // The bounded label sets start at zero, so a rate is defined before the first of each happens.
     for (const outcome of TURN_OUTCOMES) this.turns.inc({ outcome }, 0);
     for (const kind of ERROR_KINDS) this.errors.inc({ kind }, 0);
@@ -162,6 +184,23 @@ export class Metrics {
       registers,
       collect() {
         this.set(sources().openConversations?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: "cairn_journal_depth",
+      help: "Events kept in the inbound journal whose messages are not stored yet (waiting for storage, or in hand).",
+      registers,
+      collect() {
+        this.set(sources().journal?.().depth ?? 0);
+      },
+    });
+    new Gauge({
+      name: "cairn_journal_oldest_age_seconds",
+      help: "Age of the oldest event in the inbound journal (0 when it is empty).",
+      registers,
+      collect() {
+        const oldest = sources().journal?.().oldestAt ?? null;
+        this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
       },
     });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "cairn_" });
@@ -209,6 +248,20 @@ export class Metrics {
   job(kind: string, result: JobResult): void {
     this.jobs.inc({ kind, result });
     if (result === "retry" || result === "failed") this.error("job");
+  }
+
+  /** A kept event handed on again (an earlier process's, or after storage failed). */
+  journalReplay(platform: string): void {
+    this.journalReplays.inc({ platform });
+  }
+
+  journalGiveUp(platform: string): void {
+    this.journalGivenUp.inc({ platform });
+    this.error("turn");
+  }
+
+  acknowledged(platform: string, seconds: number): void {
+    this.ackSeconds.observe({ platform }, seconds);
   }
 
   /** The Content-Type of `expose()`'s text (Prometheus text format 0.0.4). */

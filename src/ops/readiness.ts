@@ -14,12 +14,24 @@ export interface ReadinessDeps {
   migrations?: readonly string[];
   /** How long one check may take before it counts as failed (default 2 s). */
   timeoutMs?: number;
+  /** The inbound journal: reported beside the checks, not one of them (a database outage fails `database`). */
+  journal?: () => { depth: number; oldestAt: number | null; waitingForStorage: boolean };
+}
+
+/** What the inbound journal holds: messages kept and not yet stored, and since when. */
+export interface JournalReport {
+  depth: number;
+  /** When the oldest was kept (ISO 8601), or null when the journal is empty. */
+  oldest: string | null;
+  /** Storage failed and the journal waits for it to answer before handing messages on. */
+  waitingForStorage: boolean;
 }
 
 /** Each check's name, with "ok" or what is wrong. */
 export interface Readiness {
   ready: boolean;
   checks: Record<string, string>;
+  journal?: JournalReport;
 }
 
 export const OK = "ok";
@@ -78,7 +90,9 @@ export function readinessCheck(deps: ReadinessDeps): () => Promise<Readiness> {
       for (let n = 2; name in checks; n++) name = `${adapter.platform}#${n}`;
       checks[name] = (adapter.connected?.() ?? true) ? OK : "not connected";
     }
-    return { ready: Object.values(checks).every((v) => v === OK), checks };
+    const kept = deps.journal?.();
+    const journal = kept && { depth: kept.depth, oldest: kept.oldestAt === null ? null : new Date(kept.oldestAt).toISOString(), waitingForStorage: kept.waitingForStorage };
+    return { ready: Object.values(checks).every((v) => v === OK), checks, ...(journal ? { journal } : {}) };
   };
 
   return () => (running ??= check().finally(() => (running = null)));

@@ -23,6 +23,7 @@ import type { TurnLeases } from "./leases.ts";
 import type { Recovery } from "./recovery.ts";
 import type { TurnRunner } from "./turn.ts";
 import { notATurn } from "../delivery/delivery.ts";
+import { NotStoredError } from "../ground/errors.ts";
 
 export interface HandleOptions {
   leased?: boolean;
@@ -72,6 +73,7 @@ export class Intake {
 
   private async handleMessage(received: Inbound, hooks: TurnHooks, opts: HandleOptions): Promise<HandleResult> {
     const { settings, history, sessions, limiter, leases, recovery, queue, runner, log } = this.deps;
+    let storedYet = false;
     const lease = () => (opts.leased ? leases.next() : null);
     // Bots and messages with nothing visible never get here (`notATurn`, decided once before).
     const limit = settings.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS;
@@ -87,7 +89,7 @@ export class Intake {
     // moment its message is stored: turn order equals id order, and history is read by id range.
     // The session is picked as the message arrives, so the message is stored once, already filed.
     const key = conversationKey(inbound);
-    const accepted = await this.storing.run(key, async () => {
+    const store = async () => {
       // A message for a conversation whose turn is under way cannot be answered before that turn
       // ends, a model call away: storing it waits for the event loop's next turn, so work that can
       // start a reply sooner (other conversations' turns) goes first. In a burst, the follow-ups
@@ -96,6 +98,7 @@ export class Intake {
       const place = await history.resolve(inbound);
       const { session, isNew } = await sessions.current(scopeOf(place), this.deps.now());
       const stored = await history.recordInbound(place, inbound, session.id, lease());
+      storedYet = true;
       if (!stored) return null;
       hooks.onAccepted?.();
       const rate = await limiter.take(personScopeOf(place), stored.id, this.deps.now());
@@ -112,6 +115,15 @@ export class Intake {
           return runner.run(place, session.id, stored.id, hooks, known, lease());
         }),
       };
+    };
+    const accepted = await this.storing.run(key, async () => {
+      try {
+        return await store();
+      } catch (err) {
+        // Not stored: the caller tells the person so, or its journal hands the message back later.
+        if (!storedYet) throw new NotStoredError(err);
+        throw err;
+      }
     });
     hooks.onStored?.();
     if (!accepted) return { kind: "dropped", reason: "duplicate" };

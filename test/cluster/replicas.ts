@@ -8,6 +8,9 @@
  * No vitest here: the throughput benchmark starts replicas through this module too.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { z } from "zod";
 import { BOT_TOKEN, appTokenFor, type FakeSlack, type SocketInfo } from "../fakes/slack.ts";
 import { waitUntil } from "../fakes/http.ts";
@@ -31,6 +34,9 @@ export interface ReplicaEnvOptions {
  * developer's settings never leak in), the fakes, and what keeps the load's replies plain: no
  * background reviews (their model calls and notices are not the posts under test) and no rate limit.
  */
+/** This test run's: journal folders of an earlier run are never read. */
+const RUN = randomUUID().slice(0, 8);
+
 export function replicaEnv(o: ReplicaEnvOptions): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "",
@@ -41,6 +47,8 @@ export function replicaEnv(o: ReplicaEnvOptions): Record<string, string> {
     SLACK_BOT_TOKEN: BOT_TOKEN,
     SLACK_APP_TOKEN: appTokenFor(o.label),
     SLACK_API_URL: o.slack.apiUrl,
+    // A replica's own journal folder: the same label (a restart) finds what it kept before.
+    CAIRN_JOURNAL_DIR: join(tmpdir(), `cairn-journal-${RUN}-${o.label}`),
     LOG_LEVEL: o.logLevel ?? "warn",
     CAIRN_REVIEW_EVERY_TURNS: "0",
     CAIRN_SKILL_REVIEW_TOOL_CALLS: "0",

@@ -121,11 +121,15 @@ export class Observer implements CorePort, AdapterHost {
     return this.core.log;
   }
 
+  get journal() {
+    return this.core.journal;
+  }
+
   /** The port the core gives the adapter, with each call noted on the way through. */
   attach(adapter: PlatformAdapter): CorePort {
     const port = this.core.attach(adapter);
     return {
-      receive: (inbound, target) => this.noteReceive(inbound, () => port.receive(inbound, target)),
+      receive: (inbound, target, opts) => this.noteReceive(inbound, () => port.receive(inbound, target, opts)),
       feedback: (event) => this.noteFeedback(event, () => port.feedback(event)),
       endSession: (inbound, reason) => port.endSession(inbound, reason),
       answer: (inbound, call, target) => port.answer(inbound, call, target),
@@ -133,6 +137,7 @@ export class Observer implements CorePort, AdapterHost {
       view: (inbound, request) => port.view(inbound, request),
       observe: (event) => port.observe(event),
       claim: (key, windowMs) => port.claim(key, windowMs),
+      journal: port.journal,
       log: port.log,
     };
   }

@@ -87,7 +87,12 @@ describe("npm start with Slack and Discord in one process", () => {
     for (const at of [port, healthPort]) {
       const ready = await fetch(`http://127.0.0.1:${at}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: "ready", checks: { database: "ok", migrations: "ok", slack: "ok", discord: "ok" } });
+      // The inbound journal is reported beside the checks: empty once every message is stored.
+      expect(await ready.json()).toEqual({
+        status: "ready",
+        checks: { database: "ok", migrations: "ok", slack: "ok", discord: "ok" },
+        journal: { depth: 0, oldest: null, waitingForStorage: false },
+      });
     }
     const metrics = parsePrometheusText(await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text());
     expect(sumOf(metrics, "cairn_turns_total", { outcome: "ok" })).toBe(2);

@@ -43,6 +43,7 @@ import type { FeedbackEvent } from "../../ground/types.ts";
 import { errText, type Logger } from "../../ground/log.ts";
 import { handleInteraction } from "./commands/slash.ts";
 import { MessageHandler } from "./messages.ts";
+import { KeptMessages } from "./kept-messages.ts";
 import { feedbackFromReaction, rawDmReaction, type ReactionAction } from "./reactions.ts";
 import { DISCORD_MAX_LINES, DISCORD_MESSAGE_LIMIT } from "./limits.ts";
 import { allowedMentions, channelTarget, partNonces } from "./target.ts";
@@ -174,11 +175,12 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     const messages = new MessageHandler({ core, log, botId, typingIntervalMs: tuning.typingIntervalMs ?? TYPING_INTERVAL_MS, mentions, claim });
     const knowledge = new LiveKnowledge({ core, log, place: (id) => placeOf(client, id), names });
 
-    const track = (what: string, work: () => Promise<void>): void => {
-      if (stopping) return;
+    const track = (what: string, work: () => Promise<void>): Promise<void> => {
+      if (stopping) return Promise.resolve();
       const p = work().catch((err: unknown) => log.error({ err, what }, "discord event handler failed"));
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
+      return p;
     };
 
     const feedback = async (event: FeedbackEvent | null): Promise<void> => {
@@ -189,7 +191,10 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
     const onReaction = (action: ReactionAction) => (reaction: MessageReaction | PartialMessageReaction, user: User | PartialUser) =>
       track("reaction", async () => feedback(await feedbackFromReaction(reaction, user, action, botId())));
 
-    client.on(Events.MessageCreate, (message: Message) => track("message", () => messages.handle(message)));
+    // Kept in the journal first (kept-messages.ts): the journal hands it to the handler, now or once storage answers.
+    // Stopping: a kept message is neither handled nor settled; it stays in the journal for the next start.
+    const kept = new KeptMessages(core, client, (message, settle) => (stopping ? new Promise<void>(() => {}) : track("message", () => messages.handle(message, settle))), log);
+    client.on(Events.MessageCreate, (message: Message) => track("message", () => kept.receive(message)));
     client.on(Events.MessageReactionAdd, onReaction("added"));
     client.on(Events.MessageReactionRemove, onReaction("removed"));
     client.on("raw", (packet: unknown) => {

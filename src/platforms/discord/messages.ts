@@ -14,6 +14,7 @@ import { KeyedQueue } from "../../ground/keyed-queue.ts";
 import { classify, NOTICES } from "./events.ts";
 import { messageTarget } from "./target.ts";
 import { noticeKey, type Claim } from "./event-claims.ts";
+import type { StoreOutcome } from "../../ground/journal.ts";
 
 export interface MessageHandlerDeps {
   core: CorePort;
@@ -32,13 +33,14 @@ export class MessageHandler {
 
   constructor(private readonly deps: MessageHandlerDeps) {}
 
-  async handle(message: Message): Promise<void> {
+  /** `kept`: the message is in the inbound journal, told what became of it (ReceiveOptions.kept). */
+  async handle(message: Message, kept?: (outcome: StoreOutcome) => void): Promise<void> {
     // The answer travels in an object: returned bare, run() would wait for it in the intake queue.
-    const { answered } = await this.intake.run(message.channelId, () => this.start(message));
+    const { answered } = await this.intake.run(message.channelId, () => this.start(message, kept));
     await answered;
   }
 
-  private async start(message: Message): Promise<{ answered: Promise<void> }> {
+  private async start(message: Message, kept: ((outcome: StoreOutcome) => void) | undefined): Promise<{ answered: Promise<void> }> {
     const { core, botId, typingIntervalMs, log, mentions, claim } = this.deps;
     const { decision, inbound } = await classify(message, { botId: botId() });
     const channel = message.channel;
@@ -58,7 +60,7 @@ export class MessageHandler {
       return { answered: notice };
     }
     if (!inbound) return { answered: Promise.resolve() };
-    const answered = core.receive(inbound, target).then((received) => {
+    const answered = core.receive(inbound, target, kept ? { kept } : {}).then((received) => {
       log.debug({ message: message.id, result: received.kind, ...("reason" in received ? { reason: received.reason } : {}) }, "message handled");
     });
     return { answered };

@@ -32,7 +32,8 @@ import { guardedListener } from "./transport/http-guard.ts";
 import { placeTarget, WORKING_REACTION } from "./replies/target.ts";
 import { postedFor } from "./replies/posted.ts";
 import { guardSocketMessages, MALFORMED_EVENT_TYPE } from "./transport/socket-guard.ts";
-import { ackAfterListeners, declineAck } from "./transport/ack-once-stored.ts";
+import { ackAfterListeners, httpEventErrors, socketEventErrors } from "./transport/ack-once-kept.ts";
+import { keepMessage, keptHandler, MESSAGE_EVENTS } from "./transport/kept-messages.ts";
 import { KeyedQueue } from "../../ground/keyed-queue.ts";
 import { onMessageEvent, type TurnDeps } from "./turn.ts";
 import { DEFAULT_SLACK_API_URL } from "./settings.ts";
@@ -216,12 +217,19 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
           logger: sdkLogger,
           // The Socket Mode client makes its own apps.connections.open call; point it at the same API.
           installerOptions: { clientOptions: { slackApiUrl } },
+          processEventErrorHandler: socketEventErrors(slog),
         })
       : null;
   if (socket) guardSocketMessages(socket.client, slog);
   const receiver: Receiver = ackAfterListeners(
-    socket ?? guarded(new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH] }), slog, cfg.routes),
+    socket ??
+      guarded(
+        new HTTPReceiver({ signingSecret: cfg.signingSecret ?? "", logger: sdkLogger, endpoints: [SLACK_EVENTS_PATH], processEventErrorHandler: httpEventErrors(slog) }),
+        slog,
+        cfg.routes,
+      ),
     slog,
+    (seconds) => core.journal.acknowledged("slack", seconds),
   );
 
   // botId and botUserId are passed so Bolt does not call auth.test again; its ignoreSelf middleware
@@ -254,20 +262,23 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     return parsed.success ? parsed.data.event_id : undefined;
   };
 
-  for (const type of ["message", "app_mention"] as const) {
-    // Resolves once the message is stored (or will not be): its envelope is acknowledged then (ack-after-store.ts).
-    app.event(type, ({ event, body, context }) =>
-      new Promise<void>((stored) => {
-        const meta = { eventType: type, eventId: eventId(body), retryNum: context.retryNum, onStored: stored };
-        // What channel knowledge keeps of it, beside the turn: its own task, not holding the ack.
-        track(`observe ${type}`, () => observeEvent(observeDeps, event, body, { eventType: type, eventId: meta.eventId }));
-        // Stopping: not taken on, and not acknowledged, so Slack delivers it again elsewhere.
-        if (!track(type, () => onMessageEvent(turnDeps, event, body, meta).finally(stored), true)) {
-          declineAck(body);
-          stored();
-        }
-      }),
-    );
+  // A person's message: kept in the journal, then acknowledged (ack-once-kept.ts); the journal hands
+  // it to the turn at once, or once storage answers again, or after a restart (kept-messages.ts).
+  // Taken on even while stopping: stored, its turn is handed back through its lease to a replica
+  // that is not stopping, at once, where a redelivery by Slack would come seconds later.
+  core.journal.handleWith(
+    "slack",
+    keptHandler(slog, (kept, settle) => {
+      const meta = { eventType: kept.type, eventId: eventId(kept.body), retryNum: kept.retryNum, kept: settle };
+      return new Promise<void>((done) => track(kept.type, () => onMessageEvent(turnDeps, kept.event, kept.body, meta).finally(done), true));
+    }),
+  );
+  for (const type of MESSAGE_EVENTS) {
+    app.event(type, async ({ event, body, context }) => {
+      // What channel knowledge keeps of it, beside the turn: its own task, not holding the ack.
+      track(`observe ${type}`, () => observeEvent(observeDeps, event, body, { eventType: type, eventId: eventId(body) }));
+      await keepMessage(core, slog, { type, event, body, ...(context.retryNum !== undefined ? { retryNum: context.retryNum } : {}) });
+    });
   }
   for (const type of MEMBER_EVENTS) {
     app.event(type, async ({ event, body }) => {

@@ -8,6 +8,7 @@ import { classifyMessage, toInbound } from "./events.ts";
 import { messageTarget, type MessageTargetDeps } from "./replies/target.ts";
 import { isLearnMention, learnFromMention } from "./commands/learn-mention.ts";
 import type { KeyedQueue } from "../../ground/keyed-queue.ts";
+import type { StoreOutcome } from "../../ground/journal.ts";
 
 export interface TurnDeps extends MessageTargetDeps {
   core: CorePort;
@@ -23,8 +24,8 @@ export interface EventMeta {
   eventType: string;
   eventId?: string | undefined;
   retryNum?: number | undefined;
-  /** The message is stored (or will not be): the envelope may be acknowledged. */
-  onStored?: () => void;
+  /** The event is kept in the inbound journal: told what became of its message (ReceiveOptions.kept). */
+  kept?: (outcome: StoreOutcome) => void;
 }
 
 export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unknown, meta: EventMeta): Promise<void> {
@@ -47,7 +48,7 @@ export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unkno
       addressed: c.kind !== "thread_reply",
     };
     if (c.kind === "mention" && isLearnMention(m.text)) return { learn: learnFromMention(deps, inbound, m, log) };
-    return { received: deps.core.receive(inbound, messageTarget(deps, m, log), meta.onStored ? { onStored: meta.onStored } : {}) };
+    return { received: deps.core.receive(inbound, messageTarget(deps, m, log), meta.kept ? { kept: meta.kept } : {}) };
   });
   if ("learn" in entered) {
     await entered.learn;

@@ -78,8 +78,11 @@ async function react(client: SlackClient, m: SlackMessage, action: "add" | "remo
     return true;
   } catch (err) {
     const error = slackErrorCode(err);
-    // Someone else's 👀 (or a previous attempt's) is already there: leave it alone.
-    if (error !== "already_reacted" && error !== "no_reaction") log.warn({ error, action }, "could not update the working reaction");
+    // A reaction is per user: `already_reacted` is cairn's own 👀 from an earlier attempt at this
+    // message (a process killed mid-turn, a turn waiting out a database outage). Whoever finishes
+    // the turn takes it off.
+    if (action === "add" && error === "already_reacted") return true;
+    if (error !== "no_reaction") log.warn({ error, action }, "could not update the working reaction");
     return false;
   }
 }
