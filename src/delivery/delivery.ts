@@ -111,7 +111,7 @@ export class DeliveryPath {
    * `via`: the adapter the message came through (default: the one attached last for its platform).
    * `kept`: see `ReceiveOptions`; told exactly once what became of the message.
    */
-  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, kept?: (outcome: StoreOutcome) => void): Promise<Received> {
+  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, kept?: (outcome: StoreOutcome) => void, held = false): Promise<Received> {
     let told = false;
     const stored = (outcome: StoreOutcome = "not_stored") => {
       if (told) return;
@@ -130,7 +130,7 @@ export class DeliveryPath {
     const key = conversationKey(inbound);
     // Both queues are entered now, so order is fixed before the first await.
     const adapter = via ?? this.adapter(inbound.platform);
-    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target, adapter, stored) }));
+    const started = this.intake.run(key, async () => ({ turn: await this.start(inbound, target, adapter, stored, held && kept !== undefined) }));
     this.active++;
     return this.posting
       .run(key, async (): Promise<Received> => {
@@ -203,7 +203,7 @@ export class DeliveryPath {
   }
 
   /** Decides, marks the message as being worked on, and hands the turn to the core (not waiting for it). */
-  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter, stored: (outcome: StoreOutcome) => void): Promise<Started | null> {
+  private async start(inbound: Inbound, target: ReplyTarget, adapter: PlatformAdapter, stored: (outcome: StoreOutcome) => void, held: boolean): Promise<Started | null> {
     const addressed = inbound.addressed !== false;
     const thread = !inbound.channel.isDm && inbound.threadId ? threadRef(inbound) : null;
     const wasFollowed = thread !== null && (!addressed || target.threadContext !== undefined) ? await this.following.isFollowed(thread) : false;
@@ -220,7 +220,7 @@ export class DeliveryPath {
     // Read while the message is stored, not before: storing first fixes its place among replicas
     // (and lets the platform's delivery be acknowledged) without waiting on a Web API call.
     const context =
-      addressed && thread && !wasFollowed && target.threadContext
+      !held && addressed && thread && !wasFollowed && target.threadContext
         ? target.threadContext().catch((err: unknown) => {
             this.deps.log.warn({ err: errText(err), channel: inbound.channel.externalId }, "could not read the thread's earlier messages");
             return "";
@@ -231,10 +231,14 @@ export class DeliveryPath {
     const hooks: TurnHooks = { onProgress: (s) => surface.progress(s), onStored: () => stored("stored"), onAccepted: () => mark(true) };
     // Streaming costs a little per delta: only where something shows it.
     if (target.surface || target.edit) Object.assign(hooks, { onText: (d: string) => surface.text(d), onTextReset: () => surface.reset() });
-    const settled = this.deps.handle(inbound, hooks, context).then(
-      (ok): Settled => ({ ok }),
-      (err: unknown): Settled => ({ err }),
-    );
+    // Held (an earlier message of its conversation waits for storage): not stored out of its turn,
+    // only marked as waiting, like a message whose storing failed.
+    const settled = held
+      ? Promise.resolve<Settled>({ err: new NotStoredError(new Error("an earlier message of its conversation waits for storage")) })
+      : this.deps.handle(inbound, hooks, context).then(
+          (ok): Settled => ({ ok }),
+          (err: unknown): Settled => ({ err }),
+        );
     // Never accepted (a duplicate, a refusal, a failure before storing): no mark, and none to wait for.
     void settled.then(() => mark(false));
     return { settled, surface, target, working, thread, wasFollowed, addressed };

@@ -235,6 +235,8 @@ export interface ReceiveOptions {
    * the person is told cairn will answer then. Without it, a failure to store is told as such.
    */
   kept?: (outcome: StoreOutcome) => void;
+  /** Kept, and its conversation waits for storage (`KeptEvent.held`): marked as waiting, not stored now. */
+  held?: boolean;
 }
 
 /** The narrow part of the core an adapter talks to. */

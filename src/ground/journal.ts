@@ -21,6 +21,11 @@ export interface KeptEvent {
   readonly payload: unknown;
   /** Handed to a handler before: by an earlier process, or again after storage failed. */
   readonly replayed: boolean;
+  /**
+   * Its conversation waits for storage (an earlier message of it could not be stored): not to be
+   * stored now, only marked as waiting (ReceiveOptions.held). Handed on again once storage answers.
+   */
+  readonly held: boolean;
 }
 
 /** An adapter's handling of a kept event; `settle` must be called once (later calls are ignored). */
@@ -38,9 +43,10 @@ export interface InboundJournal {
    * what became of its message (the first outcome: `failed` once storage failed, whatever a replay
    * does later). Null: the same event is pending already (a redelivery): acknowledge it, nothing
    * more. Throws JournalUnavailableError when it cannot be kept: the platform must not be
-   * acknowledged (it delivers the event again).
+   * acknowledged (it delivers the event again). `order`: the conversation (or a coarser place:
+   * a channel) whose events must be answered in the order kept; default: the event alone.
    */
-  keep(platform: Platform, key: string, payload: unknown): Promise<Kept | null>;
+  keep(platform: Platform, key: string, payload: unknown, order?: string): Promise<Kept | null>;
   /** The platform was acknowledged `seconds` after the event arrived (for /metrics). */
   acknowledged(platform: Platform, seconds: number): void;
 }

@@ -1,16 +1,19 @@
 /**
  * The inbound journal's dispatcher (ground/journal.ts): events kept on disk are handed to their
- * platform's handler in the order they were kept, at most `maxInFlight` at a time, so a burst
+ * adapter's handler in the order they were kept, at most `maxInFlight` at a time, so a burst
  * waits on disk rather than in memory.
  *
  * Invariants kept here:
  * - An event leaves the journal only once its message is stored or never will be (`settle`).
- * - When storage fails, nothing more is handed on (new events wait behind the failed ones) until a
- *   probe finds storage answering; then everything waiting goes, oldest first, so each
- *   conversation's messages are still answered in the order they came.
+ * - When storing an event fails, its conversation (`order`) is held: its later events wait behind
+ *   it, untried, until a probe finds storage answering; then everything waiting goes, oldest
+ *   first. So each conversation is answered in the order it spoke, and is told about the outage
+ *   by its first message alone, while other conversations' first messages still get through to
+ *   be told too.
  * - An event that keeps failing while storage answers is given up after `maxAttempts` (a bug, not
  *   an outage): logged and counted, never retried forever in front of the others.
  */
+import { z } from "zod";
 import { errText, type Logger } from "../ground/log.ts";
 import { JournalUnavailableError, type InboundJournal, type Kept, type KeptEvent, type KeptHandler, type StoreOutcome } from "../ground/journal.ts";
 import type { Platform } from "../ground/types.ts";
@@ -49,10 +52,19 @@ export interface InboundLogDeps {
   retryMs?: readonly [number, number];
 }
 
-interface Waiting extends StoredEntry {
-  platform: Platform;
+/** As written to the backend: the adapter's payload with the conversation it orders within. */
+const Envelope = z.object({ order: z.string(), payload: z.unknown() });
+
+interface Waiting {
+  readonly seq: number;
+  readonly platform: Platform;
+  readonly key: string;
+  readonly order: string;
+  readonly payload: unknown;
   replayed: boolean;
   attempts: number;
+  /** Handed on once while its conversation was held (`KeptEvent.held`): not again until storage answers. */
+  shown?: boolean;
   /** Tells `keep`'s caller the first outcome. */
   told?: (outcome: StoreOutcome) => void;
   /** The handler of the adapter that kept it (several adapters may serve one platform); else the platform's. */
@@ -69,9 +81,9 @@ export class InboundLog implements InboundJournal {
   private waiting: Waiting[] = [];
   /** `platform:key` of every event kept and not settled: a redelivery keeps nothing twice. */
   private readonly keys = new Set<string>();
+  /** Conversations whose storing failed: held until storage answers again. */
+  private readonly held = new Set<string>();
   private active = 0;
-  /** Storage failed: nothing is handed on until a probe finds it back. */
-  private holding = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private retryDelay: number;
   private closed = false;
@@ -85,8 +97,17 @@ export class InboundLog implements InboundJournal {
     this.retryMs = deps.retryMs ?? DEFAULT_RETRY_MS;
     this.retryDelay = this.retryMs[0];
     for (const entry of deps.pending ?? []) {
+      const kept = Envelope.safeParse(entry.payload);
       this.keys.add(`${entry.platform}:${entry.key}`);
-      this.waiting.push({ ...entry, platform: entry.platform as Platform, replayed: true, attempts: 0 });
+      this.waiting.push({
+        seq: entry.seq,
+        platform: entry.platform as Platform,
+        key: entry.key,
+        order: kept.success ? kept.data.order : `${entry.platform}:${entry.key}`,
+        payload: kept.success ? kept.data.payload : entry.payload,
+        replayed: true,
+        attempts: 0,
+      });
     }
   }
 
@@ -107,32 +128,13 @@ export class InboundLog implements InboundJournal {
         own = handler;
         this.handleWith(platform, handler);
       },
-      keep: (platform, key, payload) => this.keepVia(platform, key, payload, () => own),
+      keep: (platform, key, payload, order) => this.keepVia(platform, key, payload, order, () => own),
       acknowledged: (platform, seconds) => this.acknowledged(platform, seconds),
     };
   }
 
-  keep(platform: Platform, key: string, payload: unknown): Promise<Kept | null> {
-    return this.keepVia(platform, key, payload, undefined);
-  }
-
-  private async keepVia(platform: Platform, key: string, payload: unknown, via: (() => KeptHandler | null) | undefined): Promise<Kept | null> {
-    if (this.closed) throw new JournalUnavailableError("the journal is closed (cairn is stopping)");
-    const id = `${platform}:${key}`;
-    if (this.keys.has(id)) return null;
-    this.keys.add(id);
-    let stored: { seq: number; at: number };
-    try {
-      stored = await this.deps.backend.append(platform, key, payload);
-    } catch (err) {
-      this.keys.delete(id);
-      throw new JournalUnavailableError(`could not keep the event in the journal: ${errText(err)}`, { cause: err });
-    }
-    let told: (outcome: StoreOutcome) => void = () => {};
-    const settled = new Promise<StoreOutcome>((resolve) => (told = resolve));
-    this.insert({ seq: stored.seq, at: stored.at, platform, key, payload, replayed: false, attempts: 0, told, ...(via ? { via } : {}) });
-    this.pump();
-    return { settled };
+  keep(platform: Platform, key: string, payload: unknown, order?: string): Promise<Kept | null> {
+    return this.keepVia(platform, key, payload, order, undefined);
   }
 
   acknowledged(platform: Platform, seconds: number): void {
@@ -149,9 +151,9 @@ export class InboundLog implements InboundJournal {
     return this.deps.backend.oldestAt;
   }
 
-  /** Waiting for storage to answer again. */
+  /** Some conversation waits for storage to answer again. */
   get waitingForStorage(): boolean {
-    return this.holding;
+    return this.held.size > 0;
   }
 
   /** Hands nothing more on; the file keeps what is pending for the next start. */
@@ -159,6 +161,26 @@ export class InboundLog implements InboundJournal {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.deps.backend.close();
+  }
+
+  private async keepVia(platform: Platform, key: string, payload: unknown, order: string | undefined, via: (() => KeptHandler | null) | undefined): Promise<Kept | null> {
+    if (this.closed) throw new JournalUnavailableError("the journal is closed (cairn is stopping)");
+    const id = `${platform}:${key}`;
+    if (this.keys.has(id)) return null;
+    this.keys.add(id);
+    const conversation = `${platform}:${order ?? key}`;
+    let stored: { seq: number };
+    try {
+      stored = await this.deps.backend.append(platform, key, { order: conversation, payload });
+    } catch (err) {
+      this.keys.delete(id);
+      throw new JournalUnavailableError(`could not keep the event in the journal: ${errText(err)}`, { cause: err });
+    }
+    let told: (outcome: StoreOutcome) => void = () => {};
+    const settled = new Promise<StoreOutcome>((resolve) => (told = resolve));
+    this.insert({ seq: stored.seq, platform, key, order: conversation, payload, replayed: false, attempts: 0, told, ...(via ? { via } : {}) });
+    this.pump();
+    return { settled };
   }
 
   /** Keeps `waiting` in seq order: an event handed back after a failure goes before later ones. */
@@ -169,24 +191,26 @@ export class InboundLog implements InboundJournal {
   }
 
   private pump(): void {
-    if (this.closed || this.holding) return;
+    if (this.closed) return;
     // Per platform: an event whose platform has no handler yet waits without holding up the others.
-    const blocked = new Set<Platform>();
+    const unhandled = new Set<Platform>();
     for (let i = 0; i < this.waiting.length && this.active < this.maxInFlight; ) {
       const event = this.waiting[i]!;
-      const handler = event.via?.() ?? this.handlers.get(event.platform);
-      if (!handler || blocked.has(event.platform)) {
-        blocked.add(event.platform);
+      const handler = unhandled.has(event.platform) ? undefined : (event.via?.() ?? this.handlers.get(event.platform));
+      const held = this.held.has(event.order);
+      if (!handler || (held && event.shown)) {
+        if (!handler) unhandled.add(event.platform);
         i++;
         continue;
       }
       this.waiting.splice(i, 1);
-      this.hand(event, handler);
-      if (this.holding) return;
+      // Held: shown to its adapter once, to be marked as waiting, never stored out of its turn.
+      if (held) event.shown = true;
+      this.hand(event, handler, held);
     }
   }
 
-  private hand(event: Waiting, handler: KeptHandler): void {
+  private hand(event: Waiting, handler: KeptHandler, held: boolean): void {
     this.active++;
     if (event.replayed) this.deps.onReplay?.(event.platform);
     let done = false;
@@ -196,7 +220,7 @@ export class InboundLog implements InboundJournal {
       this.active--;
       this.settled(event, outcome);
     };
-    const kept: KeptEvent = { seq: event.seq, platform: event.platform, key: event.key, payload: event.payload, replayed: event.replayed };
+    const kept: KeptEvent = { seq: event.seq, platform: event.platform, key: event.key, payload: event.payload, replayed: event.replayed, held };
     try {
       handler(kept, settle);
     } catch (err) {
@@ -210,12 +234,12 @@ export class InboundLog implements InboundJournal {
     if (outcome !== "failed") {
       this.keys.delete(`${event.platform}:${event.key}`);
       this.deps.backend.remove(event.seq);
-      // Storage answered: a later probe would find what this turn found.
       if (outcome === "stored") this.retryDelay = this.retryMs[0];
       this.pump();
       return;
     }
-    const attempts = event.attempts + 1;
+    // An attempt counts when storage was thought to answer: not while an outage is known.
+    const attempts = this.held.size > 0 || event.shown ? event.attempts : event.attempts + 1;
     if (attempts >= this.maxAttempts) {
       this.keys.delete(`${event.platform}:${event.key}`);
       this.deps.backend.remove(event.seq);
@@ -225,12 +249,12 @@ export class InboundLog implements InboundJournal {
       return;
     }
     const { told: _told, ...rest } = event;
-    this.insert({ ...rest, replayed: true, attempts: this.holding ? event.attempts : attempts });
-    if (!this.holding) {
-      this.holding = true;
-      this.deps.log.warn({ platform: event.platform, depth: this.depth }, "storage failed: kept events wait until it answers again");
-    }
+    // Shown already: it went the way of a message not stored (marked, its conversation told).
+    this.insert({ ...rest, replayed: true, attempts, shown: true });
+    if (this.held.size === 0) this.deps.log.warn({ platform: event.platform, depth: this.depth }, "storage failed: kept messages wait until it answers again");
+    this.held.add(event.order);
     this.scheduleProbe();
+    this.pump();
   }
 
   private scheduleProbe(): void {
@@ -250,8 +274,9 @@ export class InboundLog implements InboundJournal {
       return;
     }
     this.retryDelay = this.retryMs[0];
-    if (this.holding) this.deps.log.info({ waiting: this.waiting.length }, "storage answers again: handing on the kept events");
-    this.holding = false;
+    if (this.held.size) this.deps.log.info({ waiting: this.waiting.length }, "storage answers again: handing on the kept messages");
+    this.held.clear();
+    for (const event of this.waiting) event.shown = false;
     this.pump();
   }
 }

@@ -193,7 +193,7 @@ export function discordAdapter(cfg: DiscordSettings, baseLog: Logger, tuning: Di
 
     // Kept in the journal first (kept-messages.ts): the journal hands it to the handler, now or once storage answers.
     // Stopping: a kept message is neither handled nor settled; it stays in the journal for the next start.
-    const kept = new KeptMessages(core, client, (message, settle) => (stopping ? new Promise<void>(() => {}) : track("message", () => messages.handle(message, settle))), log);
+    const kept = new KeptMessages(core, client, (message, settle, held) => (stopping ? new Promise<void>(() => {}) : track("message", () => messages.handle(message, settle, held))), log);
     client.on(Events.MessageCreate, (message: Message) => track("message", () => kept.receive(message)));
     client.on(Events.MessageReactionAdd, onReaction("added"));
     client.on(Events.MessageReactionRemove, onReaction("removed"));

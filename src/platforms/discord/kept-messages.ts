@@ -15,7 +15,7 @@ const KeptSchema = z.object({ channelId: z.string().min(1), messageId: z.string(
 /** Discord's codes for a message or channel that is gone, or not visible to cairn any more. */
 const GONE = new Set([10003, 10008, 50001]);
 
-export type HandleMessage = (message: Message, kept?: (outcome: StoreOutcome) => void) => Promise<void>;
+export type HandleMessage = (message: Message, kept?: (outcome: StoreOutcome) => void, held?: boolean) => Promise<void>;
 
 export class KeptMessages {
   /** Messages kept by this process and not yet handed on: no need to read them again. */
@@ -35,7 +35,7 @@ export class KeptMessages {
     let kept;
     try {
       if (!this.live.has(message.id)) this.live.set(message.id, message);
-      kept = await this.core.journal.keep("discord", message.id, { channelId: message.channelId, messageId: message.id });
+      kept = await this.core.journal.keep("discord", message.id, { channelId: message.channelId, messageId: message.id }, message.channelId);
     } catch (err) {
       this.live.delete(message.id);
       this.log.error({ err: errText(err), message: message.id }, "could not keep a Discord message in the journal; handling it without");
@@ -58,7 +58,7 @@ export class KeptMessages {
     try {
       message ??= await this.fetch(channelId, messageId);
       if (!message) return settle("not_stored");
-      await this.handle(message, settle);
+      await this.handle(message, settle, event.held);
       settle("not_stored");
     } catch (err) {
       this.log.warn({ err: errText(err), message: messageId }, "a kept Discord message could not be handled; kept for later");

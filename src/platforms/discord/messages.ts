@@ -34,13 +34,13 @@ export class MessageHandler {
   constructor(private readonly deps: MessageHandlerDeps) {}
 
   /** `kept`: the message is in the inbound journal, told what became of it (ReceiveOptions.kept). */
-  async handle(message: Message, kept?: (outcome: StoreOutcome) => void): Promise<void> {
+  async handle(message: Message, kept?: (outcome: StoreOutcome) => void, held = false): Promise<void> {
     // The answer travels in an object: returned bare, run() would wait for it in the intake queue.
-    const { answered } = await this.intake.run(message.channelId, () => this.start(message, kept));
+    const { answered } = await this.intake.run(message.channelId, () => this.start(message, kept, held));
     await answered;
   }
 
-  private async start(message: Message, kept: ((outcome: StoreOutcome) => void) | undefined): Promise<{ answered: Promise<void> }> {
+  private async start(message: Message, kept: ((outcome: StoreOutcome) => void) | undefined, held: boolean): Promise<{ answered: Promise<void> }> {
     const { core, botId, typingIntervalMs, log, mentions, claim } = this.deps;
     const { decision, inbound } = await classify(message, { botId: botId() });
     const channel = message.channel;
@@ -60,7 +60,7 @@ export class MessageHandler {
       return { answered: notice };
     }
     if (!inbound) return { answered: Promise.resolve() };
-    const answered = core.receive(inbound, target, kept ? { kept } : {}).then((received) => {
+    const answered = core.receive(inbound, target, kept ? { kept, held } : {}).then((received) => {
       log.debug({ message: message.id, result: received.kind, ...("reason" in received ? { reason: received.reason } : {}) }, "message handled");
     });
     return { answered };

@@ -268,8 +268,8 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   // that is not stopping, at once, where a redelivery by Slack would come seconds later.
   core.journal.handleWith(
     "slack",
-    keptHandler(slog, (kept, settle) => {
-      const meta = { eventType: kept.type, eventId: eventId(kept.body), retryNum: kept.retryNum, kept: settle };
+    keptHandler(slog, (kept, settle, held) => {
+      const meta = { eventType: kept.type, eventId: eventId(kept.body), retryNum: kept.retryNum, kept: settle, held };
       return new Promise<void>((done) => track(kept.type, () => onMessageEvent(turnDeps, kept.event, kept.body, meta).finally(done), true));
     }),
   );

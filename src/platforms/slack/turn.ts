@@ -26,6 +26,8 @@ export interface EventMeta {
   retryNum?: number | undefined;
   /** The event is kept in the inbound journal: told what became of its message (ReceiveOptions.kept). */
   kept?: (outcome: StoreOutcome) => void;
+  /** Its conversation waits for storage: marked as waiting, not stored now (ReceiveOptions.held). */
+  held?: boolean;
 }
 
 export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unknown, meta: EventMeta): Promise<void> {
@@ -48,7 +50,7 @@ export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unkno
       addressed: c.kind !== "thread_reply",
     };
     if (c.kind === "mention" && isLearnMention(m.text)) return { learn: learnFromMention(deps, inbound, m, log) };
-    return { received: deps.core.receive(inbound, messageTarget(deps, m, log), meta.kept ? { kept: meta.kept } : {}) };
+    return { received: deps.core.receive(inbound, messageTarget(deps, m, log), meta.kept ? { kept: meta.kept, held: meta.held === true } : {}) };
   });
   if ("learn" in entered) {
     await entered.learn;

@@ -24,6 +24,7 @@ const KeptSchema = z.object({
 export type KeptMessage = z.infer<typeof KeptSchema>;
 
 const KeySchema = z.looseObject({ event_id: z.string().min(1) });
+const TeamSchema = z.looseObject({ team_id: z.string() });
 const PostSchema = z.looseObject({ channel: z.string(), ts: z.string() });
 
 /**
@@ -35,6 +36,14 @@ export function keptKey(type: MessageEventType, event: unknown, body: unknown): 
   if (id.success) return id.data.event_id;
   const post = PostSchema.safeParse(event);
   return post.success ? `${type}:${post.data.channel}:${post.data.ts}` : `${type}:unkeyed:${crypto.randomUUID()}`;
+}
+
+/** Where the event's answers keep their order: its channel (a thread's messages are in it too). */
+export function keptOrder(event: unknown, body: unknown): string | undefined {
+  const post = PostSchema.safeParse(event);
+  if (!post.success) return undefined;
+  const team = TeamSchema.safeParse(body);
+  return `${team.success ? team.data.team_id : ""}:${post.data.channel}`;
 }
 
 /**
@@ -55,7 +64,7 @@ export async function keepMessage(core: CorePort, log: Logger, kept: KeptMessage
   const arrived = Date.now();
   let held;
   try {
-    held = await core.journal.keep("slack", keptKey(kept.type, kept.event, kept.body), kept);
+    held = await core.journal.keep("slack", keptKey(kept.type, kept.event, kept.body), kept, keptOrder(kept.event, kept.body));
   } catch (err) {
     if (!(err instanceof JournalUnavailableError)) throw err;
     log.error({ err: errText(err) }, "could not keep a Slack event in the journal: not acknowledged, Slack delivers it again");
@@ -70,7 +79,7 @@ export async function keepMessage(core: CorePort, log: Logger, kept: KeptMessage
 }
 
 /** The handler the journal hands kept events to; `handle` settles nothing itself but through `kept`. */
-export function keptHandler(log: Logger, handle: (message: KeptMessage, kept: (outcome: StoreOutcome) => void) => Promise<void>): (event: KeptEvent, settle: (outcome: StoreOutcome) => void) => void {
+export function keptHandler(log: Logger, handle: (message: KeptMessage, kept: (outcome: StoreOutcome) => void, held: boolean) => Promise<void>): (event: KeptEvent, settle: (outcome: StoreOutcome) => void) => void {
   return (event, settle) => {
     const parsed = KeptSchema.safeParse(event.payload);
     if (!parsed.success) {
@@ -78,7 +87,7 @@ export function keptHandler(log: Logger, handle: (message: KeptMessage, kept: (o
       return settle("not_stored");
     }
     // Whatever the handling did not settle (a bot's message, a /learn mention) never will be stored.
-    handle(parsed.data, settle).then(
+    handle(parsed.data, settle, event.held).then(
       () => settle("not_stored"),
       (err: unknown) => {
         log.error({ err: errText(err), key: event.key }, "handling a kept Slack event failed");
