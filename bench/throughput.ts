@@ -20,6 +20,7 @@ import { fakeModel, lastUserText } from "./lib/model.ts";
 import { now, round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
 import { replicaRows } from "./replicas.ts";
+import { burstRows } from "./burst.ts";
 
 const CONVERSATIONS = 200;
 const MODEL_MS = 1000;
@@ -122,10 +123,11 @@ export async function run(): Promise<BenchOutcome> {
     `ceiling = concurrency / model time: ${defaults.maxConcurrency} at the default CAIRN_MAX_CONCURRENCY=${defaults.maxConcurrency}`,
   ].join("\n");
   const replicas = await replicaRows();
+  const burst = await burstRows();
   return {
     name: "throughput",
-    table: `${text}\n\n${"skipped" in replicas ? `replica rows skipped: ${replicas.skipped}` : replicas.table}`,
-    result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, warm, lean, atDefault], replicas: "skipped" in replicas ? { skipped: replicas.skipped } : replicas.result },
+    table: `${text}\n\n${"skipped" in replicas ? `replica rows skipped: ${replicas.skipped}` : replicas.table}\n\n${burst.table}`,
+    result: { database: (await import("./lib/db.ts")).benchProvider(), goal: { repliesPerSecond: 150, rssMb: 300 }, runs: [wide, warm, lean, atDefault], replicas: "skipped" in replicas ? { skipped: replicas.skipped } : replicas.result, burst: burst.result },
   };
 }
 

@@ -1,5 +1,6 @@
 /**
- * One change to pg-pool, for every statement cairn sends to PostgreSQL (Prisma's adapter and the
+ * Two changes to pg-pool. A connection that dies while in use does not end the process (below). And
+ * for every statement cairn sends to PostgreSQL (Prisma's adapter and the
  * direct path): a statement that fails does not cost its connection. pg-pool's `query` closes the
  * connection of any failed statement, so each unique violation, lock timeout or refused cast made
  * the next statement pay for a new server process and prepare its statements again (two replicas
@@ -51,6 +52,13 @@ export async function statement(pool: pg.Pool, config: StatementConfig): Promise
  * `statement`; every other form (callbacks, streams) is pg-pool's own.
  */
 export function keepConnectionsOnStatementErrors(pool: pg.Pool): pg.Pool {
+  // pg emits 'error' on a client whose socket dies; the pool listens only while the client is
+  // idle. Checked out (a statement or a transaction under way, when PostgreSQL goes away), nothing
+  // listened, and the emit ended the process. The statement's own promise rejects with the same
+  // error, and the caller handles that; this listener only keeps the emit from being fatal.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   const original = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   const query = (...args: unknown[]): unknown => {
     const [config] = args;

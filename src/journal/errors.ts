@@ -44,5 +44,5 @@ export function causeText(err: unknown): string {
 
 /** The folder is not writable (mkdir, LOCK or the segment failed). */
 export function unwritable(dir: string, err: unknown): JournalOpenError {
-  return new JournalOpenError(`cairn cannot write its journal in ${dir} (${causeText(err)}): make that folder writable, or set CAIRN_JOURNAL_DIR to one that is.`, { cause: err });
+  return new JournalOpenError(`cannot write its journal in ${dir} (${causeText(err)}): make that folder writable, or set CAIRN_JOURNAL_DIR to one that is.`, { cause: err });
 }

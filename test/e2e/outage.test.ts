@@ -28,6 +28,7 @@ import { startDiscord, type DiscordAdapter } from "../../src/platforms/discord/a
 import { startSlack } from "../../src/platforms/slack/adapter.ts";
 import { fakeSlackSettings } from "../support/slack-modes.ts";
 import { SIGNING_SECRET } from "../fakes/slack.ts";
+import { parsePrometheusText, sumOf } from "../support/prom-text.ts";
 
 const TOKEN = /tok-[a-z0-9]+/;
 const answer = (token: string | null) => `answer to ${token ?? "nothing"}`;
@@ -149,6 +150,12 @@ postgresSuite()("a database outage: messages kept in the journal, answered when 
     expect((await storedUserMessages(onDiscord.map((m) => m.id))).sort()).toEqual(onDiscord.map((m) => m.id).sort());
     await waitUntil("👀 off every Slack message", () => slackWaiting.every((e) => slack.reactionsOn(e.channel, e.ts).length === 0), 15_000);
     expect(core.journal.waitingForStorage).toBe(false);
+    // Counted: every one handed on again after the outage; each Slack event's acknowledgement timed.
+    const metrics = parsePrometheusText(await core.metrics.expose());
+    expect(sumOf(metrics, "cairn_journal_replays_total", { platform: "slack" })).toBeGreaterThanOrEqual(5);
+    expect(sumOf(metrics, "cairn_journal_replays_total", { platform: "discord" })).toBeGreaterThanOrEqual(2);
+    expect(sumOf(metrics, "cairn_ack_duration_seconds_count", { platform: "slack" })).toBeGreaterThanOrEqual(6);
+    expect(sumOf(metrics, "cairn_journal_depth")).toBe(0);
   });
 
   it("acknowledges a delivery once it is kept while PostgreSQL hangs, and answers it after", async () => {
@@ -168,6 +175,19 @@ postgresSuite()("a database outage: messages kept in the journal, answered when 
     await proxy.pass();
     await waitUntil("the answer", () => answersIn(slackPosts(event.channel)).length === 1, 30_000);
     expect(slackPosts(event.channel).map((p) => p.text)).toEqual(["answer to tok-hang"]);
+    expect(await storedUserMessages([event.ts])).toEqual([event.ts]);
+  });
+
+  it("survives connections cut while a statement is under way (a hang, then a refusal), and answers once storage is back", async () => {
+    const event = dm("UERIN", "tok-cut");
+    proxy.hang();
+    expect((await sendHttp(event)).status).toBe(200);
+    // The message's insert waits on a held connection; the outage then cuts it mid-statement. pg
+    // emits 'error' on that checked-out client: unhandled, that ended the process (this worker).
+    await proxy.refuse();
+    await new Promise((r) => setTimeout(r, 300));
+    await proxy.pass();
+    await waitUntil("the answer", () => answersIn(slackPosts(event.channel)).length === 1, 30_000);
     expect(await storedUserMessages([event.ts])).toEqual([event.ts]);
   });
 

@@ -41,11 +41,19 @@ export function ackAfterListeners(inner: Receiver, log: Logger, onAck: (seconds:
     const processEvent = async (event: ReceiverEvent): Promise<void> => {
       if (!isEventCallback(event.body)) return answered(app, event);
       const arrived = performance.now();
-      // Bolt's own early ack becomes a no-op; this one follows the listeners.
-      await app.processEvent({ ...event, ack: async () => {} });
+      let failure: { err: unknown } | null = null;
+      try {
+        // Bolt's own early ack becomes a no-op; this one follows the listeners.
+        await app.processEvent({ ...event, ack: async () => {} });
+      } catch (err) {
+        failure = { err };
+      }
       if (declined.has(event.body as object)) throw new NotAcknowledgedError("the event was not kept; Slack delivers it again");
+      // An event Bolt itself could not process (a malformed one) is acknowledged all the same: a
+      // redelivery would fail alike. Its error goes on to the receiver's handler, after the ack.
       await event.ack();
       onAck((performance.now() - arrived) / 1000);
+      if (failure) throw failure.err;
     };
     // Everything else of the app is its own; Bolt's receivers use only processEvent.
     return new Proxy(app, { get: (target, prop, receiver) => (prop === "processEvent" ? processEvent : Reflect.get(target, prop, receiver)) });
@@ -77,7 +85,7 @@ type HttpErrorArgs = { error: Error; logger: unknown; request: http.IncomingMess
 export function httpEventErrors(log: Logger): (args: HttpErrorArgs) => Promise<boolean> {
   return async ({ error, response }) => {
     const status = error instanceof NotAcknowledgedError ? 503 : 500;
-    if (status === 500) log.error({ err: errText(error) }, "a Slack event failed before it was acknowledged");
+    if (status === 500) log.warn({ err: errText(error), acknowledged: response.headersSent }, "a Slack event could not be processed");
     if (!response.headersSent) response.writeHead(status).end();
     // True: the request is answered, so Bolt's unanswered-request timer does not answer it again.
     return true;
@@ -88,7 +96,7 @@ export function httpEventErrors(log: Logger): (args: HttpErrorArgs) => Promise<b
 export function socketEventErrors(log: Logger): (args: { error: Error }) => Promise<boolean> {
   return async ({ error }) => {
     if (error instanceof NotAcknowledgedError) log.warn("a Slack event was not kept: left unacknowledged for Slack to deliver again");
-    else log.error({ err: errText(error) }, "a Slack event failed before it was acknowledged");
+    else log.warn({ err: errText(error) }, "a Slack event could not be processed");
     return false;
   };
 }
