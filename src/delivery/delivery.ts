@@ -248,6 +248,13 @@ export class DeliveryPath {
     const log = this.deps.log.child({ platform: inbound.platform, channel: inbound.channel.externalId, message: inbound.messageId });
     // Waiting in the journal for storage: its working mark stays.
     let waiting = false;
+    let unmarked = false;
+    const unmarkOnce = async (): Promise<void> => {
+      if (unmarked) return;
+      unmarked = true;
+      const unmark = await turn.working;
+      if (unmark) await unmark().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
+    };
     try {
       const settled = await turn.settled;
       if ("err" in settled && settled.err instanceof NotStoredError) {
@@ -285,6 +292,10 @@ export class DeliveryPath {
       }
       if (reply.status !== "ok") log.warn({ reply: reply.replyMessageId, status: reply.status }, "posting the core's non-answer (apology, refusal or limit)");
       const shown = await turn.surface.finish(reply.text, reply.status === "ok" ? "answer" : "notice");
+      // The working mark comes off before the delivery is recorded, which ends the turn's lease: a
+      // process killed between the two leaves a turn recovery still finishes (it finds the posted
+      // parts, records them, and takes the mark off), never a mark nobody will take off.
+      await unmarkOnce();
       if (!shown.posted.length) {
         log.error({ reply: reply.replyMessageId, status: reply.status }, "no part of the reply reached the platform");
         await this.deps.undelivered?.(reply).catch((err: unknown) => log.error({ err }, "could not record the failed delivery"));
@@ -300,8 +311,7 @@ export class DeliveryPath {
       log.info({ reply: reply.replyMessageId, parts: shown.posted.length, status: reply.status, failed: shown.failed }, "reply posted");
       return { kind: "replied", status: reply.status, replyMessageId: reply.replyMessageId, ...shown };
     } finally {
-      const unmark = await turn.working;
-      if (unmark) await unmark().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
+      await unmarkOnce();
       const held = waiting ? undefined : this.marks.get(postKey(inbound));
       if (held) {
         this.marks.delete(postKey(inbound));

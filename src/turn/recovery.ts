@@ -167,11 +167,7 @@ export class Recovery {
     if (row.status !== "received") {
       // Answered, and the reply stored: the process died before it was on the platform.
       const stored = taken.reply;
-      if (!stored || stored.platformId !== null) {
-        // Posted before the process died, maybe before it took its working mark off: taken off here.
-        if (stored && row.platformId) await this.deps.clearWorking(platform, conversation.channelId, row.platformId);
-        return void (await leases.end(row.id));
-      }
+      if (!stored || stored.platformId !== null) return void (await leases.end(row.id));
       const reply: Outbound = { status: stored.status === "failed" ? "failed" : "ok", text: stored.text, conversationId: conversation.id, replyMessageId: stored.id };
       await this.postReply(reply, row.id, workspace, conversation, row.platformId);
       if (row.platformId) await this.deps.clearWorking(platform, conversation.channelId, row.platformId);
