@@ -24,6 +24,7 @@ import { ToolRegistry, type Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
 import { skillTools } from "../tools/skills.ts";
 import { sessionSearchTool } from "../tools/search.ts";
+import { correctionTool } from "../tools/correction.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
@@ -146,7 +147,12 @@ export class Core implements CorePort {
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
     const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope);
-    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(this.history, readable) as Tool];
+    const tools: Tool[] = [
+      memoryTool(this.memory) as Tool,
+      ...skillTools(this.skills),
+      sessionSearchTool(this.history, readable) as Tool,
+      correctionTool((scope, id) => this.learning.recordTypedCorrection(scope, id)) as Tool,
+    ];
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({

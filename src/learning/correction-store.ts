@@ -14,6 +14,14 @@ import type { Scope, WorkspaceScope } from "../ground/types.ts";
 
 export type { Correction };
 
+/** What became of a typed correction (`recordTyped`). */
+export type TypedCorrection =
+  | { kind: "recorded"; id: string; replyMessageId: number }
+  /** No answer of cairn's to a person precedes the message in its conversation. */
+  | { kind: "no_answer" }
+  /** That answer was corrected already (a 👎's question, or an earlier typed correction). */
+  | { kind: "taken" };
+
 /** The correction a turn is answering: what was asked and what cairn wrongly said. */
 export interface ClaimedCorrection {
   id: string;
@@ -67,6 +75,39 @@ export class CorrectionStore {
     const reply = await this.db.message.findFirst({ where: { id: open.replyMessageId, conversationId: open.conversationId } });
     const question = reply?.replyToId ? await this.db.message.findFirst({ where: { id: reply.replyToId, conversationId: open.conversationId } }) : null;
     return { id: open.id, question: question?.text ?? null, wrongAnswer: reply?.text ?? "" };
+  }
+
+  /**
+   * A correction typed in words ("no, we use pnpm"), as the turn's model judged it: the person's
+   * message `messageId` corrects cairn's latest answer before it in the conversation. Recorded as
+   * received at once (nobody was asked: `questionMessageId` stays null), so the same lesson job
+   * takes it once the corrected answer is posted. One correction per answer, as for a 👎.
+   */
+  async recordTyped(scope: Scope, messageId: number): Promise<TypedCorrection> {
+    const answer = await this.db.message.findFirst({
+      where: { conversationId: scope.conversationId, workspaceId: scope.workspaceId, role: "assistant", status: "sent", replyToId: { not: null }, id: { lt: messageId } },
+      orderBy: { id: "desc" },
+      select: { id: true },
+    });
+    if (!answer) return { kind: "no_answer" };
+    if (await this.receivedFor(scope, messageId)) return { kind: "taken" };
+    try {
+      const made = await this.db.correction.create({
+        data: {
+          workspaceId: scope.workspaceId,
+          conversationId: scope.conversationId,
+          replyMessageId: answer.id,
+          reactorId: scope.personId,
+          status: "received",
+          correctionMessageId: messageId,
+          createdAt: this.now(),
+        },
+      });
+      return { kind: "recorded", id: made.id, replyMessageId: answer.id };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      return { kind: "taken" };
+    }
   }
 
   /** The correction a person's message was taken as (status received), if any. */

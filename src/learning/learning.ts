@@ -12,7 +12,7 @@ import type { JobHandler } from "../jobs/worker.ts";
 import { JobWorker } from "../jobs/worker.ts";
 import type { Scope } from "../ground/types.ts";
 import type { LoopResult } from "../agent/loop.ts";
-import type { ClaimedCorrection } from "./correction-store.ts";
+import type { TypedCorrection, ClaimedCorrection } from "./correction-store.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
 import { lessonJob } from "./lesson-job.ts";
@@ -65,6 +65,11 @@ export class Learning {
   /** The correction this message answers, when cairn asked its author for one here. */
   claimCorrection(scope: Scope, messageId: number): Promise<ClaimedCorrection | null> {
     return this.ctx.corrections.claim(scope, messageId);
+  }
+
+  /** A correction the person typed, as the turn's model judged it (the `record_correction` tool). */
+  recordTypedCorrection(scope: Scope, messageId: number): Promise<TypedCorrection> {
+    return this.ctx.corrections.recordTyped(scope, messageId);
   }
 
   /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */

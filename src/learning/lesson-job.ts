@@ -84,7 +84,9 @@ export function lessonJob(ctx: LearningContext) {
         link: said.link,
       };
       const quote = excerpt(text, QUOTE_CHARS);
-      const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: said.id, reason: `correction of reply ${place.reply.id}` };
+      // Typed in words (the turn's record_correction): nobody was asked for it.
+      const typed = correction.questionMessageId === null;
+      const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: said.id, reason: `${typed ? "typed correction" : "correction"} of reply ${place.reply.id}` };
       let lesson: MemoryEntry;
       try {
         lesson = await ctx.lessons.learn(correction.id, {

@@ -54,7 +54,7 @@ export const per100 = (corrections: number, replies: number): number | null => (
 
 /**
  * Replies: cairn's answers to a person's message (role assistant, status sent, replyToId set).
- * Corrections: a 👎 on an answer that cairn asked about (one Correction row per answer), any status.
+ * Corrections: a 👎 on an answer that cairn asked about, or a correction typed in words (record_correction): one Correction row per answer, any status.
  */
 async function weekFigures(reports: ReportStore, scope: WorkspaceScope, p: Period): Promise<WeekFigures> {
   const { replies, corrections } = await reports.week(scope, p);

@@ -45,7 +45,7 @@ export function memoryTool(store: MemoryStore) {
       "Each target has a character budget shown in your system prompt; when near full, consolidate with",
       "replace/remove in the same batch. Operations in one call are applied all-or-nothing.",
       "Saved facts appear in the prompt from the next session on.",
-      "When someone corrects you or states how things are done here, add it with kind 'lesson': lessons do not",
+      "When someone states how things are done here, add it with kind 'lesson' (a correction of an answer of yours goes to record_correction instead): lessons do not",
       "use the budget and are shown with later messages they are relevant to, so word them with the terms people will use.",
     ].join(" "),
     progress: "saving to memory",

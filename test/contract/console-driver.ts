@@ -111,6 +111,17 @@ export class ConsoleDriver implements Driver {
     return { id: inbound.messageId, replyPlace: this.dmPlace(person) };
   }
 
+  /** Types a command line (`/lessons`) and returns what the console printed for it. */
+  async command(person: Person, line: string, until: (printed: string) => boolean): Promise<string> {
+    const terminal = this.terminal(person);
+    const from = terminal.output.length;
+    terminal.input.write(`${line}\n`);
+    return waitUntil(`the console's answer to ${line}`, () => {
+      const printed = terminal.output.slice(from);
+      return until(printed) && printed;
+    });
+  }
+
   timeline(place: Place): Shown[] {
     return this.terminal(place.dm ?? "alice").shown();
   }

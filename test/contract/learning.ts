@@ -13,8 +13,11 @@ import { waitUntil } from "../fakes/http.ts";
 import { makeCore } from "../support/agent.ts";
 import type { Database } from "../support/db.ts";
 import { answerIn, Observer, type Driver, type Person, type Place, type Sent } from "./contract.ts";
+import { ConsoleDriver } from "./console-driver.ts";
 
 const DISTILL = "You turn a person's correction";
+/** How the typed corrections of these tests begin: the fake model takes them for corrections. */
+const TYPED = /That's wrong,/;
 
 /** The text of a request's last message (blocks joined). */
 function lastText(req: RecordedRequest): string {
@@ -28,6 +31,8 @@ function lastText(req: RecordedRequest): string {
 const promptOf = (req: RecordedRequest) => `${systemText(req)}\n${JSON.stringify(req.body.messages)}`;
 
 export function learningContract(driver: Driver, getDb: () => Database): void {
+  // The console has no reactions and no channels: only its typed corrections in the DM run there.
+  const full = driver.features.reactions && driver.features.channels ? it : it.skip;
   let anthropic: FakeAnthropic;
   let core: Core;
   let observer: Observer;
@@ -44,6 +49,11 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
       return { text: JSON.stringify({ rule: `ALWAYS do this: ${correction.replace(/^no,?\s*/i, "")}`, same_as: same ?? null, contradicts: null }) };
     }
     if (lastText(req).includes("══ CORRECTION ══")) return { text: "You are right, corrected: I will do it your way." };
+    // A correction typed in words: the model records it with its tool, then answers it applied.
+    const last = req.body.messages.at(-1);
+    const toolResult = Array.isArray(last?.content) && last.content.some((b) => b.type === "tool_result");
+    if (toolResult) return { text: "You are right, corrected: I will do it your way." };
+    if (TYPED.test(lastText(req))) return { toolUse: [{ name: "record_correction", input: { correction: "the person corrected the previous answer" } }] };
     return { text: answer };
   };
 
@@ -91,7 +101,7 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     sameAsMarker = null;
   });
 
-  it("👎 on an answer: cairn asks in its thread, answers the correction with it applied, and keeps it as a channel lesson with its case", async () => {
+  full("👎 on an answer: cairn asks in its thread, answers the correction with it applied, and keeps it as a channel lesson with its case", async () => {
     const channel = await driver.channel();
     const { asked, reply, said, fixed, lesson } = await correct(channel, "alice", "which package manager do we use?", "No, we use pnpm for every repo.");
     // The corrected answer: the model saw the wrong answer and the correction together.
@@ -119,7 +129,7 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     expect(await db().correction.count({ where: { replyMessageId: reply.replyMessageId! } })).toBe(1);
   });
 
-  it("a channel lesson stays in its channel until someone else's ✅ makes it a team rule, which reaches another channel's next session", async () => {
+  full("a channel lesson stays in its channel until someone else's ✅ makes it a team rule, which reaches another channel's next session", async () => {
     const first = await driver.channel();
     const { asked, lesson, ws } = await correct(first, "alice", "what is our deploy day?", "No, deploys happen on Wednesdays only.");
     const proposal = await cairnSays(asked.replyPlace, "React ✅");
@@ -149,7 +159,7 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     expect(system).toContain("deploys happen on Wednesdays only");
   });
 
-  it("the same correction made by another person in another channel becomes a team rule at once, and says so", async () => {
+  full("the same correction made by another person in another channel becomes a team rule at once, and says so", async () => {
     sameAsMarker = "yarn";
     const one = await driver.channel();
     const first = await correct(one, "alice", "how do we add a dependency?", "No, add it with yarn workspaces.");
@@ -162,7 +172,7 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     expect(await db().revision.count({ where: { entityType: "memory", action: "promote", reason: { contains: rule.id } } })).toBe(2);
   });
 
-  it("a DM correction is the person's own lesson: shown with its quote in their later messages, never in anyone else's prompt", async () => {
+  full("a DM correction is the person's own lesson: shown with its quote in their later messages, never in anyone else's prompt", async () => {
     const { lesson } = await correct("dm", "alice", "how do I format my weekly report?", "No, I want my weekly report as three bullet points.");
     expect(lesson).toMatchObject({ scope: "user", channelKey: null });
     await cairnSays(driver.dmPlace("alice"), "private to you");
@@ -180,7 +190,51 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     expect(seen).toContain("three bullet points");
   });
 
-  it("reactions that must do nothing do nothing: on a person's message, on cairn's question, a second 👎, and from someone cairn may not serve", async () => {
+  full("a correction typed in words, without a reaction: the answer corrected, a channel lesson with its case, and a teammate's ✅ makes it a team rule", async () => {
+    const channel = await driver.channel();
+    answer = "We use jest.";
+    const asked = await driver.mention(channel, "alice", "which test runner do we use?");
+    const { result: reply } = await replied(asked);
+    const said = await driver.mention(asked.replyPlace, "alice", "That's wrong, we use vitest everywhere.");
+    const fixed = await replied(said);
+    expect(fixed.parts.map((p) => p.text).join("\n")).toContain("corrected");
+    const ws = await workspaceOf(asked);
+    const lesson = await waitUntil("the lesson", () => db().memoryEntry.findFirst({ where: { workspaceId: ws, kind: "lesson", quote: { contains: "vitest everywhere" } } }), 20_000);
+    const question = await db().message.findFirstOrThrow({ where: { platformId: asked.id, role: "user" } });
+    const correction = await db().message.findFirstOrThrow({ where: { platformId: said.id, role: "user" } });
+    const alice = await db().person.findFirstOrThrow({ where: { workspaceId: question.workspaceId, externalId: driver.userId("alice") } });
+    expect(lesson).toMatchObject({ scope: "channel", channelKey: channel.channel, kind: "lesson", status: "active", createdById: alice.id, sourceMessageId: correction.id });
+    expect(parseCase(lesson.origin)).toMatchObject({ question: "which test runner do we use?", wrongAnswer: "We use jest.", by: { id: alice.id }, replyMessageId: reply.replyMessageId, correctionMessageId: correction.id });
+    expect(parseCase(lesson.origin)!.correction).toContain("we use vitest everywhere");
+    // Recorded as typed (nobody was asked), once for that answer; no question posted.
+    expect(await db().correction.findMany({ where: { replyMessageId: reply.replyMessageId! } })).toMatchObject([{ status: "learned", questionMessageId: null, reactorId: alice.id }]);
+    expect(driver.timeline(asked.replyPlace).some((m) => m.fromCairn && m.text.includes("what should I have done instead"))).toBe(false);
+    expect(await db().revision.count({ where: { entityId: lesson.id, reason: { startsWith: "typed correction" } } })).toBe(1);
+    // Proposed in the thread; Bob's ✅ makes it a rule that reaches another channel.
+    const proposal = await cairnSays(asked.replyPlace, "React ✅");
+    await driver.react(asked.replyPlace, proposal.id!, "bob", "check");
+    const rule = await waitUntil("the team rule", () => db().memoryEntry.findFirst({ where: { workspaceId: ws, kind: "rule", status: "active", quote: { contains: "vitest everywhere" } } }), 20_000);
+    const other = await driver.channel();
+    const at = anthropic.requests.length;
+    await replied(await driver.mention(other, "bob", "anything I should know about tests?"));
+    expect(systemText(anthropic.requests.slice(at).find((r) => !systemText(r).includes(DISTILL))!)).toContain(rule.text);
+  });
+
+  it("a correction typed in a DM is that person's own lesson, never proposed", async () => {
+    answer = "Send it as a long paragraph.";
+    const asked = await driver.dm("alice", "how should I send my standup notes?");
+    await replied(asked);
+    const said = await driver.dm("alice", "That's wrong, I send standup notes as a checklist.");
+    await replied(said);
+    const ws = await workspaceOf(asked);
+    const lesson = await waitUntil("the lesson", () => db().memoryEntry.findFirst({ where: { workspaceId: ws, kind: "lesson", quote: { contains: "as a checklist" } } }), 20_000);
+    expect(lesson).toMatchObject({ scope: "user", channelKey: null, proposalMessageId: null });
+    await cairnSays(driver.dmPlace("alice"), "private to you");
+    // The console lists it with /lessons.
+    if (driver instanceof ConsoleDriver) expect(await driver.command("alice", "/lessons", (p) => p.includes("checklist"))).toContain(lesson.text);
+  });
+
+  full("reactions that must do nothing do nothing: on a person's message, on cairn's question, a second 👎, and from someone cairn may not serve", async () => {
     const channel = await driver.channel();
     const asked = await driver.mention(channel, "alice", "what is the staging URL?");
     const { result, parts } = await replied(asked);
