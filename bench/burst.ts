@@ -14,7 +14,7 @@
  * cores as cairn.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openDatabase, providerOf } from "../src/db/client.ts";
@@ -64,6 +64,8 @@ export interface BurstRun {
   /** CPU seconds cairn used from the first POST to the last reply (null without /proc), and this process (the fakes and the load). */
   cairnCpuSeconds: number | null;
   driverCpuSeconds: number;
+  /** The machine's 1-minute load average when the burst started (other work on it slows everything). */
+  loadAverage: number;
   /** VmHWM of the cairn process, in MB; null without /proc. */
   rssPeakMb: number | null;
   /** The process's warnings and errors, by message. */
@@ -205,6 +207,7 @@ async function runOnce(database: BurstRun["database"], databaseUrl: string): Pro
     }
 
     const mentions = mentionsOf(fake, MENTIONS, { tag: "B", channels: CHANNELS, firstToken: 0 });
+    const loadAverage = round(loadavg()[0]!, 2);
     const cpu0 = cpuSeconds(replica.pid);
     const driver0 = process.cpuUsage();
     const t0 = performance.now();
@@ -251,6 +254,7 @@ async function runOnce(database: BurstRun["database"], databaseUrl: string): Pro
       lastReplyAfterSeconds: round((lastReply - firstSent) / 1000, 1),
       cairnCpuSeconds: cpu0 === null || cpu1 === null ? null : round(cpu1 - cpu0, 2),
       driverCpuSeconds: round((driver.user + driver.system) / 1e6, 2),
+      loadAverage,
       rssPeakMb,
       problems,
     };
@@ -299,7 +303,7 @@ export async function burstRows(): Promise<{ table: string; result: object }> {
       runs.map((r) => [r.database, r.mentions, r.sentOverSeconds, r.ackP50Ms, r.ackP95Ms, r.ackMaxMs, r.acksOver3s, r.non200, r.replyP50Ms, r.replyP95Ms, r.lost, r.duplicated, r.rssPeakMb ?? "n/a"]),
     ),
     ...(pgSkipped ? [pgSkipped] : []),
-    `CPU seconds from the first POST to the last reply, cairn / this process (fakes and load): ${runs.map((r) => `${r.database} ${r.cairnCpuSeconds ?? "?"} / ${r.driverCpuSeconds}`).join("; ")}; last reply ${runs.map((r) => `${r.database} ${r.lastReplyAfterSeconds} s`).join(", ")} after the first POST`,
+    `CPU seconds from the first POST to the last reply, cairn / this process (fakes and load): ${runs.map((r) => `${r.database} ${r.cairnCpuSeconds ?? "?"} / ${r.driverCpuSeconds}`).join("; ")}; last reply ${runs.map((r) => `${r.database} ${r.lastReplyAfterSeconds} s`).join(", ")} after the first POST; machine load (1-min average) at the start: ${runs.map((r) => `${r.database} ${r.loadAverage}`).join(", ")} on ${availableParallelism()} cores`,
     `warnings and errors of the process: ${runs.map((r) => `${r.database}: ${r.problems.replace(/^burst-\w+: /, "")}`).join("; ")}`,
   ].join("\n");
   return {
