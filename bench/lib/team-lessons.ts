@@ -13,10 +13,13 @@ import { benchCore, channelMessage, replyText } from "./core.ts";
 import { openBenchDatabase } from "./db.ts";
 import { fakeModel, lastUserText, promptText } from "./model.ts";
 import { round } from "./report.ts";
+import { CHANNEL_LESSON_SET } from "./channel-lessons.ts";
 
 interface Case {
   lesson: string;
   question: string;
+  /** The channel it is taught and asked in (default one channel for the whole set). */
+  channel?: string;
 }
 
 export interface LessonSet {
@@ -73,7 +76,10 @@ export const HELD_OUT_UNRELATED = [
 export const LESSON_SETS: LessonSet[] = [
   { name: "team", cases: TEAM_LESSONS, unrelated: UNRELATED_QUESTIONS },
   { name: "held-out", cases: HELD_OUT_LESSONS, unrelated: HELD_OUT_UNRELATED },
+  CHANNEL_LESSON_SET,
 ];
+
+const DEFAULT_CHANNEL = "C-eng";
 
 export interface TeamLessonsResult {
   set: string;
@@ -102,14 +108,20 @@ export async function runTeamLessons(set: LessonSet): Promise<TeamLessonsResult>
     );
     const core = await benchCore(bench.database, model, { bundledSkillsDir: null }, () => new Date(clock));
     let seq = 0;
-    const say = (text: string) => replyText(core, channelMessage("team-ws", "UTEACH", "C-eng", text, `team-${seq++}`, new Date(clock), false));
-    for (const c of set.cases) await say(`No: ${c.lesson}`);
+    const say = (text: string, channel: string) => replyText(core, channelMessage("team-ws", "UTEACH", channel, text, `team-${seq++}`, new Date(clock), false));
+    const channels = [...new Set(set.cases.map((c) => c.channel ?? DEFAULT_CHANNEL))];
+    for (const c of set.cases) await say(`No: ${c.lesson}`, c.channel ?? DEFAULT_CHANNEL);
     const present = (prompt: string) => set.cases.filter((c) => prompt.includes(c.lesson)).map((c) => c.lesson);
     const asked: { needed: string | null; seen: string[] }[] = [];
-    for (const [needed, question] of [...set.cases.map((c) => [c.lesson, c.question] as const), ...set.unrelated.map((q) => [null, q] as const)]) {
+    // Unrelated questions are asked in every channel: each meets that channel's lessons.
+    const questions = [
+      ...set.cases.map((c) => [c.lesson, c.question, c.channel ?? DEFAULT_CHANNEL] as const),
+      ...set.unrelated.flatMap((q) => channels.map((channel) => [null, q, channel] as const)),
+    ];
+    for (const [needed, question, channel] of questions) {
       clock += 3 * 60 * 60 * 1000; // a new session for every question
       const before = model.requests.length;
-      await say(question);
+      await say(question, channel);
       asked.push({ needed, seen: present(model.requests.slice(before).map(promptText).join("\n")) });
     }
     const related = asked.filter((a) => a.needed !== null);
