@@ -146,3 +146,11 @@ export interface TurnHooks {
    */
   onTextReset?: () => void;
 }
+
+/** What became of a correction typed in words (the `record_correction` tool). */
+export type TypedCorrection =
+  | { kind: "recorded"; id: string; replyMessageId: number }
+  /** No answer of cairn's to a person precedes the message in its conversation. */
+  | { kind: "no_answer" }
+  /** That answer was corrected already (a 👎's question, or an earlier typed correction). */
+  | { kind: "taken" };

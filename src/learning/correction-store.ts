@@ -10,17 +10,9 @@
  */
 import type { Db } from "../db/client.ts";
 import type { Correction, Message } from "../db/generated/sqlite/client.ts";
-import type { Scope, WorkspaceScope } from "../ground/types.ts";
+import type { Scope, TypedCorrection, WorkspaceScope } from "../ground/types.ts";
 
 export type { Correction };
-
-/** What became of a typed correction (`recordTyped`). */
-export type TypedCorrection =
-  | { kind: "recorded"; id: string; replyMessageId: number }
-  /** No answer of cairn's to a person precedes the message in its conversation. */
-  | { kind: "no_answer" }
-  /** That answer was corrected already (a 👎's question, or an earlier typed correction). */
-  | { kind: "taken" };
 
 /** The correction a turn is answering: what was asked and what cairn wrongly said. */
 export interface ClaimedCorrection {

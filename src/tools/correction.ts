@@ -7,8 +7,7 @@
  */
 import { z } from "zod";
 import { defineTool, ToolError } from "./registry.ts";
-import type { Scope } from "../ground/types.ts";
-import type { TypedCorrection } from "../learning/correction-store.ts";
+import type { Scope, TypedCorrection } from "../ground/types.ts";
 
 const input = z.object({
   correction: z.string().min(1).max(500).describe("what the person says you got wrong and what is right, in one sentence (for the log; their own words are kept)"),
