@@ -53,6 +53,8 @@ export interface SharedSnapshotInput {
   skills: readonly (Pick<SkillIndexEntry, "name" | "description"> & { status?: string })[];
   /** The workspace's team persona (src/persona/store.ts), shown first; absent: the guidance alone. */
   persona?: { text: string; limit: number } | null;
+  /** The note of the conversation's previous session (turn/carry-over.ts), after memory. */
+  carried?: string | null;
 }
 
 function shownDescription(description: string): string {
@@ -66,7 +68,7 @@ function skillLines(skills: SharedSnapshotInput["skills"]): string {
 }
 
 /** Team and channel memory and the skills everyone here may see: frozen once per session. */
-export function renderShared({ now, place, blocks, rules = [], skills, persona }: SharedSnapshotInput): string {
+export function renderShared({ now, place, blocks, rules = [], skills, persona, carried }: SharedSnapshotInput): string {
   const memory = blocks.filter((b) => b.target !== "user").map((b) => renderMemoryBlock(b));
   if (rules.length) memory.splice(1, 0, renderRules(rules));
   const index = skills.length ? skillLines(skills) : "(no skills yet)";
@@ -74,6 +76,7 @@ export function renderShared({ now, place, blocks, rules = [], skills, persona }
     `Session started ${now.toISOString().slice(0, 16).replace("T", " ")} UTC. Place: ${place}.`,
     ...(persona ? [renderPersona(persona.text, persona.limit)] : []),
     ...memory,
+    ...(carried ? [carried] : []),
     `══ SKILLS (read one with skill_view before following it) ══\n${index}`,
   ].join("\n\n");
 }

@@ -111,6 +111,15 @@ export class SessionStore {
     return this.remember(row);
   }
 
+  /** The conversation's session before `sessionId`: the latest one ended, or null. */
+  async previous(scope: ConversationScope, sessionId: string): Promise<ChatSession | null> {
+    const row = await this.db.chatSession.findFirst({
+      where: { conversationId: scope.conversationId, id: { not: sessionId }, endedAt: { not: null } },
+      orderBy: { startedAt: "desc" },
+    });
+    return row && this.remember(row);
+  }
+
   /** Ends the conversation's open session; whether there was one. */
   async end(scope: ConversationScope, reason: "request" | "restart", now: Date): Promise<boolean> {
     const { conversationId } = scope;

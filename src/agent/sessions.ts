@@ -65,6 +65,11 @@ export class SessionManager {
     return this.store.get(scope, sessionId);
   }
 
+  /** The session of this conversation before `sessionId` (ended by idle time or `/new`), or null. */
+  previous(scope: ConversationScope, sessionId: string): Promise<ChatSession | null> {
+    return this.store.previous(scope, sessionId);
+  }
+
   /** Ends the open session (`/new`, console start-up); the next message starts a fresh one. */
   end(scope: ConversationScope, reason: "request" | "restart", now = new Date()): Promise<boolean> {
     return this.store.end(scope, reason, now);

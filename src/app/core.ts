@@ -166,7 +166,7 @@ export class Core implements CorePort {
       log,
     });
     this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => turns.activeKeys > 0 || this.delivery.inFlight > 0, log, now);
-    const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, now });
+    const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, history: this.history, now });
     const runner = new TurnRunner({
       settings: s,
       model: models.turn,

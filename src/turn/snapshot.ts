@@ -9,7 +9,8 @@
  * and profile go in their own part.
  */
 import type { Scope } from "../ground/types.ts";
-import type { Place } from "../history/store/store.ts";
+import type { HistoryStore, Place } from "../history/store/store.ts";
+import { carryOverNote } from "./carry-over.ts";
 import { usedChars, type MemoryEntry, type MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import { isPrivateSkill } from "../skills/visibility.ts";
@@ -22,6 +23,8 @@ export interface SnapshotDeps {
   skills: SkillStore;
   persona: PersonaStore;
   sessions: SessionManager;
+  /** The previous session's messages, for the note a new session starts with (carry-over.ts). */
+  history: Pick<HistoryStore, "sessionMessages">;
   now: () => Date;
 }
 
@@ -48,7 +51,7 @@ export class Snapshots {
     // One read of the place's facts serves both parts.
     const facts = () => (read ??= this.deps.memory.facts(scope));
     if (!snapshot) {
-      snapshot = { shared: await this.shared(scope, place, await facts()), profiles: {} };
+      snapshot = { shared: await this.shared(scope, place, await facts(), sessionId), profiles: {} };
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
@@ -65,11 +68,15 @@ export class Snapshots {
     return { shared: await this.shared(scope, place, facts), profiles: { [place.person.id]: await this.profile(scope, place, facts) } };
   }
 
-  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
-    const { skills, persona, memory } = this.deps;
+  /** `sessionId`: a session's first snapshot carries the note of the conversation's session before it. */
+  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<string> {
+    const { skills, persona, memory, sessions, history } = this.deps;
     const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
     const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule");
     const current = await persona.get(scope);
+    const carried = sessionId
+      ? await carryOverNote({ previous: (sc, id) => sessions.previous(sc, id), messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through) }, scope, sessionId)
+      : null;
     return renderShared({
       now: this.deps.now(),
       place: placeLabel(place),
@@ -77,6 +84,7 @@ export class Snapshots {
       rules,
       skills: visible,
       persona: current && { text: current.text, limit: persona.limit },
+      carried,
     });
   }
 

@@ -1,0 +1,47 @@
+/**
+ * Working memory between sessions (src/turn/carry-over.ts): a conversation's new session, after the
+ * idle timeout or `/new`, starts with a note of the session before it in its frozen snapshot;
+ * another conversation's sessions never see it. On SQLite and PostgreSQL, through the real Core.
+ */
+import { expect, it } from "vitest";
+import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
+import { coreHarness } from "../support/agent.ts";
+import { systemText } from "../fakes/anthropic.ts";
+
+const HOUR = 60 * 60 * 1000;
+
+forEachDatabase("working memory between sessions", (getDb) => {
+  let clock = Date.parse("2026-06-01T09:00:00Z");
+  const h = coreHarness(getDb, { settings: { sessionIdleMs: HOUR, bundledSkillsDir: null }, now: () => new Date(clock) });
+
+  const say = async (where: PlaceOptions, text: string) => {
+    const before = h.fake.requests.length;
+    const r = await h.core.handle(inboundFor(where, text, uniqueId("m"), new Date(clock)));
+    if (r.kind !== "reply" || r.reply.status !== "ok") throw new Error(`not answered: ${JSON.stringify(r)}`);
+    return systemText(h.fake.requests.slice(before)[0]!);
+  };
+
+  it("starts a conversation's next session with a note of the last one, after the idle timeout and after /new, and no other conversation's", async () => {
+    const thread: PlaceOptions = { workspace: h.ws, user: "UALICE", name: "Alice", channel: "C-eng", isDm: false, thread: uniqueId("th") };
+    const elsewhere: PlaceOptions = { ...thread, channel: "C-other", thread: uniqueId("th") };
+    h.fake.setDefault({ text: "Noted: the orders table moves to the new cluster first." });
+    const first = await say(thread, "we're migrating the orders database to the new Postgres cluster this week");
+    expect(first).not.toContain("LAST SESSION");
+    clock += 2 * HOUR;
+    // A new session (idle): the note carries what was being worked on, who said it, and cairn's answer.
+    const second = await say(thread, "where were we?");
+    expect(second).toContain("LAST SESSION IN THIS CONVERSATION");
+    expect(second).toContain("Alice: we're migrating the orders database to the new Postgres cluster this week");
+    expect(second).toContain("cairn: Noted: the orders table moves to the new cluster first.");
+    // Frozen with the session: its next turn's system prompt is the same text (the cache holds).
+    expect(await say(thread, "and after that?")).toBe(second);
+    // Another conversation's new session sees nothing of it.
+    const other = await say(elsewhere, "hello there");
+    expect(other).not.toContain("LAST SESSION");
+    expect(other).not.toContain("orders database");
+    // `/new`: the next session's note holds the session just ended (its latest messages).
+    await h.core.endSession(inboundFor(thread, "/new"), "request");
+    const third = await say(thread, "let's continue");
+    expect(third).toContain("Alice: where were we?");
+  });
+});
