@@ -74,6 +74,9 @@ export const configSchema = z.object({
   CAIRN_REVIEW_MODEL: optionalString,
   CAIRN_REVIEW_EVERY_TURNS: int(10, 0, 1_000),
   CAIRN_SKILL_REVIEW_TOOL_CALLS: int(10, 0, 1_000),
+  // A memory review when a conversation ends (/new, or quiet this long) with this many person messages since the last.
+  CAIRN_REVIEW_MIN_TURNS: int(3, 0, 1_000),
+  CAIRN_REVIEW_IDLE_MINUTES: int(30, 1, 7 * 24 * 60),
   CAIRN_REVIEW_NOTICE: z.enum(["off", "brief", "verbose"]).default("brief"),
   CAIRN_REVIEW_MAX_WRITES: int(3, 0, 50),
   CAIRN_CORRECTION_EMOJI: csv.transform((v) => (v.length ? v : ["👎", "❌"])),

@@ -4,7 +4,7 @@
  * no policy of its own: the turn is src/turn/ (intake.ts, turn.ts), the delivery path src/delivery/, reactions
  * learning/reactions.ts, commands commands/. Nothing below imports this module.
  */
-import type { Logger } from "../ground/log.ts";
+import { errText, type Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { ErasureStore } from "../erasure/erasure-store.ts";
@@ -37,6 +37,7 @@ import { CorrectionStore } from "../learning/correction-store.ts";
 import { TraceStore } from "../learning/trace-store.ts";
 import { ReplyPlaceStore } from "../learning/reply-place-store.ts";
 import { LessonStore } from "../lessons/lesson-store.ts";
+import { ReviewStore } from "../learning/review-store.ts";
 import { DEFAULT_LEARNING } from "../learning/settings.ts";
 import { Scheduler } from "../jobs/scheduler.ts";
 import { DEFAULT_SCHEDULES } from "../jobs/schedules.ts";
@@ -240,6 +241,8 @@ export class Core implements CorePort {
       corrections: new CorrectionStore(db, now, learningSettings.correctionWindowMs),
       traces: new TraceStore(db),
       lessons: new LessonStore(db, this.memory),
+      reviews: new ReviewStore(db),
+      turnTools: tools,
       post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
       settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: learningSettings },
       log,
@@ -397,7 +400,10 @@ export class Core implements CorePort {
 
   async endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void> {
     const place = await this.history.resolve(inbound);
-    await this.sessions.end(scopeOf(place), reason);
+    const scope = scopeOf(place);
+    await this.sessions.end(scope, reason);
+    // The conversation ended: its review, if enough was said since the last (review-triggers.ts).
+    await this.learning.conversationEnded(scope).catch((err: unknown) => this.deps.log.warn({ err: errText(err) }, "could not queue the review of an ended conversation"));
   }
 
   /** `/cairn <name> <args>`: see commands/service.ts. */

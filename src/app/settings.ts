@@ -38,6 +38,8 @@ export function agentSettings(cfg: Config): AgentSettings {
     learning: {
       reviewEveryTurns: cfg.CAIRN_REVIEW_EVERY_TURNS,
       skillReviewToolCalls: cfg.CAIRN_SKILL_REVIEW_TOOL_CALLS,
+      reviewMinTurns: cfg.CAIRN_REVIEW_MIN_TURNS,
+      reviewIdleMs: cfg.CAIRN_REVIEW_IDLE_MINUTES * 60_000,
       reviewModel: cfg.CAIRN_REVIEW_MODEL ?? null,
       reviewNotice: cfg.CAIRN_REVIEW_NOTICE,
       reviewMaxWrites: cfg.CAIRN_REVIEW_MAX_WRITES,

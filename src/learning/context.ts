@@ -17,6 +17,8 @@ import type { CorrectionStore } from "./correction-store.ts";
 import type { TraceStore } from "./trace-store.ts";
 import type { ReplyPlaceStore } from "./reply-place-store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
+import type { ReviewStore } from "./review-store.ts";
+import type { Tool } from "../tools/registry.ts";
 import type { EmojiReader, EmojiSignals } from "./emoji.ts";
 
 export interface LearningDeps {
@@ -34,6 +36,10 @@ export interface LearningDeps {
   corrections: CorrectionStore;
   traces: TraceStore;
   lessons: LessonStore;
+  /** Where each conversation's reviews read through, and which conversations went quiet. */
+  reviews: ReviewStore;
+  /** The turn's tools, in order: a review sends the same list (its cache prefix is the turns'), refusing all but memory and skills. */
+  turnTools: readonly Tool[];
   /** The core's post operation (adapter contract): stored, chunked (or in `rich` form), recorded as deliveries. */
   post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted>;
   settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };

@@ -10,14 +10,17 @@
  */
 import type { JobHandler } from "../jobs/worker.ts";
 import { JobWorker } from "../jobs/worker.ts";
-import type { Scope } from "../ground/types.ts";
+import type { ConversationScope, Scope } from "../ground/types.ts";
 import type { LoopResult } from "../agent/loop.ts";
 import type { ClaimedCorrection } from "./correction-store.ts";
 import type { TypedCorrection } from "../ground/types.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
 import { lessonJob } from "./lesson-job.ts";
-import { reviewJob, type ReviewPayload } from "./review.ts";
+import { reviewJob } from "./review.ts";
+import { queueDueReview, type ReviewTriggerDeps } from "./review-triggers.ts";
+import type { ReviewStore } from "./review-store.ts";
+import { errText } from "../ground/log.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 import { instrumentModel } from "../agent/model-metrics.ts";
 import { judgeById } from "./approvals.ts";
@@ -25,9 +28,21 @@ import type { Place } from "../history/store/store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { ModelClient } from "../agent/model.ts";
 
+/** How often quiet conversations are looked for, at most (and no less often than the idle time). */
+const QUIET_SWEEP_MS = 60_000;
+/** A conversation quiet longer than this before the sweep saw it is left alone (it was reviewed, or is old news). */
+const QUIET_LOOKBACK_MS = 24 * 60 * 60 * 1000;
+/** Quiet conversations looked at per sweep. */
+const QUIET_BATCH = 200;
+
 export class Learning {
   readonly ctx: LearningContext;
   readonly worker: JobWorker;
+  private readonly reviews: ReviewStore;
+  private readonly triggers: ReviewTriggerDeps;
+  /** Conversations the sweep looked at, by the last message it saw. */
+  private readonly swept = new Map<string, number>();
+  private sweeper: NodeJS.Timeout | null = null;
 
   /**
    * `more`: the other jobs the worker runs, given the context each of their kinds is counted
@@ -46,6 +61,8 @@ export class Learning {
     const as = (purpose: string): LearningContext => ({ ...this.ctx, model: instrumentModel(deps.model, deps.metrics, purpose) });
     const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), ...more(as)];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker, deps.metrics);
+    this.reviews = deps.reviews;
+    this.triggers = { store: deps.reviews, jobs: deps.jobs, settings: s };
   }
 
   /** Lessons and team rules, for the commands that list and archive them. */
@@ -80,39 +97,66 @@ export class Learning {
   }
 
   /**
-   * A reply was posted: queue what it triggers. A memory review every `reviewEveryTurns` person
-   * messages of the conversation, a skill review after a turn with many tool calls, and the lesson
-   * of a correction it answered.
+   * A reply was posted: queue what it triggers. The review due (review-triggers.ts: every N person
+   * messages, or enough tool calls, since the last), and the lesson of a correction it answered.
    */
   async afterDelivered(replyMessageId: number, conversationId: string): Promise<void> {
     const { places, jobs } = this.ctx;
-    const s = this.ctx.settings.learning;
     const delivered = await places.deliveredReply(conversationId, replyMessageId);
     const replyToId = delivered?.reply.replyToId;
     if (!delivered || !replyToId) return;
     const { reply, scope } = delivered;
-    const queued: Promise<unknown>[] = [];
-    const review = (kind: ReviewPayload["kind"], key: string) =>
-      jobs.enqueue("review", { kind, workspaceId: reply.workspaceId, conversationId, replyMessageId } satisfies ReviewPayload, { uniqueKey: key });
     // This runs on the delivery path (the conversation's next answer waits for it): the reads go out together.
-    const [turns, trace, correction] = await Promise.all([
-      s.reviewEveryTurns > 0 ? places.personMessagesThrough(scope, replyToId) : 0,
-      s.skillReviewToolCalls > 0 ? this.ctx.traces.get(scope, replyMessageId) : null,
+    const [reviewed, correction] = await Promise.all([
+      queueDueReview(this.triggers, scope, { id: replyMessageId, replyToId }, false),
       this.ctx.corrections.receivedFor(scope, replyToId),
     ]);
-    if (turns > 0 && turns % s.reviewEveryTurns === 0) queued.push(review("memory", `review:memory:${conversationId}:${turns}`));
-    if (trace && trace.toolCalls >= s.skillReviewToolCalls) queued.push(review("skills", `review:skills:${replyMessageId}`));
-    if (correction) queued.push(jobs.enqueue("lesson", { correctionId: correction.id, workspaceId: reply.workspaceId }, { uniqueKey: `lesson:${correction.id}` }));
-    if (queued.length === 0) return;
-    await Promise.all(queued);
-    this.worker.kick();
+    const lesson = correction ? (await jobs.enqueue("lesson", { correctionId: correction.id, workspaceId: reply.workspaceId }, { uniqueKey: `lesson:${correction.id}` })).created : false;
+    if (reviewed || lesson) this.worker.kick();
+  }
+
+  /**
+   * A conversation ended (`/new`, the console starting afresh) or went quiet: a memory review of
+   * what was said since the last one, if enough was (`reviewMinTurns`).
+   */
+  async conversationEnded(scope: ConversationScope): Promise<boolean> {
+    const last = await this.reviews.lastReply(scope);
+    if (!last) return false;
+    const queued = await queueDueReview(this.triggers, scope, last, true);
+    if (queued) this.worker.kick();
+    return queued;
+  }
+
+  /**
+   * The conversations quiet for `reviewIdleMs` (within the day before): each gets the review due
+   * at its end. A conversation is looked at again only after it spoke again.
+   */
+  async sweepQuiet(): Promise<number> {
+    const s = this.ctx.settings.learning;
+    if (s.reviewMinTurns <= 0) return 0;
+    const until = new Date(this.ctx.now().getTime() - s.reviewIdleMs);
+    const quiet = await this.reviews.quiet(new Date(until.getTime() - QUIET_LOOKBACK_MS), until, QUIET_BATCH);
+    let queued = 0;
+    for (const { scope, lastMessageAt } of quiet) {
+      if (this.swept.get(scope.conversationId) === lastMessageAt.getTime()) continue;
+      if (await this.conversationEnded(scope)) queued++;
+      this.swept.set(scope.conversationId, lastMessageAt.getTime());
+    }
+    return queued;
   }
 
   start(): void {
     this.worker.start();
+    const every = Math.min(QUIET_SWEEP_MS, this.ctx.settings.learning.reviewIdleMs);
+    this.sweeper = setInterval(() => {
+      this.sweepQuiet().catch((err: unknown) => this.ctx.log.warn({ err: errText(err) }, "could not look for quiet conversations to review"));
+    }, every);
+    this.sweeper.unref?.();
   }
 
   stop(graceMs?: number): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
     return this.worker.stop(graceMs);
   }
 

@@ -26,7 +26,7 @@ const closing = (i: ReviewPromptInput) =>
     `Saving nothing is the usual outcome. If nothing stands out, reply only "${NOTHING_TO_SAVE}" and stop. When you have saved what matters, reply "Done." and stop.`,
   ].join("\n");
 
-export function memoryReviewPrompt(i: ReviewPromptInput): string {
+export function memoryReviewPrompt(i: ReviewPromptInput, end = true): string {
   return [
     header("MEMORY REVIEW", i.name),
     `Look back over this conversation and decide whether anything in it should be remembered in future conversations with ${i.name}. Worth keeping:`,
@@ -37,11 +37,11 @@ export function memoryReviewPrompt(i: ReviewPromptInput): string {
     `- Read the memory in your system prompt first. Do not save what is there already; if an entry is now wrong, replace it rather than adding a second one.`,
     `- Never save one-off task details or the state of a task, failures of tools or of the environment (timeouts, outages, missing access), what the conversation history already holds, or secrets.`,
     `- Target user is ${i.name}'s private profile${i.isDm ? "" : ", channel this channel"}, team everyone in the workspace. One short declarative fact per entry.`,
-    closing(i),
+    ...(end ? [closing(i)] : []),
   ].join("\n");
 }
 
-export function skillReviewPrompt(i: ReviewPromptInput): string {
+export function skillReviewPrompt(i: ReviewPromptInput, end = true): string {
   const read = i.skillsRead?.length ? ` (this conversation read: ${i.skillsRead.join(", ")})` : "";
   return [
     header("SKILL REVIEW", i.name),
@@ -55,8 +55,13 @@ export function skillReviewPrompt(i: ReviewPromptInput): string {
     `4. only then create a new skill, named and written for the class of task, not this instance, with scope '${i.isDm ? "user" : "channel"}'.`,
     `Never record failures of the environment (timeouts, outages, missing access), one-off task state, or what the conversation history already holds.`,
     `Team skills belong to everyone: a review cannot change them. A change you try on one is passed to ${i.name} as a suggestion; do not retry it.`,
-    closing(i),
+    ...(end ? [closing(i)] : []),
   ].join("\n");
+}
+
+/** Both reviews in one run, when both were due: one request, one set of writes under one cap. */
+export function combinedReviewPrompt(i: ReviewPromptInput): string {
+  return [memoryReviewPrompt(i, false), skillReviewPrompt(i, false), closing(i)].join("\n\n");
 }
 
 /** The conversation's turns with the review prompt as the final user message (merged if the history ends with one). */

@@ -1,6 +1,8 @@
 /**
  * The tools of a review: memory and the skill library only (the same tools a turn has, in the
- * conversation's scope, writing with provenance "review"), behind guards against over-saving:
+ * conversation's scope, writing with provenance "review"), behind guards against over-saving. The
+ * request lists the turn's tools, in the turn's order, so its prefix is the turns' cached one; any
+ * other tool called in a review is refused with an error the model can act on. Guards:
  * - A cap on writes per review: each memory change and each skill_manage write counts; a call that
  *   would go past the cap is refused whole, with a note telling the model to stop.
  * - Team skills are not changed by a review. The skill library has no pending state, so the
@@ -54,6 +56,8 @@ export function plannedWrites(tool: string, input: unknown): number {
 export interface ReviewToolDeps {
   memory: MemoryStore;
   skills: SkillStore;
+  /** The turn's tools, in order (their definitions are sent); all but the review's own are refused. */
+  turnTools?: readonly Tool[];
   ledger: ReviewLedger;
   signal: AbortSignal;
   log: Logger;
@@ -61,14 +65,27 @@ export interface ReviewToolDeps {
   onCall?: ToolCallObserver;
 }
 
-/** A dedicated registry: only these four tools, each write guarded. */
+/** A registry of the turn's tools, in its order: the review's own four guarded, the others refused. */
 export function reviewTools(deps: ReviewToolDeps): ToolRegistry {
-  const tools = [memoryTool(deps.memory) as Tool, skillsListTool(deps.skills) as Tool, skillViewTool(deps.skills) as Tool, skillManageTool(deps.skills) as Tool];
+  const own = [memoryTool(deps.memory) as Tool, skillsListTool(deps.skills) as Tool, skillViewTool(deps.skills) as Tool, skillManageTool(deps.skills) as Tool];
+  const byName = new Map(own.map((t) => [t.name, guarded(t, deps)]));
+  const listed = deps.turnTools?.length ? deps.turnTools : own;
+  const tools = [...listed.map((t) => byName.get(t.name) ?? refused(t)), ...own.filter((t) => !listed.some((l) => l.name === t.name)).map((t) => byName.get(t.name)!)];
   return new ToolRegistry(
-    tools.map((t) => guarded(t, deps)),
+    tools,
     (err, tool) => deps.log.error({ err, tool }, "review tool failed unexpectedly"),
     deps.onCall,
   );
+}
+
+/** A turn's tool a review may not use: listed as it is (the same definition), refused when called. */
+function refused(tool: Tool): Tool {
+  return {
+    ...tool,
+    async run() {
+      throw new ToolError(`${tool.name} is not available in a review: only memory, skills_list, skill_view and skill_manage are. Use those, or stop.`);
+    },
+  };
 }
 
 function guarded(tool: Tool, deps: ReviewToolDeps): Tool {

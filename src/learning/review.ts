@@ -21,13 +21,14 @@ import { readSnapshot } from "../agent/sessions.ts";
 import { errText, type Logger } from "../ground/log.ts";
 import { nameOf, placeOfJob, postIn, type ReplyPlace } from "./places.ts";
 import { conversationOfPlace, scopeIn, workspaceOfPlace } from "./reply-place-store.ts";
-import { memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
+import { combinedReviewPrompt, memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
 import { pendingIds, reviewNotice } from "./review-notice.ts";
 import { ReviewLedger, reviewTools } from "./review-tools.ts";
 import type { LearningContext } from "./context.ts";
 
 export const ReviewPayload = z.object({
-  kind: z.enum(["memory", "skills"]),
+  /** `both`: one review of memory and skills, when both were due (review-triggers.ts). */
+  kind: z.enum(["memory", "skills", "both"]),
   workspaceId: z.string(),
   conversationId: z.string(),
   /** The reply after which the review runs: the conversation is read through it. */
@@ -39,7 +40,7 @@ export type ReviewPayload = z.infer<typeof ReviewPayload>;
 export const REVIEW_ITERATIONS = 16;
 
 /** The reason every write of a review carries: names the trigger, so a re-run can find them. */
-export const reviewTag = (p: Pick<ReviewPayload, "kind" | "replyMessageId">) => `${p.kind} review of reply ${p.replyMessageId}`;
+export const reviewTag = (p: Pick<ReviewPayload, "kind" | "replyMessageId">) => `${p.kind === "both" ? "memory and skill" : p.kind} review of reply ${p.replyMessageId}`;
 
 export function reviewJob(ctx: LearningContext) {
   return defineJob({
@@ -72,15 +73,13 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   const name = nameOf(asker);
   const s = ctx.settings.learning;
   const promptInput = { name, isDm: place.conversation.isDm, maxWrites: s.reviewMaxWrites };
-  const prompt =
-    p.kind === "memory"
-      ? memoryReviewPrompt(promptInput)
-      : skillReviewPrompt({ ...promptInput, skillsRead: (await ctx.traces.get(scope, p.replyMessageId))?.skills ?? [] });
+  const skillsRead = p.kind === "memory" ? [] : ((await ctx.traces.get(scope, p.replyMessageId))?.skills ?? []);
+  const prompt = p.kind === "memory" ? memoryReviewPrompt(promptInput) : p.kind === "skills" ? skillReviewPrompt({ ...promptInput, skillsRead }) : combinedReviewPrompt({ ...promptInput, skillsRead });
   const ledger = new ReviewLedger(s.reviewMaxWrites);
-  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
-  // The snapshot, speaker and summary are the conversation's, so the system prompt is byte-identical
-  // to its turns'. The API's cache key starts with the tools, though, and a review lists only its
-  // four: its calls share a cached prefix with each other (and a recent review of the session), not with the turns.
+  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, turnTools: ctx.turnTools, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
+  // The tools, snapshot, speaker and summary are the conversation's, so the request's prefix (the
+  // API's cache key starts with the tools, then the system prompt) is byte-identical to its turns':
+  // a review reads what the conversation's turns cached.
   const request = buildRequest({
     model: ctx.reviewModel,
     maxTokens: ctx.settings.maxTokens,

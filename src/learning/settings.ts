@@ -26,10 +26,14 @@ export interface ReportChannel {
 export type ReviewNotice = "off" | "brief" | "verbose";
 
 export interface LearningSettings {
-  /** A memory review after every N person messages of a conversation; 0 turns it off. */
+  /** A memory review after every N person messages of a conversation (since its last); 0 turns it off. */
   reviewEveryTurns: number;
-  /** A skill review after a turn with at least this many tool calls; 0 turns it off. */
+  /** A skill review once the turns since the last one made this many tool calls in all; 0 turns it off. */
   skillReviewToolCalls: number;
+  /** A memory review when a conversation ends (`/new`, idle) with at least this many person messages since the last; 0 turns it off. */
+  reviewMinTurns: number;
+  /** A conversation quiet this long has ended, for its review (the session's own idle timeout ends it too). */
+  reviewIdleMs: number;
   /** The review's and the distiller's model; null = the main model (the one the conversation's prompt was written for). */
   reviewModel: string | null;
   /** What the person is told in the thread after a review wrote something. */
@@ -55,6 +59,8 @@ export interface LearningSettings {
 export const DEFAULT_LEARNING: LearningSettings = {
   reviewEveryTurns: 10,
   skillReviewToolCalls: 10,
+  reviewMinTurns: 3,
+  reviewIdleMs: 30 * 60 * 1000,
   reviewModel: null,
   reviewNotice: "brief",
   reviewMaxWrites: 3,

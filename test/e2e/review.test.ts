@@ -72,7 +72,7 @@ forEachDatabase("reviews after replies", (getDb) => {
     };
   }
 
-  it("reviews memory after the 10th person message, once its reply was posted, with the conversation's prompt and only memory and skill tools", async () => {
+  it("reviews memory after the 10th person message, once its reply was posted, with the conversation's prompt and tools (the turns' cached prefix)", async () => {
     const t = setup({ reviewEveryTurns: 10 });
     for (let i = 1; i <= 9; i++) await t.say(`question number ${i}`);
     expect(await t.reviewJobs()).toEqual([]);
@@ -96,7 +96,9 @@ forEachDatabase("reviews after replies", (getDb) => {
     expect(reviews).toHaveLength(2);
     const review = reviews[0]!;
     expect(review.seq).toBeGreaterThan(answers.at(-1)!.seq);
-    expect(toolNames(review)).toEqual(REVIEW_TOOLS);
+    // The turn's tools, in its order: the request's prefix (tools, then system) is the turns' own.
+    expect(review.body.tools).toEqual(answers.at(-1)!.body.tools);
+    expect(toolNames(review)).toEqual(expect.arrayContaining(REVIEW_TOOLS));
     expect(review.body.model).toBe(TEST_SETTINGS.model);
     // The same system prompt as the conversation's turns (the session's frozen snapshot).
     expect(review.body.system).toEqual(answers.at(-1)!.body.system);
@@ -174,7 +176,7 @@ forEachDatabase("reviews after replies", (getDb) => {
 
     const reviews = fake.requests.filter(isReview);
     expect(reviews).toHaveLength(3);
-    expect(toolNames(reviews[0]!)).toEqual(REVIEW_TOOLS);
+    expect(toolNames(reviews[0]!)).toEqual(expect.arrayContaining(REVIEW_TOOLS));
     expect(lastText(reviews[0]!)).toContain("SKILL REVIEW");
     expect(lastText(reviews[0]!)).toContain("this conversation read: release-notes");
     expect(toolResults(reviews[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("a review cannot change team skills") });
@@ -190,6 +192,60 @@ forEachDatabase("reviews after replies", (getDb) => {
     expect(t.adapter.sent.at(-1)!.text).toBe(
       "Created skill changelog-groups.\nSuggested a change to team skill `release-notes`: not applied, since team skills change only when someone asks me to.",
     );
+  });
+
+  it("reviews a short thread when it ends with /new, once, and not one that said too little", async () => {
+    const t = setup({ reviewEveryTurns: 10, reviewMinTurns: 3 });
+    await t.say("we moved the standup to 10:30");
+    await t.say("and it's on Zoom now, not Meet");
+    const third = await t.say("remember that for the invites");
+    expect(await t.reviewJobs()).toEqual([]);
+    await t.core.endSession(inboundFor(t.alice, "/new"), "request");
+    const jobs = await t.reviewJobs();
+    expect(jobs.map((j) => JSON.parse(j.payload) as unknown)).toEqual([expect.objectContaining({ kind: "memory", replyMessageId: third.replyMessageId })]);
+    // Ended again with nothing said since: no second review.
+    await t.core.endSession(inboundFor(t.alice, "/new"), "request");
+    expect(await t.reviewJobs()).toHaveLength(1);
+    // Two messages are not enough for a review of their own.
+    await t.say("thanks");
+    await t.say("bye");
+    await t.core.endSession(inboundFor(t.alice, "/new"), "request");
+    expect(await t.reviewJobs()).toHaveLength(1);
+  });
+
+  it("reviews a thread that went quiet, once, from the sweep", async () => {
+    const t = setup({ reviewEveryTurns: 10, reviewMinTurns: 3, reviewIdleMs: 1 });
+    for (const text of ["our on-call handbook moved to Notion", "the old wiki page is archived", "link it when people ask"]) await t.say(text);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await t.core.learning.sweepQuiet()).toBeGreaterThanOrEqual(1);
+    expect(await t.reviewJobs()).toHaveLength(1);
+    expect(await t.core.learning.sweepQuiet()).toBe(0);
+    expect(await t.reviewJobs()).toHaveLength(1);
+    // The sweep found every quiet conversation of the suite: their reviews run now, not in later tests.
+    await t.core.learning.drain();
+  });
+
+  it("runs one combined review when memory and skills are both due, and refuses the turn's other tools in it", async () => {
+    const t = setup({ reviewEveryTurns: 2, skillReviewToolCalls: 3 });
+    // Tool calls add up across turns: 2, then 1 more with the second message, which is also the 2nd.
+    fake.enqueue({ toolUse: [{ name: "skills_list", input: {} }, { name: "skills_list", input: {} }] }, { text: "Listed." });
+    await t.say("which skills do we have?");
+    expect(await t.reviewJobs()).toEqual([]);
+    fake.enqueue({ toolUse: [{ name: "skills_list", input: {} }] }, { text: "Short version." });
+    const second = await t.say("I prefer the short version");
+    const jobs = await t.reviewJobs();
+    expect(jobs.map((j) => JSON.parse(j.payload) as unknown)).toEqual([expect.objectContaining({ kind: "both", replyMessageId: second.replyMessageId })]);
+    fake.enqueue({ toolUse: [{ name: "session_search", input: { query: "skills" } }] }, { text: "Nothing to save." });
+    await t.core.learning.drain();
+    // This conversation's review (the sweep of an earlier test may have queued others' too).
+    const reviews = fake.requests.filter((r) => isReview(r) && JSON.stringify(r.body.messages).includes("I prefer the short version"));
+    expect(reviews).toHaveLength(2);
+    expect(lastText(reviews[0]!)).toContain("MEMORY REVIEW");
+    expect(lastText(reviews[0]!)).toContain("SKILL REVIEW");
+    expect(toolResults(reviews[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("session_search is not available in a review") });
+    // Both marks moved: nothing more is due at once.
+    await t.say("ok");
+    expect(await t.reviewJobs()).toHaveLength(1);
   });
 
   it("stops a review at its write cap", async () => {

@@ -37,7 +37,7 @@ export interface HistorySql {
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
 export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil", "admitted", "link"] as const;
 const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"] as const;
-const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt", "kind"] as const;
+const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt", "kind", "reviewedMemoryThrough", "reviewedSkillsThrough"] as const;
 const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
 
 /** The turns of a session; `p` numbers a placeholder, `q` quotes a column. */
@@ -143,5 +143,7 @@ export function conversationOf(r: readonly unknown[]): Conversation {
     createdAt: timeOf(r[7]),
     lastMessageAt: timeOf(r[8]),
     kind: r[9] as string,
+    reviewedMemoryThrough: r[10] === null ? null : Number(r[10]),
+    reviewedSkillsThrough: r[11] === null ? null : Number(r[11]),
   };
 }

@@ -123,7 +123,9 @@ export const ConversationScalarFieldEnum = {
   ownerId: 'ownerId',
   kind: 'kind',
   createdAt: 'createdAt',
-  lastMessageAt: 'lastMessageAt'
+  lastMessageAt: 'lastMessageAt',
+  reviewedMemoryThrough: 'reviewedMemoryThrough',
+  reviewedSkillsThrough: 'reviewedSkillsThrough'
 } as const
 
 export type ConversationScalarFieldEnum = (typeof ConversationScalarFieldEnum)[keyof typeof ConversationScalarFieldEnum]

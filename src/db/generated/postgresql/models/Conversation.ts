@@ -20,8 +20,20 @@ export type ConversationModel = runtime.Types.Result.DefaultSelection<Prisma.$Co
 
 export type AggregateConversation = {
   _count: ConversationCountAggregateOutputType | null
+  _avg: ConversationAvgAggregateOutputType | null
+  _sum: ConversationSumAggregateOutputType | null
   _min: ConversationMinAggregateOutputType | null
   _max: ConversationMaxAggregateOutputType | null
+}
+
+export type ConversationAvgAggregateOutputType = {
+  reviewedMemoryThrough: number | null
+  reviewedSkillsThrough: number | null
+}
+
+export type ConversationSumAggregateOutputType = {
+  reviewedMemoryThrough: number | null
+  reviewedSkillsThrough: number | null
 }
 
 export type ConversationMinAggregateOutputType = {
@@ -35,6 +47,8 @@ export type ConversationMinAggregateOutputType = {
   kind: string | null
   createdAt: Date | null
   lastMessageAt: Date | null
+  reviewedMemoryThrough: number | null
+  reviewedSkillsThrough: number | null
 }
 
 export type ConversationMaxAggregateOutputType = {
@@ -48,6 +62,8 @@ export type ConversationMaxAggregateOutputType = {
   kind: string | null
   createdAt: Date | null
   lastMessageAt: Date | null
+  reviewedMemoryThrough: number | null
+  reviewedSkillsThrough: number | null
 }
 
 export type ConversationCountAggregateOutputType = {
@@ -61,9 +77,21 @@ export type ConversationCountAggregateOutputType = {
   kind: number
   createdAt: number
   lastMessageAt: number
+  reviewedMemoryThrough: number
+  reviewedSkillsThrough: number
   _all: number
 }
 
+
+export type ConversationAvgAggregateInputType = {
+  reviewedMemoryThrough?: true
+  reviewedSkillsThrough?: true
+}
+
+export type ConversationSumAggregateInputType = {
+  reviewedMemoryThrough?: true
+  reviewedSkillsThrough?: true
+}
 
 export type ConversationMinAggregateInputType = {
   id?: true
@@ -76,6 +104,8 @@ export type ConversationMinAggregateInputType = {
   kind?: true
   createdAt?: true
   lastMessageAt?: true
+  reviewedMemoryThrough?: true
+  reviewedSkillsThrough?: true
 }
 
 export type ConversationMaxAggregateInputType = {
@@ -89,6 +119,8 @@ export type ConversationMaxAggregateInputType = {
   kind?: true
   createdAt?: true
   lastMessageAt?: true
+  reviewedMemoryThrough?: true
+  reviewedSkillsThrough?: true
 }
 
 export type ConversationCountAggregateInputType = {
@@ -102,6 +134,8 @@ export type ConversationCountAggregateInputType = {
   kind?: true
   createdAt?: true
   lastMessageAt?: true
+  reviewedMemoryThrough?: true
+  reviewedSkillsThrough?: true
   _all?: true
 }
 
@@ -143,6 +177,18 @@ export type ConversationAggregateArgs<ExtArgs extends runtime.Types.Extensions.I
   /**
    * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
    * 
+   * Select which fields to average
+  **/
+  _avg?: ConversationAvgAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
+   * Select which fields to sum
+  **/
+  _sum?: ConversationSumAggregateInputType
+  /**
+   * {@link https://www.prisma.io/docs/concepts/components/prisma-client/aggregations Aggregation Docs}
+   * 
    * Select which fields to find the minimum value
   **/
   _min?: ConversationMinAggregateInputType
@@ -173,6 +219,8 @@ export type ConversationGroupByArgs<ExtArgs extends runtime.Types.Extensions.Int
   take?: number
   skip?: number
   _count?: ConversationCountAggregateInputType | true
+  _avg?: ConversationAvgAggregateInputType
+  _sum?: ConversationSumAggregateInputType
   _min?: ConversationMinAggregateInputType
   _max?: ConversationMaxAggregateInputType
 }
@@ -188,7 +236,11 @@ export type ConversationGroupByOutputType = {
   kind: string
   createdAt: Date
   lastMessageAt: Date
+  reviewedMemoryThrough: number | null
+  reviewedSkillsThrough: number | null
   _count: ConversationCountAggregateOutputType | null
+  _avg: ConversationAvgAggregateOutputType | null
+  _sum: ConversationSumAggregateOutputType | null
   _min: ConversationMinAggregateOutputType | null
   _max: ConversationMaxAggregateOutputType | null
 }
@@ -222,6 +274,8 @@ export type ConversationWhereInput = {
   kind?: Prisma.StringFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
+  reviewedMemoryThrough?: Prisma.IntNullableFilter<"Conversation"> | number | null
+  reviewedSkillsThrough?: Prisma.IntNullableFilter<"Conversation"> | number | null
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   messages?: Prisma.MessageListRelationFilter
   sessions?: Prisma.ChatSessionListRelationFilter
@@ -238,6 +292,8 @@ export type ConversationOrderByWithRelationInput = {
   kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
+  reviewedMemoryThrough?: Prisma.SortOrderInput | Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrderInput | Prisma.SortOrder
   workspace?: Prisma.WorkspaceOrderByWithRelationInput
   messages?: Prisma.MessageOrderByRelationAggregateInput
   sessions?: Prisma.ChatSessionOrderByRelationAggregateInput
@@ -257,6 +313,8 @@ export type ConversationWhereUniqueInput = Prisma.AtLeast<{
   kind?: Prisma.StringFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
+  reviewedMemoryThrough?: Prisma.IntNullableFilter<"Conversation"> | number | null
+  reviewedSkillsThrough?: Prisma.IntNullableFilter<"Conversation"> | number | null
   workspace?: Prisma.XOR<Prisma.WorkspaceScalarRelationFilter, Prisma.WorkspaceWhereInput>
   messages?: Prisma.MessageListRelationFilter
   sessions?: Prisma.ChatSessionListRelationFilter
@@ -273,9 +331,13 @@ export type ConversationOrderByWithAggregationInput = {
   kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
+  reviewedMemoryThrough?: Prisma.SortOrderInput | Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.ConversationCountOrderByAggregateInput
+  _avg?: Prisma.ConversationAvgOrderByAggregateInput
   _max?: Prisma.ConversationMaxOrderByAggregateInput
   _min?: Prisma.ConversationMinOrderByAggregateInput
+  _sum?: Prisma.ConversationSumOrderByAggregateInput
 }
 
 export type ConversationScalarWhereWithAggregatesInput = {
@@ -292,6 +354,8 @@ export type ConversationScalarWhereWithAggregatesInput = {
   kind?: Prisma.StringWithAggregatesFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeWithAggregatesFilter<"Conversation"> | Date | string
+  reviewedMemoryThrough?: Prisma.IntNullableWithAggregatesFilter<"Conversation"> | number | null
+  reviewedSkillsThrough?: Prisma.IntNullableWithAggregatesFilter<"Conversation"> | number | null
 }
 
 export type ConversationCreateInput = {
@@ -304,6 +368,8 @@ export type ConversationCreateInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   workspace: Prisma.WorkspaceCreateNestedOneWithoutConversationsInput
   messages?: Prisma.MessageCreateNestedManyWithoutConversationInput
   sessions?: Prisma.ChatSessionCreateNestedManyWithoutConversationInput
@@ -320,6 +386,8 @@ export type ConversationUncheckedCreateInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   messages?: Prisma.MessageUncheckedCreateNestedManyWithoutConversationInput
   sessions?: Prisma.ChatSessionUncheckedCreateNestedManyWithoutConversationInput
 }
@@ -334,6 +402,8 @@ export type ConversationUpdateInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutConversationsNestedInput
   messages?: Prisma.MessageUpdateManyWithoutConversationNestedInput
   sessions?: Prisma.ChatSessionUpdateManyWithoutConversationNestedInput
@@ -350,6 +420,8 @@ export type ConversationUncheckedUpdateInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   messages?: Prisma.MessageUncheckedUpdateManyWithoutConversationNestedInput
   sessions?: Prisma.ChatSessionUncheckedUpdateManyWithoutConversationNestedInput
 }
@@ -365,6 +437,8 @@ export type ConversationCreateManyInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
 }
 
 export type ConversationUpdateManyMutationInput = {
@@ -377,6 +451,8 @@ export type ConversationUpdateManyMutationInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type ConversationUncheckedUpdateManyInput = {
@@ -390,6 +466,8 @@ export type ConversationUncheckedUpdateManyInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 export type ConversationListRelationFilter = {
@@ -413,6 +491,13 @@ export type ConversationCountOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
+  reviewedMemoryThrough?: Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrder
+}
+
+export type ConversationAvgOrderByAggregateInput = {
+  reviewedMemoryThrough?: Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrder
 }
 
 export type ConversationMaxOrderByAggregateInput = {
@@ -426,6 +511,8 @@ export type ConversationMaxOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
+  reviewedMemoryThrough?: Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrder
 }
 
 export type ConversationMinOrderByAggregateInput = {
@@ -439,6 +526,13 @@ export type ConversationMinOrderByAggregateInput = {
   kind?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   lastMessageAt?: Prisma.SortOrder
+  reviewedMemoryThrough?: Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrder
+}
+
+export type ConversationSumOrderByAggregateInput = {
+  reviewedMemoryThrough?: Prisma.SortOrder
+  reviewedSkillsThrough?: Prisma.SortOrder
 }
 
 export type ConversationScalarRelationFilter = {
@@ -488,6 +582,14 @@ export type ConversationUncheckedUpdateManyWithoutWorkspaceNestedInput = {
   deleteMany?: Prisma.ConversationScalarWhereInput | Prisma.ConversationScalarWhereInput[]
 }
 
+export type NullableIntFieldUpdateOperationsInput = {
+  set?: number | null
+  increment?: number
+  decrement?: number
+  multiply?: number
+  divide?: number
+}
+
 export type ConversationCreateNestedOneWithoutSessionsInput = {
   create?: Prisma.XOR<Prisma.ConversationCreateWithoutSessionsInput, Prisma.ConversationUncheckedCreateWithoutSessionsInput>
   connectOrCreate?: Prisma.ConversationCreateOrConnectWithoutSessionsInput
@@ -526,6 +628,8 @@ export type ConversationCreateWithoutWorkspaceInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   messages?: Prisma.MessageCreateNestedManyWithoutConversationInput
   sessions?: Prisma.ChatSessionCreateNestedManyWithoutConversationInput
 }
@@ -540,6 +644,8 @@ export type ConversationUncheckedCreateWithoutWorkspaceInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   messages?: Prisma.MessageUncheckedCreateNestedManyWithoutConversationInput
   sessions?: Prisma.ChatSessionUncheckedCreateNestedManyWithoutConversationInput
 }
@@ -584,6 +690,8 @@ export type ConversationScalarWhereInput = {
   kind?: Prisma.StringFilter<"Conversation"> | string
   createdAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
   lastMessageAt?: Prisma.DateTimeFilter<"Conversation"> | Date | string
+  reviewedMemoryThrough?: Prisma.IntNullableFilter<"Conversation"> | number | null
+  reviewedSkillsThrough?: Prisma.IntNullableFilter<"Conversation"> | number | null
 }
 
 export type ConversationCreateWithoutSessionsInput = {
@@ -596,6 +704,8 @@ export type ConversationCreateWithoutSessionsInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   workspace: Prisma.WorkspaceCreateNestedOneWithoutConversationsInput
   messages?: Prisma.MessageCreateNestedManyWithoutConversationInput
 }
@@ -611,6 +721,8 @@ export type ConversationUncheckedCreateWithoutSessionsInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   messages?: Prisma.MessageUncheckedCreateNestedManyWithoutConversationInput
 }
 
@@ -640,6 +752,8 @@ export type ConversationUpdateWithoutSessionsInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutConversationsNestedInput
   messages?: Prisma.MessageUpdateManyWithoutConversationNestedInput
 }
@@ -655,6 +769,8 @@ export type ConversationUncheckedUpdateWithoutSessionsInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   messages?: Prisma.MessageUncheckedUpdateManyWithoutConversationNestedInput
 }
 
@@ -668,6 +784,8 @@ export type ConversationCreateWithoutMessagesInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   workspace: Prisma.WorkspaceCreateNestedOneWithoutConversationsInput
   sessions?: Prisma.ChatSessionCreateNestedManyWithoutConversationInput
 }
@@ -683,6 +801,8 @@ export type ConversationUncheckedCreateWithoutMessagesInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
   sessions?: Prisma.ChatSessionUncheckedCreateNestedManyWithoutConversationInput
 }
 
@@ -712,6 +832,8 @@ export type ConversationUpdateWithoutMessagesInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   workspace?: Prisma.WorkspaceUpdateOneRequiredWithoutConversationsNestedInput
   sessions?: Prisma.ChatSessionUpdateManyWithoutConversationNestedInput
 }
@@ -727,6 +849,8 @@ export type ConversationUncheckedUpdateWithoutMessagesInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   sessions?: Prisma.ChatSessionUncheckedUpdateManyWithoutConversationNestedInput
 }
 
@@ -740,6 +864,8 @@ export type ConversationCreateManyWorkspaceInput = {
   kind?: string
   createdAt?: Date | string
   lastMessageAt?: Date | string
+  reviewedMemoryThrough?: number | null
+  reviewedSkillsThrough?: number | null
 }
 
 export type ConversationUpdateWithoutWorkspaceInput = {
@@ -752,6 +878,8 @@ export type ConversationUpdateWithoutWorkspaceInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   messages?: Prisma.MessageUpdateManyWithoutConversationNestedInput
   sessions?: Prisma.ChatSessionUpdateManyWithoutConversationNestedInput
 }
@@ -766,6 +894,8 @@ export type ConversationUncheckedUpdateWithoutWorkspaceInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   messages?: Prisma.MessageUncheckedUpdateManyWithoutConversationNestedInput
   sessions?: Prisma.ChatSessionUncheckedUpdateManyWithoutConversationNestedInput
 }
@@ -780,6 +910,8 @@ export type ConversationUncheckedUpdateManyWithoutWorkspaceInput = {
   kind?: Prisma.StringFieldUpdateOperationsInput | string
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastMessageAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  reviewedMemoryThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  reviewedSkillsThrough?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
 }
 
 
@@ -833,6 +965,8 @@ export type ConversationSelect<ExtArgs extends runtime.Types.Extensions.Internal
   kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
+  reviewedMemoryThrough?: boolean
+  reviewedSkillsThrough?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Conversation$messagesArgs<ExtArgs>
   sessions?: boolean | Prisma.Conversation$sessionsArgs<ExtArgs>
@@ -850,6 +984,8 @@ export type ConversationSelectCreateManyAndReturn<ExtArgs extends runtime.Types.
   kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
+  reviewedMemoryThrough?: boolean
+  reviewedSkillsThrough?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["conversation"]>
 
@@ -864,6 +1000,8 @@ export type ConversationSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.
   kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
+  reviewedMemoryThrough?: boolean
+  reviewedSkillsThrough?: boolean
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["conversation"]>
 
@@ -878,9 +1016,11 @@ export type ConversationSelectScalar = {
   kind?: boolean
   createdAt?: boolean
   lastMessageAt?: boolean
+  reviewedMemoryThrough?: boolean
+  reviewedSkillsThrough?: boolean
 }
 
-export type ConversationOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "key" | "channelId" | "threadId" | "isDm" | "ownerId" | "kind" | "createdAt" | "lastMessageAt", ExtArgs["result"]["conversation"]>
+export type ConversationOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "key" | "channelId" | "threadId" | "isDm" | "ownerId" | "kind" | "createdAt" | "lastMessageAt" | "reviewedMemoryThrough" | "reviewedSkillsThrough", ExtArgs["result"]["conversation"]>
 export type ConversationInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   workspace?: boolean | Prisma.WorkspaceDefaultArgs<ExtArgs>
   messages?: boolean | Prisma.Conversation$messagesArgs<ExtArgs>
@@ -919,6 +1059,14 @@ export type $ConversationPayload<ExtArgs extends runtime.Types.Extensions.Intern
     kind: string
     createdAt: Date
     lastMessageAt: Date
+    /**
+     * The reply the conversation's latest memory review read through (src/learning/review-triggers.ts); null: never reviewed.
+     */
+    reviewedMemoryThrough: number | null
+    /**
+     * The reply the conversation's latest skill review read through.
+     */
+    reviewedSkillsThrough: number | null
   }, ExtArgs["result"]["conversation"]>
   composites: {}
 }
@@ -1355,6 +1503,8 @@ export interface ConversationFieldRefs {
   readonly kind: Prisma.FieldRef<"Conversation", 'String'>
   readonly createdAt: Prisma.FieldRef<"Conversation", 'DateTime'>
   readonly lastMessageAt: Prisma.FieldRef<"Conversation", 'DateTime'>
+  readonly reviewedMemoryThrough: Prisma.FieldRef<"Conversation", 'Int'>
+  readonly reviewedSkillsThrough: Prisma.FieldRef<"Conversation", 'Int'>
 }
     
 
