@@ -1,6 +1,7 @@
 /**
  * Working memory between sessions: a new session of a conversation starts with a short note of the
- * one before it (after the idle timeout or `/new`), so "where were we?" has an answer. The note is
+ * one before it when that one ended by going idle, so "where were we?" has an answer. A session
+ * ended on purpose (`/new`, the console starting afresh) is a request for a clean slate: no note. The note is
  * the previous session's summary (its compressed older turns) and its last exchanges, cut to a
  * budget from the end (the latest matters most). It goes in the session's frozen snapshot (the
  * cached part of the prompt), and only into sessions of the same conversation: the people who
@@ -28,7 +29,7 @@ export interface CarryOverDeps {
 /** The note for a new session `sessionId`, or null when the conversation had no session before. */
 export async function carryOverNote(deps: CarryOverDeps, scope: ConversationScope, sessionId: string, limit = CARRY_OVER_CHARS): Promise<string | null> {
   const previous = await deps.previous(scope, sessionId);
-  if (!previous) return null;
+  if (!previous || previous.endReason !== "idle") return null;
   const after = await deps.messages(scope, previous.id, previous.summaryThroughId, LATEST_ID);
   const lines = after.slice(-LAST_MESSAGES).map((m) => `${m.role === "assistant" ? "cairn" : (m.author?.displayName ?? m.author?.externalId ?? "someone")}: ${excerpt(m.text, MESSAGE_CHARS)}`);
   const summary = previous.summary?.trim() ? `Summary of its earlier part: ${previous.summary.trim()}` : null;

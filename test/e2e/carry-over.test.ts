@@ -1,7 +1,7 @@
 /**
- * Working memory between sessions (src/turn/carry-over.ts): a conversation's new session, after the
- * idle timeout or `/new`, starts with a note of the session before it in its frozen snapshot;
- * another conversation's sessions never see it. On SQLite and PostgreSQL, through the real Core.
+ * Working memory between sessions (src/turn/carry-over.ts): a conversation's new session after the
+ * idle timeout starts with a note of the session before it in its frozen snapshot; another
+ * conversation's sessions never see it, and `/new` (a clean slate) carries nothing over. On SQLite and PostgreSQL, through the real Core.
  */
 import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
@@ -21,7 +21,7 @@ forEachDatabase("working memory between sessions", (getDb) => {
     return systemText(h.fake.requests.slice(before)[0]!);
   };
 
-  it("starts a conversation's next session with a note of the last one, after the idle timeout and after /new, and no other conversation's", async () => {
+  it("starts a conversation's next session after the idle timeout with a note of the last one, never another conversation's, and none after /new", async () => {
     const thread: PlaceOptions = { workspace: h.ws, user: "UALICE", name: "Alice", channel: "C-eng", isDm: false, thread: uniqueId("th") };
     const elsewhere: PlaceOptions = { ...thread, channel: "C-other", thread: uniqueId("th") };
     h.fake.setDefault({ text: "Noted: the orders table moves to the new cluster first." });
@@ -39,9 +39,10 @@ forEachDatabase("working memory between sessions", (getDb) => {
     const other = await say(elsewhere, "hello there");
     expect(other).not.toContain("LAST SESSION");
     expect(other).not.toContain("orders database");
-    // `/new`: the next session's note holds the session just ended (its latest messages).
+    // `/new` asks for a clean slate: the next session carries nothing over.
     await h.core.endSession(inboundFor(thread, "/new"), "request");
-    const third = await say(thread, "let's continue");
-    expect(third).toContain("Alice: where were we?");
+    const third = await say(thread, "let's start over");
+    expect(third).not.toContain("LAST SESSION");
+    expect(third).not.toContain("where were we?");
   });
 });
