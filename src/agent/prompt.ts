@@ -42,6 +42,8 @@ export interface RuleLine {
   quote: string | null;
   createdAt: Date;
   scannedWith?: string | null;
+  /** Answers it was in front of were corrected lately (learning/trace-store.ts): shown as doubtful. */
+  doubtful?: boolean;
 }
 
 export interface SharedSnapshotInput {
@@ -93,7 +95,11 @@ export function renderPersona(text: string, limit: number): string {
 
 /** The team rules block: every rule dated, with a short quote of the correction it came from. */
 export function renderRules(rules: readonly RuleLine[]): string {
-  const lines = rules.map((r) => `§ ${displayEntry(r)} (team rule since ${r.createdAt.toISOString().slice(0, 10)}${r.quote ? `; the correction: ${quoted(r.quote)}` : ""})`);
+  const lines = rules.map(
+    (r) =>
+      `§ ${displayEntry(r)} (team rule since ${r.createdAt.toISOString().slice(0, 10)}${r.quote ? `; the correction: ${quoted(r.quote)}` : ""})` +
+      (r.doubtful ? " [DOUBTFUL: answers that followed it were corrected lately; check it against what the person says, and ask if they conflict]" : ""),
+  );
   return `══ TEAM RULES (approved corrections: follow them everywhere in this workspace) ══\n${lines.join("\n")}`;
 }
 

@@ -16,6 +16,8 @@ import type { ChatSession, SessionStore } from "./session-store.ts";
 export const snapshotSchema = z.object({
   shared: z.string(),
   profiles: z.record(z.string(), z.string()),
+  /** Ids of the team rules in `shared`: each reply's trace records them (its rules are judged by results). */
+  rules: z.array(z.string()).optional(),
 });
 export type Snapshot = z.infer<typeof snapshotSchema>;
 

@@ -167,7 +167,15 @@ export class Core implements CorePort {
       log,
     });
     this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => turns.activeKeys > 0 || this.delivery.inFlight > 0, log, now);
-    const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, history: this.history, now });
+    const snapshots = new Snapshots({
+      memory: this.memory,
+      skills: this.skills,
+      persona: this.persona,
+      sessions: this.sessions,
+      history: this.history,
+      doubtfulRules: (scope) => this.learning.doubtfulRules(scope),
+      now,
+    });
     const runner = new TurnRunner({
       settings: s,
       model: models.turn,

@@ -57,10 +57,11 @@ export function feedbackJob(ctx: LearningContext) {
       const trace = await ctx.traces.get(scope, p.replyMessageId);
       if (signal === "positive") {
         await ctx.traces.creditSkills(scope, trace?.skills ?? []);
-        await ctx.lessons.adjustConfidence(scope, trace?.lessons ?? [], GAINED_ON_PRAISE);
+        // The lessons shown and the team rules in the prompt of an answer people liked: trusted more.
+        await ctx.lessons.adjustConfidence(scope, [...(trace?.lessons ?? []), ...(trace?.rules ?? [])], GAINED_ON_PRAISE);
         return;
       }
-      await ctx.lessons.adjustConfidence(scope, trace?.lessons ?? [], -LOST_ON_CORRECTION);
+      await ctx.lessons.adjustConfidence(scope, [...(trace?.lessons ?? []), ...(trace?.rules ?? [])], -LOST_ON_CORRECTION);
       // Only an answer to a person can be corrected (not a question, a proposal or a notice of cairn's).
       if (!place.question) return;
       const correction = await ctx.corrections.open({

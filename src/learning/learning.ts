@@ -10,7 +10,7 @@
  */
 import type { JobHandler } from "../jobs/worker.ts";
 import { JobWorker } from "../jobs/worker.ts";
-import type { ConversationScope, Scope } from "../ground/types.ts";
+import type { ConversationScope, Scope, WorkspaceScope } from "../ground/types.ts";
 import type { LoopResult } from "../agent/loop.ts";
 import type { ClaimedCorrection } from "./correction-store.ts";
 import type { TypedCorrection } from "../ground/types.ts";
@@ -27,6 +27,10 @@ import { judgeById } from "./approvals.ts";
 import type { Place } from "../history/store/store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { ModelClient } from "../agent/model.ts";
+
+/** A team rule in front of this many corrected answers within DOUBTFUL_DAYS is doubtful. */
+export const DOUBTFUL_AFTER = 2;
+export const DOUBTFUL_DAYS = 30;
 
 /** How often quiet conversations are looked for, at most (and no less often than the idle time). */
 const QUIET_SWEEP_MS = 60_000;
@@ -85,14 +89,24 @@ export class Learning {
     return this.ctx.corrections.claim(scope, messageId);
   }
 
+  /**
+   * Team rules judged by their results: a rule in the prompt of DOUBTFUL_AFTER or more answers
+   * corrected within DOUBTFUL_DAYS is doubtful (shown to the model as such, snapshot.ts).
+   */
+  async doubtfulRules(scope: WorkspaceScope): Promise<ReadonlySet<string>> {
+    const since = new Date(this.ctx.now().getTime() - DOUBTFUL_DAYS * 24 * 60 * 60 * 1000);
+    const counts = await this.ctx.traces.rulesBeforeCorrections(scope, since);
+    return new Set([...counts].filter(([, n]) => n >= DOUBTFUL_AFTER).map(([id]) => id));
+  }
+
   /** A correction the person typed, as the turn's model judged it (the `record_correction` tool). */
   recordTypedCorrection(scope: Scope, messageId: number): Promise<TypedCorrection> {
     return this.ctx.corrections.recordTyped(scope, messageId);
   }
 
   /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */
-  async recordTurn(scope: Scope, replyMessageId: number, result: Pick<LoopResult, "toolCalls">, lessonIds: readonly string[]): Promise<void> {
-    await this.ctx.traces.record({ replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: result.toolCalls, lessonIds });
+  async recordTurn(scope: Scope, replyMessageId: number, result: Pick<LoopResult, "toolCalls">, lessonIds: readonly string[], ruleIds: readonly string[] = []): Promise<void> {
+    await this.ctx.traces.record({ replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: result.toolCalls, lessonIds, ruleIds });
     await this.ctx.lessons.markUsed(scope, lessonIds, this.ctx.now());
   }
 

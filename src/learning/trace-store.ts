@@ -15,6 +15,8 @@ export interface TurnFacts {
   conversationId: string;
   toolCalls: readonly { name: string; input?: unknown }[];
   lessonIds: readonly string[];
+  /** The team rules in the turn's prompt (the session's snapshot). */
+  ruleIds?: readonly string[];
 }
 
 const names = z.array(z.string()).catch([]);
@@ -38,21 +40,45 @@ export class TraceStore {
    * on every message); a reaction on its reply creates the row then (`count`).
    */
   async record(f: TurnFacts): Promise<void> {
-    if (f.toolCalls.length === 0 && f.lessonIds.length === 0) return;
+    const rules = f.ruleIds ?? [];
+    if (f.toolCalls.length === 0 && f.lessonIds.length === 0 && rules.length === 0) return;
     const data = {
       workspaceId: f.workspaceId,
       conversationId: f.conversationId,
       toolCalls: f.toolCalls.length,
       skills: JSON.stringify(skillsRead(f.toolCalls)),
       lessons: JSON.stringify([...f.lessonIds]),
+      rules: JSON.stringify([...rules]),
     };
     await this.db.replyTrace.upsert({ where: { messageId: f.replyMessageId }, create: { messageId: f.replyMessageId, ...data }, update: data });
   }
 
-  async get(scope: WorkspaceScope, replyMessageId: number): Promise<{ toolCalls: number; skills: string[]; lessons: string[]; positive: number; negative: number } | null> {
+  async get(scope: WorkspaceScope, replyMessageId: number): Promise<{ toolCalls: number; skills: string[]; lessons: string[]; rules: string[]; positive: number; negative: number } | null> {
     const row = await this.db.replyTrace.findFirst({ where: { messageId: replyMessageId, workspaceId: scope.workspaceId } });
     if (!row) return null;
-    return { toolCalls: row.toolCalls, skills: names.parse(safeJson(row.skills)), lessons: names.parse(safeJson(row.lessons)), positive: row.positive, negative: row.negative };
+    return {
+      toolCalls: row.toolCalls,
+      skills: names.parse(safeJson(row.skills)),
+      lessons: names.parse(safeJson(row.lessons)),
+      rules: names.parse(safeJson(row.rules)),
+      positive: row.positive,
+      negative: row.negative,
+    };
+  }
+
+  /**
+   * The team rules that were in the prompt of answers corrected since `since` (a 👎 or a typed
+   * correction, not one dropped), with how many such answers each: a rule in front of several did
+   * not prevent the mistakes, or caused them.
+   */
+  async rulesBeforeCorrections(scope: WorkspaceScope, since: Date): Promise<Map<string, number>> {
+    const { workspaceId } = scope;
+    const corrections = await this.db.correction.findMany({ where: { workspaceId, createdAt: { gte: since }, status: { not: "dropped" } }, select: { replyMessageId: true } });
+    const counts = new Map<string, number>();
+    if (corrections.length === 0) return counts;
+    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: [...new Set(corrections.map((c) => c.replyMessageId))] } }, select: { rules: true } });
+    for (const t of traces) for (const id of new Set(names.parse(safeJson(t.rules)))) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return counts;
   }
 
   /** Counts a reaction on the reply (a removed reaction takes its count back, never below zero). */

@@ -4,6 +4,7 @@
  * skills, reply traces, the memory entries with their revisions, the people who taught them).
  * Every read of a workspace's rows takes its scope; the report's arithmetic stays with its services.
  */
+import { z } from "zod";
 import type { Db } from "../db/client.ts";
 import type { Person, Report, Workspace } from "../db/generated/sqlite/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
@@ -53,6 +54,17 @@ export interface SkillActivity {
 const withScope = (workspace: Workspace): ReportWorkspace => ({ scope: workspaceScope(workspace), workspace });
 const inSpan = (p: Span) => ({ gte: p.start, lt: p.end });
 const CONTENT_CHANGES = ["patch", "edit", "write_file", "remove_file"];
+
+const Ids = z.array(z.string()).catch([]);
+
+/** A trace's JSON list of ids; none when it does not parse. */
+function shownIds(json: string): string[] {
+  try {
+    return Ids.parse(JSON.parse(json));
+  } catch {
+    return [];
+  }
+}
 
 export class ReportStore {
   constructor(private readonly db: Db) {}
@@ -147,13 +159,13 @@ export class ReportStore {
     return { created, patched: patches.map((r) => r.entityId), reads: traces.map((t) => t.skills), neverUsed: unused.map((s) => s.name) };
   }
 
-  /** The lessons shown with each answer corrected in the week, as stored (a JSON list of ids each). */
+  /** The lessons shown with, and the team rules in the prompt of, each answer corrected in the week, as stored (JSON lists of ids). */
   async correctedShown(scope: WorkspaceScope, p: Span): Promise<string[]> {
     const { workspaceId } = scope;
     const corrections = await this.db.correction.findMany({ where: { workspaceId, createdAt: inSpan(p) }, select: { replyMessageId: true } });
     if (corrections.length === 0) return [];
-    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true } });
-    return traces.map((t) => t.lessons);
+    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true, rules: true } });
+    return traces.map((t) => JSON.stringify([...shownIds(t.lessons), ...shownIds(t.rules)]));
   }
 
   /** People of the workspace, by id (who taught and approved what the report lists). */

@@ -23,6 +23,8 @@ export interface SnapshotDeps {
   skills: SkillStore;
   persona: PersonaStore;
   sessions: SessionManager;
+  /** Team rules in front of several corrected answers lately (learning's traces): marked doubtful. */
+  doubtfulRules(scope: Scope): Promise<ReadonlySet<string>>;
   /** The previous session's messages, for the note a new session starts with (carry-over.ts). */
   history: Pick<HistoryStore, "sessionMessages">;
   now: () => Date;
@@ -51,7 +53,7 @@ export class Snapshots {
     // One read of the place's facts serves both parts.
     const facts = () => (read ??= this.deps.memory.facts(scope));
     if (!snapshot) {
-      snapshot = { shared: await this.shared(scope, place, await facts(), sessionId), profiles: {} };
+      snapshot = { ...(await this.shared(scope, place, await facts(), sessionId)), profiles: {} };
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
@@ -65,19 +67,20 @@ export class Snapshots {
   /** A fresh snapshot for this speaker (compression: new memory reaches a running session). */
   async retake(scope: Scope, place: Place): Promise<Snapshot> {
     const facts = await this.deps.memory.facts(scope);
-    return { shared: await this.shared(scope, place, facts), profiles: { [place.person.id]: await this.profile(scope, place, facts) } };
+    return { ...(await this.shared(scope, place, facts)), profiles: { [place.person.id]: await this.profile(scope, place, facts) } };
   }
 
   /** `sessionId`: a session's first snapshot carries the note of the conversation's session before it. */
-  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<string> {
+  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[] }> {
     const { skills, persona, memory, sessions, history } = this.deps;
     const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
-    const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule");
+    const doubtful = await this.deps.doubtfulRules(scope);
+    const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule").map((e) => ({ ...e, doubtful: doubtful.has(e.id) }));
     const current = await persona.get(scope);
     const carried = sessionId
       ? await carryOverNote({ previous: (sc, id) => sessions.previous(sc, id), messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through) }, scope, sessionId)
       : null;
-    return renderShared({
+    const shared = renderShared({
       now: this.deps.now(),
       place: placeLabel(place),
       blocks: memory.blocksOf(scope, facts),
@@ -86,6 +89,7 @@ export class Snapshots {
       persona: current && { text: current.text, limit: persona.limit },
       carried,
     });
+    return { shared, rules: rules.map((r) => r.id) };
   }
 
   private async profile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {

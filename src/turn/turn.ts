@@ -62,8 +62,10 @@ export class TurnRunner {
     let status: Outbound["status"] = "ok";
     let toolCalls: LoopResult["toolCalls"] = [];
     let shownLessons: string[] = [];
+    let ruleIds: string[] = [];
     try {
       const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
+      ruleIds = snapshot.rules ?? [];
       let summary = session.summary;
       let messages = known ?? (await history.sessionMessages(scope, session.id, session.summaryThroughId, messageId));
       const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
@@ -114,7 +116,7 @@ export class TurnRunner {
       return null;
     }
     if (status === "ok") {
-      await learning.recordTurn(scope, reply.id, { toolCalls }, shownLessons).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
+      await learning.recordTurn(scope, reply.id, { toolCalls }, shownLessons, ruleIds).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }

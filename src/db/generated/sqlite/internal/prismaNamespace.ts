@@ -2136,6 +2136,7 @@ export const ReplyTraceScalarFieldEnum = {
   toolCalls: 'toolCalls',
   skills: 'skills',
   lessons: 'lessons',
+  rules: 'rules',
   positive: 'positive',
   negative: 'negative',
   createdAt: 'createdAt'

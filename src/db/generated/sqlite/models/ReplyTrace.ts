@@ -47,6 +47,7 @@ export type ReplyTraceMinAggregateOutputType = {
   toolCalls: number | null
   skills: string | null
   lessons: string | null
+  rules: string | null
   positive: number | null
   negative: number | null
   createdAt: Date | null
@@ -59,6 +60,7 @@ export type ReplyTraceMaxAggregateOutputType = {
   toolCalls: number | null
   skills: string | null
   lessons: string | null
+  rules: string | null
   positive: number | null
   negative: number | null
   createdAt: Date | null
@@ -71,6 +73,7 @@ export type ReplyTraceCountAggregateOutputType = {
   toolCalls: number
   skills: number
   lessons: number
+  rules: number
   positive: number
   negative: number
   createdAt: number
@@ -99,6 +102,7 @@ export type ReplyTraceMinAggregateInputType = {
   toolCalls?: true
   skills?: true
   lessons?: true
+  rules?: true
   positive?: true
   negative?: true
   createdAt?: true
@@ -111,6 +115,7 @@ export type ReplyTraceMaxAggregateInputType = {
   toolCalls?: true
   skills?: true
   lessons?: true
+  rules?: true
   positive?: true
   negative?: true
   createdAt?: true
@@ -123,6 +128,7 @@ export type ReplyTraceCountAggregateInputType = {
   toolCalls?: true
   skills?: true
   lessons?: true
+  rules?: true
   positive?: true
   negative?: true
   createdAt?: true
@@ -222,6 +228,7 @@ export type ReplyTraceGroupByOutputType = {
   toolCalls: number
   skills: string
   lessons: string
+  rules: string
   positive: number
   negative: number
   createdAt: Date
@@ -257,6 +264,7 @@ export type ReplyTraceWhereInput = {
   toolCalls?: Prisma.IntFilter<"ReplyTrace"> | number
   skills?: Prisma.StringFilter<"ReplyTrace"> | string
   lessons?: Prisma.StringFilter<"ReplyTrace"> | string
+  rules?: Prisma.StringFilter<"ReplyTrace"> | string
   positive?: Prisma.IntFilter<"ReplyTrace"> | number
   negative?: Prisma.IntFilter<"ReplyTrace"> | number
   createdAt?: Prisma.DateTimeFilter<"ReplyTrace"> | Date | string
@@ -269,6 +277,7 @@ export type ReplyTraceOrderByWithRelationInput = {
   toolCalls?: Prisma.SortOrder
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
+  rules?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -284,6 +293,7 @@ export type ReplyTraceWhereUniqueInput = Prisma.AtLeast<{
   toolCalls?: Prisma.IntFilter<"ReplyTrace"> | number
   skills?: Prisma.StringFilter<"ReplyTrace"> | string
   lessons?: Prisma.StringFilter<"ReplyTrace"> | string
+  rules?: Prisma.StringFilter<"ReplyTrace"> | string
   positive?: Prisma.IntFilter<"ReplyTrace"> | number
   negative?: Prisma.IntFilter<"ReplyTrace"> | number
   createdAt?: Prisma.DateTimeFilter<"ReplyTrace"> | Date | string
@@ -296,6 +306,7 @@ export type ReplyTraceOrderByWithAggregationInput = {
   toolCalls?: Prisma.SortOrder
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
+  rules?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -316,6 +327,7 @@ export type ReplyTraceScalarWhereWithAggregatesInput = {
   toolCalls?: Prisma.IntWithAggregatesFilter<"ReplyTrace"> | number
   skills?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
   lessons?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
+  rules?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
   positive?: Prisma.IntWithAggregatesFilter<"ReplyTrace"> | number
   negative?: Prisma.IntWithAggregatesFilter<"ReplyTrace"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ReplyTrace"> | Date | string
@@ -328,6 +340,7 @@ export type ReplyTraceCreateInput = {
   toolCalls?: number
   skills?: string
   lessons?: string
+  rules?: string
   positive?: number
   negative?: number
   createdAt?: Date | string
@@ -340,6 +353,7 @@ export type ReplyTraceUncheckedCreateInput = {
   toolCalls?: number
   skills?: string
   lessons?: string
+  rules?: string
   positive?: number
   negative?: number
   createdAt?: Date | string
@@ -352,6 +366,7 @@ export type ReplyTraceUpdateInput = {
   toolCalls?: Prisma.IntFieldUpdateOperationsInput | number
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
+  rules?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -364,6 +379,7 @@ export type ReplyTraceUncheckedUpdateInput = {
   toolCalls?: Prisma.IntFieldUpdateOperationsInput | number
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
+  rules?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -376,6 +392,7 @@ export type ReplyTraceCreateManyInput = {
   toolCalls?: number
   skills?: string
   lessons?: string
+  rules?: string
   positive?: number
   negative?: number
   createdAt?: Date | string
@@ -388,6 +405,7 @@ export type ReplyTraceUpdateManyMutationInput = {
   toolCalls?: Prisma.IntFieldUpdateOperationsInput | number
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
+  rules?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -400,6 +418,7 @@ export type ReplyTraceUncheckedUpdateManyInput = {
   toolCalls?: Prisma.IntFieldUpdateOperationsInput | number
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
+  rules?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -412,6 +431,7 @@ export type ReplyTraceCountOrderByAggregateInput = {
   toolCalls?: Prisma.SortOrder
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
+  rules?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -431,6 +451,7 @@ export type ReplyTraceMaxOrderByAggregateInput = {
   toolCalls?: Prisma.SortOrder
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
+  rules?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -443,6 +464,7 @@ export type ReplyTraceMinOrderByAggregateInput = {
   toolCalls?: Prisma.SortOrder
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
+  rules?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -464,6 +486,7 @@ export type ReplyTraceSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   toolCalls?: boolean
   skills?: boolean
   lessons?: boolean
+  rules?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
@@ -476,6 +499,7 @@ export type ReplyTraceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   toolCalls?: boolean
   skills?: boolean
   lessons?: boolean
+  rules?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
@@ -488,6 +512,7 @@ export type ReplyTraceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   toolCalls?: boolean
   skills?: boolean
   lessons?: boolean
+  rules?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
@@ -500,12 +525,13 @@ export type ReplyTraceSelectScalar = {
   toolCalls?: boolean
   skills?: boolean
   lessons?: boolean
+  rules?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
 }
 
-export type ReplyTraceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"messageId" | "workspaceId" | "conversationId" | "toolCalls" | "skills" | "lessons" | "positive" | "negative" | "createdAt", ExtArgs["result"]["replyTrace"]>
+export type ReplyTraceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"messageId" | "workspaceId" | "conversationId" | "toolCalls" | "skills" | "lessons" | "rules" | "positive" | "negative" | "createdAt", ExtArgs["result"]["replyTrace"]>
 
 export type $ReplyTracePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ReplyTrace"
@@ -529,6 +555,10 @@ export type $ReplyTracePayload<ExtArgs extends runtime.Types.Extensions.Internal
      * JSON array: ids of the lessons shown with the message.
      */
     lessons: string
+    /**
+     * JSON array: ids of the team rules in the prompt (the session's snapshot): a rule is judged by the answers it was in front of.
+     */
+    rules: string
     positive: number
     negative: number
     createdAt: Date
@@ -961,6 +991,7 @@ export interface ReplyTraceFieldRefs {
   readonly toolCalls: Prisma.FieldRef<"ReplyTrace", 'Int'>
   readonly skills: Prisma.FieldRef<"ReplyTrace", 'String'>
   readonly lessons: Prisma.FieldRef<"ReplyTrace", 'String'>
+  readonly rules: Prisma.FieldRef<"ReplyTrace", 'String'>
   readonly positive: Prisma.FieldRef<"ReplyTrace", 'Int'>
   readonly negative: Prisma.FieldRef<"ReplyTrace", 'Int'>
   readonly createdAt: Prisma.FieldRef<"ReplyTrace", 'DateTime'>

@@ -1,0 +1,56 @@
+/**
+ * Team rules judged by their results (issue 25, item 4): every reply's trace records the team rules
+ * in its prompt; a rule in front of two corrected answers within 30 days is shown to the model as
+ * doubtful in the next sessions, and the weekly report's "repeated problems by rule" counts it from
+ * those real traces. Corrections here are typed (record_correction), through the real Core.
+ */
+import { expect, it } from "vitest";
+import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
+import { coreHarness } from "../support/agent.ts";
+import { systemText, type RecordedRequest } from "../fakes/anthropic.ts";
+import { loadMemoryHistory } from "../../src/report/memory-history.ts";
+import { repeatedProblems } from "../../src/report/topics.ts";
+
+const RULE = "ALWAYS tag releases with the date";
+
+forEachDatabase("team rules judged by their results", (getDb) => {
+  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null, learning: { reviewEveryTurns: 0, skillReviewToolCalls: 0, reviewMinTurns: 0 } } });
+  const typed = (req: RecordedRequest) => JSON.stringify(req.body.messages.at(-1)?.content ?? "").includes("That's wrong");
+  const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages.at(-1)?.content ?? "").includes("tool_result");
+
+  it("records the rules of each reply's prompt, marks a rule doubtful after two corrected answers, and the report counts it by rule", async () => {
+    const db = getDb().prisma;
+    const at = (channel: string): PlaceOptions => ({ workspace: h.ws, user: "UALICE", name: "Alice", channel, isDm: false, thread: uniqueId("th") });
+    const first = at("C-rel");
+    const { scope } = await place(getDb(), first);
+    const rule = await db.memoryEntry.create({ data: { workspaceId: scope.workspaceId, scope: "team", kind: "rule", status: "active", source: "reaction", text: RULE, createdById: scope.personId } });
+    h.fake.setDefault((req) => (typed(req) && !afterTool(req) ? { toolUse: [{ name: "record_correction", input: { correction: "tags are by version" } }] } : { text: "Tagged it." }));
+
+    const ask = async (where: PlaceOptions, text: string) => {
+      const r = await h.core.handle(inboundFor(where, text));
+      if (r.kind !== "reply" || r.reply.replyMessageId === null) throw new Error(`not answered: ${JSON.stringify(r)}`);
+      return r.reply.replyMessageId;
+    };
+    // Two conversations, each: an answer with the rule in its prompt, then a typed correction of it.
+    for (const where of [first, at("C-ops")]) {
+      const reply = await ask(where, "how do I tag the release?");
+      expect(JSON.parse((await db.replyTrace.findUniqueOrThrow({ where: { messageId: reply } })).rules)).toEqual([rule.id]);
+      await ask(where, "That's wrong, we tag releases by version number");
+    }
+    expect(await db.correction.count({ where: { workspaceId: scope.workspaceId } })).toBe(2);
+
+    // A new session anywhere in the workspace sees the rule marked doubtful.
+    const before = h.fake.requests.length;
+    await ask(at("C-new"), "anything to know about releases?");
+    const system = systemText(h.fake.requests.slice(before)[0]!);
+    expect(system).toContain(RULE);
+    expect(system).toMatch(new RegExp(`${RULE}[^\\n]*\\[DOUBTFUL`));
+
+    // The weekly report's repeated problems by rule, from the traces alone.
+    const ws = scope;
+    const entries = await loadMemoryHistory(h.core.reports, ws);
+    const now = Date.now();
+    const repeated = await repeatedProblems(h.core.reports, ws, entries, { start: new Date(now - 7 * 86_400_000), end: new Date(now + 60_000) });
+    expect(repeated.byRule).toEqual([{ ruleId: rule.id, text: RULE, corrections: 2 }]);
+  });
+});
