@@ -132,12 +132,12 @@ export async function run(): Promise<BenchOutcome> {
   const flow = await runLearningFlow();
   const review = await runReviewFlow();
   const text = [
-    `the whole loop, through the delivery path: ${flow.runs[1]!.sessions} sessions; 50 corrections by 👎 -> question -> correction -> lesson, half approved with ✅ by a teammate; then a related question in the same channel, in another channel, and an unrelated one (A: reactions teach nothing; C: the loop)`,
+    `the whole loop, through the delivery path: ${flow.runs[1]!.sessions} sessions; 50 corrections by 👎 -> question -> correction -> lesson, half approved with ✅ by a teammate; then a related question in the same channel, in another channel, and an unrelated one (A: reactions teach nothing; C: the loop; T: the loop with the corrections typed in words, no reaction)`,
     table(
-      ["variant", "questions asked", "lessons", "team rules", "repeated mistakes %", "lesson recall %", "approved rules answered right elsewhere %", "unapproved lessons seen elsewhere", "lesson pollution %", "rules/prompt"],
+      ["variant", "corrections", "lessons", "team rules", "repeated mistakes %", "lesson recall %", "approved rules answered right elsewhere %", "unapproved lessons seen elsewhere", "lesson pollution %", "rules/prompt"],
       flow.runs.map((r) => [r.variant, r.questionsAsked, r.lessons, r.rules, r.repeatedMistakeRate, r.lessonRecall, r.rulesReachOtherChannels, r.channelLessonLeaks, r.pollution, r.rulesPerPrompt]),
     ),
-    `C vs A (whole loop): repeated mistakes cut by ${flow.mistakesCut}%`,
+    `C vs A (whole loop): repeated mistakes cut by ${flow.mistakesCut}%; T vs A (typed corrections): by ${flow.typedMistakesCut}%`,
     "",
     `background review (a memory review every 10th message of a conversation; 5 people, a DM and a channel thread each; a statement worth keeping every few messages, a fake review model saving the latest ones)`,
     table(["turns", "reviews run", "review writes", "writes per 100 turns", "held pending %"], [[review.turns, review.reviews, review.writes, review.writesPer100Turns, review.pendingShare]]),

@@ -27,6 +27,7 @@ generator client {
   moduleFormat = "esm"
   runtime      = "nodejs"
   importFileExtension = "ts"
+  compilerBuild = "small"
 }
 
 datasource db {

@@ -7,11 +7,9 @@ import { databaseProblem, listenProblem, StartupError } from "./app/startup-erro
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
 import { Core } from "./app/core.ts";
-import { ConsoleAdapter } from "./platforms/console/console.ts";
+import type { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./app/settings.ts";
-import { slackAdapter } from "./platforms/slack/adapter.ts";
 import { slackSettings } from "./app/slack-settings.ts";
-import { discordAdapter } from "./platforms/discord/adapter.ts";
 import type { PlatformAdapter } from "./ground/adapter.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { healthRoutes } from "./ops/health.ts";
@@ -126,8 +124,14 @@ async function main(): Promise<number> {
   // Adapters wait a little longer than the core for answers in flight: the core hands back what is
   // left before they disconnect.
   const adapterDrainMs = cfg.CAIRN_STOP_TIMEOUT_MS + 2_000;
-  if (slack) adapters.push(slackAdapter({ ...slack, routes, drainMs: adapterDrainMs }, log));
+  // Each platform's client library is loaded only when that platform is configured: discord.js and
+  // Bolt are large (tens of MB resident each once loaded), and a process never uses an unconfigured one.
+  if (slack) {
+    const { slackAdapter } = await import("./platforms/slack/adapter.ts");
+    adapters.push(slackAdapter({ ...slack, routes, drainMs: adapterDrainMs }, log));
+  }
   if (discordOn && cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID) {
+    const { discordAdapter } = await import("./platforms/discord/adapter.ts");
     adapters.push(
       discordAdapter(
         { token: cfg.DISCORD_TOKEN, applicationId: cfg.DISCORD_APPLICATION_ID, allowMassMentions: cfg.CAIRN_ALLOW_MASS_MENTIONS, ...(cfg.DISCORD_API_URL ? { apiUrl: cfg.DISCORD_API_URL } : {}) },
@@ -137,8 +141,8 @@ async function main(): Promise<number> {
     );
   }
   // No platform configured: the console chat (it attaches and starts itself in `run`).
-  const chat = consoleMode
-    ? new ConsoleAdapter({
+  const chat: ConsoleAdapter | null = consoleMode
+    ? new (await import("./platforms/console/console.ts")).ConsoleAdapter({
         input: process.stdin,
         output: process.stdout,
         user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,

@@ -7,7 +7,9 @@
  * delivery path on an in-memory platform (memory-platform.ts); jobs run on the core's worker.
  *
  * A: reactions and corrections teach nothing (no worker, no memory tool).  C: the whole loop.
- * The fake model answers right only when the convention's text is in its prompt.
+ * T: the whole loop with corrections typed in words and no reaction ("That's wrong: ..."): the
+ * model records each with its record_correction tool. The fake model answers right only when the
+ * convention's text is in its prompt.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { Core } from "../../src/app/core.ts";
@@ -46,15 +48,23 @@ function respond(req: Anthropic.MessageCreateParamsNonStreaming): Reply {
   const user = lastUserText(req);
   if (system.startsWith("You turn a person's correction")) {
     const correction = /own words:\n([\s\S]*?)\n\nEarlier lessons/.exec(user)?.[1] ?? "";
-    return { text: JSON.stringify({ rule: `ALWAYS remember: ${correction.replace(/^No: /, "").trim()}`, same_as: null, contradicts: null }) };
+    return { text: JSON.stringify({ rule: `ALWAYS remember: ${correction.replace(/^(No|That's wrong): /, "").trim()}`, same_as: null, contradicts: null }) };
   }
   if (user.includes("══ CORRECTION ══")) return { text: "Corrected, thanks." };
+  // A correction typed in words: recorded with the tool, then answered with it applied.
+  const last = req.messages.at(-1);
+  if (last && typeof last.content !== "string" && last.content.some((b) => b.type === "tool_result")) return { text: "Corrected, thanks." };
+  // The person's own words are the message's last block (lessons shown with it come before, and
+  // quote earlier corrections).
+  const texts = last && typeof last.content !== "string" ? last.content.flatMap((b) => (b.type === "text" ? [b.text] : [])) : [user];
+  const own = texts.at(-1) ?? "";
+  if (/That's wrong: /.test(own)) return { toolUse: [{ name: "record_correction", input: { correction: "the convention" } }] };
   const asked = /about (topic\d+)/.exec(user)?.[1];
   const c = CONVENTIONS.find((x) => x.topic === asked);
   return { text: c && promptText(req).includes(`L${c.id}:`) ? `Right: ${c.text}` : "A guess." };
 }
 
-type Variant = "A" | "C";
+type Variant = "A" | "C" | "T";
 
 export interface FlowResult {
   variant: Variant;
@@ -81,14 +91,18 @@ async function runFlow(variant: Variant): Promise<FlowResult> {
     const core = new Core({ database: bench.database, model, settings, log: silentLogger });
     const chat = new MemoryPlatform("T-flow");
     await chat.start(core.attach(chat));
-    const learn = () => (variant === "C" ? core.learning.drain() : Promise.resolve());
+    const learn = () => (variant !== "A" ? core.learning.drain() : Promise.resolve());
     let sessions = 0;
     for (const c of CONVENTIONS) {
       const asked = await chat.say("ann", c.channel, `What do we do about ${c.topic}?`);
       sessions++;
-      await chat.react("ann", asked.replies.at(-1)!, "-1");
-      await learn();
-      await chat.say("ann", c.channel, `No: ${c.text}`, asked.message.id);
+      if (variant === "T") {
+        await chat.say("ann", c.channel, `That's wrong: ${c.text}`, asked.message.id);
+      } else {
+        await chat.react("ann", asked.replies.at(-1)!, "-1");
+        await learn();
+        await chat.say("ann", c.channel, `No: ${c.text}`, asked.message.id);
+      }
       await learn();
       const proposal = chat.cairnSaid(c.channel, asked.message.id, "React ✅");
       if (proposal && c.approved) {
@@ -135,9 +149,10 @@ async function runFlow(variant: Variant): Promise<FlowResult> {
   }
 }
 
-export async function runLearningFlow(): Promise<{ runs: FlowResult[]; mistakesCut: number }> {
+export async function runLearningFlow(): Promise<{ runs: FlowResult[]; mistakesCut: number; typedMistakesCut: number }> {
   const a = await runFlow("A");
   const c = await runFlow("C");
-  const mistakesCut = a.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c.repeatedMistakeRate / a.repeatedMistakeRate), 1);
-  return { runs: [a, c], mistakesCut };
+  const t = await runFlow("T");
+  const cut = (x: FlowResult) => (a.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - x.repeatedMistakeRate / a.repeatedMistakeRate), 1));
+  return { runs: [a, c, t], mistakesCut: cut(c), typedMistakesCut: cut(t) };
 }
