@@ -22,6 +22,7 @@ import { personaCommand, type PersonaCommandDeps } from "./persona.ts";
 import { buildView, type ViewDeps } from "../views/build.ts";
 import { viewMarkdown } from "../views/markdown.ts";
 import { listenCommand, type ListenDeps } from "./listen.ts";
+import { whyCommand, type WhyDeps } from "./why.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 
 /** What the dispatcher answers itself (help, new, me, skills, confirm, report, forget): the stores it reads and writes, and the session to end. */
@@ -46,6 +47,7 @@ export type CommandServices = DispatchDeps &
   SkillCommandDeps &
   PersonaCommandDeps &
   ListenDeps &
+  WhyDeps &
   ViewDeps;
 
 const HELP = `**cairn** remembers what your team teaches it.
@@ -56,7 +58,7 @@ const HELP = `**cairn** remembers what your team teaches it.
 Commands:
 \`help\` this text · \`me\` what cairn knows about you · \`team\` the team's rules, lessons, proposals and memory · \`skills\` the skill library · \`new\` start a fresh session
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
-\`lessons\` the lessons and team rules you can see, with their ids and where each came from
+\`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, skills)
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
 \`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule (as ✅ does; not your own)
 \`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
@@ -85,6 +87,8 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
       return learnCommand(services, inbound, await place(), args.join(" "));
     case "lessons":
       return listLessons(services, await place());
+    case "why":
+      return whyCommand(services, await place());
     case "forget":
       return forget(services, inbound, await place(), args);
     case "confirm": {

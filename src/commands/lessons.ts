@@ -56,7 +56,7 @@ export async function listLessons(deps: Pick<LessonsDeps, "learning">, place: Pl
   return { text: lines.join("\n"), ephemeral: true };
 }
 
-function lessonLine(e: MemoryEntry, author: { displayName: string | null; externalId: string } | undefined): string {
+export function lessonLine(e: MemoryEntry, author: { displayName: string | null; externalId: string } | undefined): string {
   const lessonCase = parseCase(e.origin);
   const who = lessonCase?.by.name ?? (author ? nameOf(author) : "someone");
   const when = (lessonCase?.at ?? e.createdAt.toISOString()).slice(0, 10);

@@ -99,6 +99,12 @@ export class Learning {
     return new Set([...counts].filter(([, n]) => n >= DOUBTFUL_AFTER).map(([id]) => id));
   }
 
+  /** The conversation's latest answer and what it drew on (`/cairn why`); null when there is none. */
+  async lastAnswer(scope: ConversationScope): Promise<{ replyId: number; trace: Awaited<ReturnType<LearningContext["traces"]["get"]>> } | null> {
+    const reply = await this.reviews.lastReply(scope);
+    return reply && { replyId: reply.id, trace: await this.ctx.traces.get(scope, reply.id) };
+  }
+
   /** A correction the person typed, as the turn's model judged it (the `record_correction` tool). */
   recordTypedCorrection(scope: Scope, messageId: number): Promise<TypedCorrection> {
     return this.ctx.corrections.recordTyped(scope, messageId);

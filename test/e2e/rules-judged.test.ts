@@ -53,4 +53,28 @@ forEachDatabase("team rules judged by their results", (getDb) => {
     const repeated = await repeatedProblems(h.core.reports, ws, entries, { start: new Date(now - 7 * 86_400_000), end: new Date(now + 60_000) });
     expect(repeated.byRule).toEqual([{ ruleId: rule.id, text: RULE, corrections: 2 }]);
   });
+
+  it("answers /cairn why with what the last answer drew on: its rules and lessons, never another person's private lesson", async () => {
+    const db = getDb().prisma;
+    const thread = uniqueId("th");
+    const alice: PlaceOptions = { workspace: h.ws, user: "UALICE", name: "Alice", channel: "C-rel", isDm: false, thread };
+    const bob: PlaceOptions = { ...alice, user: "UBOB", name: "Bob" };
+    const { scope } = await place(getDb(), alice);
+    const rule = await db.memoryEntry.create({ data: { workspaceId: scope.workspaceId, scope: "team", kind: "rule", status: "active", source: "reaction", text: RULE, createdById: scope.personId } });
+    const mine = await db.memoryEntry.create({
+      data: { workspaceId: scope.workspaceId, scope: "user", ownerId: scope.personId, kind: "lesson", status: "active", source: "reaction", text: "ALWAYS list release steps for Alice as bullets", createdById: scope.personId },
+    });
+    h.fake.setDefault({ text: "Tag it with the date." });
+    const r = await h.core.handle(inboundFor(alice, "how do I list the release steps?"));
+    if (r.kind !== "reply") throw new Error("not answered");
+    const asAlice = (await h.core.command(inboundFor(alice, "/cairn why"), "why")).text;
+    expect(asAlice).toContain(`\`${rule.id}\` ${RULE}`);
+    expect(asAlice).toContain(`\`${mine.id}\` ALWAYS list release steps for Alice as bullets`);
+    const asBob = await h.core.command(inboundFor(bob, "/cairn why"), "why");
+    expect(asBob.ephemeral).toBe(true);
+    expect(asBob.text).toContain(RULE);
+    expect(asBob.text).not.toContain("as bullets");
+    expect(asBob.text).not.toContain(mine.id);
+    expect(asBob.text).toContain("1 more item was private to someone else");
+  });
 });

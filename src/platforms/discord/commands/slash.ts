@@ -58,6 +58,7 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
     publicAnswer: true,
   },
   lessons: { description: "The lessons and team rules you can see, with ids and where each came from" },
+  why: { description: "What cairn's last answer here drew on: team rules, lessons, skills" },
   new: { description: "Start a fresh session in this conversation (earlier ones stay searchable)" },
   forget: {
     description: "Delete one of your entries, or everything cairn holds about you",
