@@ -167,6 +167,13 @@ export class MemoryStore {
   }
 
   /** Entries waiting for this person's confirmation (all, or those of one message of theirs). */
+  /** Which of these messages taught something now in memory (the source of an entry not deleted). */
+  async taughtBy(scope: WorkspaceScope, messageIds: readonly number[]): Promise<Set<number>> {
+    if (messageIds.length === 0) return new Set();
+    const rows = await this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, sourceMessageId: { in: [...messageIds] } }, select: { sourceMessageId: true } });
+    return new Set(rows.flatMap((r) => (r.sourceMessageId === null ? [] : [r.sourceMessageId])));
+  }
+
   async pendingBy(scope: PersonScope, sourceMessageId?: number, tx: Tx = this.db): Promise<MemoryEntry[]> {
     return tx.memoryEntry.findMany({
       where: { ...confirmableWhere(scope), ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },

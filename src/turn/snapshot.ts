@@ -78,7 +78,15 @@ export class Snapshots {
     const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule").map((e) => ({ ...e, doubtful: doubtful.has(e.id) }));
     const current = await persona.get(scope);
     const carried = sessionId
-      ? await carryOverNote({ previous: (sc, id) => sessions.previous(sc, id), messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through) }, scope, sessionId)
+      ? await carryOverNote(
+          {
+            previous: (sc, id) => sessions.previous(sc, id),
+            messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through),
+            taught: (sc, ids) => memory.taughtBy(sc, ids),
+          },
+          scope,
+          sessionId,
+        )
       : null;
     const shared = renderShared({
       now: this.deps.now(),

@@ -24,6 +24,9 @@ forEachDatabase("working memory between sessions", (getDb) => {
   it("starts a conversation's next session after the idle timeout with a note of the last one, never another conversation's, and none after /new", async () => {
     const thread: PlaceOptions = { workspace: h.ws, user: "UALICE", name: "Alice", channel: "C-eng", isDm: false, thread: uniqueId("th") };
     const elsewhere: PlaceOptions = { ...thread, channel: "C-other", thread: uniqueId("th") };
+    // A message that teaches a lesson: memory shows the lesson where it applies, the note never quotes it.
+    h.fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "channel", kind: "lesson", content: "Schema changes need a ticket in #dba first" }] } }] }, { text: "Saved." });
+    await say(thread, "No: schema changes need a ticket in #dba first");
     h.fake.setDefault({ text: "Noted: the orders table moves to the new cluster first." });
     const first = await say(thread, "we're migrating the orders database to the new Postgres cluster this week");
     expect(first).not.toContain("LAST SESSION");
@@ -33,6 +36,7 @@ forEachDatabase("working memory between sessions", (getDb) => {
     expect(second).toContain("LAST SESSION IN THIS CONVERSATION");
     expect(second).toContain("Alice: we're migrating the orders database to the new Postgres cluster this week");
     expect(second).toContain("cairn: Noted: the orders table moves to the new cluster first.");
+    expect(second).not.toContain("No: schema changes need a ticket");
     // Frozen with the session: its next turn's system prompt is the same text (the cache holds).
     expect(await say(thread, "and after that?")).toBe(second);
     // Another conversation's new session sees nothing of it.
