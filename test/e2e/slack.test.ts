@@ -670,6 +670,23 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(reply!.args.text).toBe("Still here.");
   });
 
+  it("answers @cairn why in a thread, to the asker alone, with what the last answer there drew on", async () => {
+    const channel = uniqueId("C");
+    const root = slack.nextTs();
+    anthropic.enqueue({ toolUse: [{ name: "skills_list", input: {} }] }, { text: "Reset it with envctl." });
+    await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> how do I reset staging?`, ts: root, event_ts: root });
+    await waitForPosts(channel, 1);
+    const ts = slack.nextTs();
+    await send({ type: "app_mention", channel, user: "UBOB", text: `<@${slack.bot.userId}> why?`, ts, thread_ts: root, event_ts: ts });
+    const shown = await slack.waitFor("the why answer", () => slack.callsTo("chat.postEphemeral").find((c) => c.args.channel === channel));
+    expect(shown.args).toMatchObject({ user: "UBOB", thread_ts: root });
+    expect(String(shown.args.text)).toContain("Why my last answer here");
+    expect(String(shown.args.text)).toContain("Tools called: 1.");
+    // A command, not a chat turn: the model was not asked again, and nothing public was posted.
+    expect(anthropic.requests).toHaveLength(2);
+    expect(posts(channel)).toHaveLength(1);
+  });
+
   it("logs and acknowledges malformed and unknown events", async () => {
     const bad = await send({ type: "message", channel: "DUALICE", channel_type: "im", user: "UALICE", text: "no ts" });
     const unknown = await send({ type: "pin_added", user: "UALICE", channel_id: "C1", event_ts: slack.nextTs() });

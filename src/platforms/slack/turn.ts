@@ -6,7 +6,7 @@
 import type { CorePort } from "../../ground/adapter.ts";
 import { classifyMessage, toInbound } from "./events.ts";
 import { messageTarget, type MessageTargetDeps } from "./replies/target.ts";
-import { isLearnMention, learnFromMention } from "./commands/learn-mention.ts";
+import { learnFromMention, mentionCommand } from "./commands/learn-mention.ts";
 import type { KeyedQueue } from "../../ground/keyed-queue.ts";
 import type { StoreOutcome } from "../../ground/journal.ts";
 
@@ -49,7 +49,8 @@ export async function onMessageEvent(deps: TurnDeps, event: unknown, body: unkno
       ...(person.isBot ? { author: { externalId: m.user, isBot: true } } : {}),
       addressed: c.kind !== "thread_reply",
     };
-    if (c.kind === "mention" && isLearnMention(m.text)) return { learn: learnFromMention(deps, inbound, m, log) };
+    const command = c.kind === "mention" ? mentionCommand(m.text) : null;
+    if (command) return { learn: learnFromMention(deps, inbound, m, log, command) };
     return { received: deps.core.receive(inbound, messageTarget(deps, m, log), meta.kept ? { kept: meta.kept, held: meta.held === true } : {}) };
   });
   if ("learn" in entered) {

@@ -1,5 +1,6 @@
 /**
- * `@cairn learn` typed in a Slack thread: the learn command for that thread. A slash command does
+ * `@cairn learn` typed in a Slack thread: the learn command for that thread; `@cairn why`: what
+ * cairn's last answer in that thread drew on (the why command, shown to the asker alone). A slash command does
  * not say which thread it was typed in (Slack sends the channel only), so a mention is how a Slack
  * thread is learned from. The mention itself is not a turn (nothing is stored or answered by the
  * model as a chat message); the core posts the answer in the thread (recorded, so reactions on it
@@ -18,21 +19,29 @@ import { placeTarget } from "../replies/target.ts";
 
 /** "learn", "learn from this thread" (cairn's own mention already stripped). */
 const LEARN_MESSAGE = /^learn(?:\s+from\s+(?:this|the)\s+(?:thread|conversation))?[.!]?$/i;
+/** "why", "why?", "why this answer?", "why did you say that?". */
+const WHY_MESSAGE = /^why(?:\s+(?:this|that)\s+answer|\s+did\s+you\s+say\s+(?:this|that))?\s*[.!?]*$/i;
 
 const seen = new RecentSet(15 * 60_000, 10_000);
 
-export function isLearnMention(text: string): boolean {
-  return LEARN_MESSAGE.test(text.trim());
+/** The command a mention is (its text without cairn's own mention), or null for a chat message. */
+export function mentionCommand(text: string): "learn" | "why" | null {
+  const t = text.trim();
+  return LEARN_MESSAGE.test(t) ? "learn" : WHY_MESSAGE.test(t) ? "why" : null;
 }
 
-export async function learnFromMention(deps: { core: CorePort; client: SlackClient }, inbound: Inbound, m: SlackMessage, log: Logger): Promise<void> {
+export function isLearnMention(text: string): boolean {
+  return mentionCommand(text) === "learn";
+}
+
+export async function learnFromMention(deps: { core: CorePort; client: SlackClient }, inbound: Inbound, m: SlackMessage, log: Logger, name: "learn" | "why" = "learn"): Promise<void> {
   if (!seen.addIfNew(`${m.teamId}:${m.channel}:${m.ts}`)) {
-    log.debug("duplicate learn mention dropped");
+    log.debug(`duplicate ${name} mention dropped`);
     return;
   }
-  const answered = await deps.core.answer(inbound, { name: "learn", args: [] }, {
+  const answered = await deps.core.answer(inbound, { name, args: [] }, {
     place: placeTarget(deps.client, m.channel, m.replyThreadTs),
     private: { send: async (text) => void (await deps.client.chat.postEphemeral({ channel: m.channel, user: m.user, text, ...(m.replyThreadTs ? { thread_ts: m.replyThreadTs } : {}) })) },
   });
-  log.info({ visibility: answered.visibility, failed: answered.failed }, "learn from a thread answered");
+  log.info({ visibility: answered.visibility, failed: answered.failed }, name === "learn" ? "learn from a thread answered" : "why in a thread answered");
 }
