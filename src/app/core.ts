@@ -10,9 +10,7 @@ import { JobQueue } from "../jobs/job-store.ts";
 import { ErasureStore } from "../erasure/erasure-store.ts";
 import { HistoryStore, scopeOf } from "../history/store/store.ts";
 import { MemoryStore } from "../memory/store.ts";
-import { scanStored } from "../safety/scanner.ts";
 import { SkillStore } from "../skills/store.ts";
-import { loadBundledSkills } from "../skills/bundled.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases } from "../turn/leases.ts";
 import { LeaseStore } from "../turn/lease-store.ts";
@@ -65,21 +63,9 @@ import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
 import { CommandService } from "../commands/service.ts";
 import { slackEmoji } from "../platforms/slack/emoji.ts";
-import { InboundLog } from "../journal/inbound-log.ts";
-import { MemoryJournal } from "../journal/memory-journal.ts";
-
-/** A storage probe that takes longer counts as storage down (a hanging database). */
-const STORAGE_PROBE_MS = 2_000;
-
-/** Whether `work` settles without error within `ms`. */
-function answersWithin(ms: number, work: Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([work.then(() => true, () => false), late]).finally(() => clearTimeout(timer));
-}
-
+import type { InboundLog } from "../journal/inbound-log.ts";
+import { inboundLogFor } from "../journal/wiring.ts";
+import { importBundledSkills } from "../skills/bundled.ts";
 
 export class Core implements CorePort {
   readonly history: HistoryStore;
@@ -148,12 +134,8 @@ export class Core implements CorePort {
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
     const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope);
-    const tools: Tool[] = [
-      memoryTool(this.memory) as Tool,
-      ...skillTools(this.skills),
-      sessionSearchTool(this.history, readable) as Tool,
-      correctionTool((scope, id) => this.learning.recordTypedCorrection(scope, id)) as Tool,
-    ];
+    const typed = correctionTool((scope, id) => this.learning.recordTypedCorrection(scope, id)) as Tool;
+    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(this.history, readable) as Tool, typed];
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
@@ -167,15 +149,8 @@ export class Core implements CorePort {
       log,
     });
     this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => turns.activeKeys > 0 || this.delivery.inFlight > 0, log, now);
-    const snapshots = new Snapshots({
-      memory: this.memory,
-      skills: this.skills,
-      persona: this.persona,
-      sessions: this.sessions,
-      history: this.history,
-      doubtfulRules: (scope) => this.learning.doubtfulRules(scope),
-      now,
-    });
+    const doubtfulRules = (scope: Scope) => this.learning.doubtfulRules(scope);
+    const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, history: this.history, doubtfulRules, now });
     const runner = new TurnRunner({
       settings: s,
       model: models.turn,
@@ -267,26 +242,10 @@ export class Core implements CorePort {
     ]);
     this.commands = new CommandService({ access: s.access, delivery: this.delivery, services: this, run: (inbound, name, args) => this.command(inbound, name, args), log });
     this.reactions = new Reactions({ history: this.history, memory: this.memory, jobs: this.jobs, access: s.access, kick: () => this.learning.worker.kick(), log });
-    this.scheduler = new Scheduler({
-      queue: this.jobs,
-      kick: () => this.learning.worker.kick(),
-      settings: { ...DEFAULT_SCHEDULES, ...s.schedules },
-      log,
-      now,
-      // In use: some workspace had talked to cairn before the slot.
-      inUseBefore: (at) => this.history.workspaceCreatedBefore(at),
-    });
-    this.journal = new InboundLog({
-      backend: deps.journal?.backend ?? new MemoryJournal(),
-      pending: deps.journal?.pending ?? [],
-      storageUp: () => answersWithin(STORAGE_PROBE_MS, deps.database.ping()),
-      log,
-      onReplay: (platform) => metrics.journalReplay(platform),
-      onGiveUp: (platform) => metrics.journalGiveUp(platform),
-      onAcknowledged: (platform, seconds) => metrics.acknowledged(platform, seconds),
-      ...(s.journalInFlight ? { maxInFlight: s.journalInFlight } : {}),
-    });
-    const journal = this.journal;
+    // In use: some workspace had talked to cairn before the slot.
+    const inUseBefore = (at: Date) => this.history.workspaceCreatedBefore(at);
+    this.scheduler = new Scheduler({ queue: this.jobs, kick: () => this.learning.worker.kick(), settings: { ...DEFAULT_SCHEDULES, ...s.schedules }, log, now, inUseBefore });
+    const journal = (this.journal = inboundLogFor({ journal: deps.journal, ping: () => deps.database.ping(), metrics, log, maxInFlight: s.journalInFlight }));
     metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => turns.activeKeys, journal: () => ({ depth: journal.depth, oldestAt: journal.oldestAt }) });
   }
 
@@ -380,14 +339,7 @@ export class Core implements CorePort {
   /** Imports the bundled skills (idempotent by content hash). Call once at start-up. */
   async start(): Promise<void> {
     const dir = this.deps.settings.bundledSkillsDir;
-    if (!dir) return;
-    const bundled = await loadBundledSkills(dir);
-    // Every session's prompt shows these descriptions, checked by scanStored (remembered by text).
-    // Checked here, the first sessions after a start do not compile the scanner's expressions
-    // (about 165 ms, and again whenever V8 has dropped their code after a few idle collections).
-    for (const skill of bundled) scanStored(skill.description);
-    const counts = await this.skills.importBundled(bundled);
-    this.deps.log.info(counts, "bundled skills imported");
+    if (dir) await importBundledSkills(this.skills, dir, this.deps.log);
   }
 
   /** One message's turn, outside the delivery path (its caller posts the answer): see Intake.handle. */

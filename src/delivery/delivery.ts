@@ -29,7 +29,8 @@ import { DraftReply } from "./draft.ts";
 import { sendRichPost } from "./rich-post.ts";
 import { ThreadFollowing, type ThreadRef } from "./follow.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
-import { INTERNAL_ERROR_REPLY, NOT_SAVED_REPLY, postFailedApology, STORAGE_DOWN_NOTICE } from "../ground/replies.ts";
+import { INTERNAL_ERROR_REPLY, postFailedApology } from "../ground/replies.ts";
+import { StorageOutage } from "./outage.ts";
 import { NotStoredError } from "../ground/errors.ts";
 import type { StoreOutcome } from "../ground/journal.ts";
 import type { HandleResult, Inbound, Outbound, Platform, TurnHooks } from "../ground/types.ts";
@@ -80,10 +81,8 @@ export class DeliveryPath {
   private active = 0;
   /** Stopping: answers not yet posted are left to their leases (another process posts them). */
   private closed = false;
-  /** Conversations told, during this storage outage, that cairn answers once storage is back. */
-  private readonly outage = new Set<string>();
-  /** Working marks put on messages waiting for storage, by post: taken off when their turn ends. */
-  private readonly marks = new Map<string, () => Promise<void>>();
+  /** Messages that could not be stored: notices, and working marks kept meanwhile (outage.ts). */
+  private readonly outage = new StorageOutage();
 
   constructor(private readonly deps: DeliveryDeps) {
     this.following = new ThreadFollowing({
@@ -117,7 +116,7 @@ export class DeliveryPath {
       if (told) return;
       told = true;
       // A message stored: storage answers, so the next outage gets its notice again.
-      if (outcome === "stored") this.outage.clear();
+      if (outcome === "stored") this.outage.over();
       kept?.(outcome);
     };
     const now = (r: Received): Promise<Received> => (stored(), Promise.resolve(r));
@@ -259,7 +258,8 @@ export class DeliveryPath {
       const settled = await turn.settled;
       if ("err" in settled && settled.err instanceof NotStoredError) {
         waiting = kept;
-        return await this.notStored(inbound, turn, kept, stored, settled.err, log);
+        const post = postKey(inbound);
+        return await this.outage.notStored({ post, conversation: conversationKey(inbound), kept }, turn, stored, () => this.seen.delete(post), settled.err, log);
       }
       if ("err" in settled) {
         log.error({ err: settled.err }, "the turn failed before an answer");
@@ -312,43 +312,8 @@ export class DeliveryPath {
       return { kind: "replied", status: reply.status, replyMessageId: reply.replyMessageId, ...shown };
     } finally {
       await unmarkOnce();
-      const held = waiting ? undefined : this.marks.get(postKey(inbound));
-      if (held) {
-        this.marks.delete(postKey(inbound));
-        await held().catch((err: unknown) => log.debug({ err: errText(err) }, "could not clear the working mark"));
-      }
+      if (!waiting) await this.outage.ended(postKey(inbound), log);
     }
-  }
-
-  /**
-   * Storage failed before the message was stored. Kept in the journal: it is answered once storage
-   * is back (the journal hands it in again), the working mark stays meanwhile, and the conversation
-   * is told so once per outage, not once per message. Not kept: the person is told it was not saved.
-   */
-  private async notStored(inbound: Inbound, turn: Started, kept: boolean, stored: (outcome: StoreOutcome) => void, err: NotStoredError, log: Logger): Promise<Received> {
-    log.warn({ err: errText(err.cause), kept }, kept ? "storage failed: the message waits in the journal" : "storage failed: the message is lost and its author told so");
-    if (!kept) {
-      stored("not_stored");
-      const shown = await turn.surface.finish(NOT_SAVED_REPLY, "notice");
-      return { kind: "replied", status: "failed", replyMessageId: null, ...shown };
-    }
-    stored("failed");
-    // The journal hands it in again: not a duplicate then.
-    const post = postKey(inbound);
-    this.seen.delete(post);
-    // Marked now (it never got as far as being accepted), until the turn that answers it ends.
-    if (!this.marks.has(post) && turn.target.working) {
-      const unmark = await turn.target.working().catch(() => null);
-      if (unmark) this.marks.set(post, unmark);
-    }
-    const key = conversationKey(inbound);
-    if (this.outage.has(key)) {
-      await turn.surface.cancel();
-      return { kind: "dropped", reason: "waiting_for_storage" };
-    }
-    this.outage.add(key);
-    const shown = await turn.surface.finish(STORAGE_DOWN_NOTICE, "notice");
-    return { kind: "replied", status: "failed", replyMessageId: null, ...shown };
   }
 
   /**

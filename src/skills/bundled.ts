@@ -6,6 +6,9 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { contentHash, parseSkillMd, SUPPORT_DIRS, validateSupportPath } from "./skillmd.ts";
+import type { SkillStore } from "./store.ts";
+import type { Logger } from "../ground/log.ts";
+import { scanStored } from "../safety/scanner.ts";
 
 export interface BundledFile {
   path: string;
@@ -118,4 +121,17 @@ export async function loadBundledSkills(dir: string): Promise<BundledSkill[]> {
   }
   skills.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return skills;
+}
+
+/**
+ * Imports the bundled skills into the library (idempotent by content hash). Every session's prompt
+ * shows their descriptions, checked by scanStored (remembered by text): checked here, the first
+ * sessions after a start do not compile the scanner's expressions (about 165 ms, and again whenever
+ * V8 has dropped their code after a few idle collections).
+ */
+export async function importBundledSkills(skills: Pick<SkillStore, "importBundled">, dir: string, log: Logger): Promise<void> {
+  const bundled = await loadBundledSkills(dir);
+  for (const skill of bundled) scanStored(skill.description);
+  const counts = await skills.importBundled(bundled);
+  log.info(counts, "bundled skills imported");
 }

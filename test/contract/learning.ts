@@ -210,8 +210,9 @@ export function learningContract(driver: Driver, getDb: () => Database): void {
     expect(await db().correction.findMany({ where: { replyMessageId: reply.replyMessageId! } })).toMatchObject([{ status: "learned", questionMessageId: null, reactorId: alice.id }]);
     expect(driver.timeline(asked.replyPlace).some((m) => m.fromCairn && m.text.includes("what should I have done instead"))).toBe(false);
     expect(await db().revision.count({ where: { entityId: lesson.id, reason: { startsWith: "typed correction" } } })).toBe(1);
-    // Proposed in the thread; Bob's ✅ makes it a rule that reaches another channel.
+    // Proposed in the thread (the lesson records where once the post is made); Bob's ✅ makes it a rule that reaches another channel.
     const proposal = await cairnSays(asked.replyPlace, "React ✅");
+    await waitUntil("the proposal recorded", () => db().memoryEntry.findFirst({ where: { id: lesson.id, proposalMessageId: { not: null } } }), 20_000);
     await driver.react(asked.replyPlace, proposal.id!, "bob", "check");
     const rule = await waitUntil("the team rule", () => db().memoryEntry.findFirst({ where: { workspaceId: ws, kind: "rule", status: "active", quote: { contains: "vitest everywhere" } } }), 20_000);
     const other = await driver.channel();

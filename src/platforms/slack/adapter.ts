@@ -266,13 +266,11 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   // it to the turn at once, or once storage answers again, or after a restart (kept-messages.ts).
   // Taken on even while stopping: stored, its turn is handed back through its lease to a replica
   // that is not stopping, at once, where a redelivery by Slack would come seconds later.
-  core.journal.handleWith(
-    "slack",
-    keptHandler(slog, (kept, settle, held) => {
-      const meta = { eventType: kept.type, eventId: eventId(kept.body), retryNum: kept.retryNum, kept: settle, held };
-      return new Promise<void>((done) => track(kept.type, () => onMessageEvent(turnDeps, kept.event, kept.body, meta).finally(done), true));
-    }),
-  );
+  const handleKept = keptHandler(slog, (kept, settle, held) => {
+    const meta = { eventType: kept.type, eventId: eventId(kept.body), retryNum: kept.retryNum, kept: settle, held };
+    return new Promise<void>((done) => track(kept.type, () => onMessageEvent(turnDeps, kept.event, kept.body, meta).finally(done), true));
+  });
+  core.journal.handleWith("slack", handleKept);
   for (const type of MESSAGE_EVENTS) {
     app.event(type, async ({ event, body, context }) => {
       // What channel knowledge keeps of it, beside the turn: its own task, not holding the ack.
