@@ -11,7 +11,7 @@ import type { SkillStore } from "../skills/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import type { ErasureStore } from "../erasure/erasure-store.ts";
 import { learnCommand, type LearnDeps } from "./learn.ts";
-import { forgetLessonOrRule, listLessons, type LessonsDeps } from "./lessons.ts";
+import { forgetLessonOrRule, judgeRule, listLessons, type LessonsDeps } from "./lessons.ts";
 import { latestReport } from "./report.ts";
 import { historyCommand, type HistoryCommandDeps } from "./history.ts";
 import { rollbackCommand, type RollbackDeps } from "./rollback.ts";
@@ -60,7 +60,7 @@ Commands:
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, skills)
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule (as ✅ does; not your own)
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins)
 \`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
 \`listen on|off|status\` keep this channel's messages so people who can read it can ask what was said (on/off: admins) · \`listen exclude-me\` leave yours out
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
@@ -89,6 +89,9 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
       return listLessons(services, await place());
     case "why":
       return whyCommand(services, await place());
+    case "keep":
+    case "reword":
+      return judgeRule(services, inbound, await place(), name, args[0], args.slice(1).join(" "));
     case "forget":
       return forget(services, inbound, await place(), args);
     case "confirm": {

@@ -20,6 +20,7 @@ import { isAdmin, type AccessPolicy } from "../admission/access.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
 import type { LessonStore, MemoryEntry } from "../lessons/lesson-store.ts";
 import { nameOf } from "../learning/places.ts";
+import { scanForWrite } from "../safety/scanner.ts";
 
 /** Lines of lessons and rules in one answer; the rest are counted. */
 export const LESSONS_SHOWN = 30;
@@ -98,4 +99,29 @@ export async function forgetLessonOrRule(deps: LessonsDeps, inbound: Inbound, pl
     ephemeral: true,
     outcome: "done",
   };
+}
+
+/**
+ * `keep <id>` and `reword <id> <text>` for a team rule marked doubtful (answers it was in front of
+ * were corrected): admins only, as archiving it is. Keeping it records that a person looked at it
+ * (its doubt counts only later corrections); rewording replaces its text, scanned as every shared
+ * write is, with a revision `rollback` undoes, and its doubt starts afresh.
+ */
+export async function judgeRule(deps: LessonsDeps, inbound: Inbound, place: Place, verb: "keep" | "reword", id: string | undefined, text?: string): Promise<CommandReply> {
+  const usage = verb === "keep" ? "Usage: `keep <rule id>` (ids are listed by `team` and `lessons`)." : "Usage: `reword <rule id> <the rule as it should read>`.";
+  if (!id || (verb === "reword" && !text?.trim())) return { text: usage, ephemeral: true };
+  const entry = await deps.learning.lessons.find(workspaceScopeOf(place), id);
+  if (!entry || entry.kind !== "rule" || entry.scope !== "team" || entry.status !== "active") return { text: `No team rule in force has the id ${id}. \`lessons\` lists them.`, ephemeral: true, outcome: "not_found" };
+  if (!isAdmin(deps.settings.access, inbound.platform, inbound.author.externalId)) {
+    return { text: "Only cairn admins can keep or reword team rules: they apply to everyone in this workspace.", ephemeral: true, outcome: "refused" };
+  }
+  const prov = { source: "tool" as const, actorId: scopeOf(place).personId, sourceMessageId: null, reason: verb === "keep" ? "kept by an admin after doubt" : "reworded by an admin" };
+  if (verb === "keep") {
+    await deps.learning.lessons.keep(entry, prov);
+    return { text: `Kept the team rule as it is: ${entry.text}\nIt is no longer doubtful; only corrections from now on count against it.`, ephemeral: true, outcome: "done" };
+  }
+  const verdict = scanForWrite(text!.trim());
+  if (!verdict.ok) return { text: `Not reworded: ${verdict.message}`, ephemeral: true, outcome: "refused" };
+  if (!(await deps.learning.lessons.reword(entry, verdict.text, prov))) return { text: "That team rule is no longer in force.", ephemeral: true, outcome: "not_found" };
+  return { text: `Reworded the team rule: ${verdict.text}\n(was: ${entry.text}) It applies from each person's next session; \`history ${entry.id}\` and \`rollback\` undo it.`, ephemeral: true, outcome: "done" };
 }

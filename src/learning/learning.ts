@@ -95,8 +95,11 @@ export class Learning {
    */
   async doubtfulRules(scope: WorkspaceScope): Promise<ReadonlySet<string>> {
     const since = new Date(this.ctx.now().getTime() - DOUBTFUL_DAYS * 24 * 60 * 60 * 1000);
-    const counts = await this.ctx.traces.rulesBeforeCorrections(scope, since);
-    return new Set([...counts].filter(([, n]) => n >= DOUBTFUL_AFTER).map(([id]) => id));
+    const found = await this.ctx.traces.rulesBeforeCorrections(scope, since);
+    // A rule kept or reworded since (`keep`, `reword`) counts only the corrections after that.
+    const cleared = await this.ctx.lessons.doubtClearedAt(scope, [...found.keys()]);
+    const counted = [...found].map(([id, dates]) => [id, dates.filter((d) => !cleared.has(id) || d > cleared.get(id)!).length] as const);
+    return new Set(counted.filter(([, n]) => n >= DOUBTFUL_AFTER).map(([id]) => id));
   }
 
   /** The conversation's latest answer and what it drew on (`/cairn why`); null when there is none. */

@@ -68,17 +68,18 @@ export class TraceStore {
 
   /**
    * The team rules that were in the prompt of answers corrected since `since` (a 👎 or a typed
-   * correction, not one dropped), with how many such answers each: a rule in front of several did
-   * not prevent the mistakes, or caused them.
+   * correction, not one dropped), with when each such answer was corrected: a rule in front of
+   * several did not prevent the mistakes, or caused them.
    */
-  async rulesBeforeCorrections(scope: WorkspaceScope, since: Date): Promise<Map<string, number>> {
+  async rulesBeforeCorrections(scope: WorkspaceScope, since: Date): Promise<Map<string, Date[]>> {
     const { workspaceId } = scope;
-    const corrections = await this.db.correction.findMany({ where: { workspaceId, createdAt: { gte: since }, status: { not: "dropped" } }, select: { replyMessageId: true } });
-    const counts = new Map<string, number>();
-    if (corrections.length === 0) return counts;
-    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: [...new Set(corrections.map((c) => c.replyMessageId))] } }, select: { rules: true } });
-    for (const t of traces) for (const id of new Set(names.parse(safeJson(t.rules)))) counts.set(id, (counts.get(id) ?? 0) + 1);
-    return counts;
+    const corrections = await this.db.correction.findMany({ where: { workspaceId, createdAt: { gte: since }, status: { not: "dropped" } }, select: { replyMessageId: true, createdAt: true } });
+    const found = new Map<string, Date[]>();
+    if (corrections.length === 0) return found;
+    const when = new Map(corrections.map((c) => [c.replyMessageId, c.createdAt]));
+    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: [...when.keys()] } }, select: { messageId: true, rules: true } });
+    for (const t of traces) for (const id of new Set(names.parse(safeJson(t.rules)))) found.set(id, [...(found.get(id) ?? []), when.get(t.messageId)!]);
+    return found;
   }
 
   /** Counts a reaction on the reply (a removed reaction takes its count back, never below zero). */

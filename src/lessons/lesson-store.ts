@@ -293,6 +293,35 @@ export class LessonStore {
     return done;
   }
 
+  /** A doubtful team rule kept as it is (`keep <id>`): its doubt counts only corrections after this. */
+  async keep(entry: MemoryEntry, prov: Provenance): Promise<void> {
+    await this.db.$transaction(async (tx) => {
+      await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "keep", oldText: null, newText: null }, prov);
+    });
+    this.changed();
+  }
+
+  /** A team rule reworded (`reword <id> <text>`), with a revision rollback undoes; its doubt starts afresh. False: not in force. */
+  async reword(entry: MemoryEntry, text: string, prov: Provenance): Promise<boolean> {
+    const done = await this.db.$transaction(async (tx) => {
+      const r = await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, status: "active" }, data: { text } });
+      if (r.count !== 1) return false;
+      await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "edit", oldText: entry.text, newText: text }, prov);
+      return true;
+    });
+    this.changed();
+    return done;
+  }
+
+  /** When each of these rules was last kept or reworded: corrections before then no longer count against it. */
+  async doubtClearedAt(scope: WorkspaceScope, ids: readonly string[]): Promise<Map<string, Date>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.revision.findMany({ where: { workspaceId: scope.workspaceId, entityType: "memory", entityId: { in: [...ids] }, action: { in: ["keep", "edit"] } }, select: { entityId: true, createdAt: true } });
+    const at = new Map<string, Date>();
+    for (const r of rows) if (!at.has(r.entityId) || at.get(r.entityId)! < r.createdAt) at.set(r.entityId, r.createdAt);
+    return at;
+  }
+
   /** Archives a channel lesson or a team rule (`forget <id>`), with a revision; false when it was archived already. */
   async archive(entry: MemoryEntry, prov: Provenance): Promise<boolean> {
     const archived = await this.db.$transaction(async (tx) => {

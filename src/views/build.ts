@@ -11,7 +11,7 @@
  *   the workspace's archived ones of the same kinds, so an admin can restore them.
  * Buttons are offered where the matching command would let the viewer act; the command checks again.
  */
-import type { Inbound } from "../ground/types.ts";
+import type { Inbound, WorkspaceScope } from "../ground/types.ts";
 import type { MemoryEntry, Person, Skill, ViewStore } from "./view-store.ts";
 import { scopeOf, type HistoryStore, type Place } from "../history/store/store.ts";
 import { isAdmin, type AccessPolicy } from "../admission/access.ts";
@@ -25,6 +25,8 @@ import { weekLines } from "./week.ts";
 
 /** What a view is built from: the stores it reads, and who is an admin (for the buttons offered). */
 export interface ViewDeps {
+  /** Team rules in front of several corrected answers lately: listed as doubtful, with Keep and Reword. */
+  learning: { doubtfulRules(scope: WorkspaceScope): Promise<ReadonlySet<string>> };
   history: HistoryStore;
   memory: MemoryStore;
   views: ViewStore;
@@ -118,7 +120,7 @@ async function team(ctx: Ctx): Promise<ViewSection> {
   const scope = scopeOf(place);
   const me = place.person.id;
   // Membership is part of the query: a channel the viewer cannot read contributes no row.
-  const [{ rules, pendingRules, channelLessons, facts }, persona] = await Promise.all([deps.views.teamMemory(scope, ctx.channels), deps.persona.get(scope)]);
+  const [{ rules, pendingRules, channelLessons, facts }, persona, doubtful] = await Promise.all([deps.views.teamMemory(scope, ctx.channels), deps.persona.get(scope), deps.learning.doubtfulRules(scope)]);
   const people = await ctx.people([...rules, ...pendingRules, ...channelLessons, ...facts].map((e) => e.createdById));
   const proposed = [...pendingRules, ...channelLessons.filter((e) => e.proposalMessageId !== null)];
   // The same rule as ✅: the proposer's own approval does not count, unless they are an admin.
@@ -136,7 +138,14 @@ async function team(ctx: Ctx): Promise<ViewSection> {
     }),
   );
   const archive = (e: MemoryEntry, what: string): ViewButton => ({ label: "Archive", command: "forget", args: [e.id], style: "danger", confirm: { title: `Archive this ${what}?`, text: excerpt(e.text, 250), yes: "Archive", no: "Cancel" } });
-  const ruleItems = rules.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${taught(e, people)})_`, buttons: admin ? [archive(e, "team rule")] : [] }));
+  const judge = (e: MemoryEntry): ViewButton[] => [
+    { label: "Keep", command: "keep", args: [e.id], style: "primary" },
+    { label: "Reword", command: "reword", args: [e.id], input: { title: "Reword the team rule", label: "The rule as it should read", initial: e.text, maxLength: 1000, multiline: true } },
+  ];
+  const ruleItems = rules.map((e): ViewItem => {
+    const doubt = doubtful.has(e.id) ? " ⚠️ **doubtful**: answers it was in front of were corrected lately" : "";
+    return { id: e.id, markdown: `${e.text}  _(${taught(e, people)})_${doubt}`, buttons: admin ? [...(doubt ? judge(e) : []), archive(e, "team rule")] : [] };
+  });
   const lessonItems = channelLessons
     .filter((e) => e.proposalMessageId === null)
     .map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(in ${channelName(e.channelKey)}; ${taught(e, people)})_`, buttons: admin || e.createdById === me ? [archive(e, "lesson")] : [] }));

@@ -10,11 +10,13 @@ import { coreHarness } from "../support/agent.ts";
 import { systemText, type RecordedRequest } from "../fakes/anthropic.ts";
 import { loadMemoryHistory } from "../../src/report/memory-history.ts";
 import { repeatedProblems } from "../../src/report/topics.ts";
+import { accessPolicy } from "../../src/admission/access.ts";
 
 const RULE = "ALWAYS tag releases with the date";
 
 forEachDatabase("team rules judged by their results", (getDb) => {
-  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null, learning: { reviewEveryTurns: 0, skillReviewToolCalls: 0, reviewMinTurns: 0 } } });
+  const access = accessPolicy({ admins: ["slack:UALICE"], users: [], channels: [], roles: [] });
+  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null, access, learning: { reviewEveryTurns: 0, skillReviewToolCalls: 0, reviewMinTurns: 0 } } });
   const typed = (req: RecordedRequest) => JSON.stringify(req.body.messages.at(-1)?.content ?? "").includes("That's wrong");
   const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages.at(-1)?.content ?? "").includes("tool_result");
 
@@ -52,6 +54,25 @@ forEachDatabase("team rules judged by their results", (getDb) => {
     const now = Date.now();
     const repeated = await repeatedProblems(h.core.reports, ws, entries, { start: new Date(now - 7 * 86_400_000), end: new Date(now + 60_000) });
     expect(repeated.byRule).toEqual([{ ruleId: rule.id, text: RULE, corrections: 2 }]);
+
+    // The team view lists it as doubtful, with Keep and Reword for an admin (Alice), not for Bob.
+    const bob: PlaceOptions = { ...first, user: "UBOB", name: "Bob" };
+    const items = async (who: PlaceOptions) => (await h.core.view(inboundFor(who), { pane: "team", pageSize: 20 })).sections.flatMap((x) => x.groups).flatMap((g) => g.items);
+    const asAlice = (await items(first)).find((i) => i.id === rule.id)!;
+    expect(asAlice.markdown).toContain("doubtful");
+    expect(asAlice.buttons.map((b) => b.label)).toEqual(["Keep", "Reword", "Archive"]);
+    expect((await items(bob)).find((i) => i.id === rule.id)!.buttons).toEqual([]);
+    expect((await h.core.command(inboundFor(bob), "keep", [rule.id])).outcome).toBe("refused");
+    // Kept: no longer doubtful in the next session.
+    expect((await h.core.command(inboundFor(first), "keep", [rule.id])).outcome).toBe("done");
+    const after = h.fake.requests.length;
+    await ask(at("C-later"), "anything else about releases?");
+    expect(systemText(h.fake.requests.slice(after)[0]!)).not.toContain("[DOUBTFUL");
+    // Reworded: the new text is the rule, with a revision rollback can undo.
+    const reworded = await h.core.command(inboundFor(first), "reword", [rule.id, "ALWAYS", "tag", "releases", "with", "the", "version"]);
+    expect(reworded.outcome).toBe("done");
+    expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: rule.id } })).text).toBe("ALWAYS tag releases with the version");
+    expect(await db.revision.count({ where: { entityId: rule.id, action: "edit", oldText: RULE } })).toBe(1);
   });
 
   it("answers /cairn why with what the last answer drew on: its rules and lessons, never another person's private lesson", async () => {

@@ -59,6 +59,11 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   },
   lessons: { description: "The lessons and team rules you can see, with ids and where each came from" },
   why: { description: "What cairn's last answer here drew on: team rules, lessons, skills" },
+  keep: { description: "Keep a doubtful team rule as it is (admins)", option: { name: "id", description: "The rule's id (from /cairn team)", required: true } },
+  reword: {
+    description: "Reword a team rule (admins): <id> <the rule as it should read>",
+    option: { name: "change", description: "The rule's id, then its new wording", required: true, maxLength: 1000 },
+  },
   new: { description: "Start a fresh session in this conversation (earlier ones stay searchable)" },
   forget: {
     description: "Delete one of your entries, or everything cairn holds about you",
