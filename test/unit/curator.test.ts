@@ -115,6 +115,14 @@ describe("the deterministic lifecycle", () => {
     expect(planLifecycle(lib(skills, [], facts), DEFAULT_CURATOR, NOW)).toEqual([]);
   });
 
+  it("never marks stale or archives a skill people praised (a 👍 on an answer that read it)", () => {
+    const praised = skill("praised", { lastUsedAt: ago(90), successCount: 1 });
+    const resting = skill("praised-resting", { lastUsedAt: ago(20), successCount: 2 });
+    const plain = skill("plain-old", { lastUsedAt: ago(90) });
+    const changes = planLifecycle(lib([praised, resting, plain]), DEFAULT_CURATOR, NOW);
+    expect(changes.map((c) => (c.type === "skill_status" ? `${c.name}:${c.action}` : c.type))).toEqual(["plain-old:archive"]);
+  });
+
   it("a skill a person restored gets a full period again", () => {
     const restored = skill("restored", { lastUsedAt: ago(60), status: "active" });
     const facts = noFacts();
