@@ -94,7 +94,8 @@ function repeated(r: RepeatedProblems): ReportSection | null {
     const who = t.people.length ? ` (${t.people.join(", ")})` : "";
     lines.push(`- ${t.words.length ? t.words.join(", ") : "one topic"}: ${t.lessons} corrections${who}`);
   }
-  for (const t of r.byRule) lines.push(`- Team rule ${q(t.text)} was in front of ${t.corrections} corrected answers`);
+  // The rule is doubtful now: an admin keeps it, rewords it or archives it.
+  for (const t of r.byRule) lines.push(`- Team rule ${q(t.text)} was in front of ${t.corrections} corrected answers: admins can \`keep ${t.ruleId}\`, \`reword ${t.ruleId} <text>\` or \`forget ${t.ruleId}\``);
   return { heading: "Repeated problems", lines };
 }
 
