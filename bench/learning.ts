@@ -140,7 +140,11 @@ export async function run(): Promise<BenchOutcome> {
     `C vs A (whole loop): repeated mistakes cut by ${flow.mistakesCut}%; T vs A (typed corrections): by ${flow.typedMistakesCut}%`,
     "",
     `background review (a memory review every 10th message of a conversation; 5 people, a DM and a channel thread each; a statement worth keeping every few messages, a fake review model saving the latest ones)`,
-    table(["turns", "reviews run", "review writes", "writes per 100 turns", "held pending %"], [[review.turns, review.reviews, review.writes, review.writesPer100Turns, review.pendingShare]]),
+    table(
+      ["turns", "reviews run", "review writes", "writes per 100 turns", "held pending %", "review prompt tokens, % of turns'", "of them a turn's prefix %"],
+      [[review.turns, review.reviews, review.writes, review.writesPer100Turns, review.pendingShare, review.overheadShare, review.reviewPrefixShare]],
+    ),
+    "(goal: review tokens <= 20% of the turns', >= 80% of them a prefix the prompt cache serves; tokens estimated as characters / 4, the same for both)",
     "",
     `learning loop: ${LESSONS.length} corrections in ${CHANNELS.length} channels, then a related and an unrelated question each (goal for C: mistakes cut >= 80% vs A, recall >= 95%, pollution <= 5%)`,
     table(

@@ -46,12 +46,51 @@ export interface ReviewFlowResult {
   writes: number;
   writesPer100Turns: number;
   pendingShare: number;
+  /** Review prompt tokens as a share of the turns' prompt tokens (estimated: 4 characters a token). */
+  overheadShare: number;
+  /** Of the reviews' prompt tokens, the share that is a prefix of a turn's request (what the prompt cache can serve). */
+  reviewPrefixShare: number;
+}
+
+/** A request as the API's cache key reads it: tools, then system, then messages. */
+const keyText = (r: Anthropic.MessageCreateParamsNonStreaming): string => `${JSON.stringify(r.tools ?? [])}${JSON.stringify(r.system ?? "")}${JSON.stringify(r.messages)}`;
+const isReview = (r: Anthropic.MessageCreateParamsNonStreaming): boolean => JSON.stringify(r.messages).includes("REVIEW (from cairn itself");
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/**
+ * What reviewing costs in prompt tokens, against the turns': each review request's text, and how
+ * much of it is a prefix of a turn request sent before it (the prompt cache serves such a prefix,
+ * within its lifetime, at a tenth of the price). Characters / 4 stand in for tokens.
+ */
+function reviewCost(requests: readonly Anthropic.MessageCreateParamsNonStreaming[]): { overheadShare: number; reviewPrefixShare: number } {
+  let turnChars = 0;
+  let reviewChars = 0;
+  let prefixChars = 0;
+  const turns: string[] = [];
+  for (const r of requests) {
+    const text = keyText(r);
+    if (!isReview(r)) {
+      turnChars += text.length;
+      turns.push(text);
+      continue;
+    }
+    reviewChars += text.length;
+    // The conversation's turn requests share the longest prefix; the latest few are enough to look at.
+    prefixChars += Math.max(0, ...turns.slice(-40).map((t) => commonPrefix(t, text)));
+  }
+  return { overheadShare: turnChars === 0 ? 0 : round((100 * reviewChars) / turnChars, 1), reviewPrefixShare: reviewChars === 0 ? 0 : round((100 * prefixChars) / reviewChars, 1) };
 }
 
 export async function runReviewFlow(): Promise<ReviewFlowResult> {
   const bench = await openBenchDatabase("review");
   try {
-    const model = fakeModel(respond);
+    const model = fakeModel(respond, { record: true });
     const settings = benchSettings({ bundledSkillsDir: null, learning: { reviewNotice: "brief" } });
     const core = new Core({ database: bench.database, model, settings, log: silentLogger });
     const chat = new MemoryPlatform("T-review");
@@ -78,6 +117,7 @@ export async function runReviewFlow(): Promise<ReviewFlowResult> {
       writes: written.length,
       writesPer100Turns: round((100 * written.length) / turns, 1),
       pendingShare: written.length === 0 ? 0 : round((100 * pending) / written.length, 1),
+      ...reviewCost(model.requests),
     };
   } finally {
     await bench.close();
