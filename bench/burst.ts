@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openDatabase, providerOf } from "../src/db/client.ts";
+import { openDatabase } from "../src/db/client.ts";
 import { PROJECT_ROOT } from "../src/ground/paths.ts";
 import { echoToken, startFakeAnthropic, type FakeAnthropic } from "../test/fakes/anthropic.ts";
 import { eventCallback, postSigned, SIGNING_SECRET, startFakeSlack, type FakeSlack } from "../test/fakes/slack.ts";
@@ -25,6 +25,7 @@ import { freePort, waitUntil } from "../test/fakes/http.ts";
 import { answerTo, TOKEN } from "../test/cluster/load.ts";
 import { FROM_BUILD, killAll, problemSummary, replicaEnv, startReplica, type Replica } from "../test/cluster/replicas.ts";
 import { postgresProblem, redact, tempPostgres } from "./lib/db.ts";
+import { adminUrl, cpuSeconds } from "./replicas.ts";
 import { percentile, round, table } from "./lib/report.ts";
 
 const MENTIONS = 500;
@@ -84,23 +85,6 @@ interface Mention {
   postStart: number;
   postEnd: number;
   status: number;
-}
-
-function adminUrl(): string {
-  const url = process.env.DATABASE_URL;
-  if (url && providerOf(url) === "postgresql") return url;
-  return process.env.CAIRN_BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
-}
-
-/** CPU seconds a process has used so far (user + system), from /proc; null where there is none. */
-function cpuSeconds(pid: number): number | null {
-  try {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
 }
 
 /** Peak resident set (VmHWM) of a process in MB, from /proc; null where there is none. */

@@ -54,14 +54,14 @@ export interface ReplicaRows {
   result: object;
 }
 
-function adminUrl(): string {
+export function adminUrl(): string {
   const url = process.env.DATABASE_URL;
   if (url && providerOf(url) === "postgresql") return url;
   return process.env.CAIRN_BENCH_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 }
 
 /** CPU seconds a process has used so far (user + system), from /proc; null where there is none. */
-function cpuSeconds(pid: number): number | null {
+export function cpuSeconds(pid: number): number | null {
   try {
     // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");

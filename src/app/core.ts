@@ -313,7 +313,7 @@ export class Core implements CorePort {
     this.delivery.attach(adapter);
     return {
       // What a platform delivers is made storable once, here (text.ts): names and ids included.
-      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts?.kept, opts?.held)),
+      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts)),
       feedback: (event) => this.feedback(storableStrings(event)),
       endSession: (inbound, reason) => this.endSession(storableStrings(inbound), reason),
       answer: (inbound, call, target) => this.answer(storableStrings(inbound), { name: call.name, args: storableStrings(call.args) }, target, adapter),
@@ -328,7 +328,7 @@ export class Core implements CorePort {
 
   /** A message through the adapter attached last for its platform. */
   receive(inbound: Inbound, target: ReplyTarget, opts?: ReceiveOptions): Promise<Received> {
-    return countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, undefined, opts?.kept, opts?.held));
+    return countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, undefined, opts));
   }
 
   /** A message cairn starts itself, recorded as a delivery so reactions on it reach the core. */

@@ -21,7 +21,7 @@
 import { errText, type Logger } from "../ground/log.ts";
 import { RecentSet } from "../ground/cache/recent-set.ts";
 import { conversationKey, type Conversation, type HistoryStore, type Workspace } from "../history/store/store.ts";
-import type { Answered, CommandTarget, DraftOptions, PlatformAdapter, Posted, PostTarget, Received, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
+import type { Answered, CommandTarget, DraftOptions, PlatformAdapter, Posted, PostTarget, Received, ReceiveOptions, ReplySurface, ReplyTarget, RichPost } from "../ground/adapter.ts";
 import { showCommandAnswer } from "./command-answer.ts";
 import { chunkText } from "../ground/chunk.ts";
 import { hasVisibleText } from "../ground/text.ts";
@@ -108,9 +108,10 @@ export class DeliveryPath {
 
   /**
    * `via`: the adapter the message came through (default: the one attached last for its platform).
-   * `kept`: see `ReceiveOptions`; told exactly once what became of the message.
+   * `opts`: see `ReceiveOptions` (its `kept` is told exactly once what became of the message).
    */
-  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, kept?: (outcome: StoreOutcome) => void, held = false): Promise<Received> {
+  receive(inbound: Inbound, target: ReplyTarget, via?: PlatformAdapter, opts: ReceiveOptions = {}): Promise<Received> {
+    const { kept, held = false } = opts;
     let told = false;
     const stored = (outcome: StoreOutcome = "not_stored") => {
       if (told) return;

@@ -4,20 +4,13 @@
  */
 import type { Logger } from "../ground/log.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import { within } from "../ops/readiness.ts";
 import { InboundLog, type JournalBackend, type StoredEntry } from "./inbound-log.ts";
 import { MemoryJournal } from "./memory-journal.ts";
 
 /** A storage probe that takes longer counts as storage down (a hanging database). */
 export const STORAGE_PROBE_MS = 2_000;
 
-/** Whether `work` settles without error within `ms`. */
-export function answersWithin(ms: number, work: Promise<unknown>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  return Promise.race([work.then(() => true, () => false), late]).finally(() => clearTimeout(timer));
-}
 
 export interface InboundLogOptions {
   journal?: { backend: JournalBackend; pending: readonly StoredEntry[] } | undefined;
@@ -31,7 +24,10 @@ export function inboundLogFor(o: InboundLogOptions): InboundLog {
   return new InboundLog({
     backend: o.journal?.backend ?? new MemoryJournal(),
     pending: o.journal?.pending ?? [],
-    storageUp: () => answersWithin(STORAGE_PROBE_MS, o.ping()),
+    storageUp: () => within(STORAGE_PROBE_MS, o.ping()).then(
+      () => true,
+      () => false,
+    ),
     log: o.log,
     onReplay: (platform) => o.metrics.journalReplay(platform),
     onGiveUp: (platform) => o.metrics.journalGiveUp(platform),

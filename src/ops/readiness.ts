@@ -43,7 +43,7 @@ function short(err: unknown): string {
 }
 
 /** Fails after `ms` when `work` has not settled: a database that hangs must not hang the probe. */
-async function within<T>(ms: number, work: Promise<T>): Promise<T> {
+export async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);

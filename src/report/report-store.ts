@@ -159,13 +159,13 @@ export class ReportStore {
     return { created, patched: patches.map((r) => r.entityId), reads: traces.map((t) => t.skills), neverUsed: unused.map((s) => s.name) };
   }
 
-  /** The lessons shown with, and the team rules in the prompt of, each answer corrected in the week, as stored (JSON lists of ids). */
-  async correctedShown(scope: WorkspaceScope, p: Span): Promise<string[]> {
+  /** The lessons shown with, and the team rules in the prompt of, each answer corrected in the week (ids, per answer). */
+  async correctedShown(scope: WorkspaceScope, p: Span): Promise<string[][]> {
     const { workspaceId } = scope;
     const corrections = await this.db.correction.findMany({ where: { workspaceId, createdAt: inSpan(p) }, select: { replyMessageId: true } });
     if (corrections.length === 0) return [];
     const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true, rules: true } });
-    return traces.map((t) => JSON.stringify([...shownIds(t.lessons), ...shownIds(t.rules)]));
+    return traces.map((t) => [...shownIds(t.lessons), ...shownIds(t.rules)]);
   }
 
   /** People of the workspace, by id (who taught and approved what the report lists). */

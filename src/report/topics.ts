@@ -6,7 +6,6 @@
  * - By rule: corrected answers of this week that had the same team rule in front of the model
  *   (the reply trace's lessons shown): the rule did not prevent the mistake, or caused it.
  */
-import { z } from "zod";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { overlap } from "../learning/distill.ts";
 import { parseCase } from "../lessons/lesson-case.ts";
@@ -78,16 +77,6 @@ export function sharedWords(texts: readonly string[]): string[] {
     .map((c) => c.word);
 }
 
-const Ids = z.array(z.string());
-
-function shownIds(json: string): string[] {
-  try {
-    return Ids.catch([]).parse(JSON.parse(json));
-  } catch {
-    return [];
-  }
-}
-
 export async function repeatedProblems(reports: ReportStore, scope: WorkspaceScope, entries: readonly HistoryEntry[], p: Period): Promise<RepeatedProblems> {
   const lessons = entries.filter((e) => e.kind === "lesson" && e.scope === "channel" && within(e.createdAt, p.start, p.end));
   const byWords = groupByWords(lessons.map((l) => l.text)).map((group) => {
@@ -98,7 +87,7 @@ export async function repeatedProblems(reports: ReportStore, scope: WorkspaceSco
   const traces = await reports.correctedShown(scope, p);
   const rules = new Map(entries.filter((e) => e.kind === "rule" && e.scope === "team").map((e) => [e.id, e]));
   const shown = new Map<string, number>();
-  for (const t of traces) for (const id of new Set(shownIds(t))) if (rules.has(id)) shown.set(id, (shown.get(id) ?? 0) + 1);
+  for (const t of traces) for (const id of new Set(t)) if (rules.has(id)) shown.set(id, (shown.get(id) ?? 0) + 1);
   const byRule = [...shown]
     .filter(([, n]) => n >= 2)
     .map(([ruleId, n]) => ({ ruleId, text: rules.get(ruleId)!.text, corrections: n }))

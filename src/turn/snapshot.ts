@@ -74,8 +74,10 @@ export class Snapshots {
   private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[] }> {
     const { skills, persona, memory, sessions, history } = this.deps;
     const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
-    const doubtful = await this.deps.doubtfulRules(scope);
-    const rules = facts.filter((e) => e.scope === "team" && e.kind === "rule").map((e) => ({ ...e, doubtful: doubtful.has(e.id) }));
+    const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
+    // Judged only where there are rules: a workspace without them reads nothing more per session.
+    const doubtful = inForce.length ? await this.deps.doubtfulRules(scope) : new Set<string>();
+    const rules = inForce.map((e) => ({ ...e, doubtful: doubtful.has(e.id) }));
     const current = await persona.get(scope);
     const carried = sessionId
       ? await carryOverNote(
