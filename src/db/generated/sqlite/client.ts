@@ -83,6 +83,12 @@ export type MemoryEntry = Prisma.MemoryEntryModel
  */
 export type Skill = Prisma.SkillModel
 /**
+ * Model SkillProposal
+ * A review's change to a team skill, waiting for a teammate: applied by their ✅ on its post or
+ * `/cairn approve <id>`, dropped by `/cairn reject <id>` (learning/skill-proposals.ts).
+ */
+export type SkillProposal = Prisma.SkillProposalModel
+/**
  * Model SkillFile
  * A support file of a skill, under references/, templates/, scripts/ or assets/.
  */

@@ -48,6 +48,8 @@ export type ReplyTraceMinAggregateOutputType = {
   skills: string | null
   lessons: string | null
   rules: string | null
+  facts: string | null
+  searches: string | null
   positive: number | null
   negative: number | null
   createdAt: Date | null
@@ -61,6 +63,8 @@ export type ReplyTraceMaxAggregateOutputType = {
   skills: string | null
   lessons: string | null
   rules: string | null
+  facts: string | null
+  searches: string | null
   positive: number | null
   negative: number | null
   createdAt: Date | null
@@ -74,6 +78,8 @@ export type ReplyTraceCountAggregateOutputType = {
   skills: number
   lessons: number
   rules: number
+  facts: number
+  searches: number
   positive: number
   negative: number
   createdAt: number
@@ -103,6 +109,8 @@ export type ReplyTraceMinAggregateInputType = {
   skills?: true
   lessons?: true
   rules?: true
+  facts?: true
+  searches?: true
   positive?: true
   negative?: true
   createdAt?: true
@@ -116,6 +124,8 @@ export type ReplyTraceMaxAggregateInputType = {
   skills?: true
   lessons?: true
   rules?: true
+  facts?: true
+  searches?: true
   positive?: true
   negative?: true
   createdAt?: true
@@ -129,6 +139,8 @@ export type ReplyTraceCountAggregateInputType = {
   skills?: true
   lessons?: true
   rules?: true
+  facts?: true
+  searches?: true
   positive?: true
   negative?: true
   createdAt?: true
@@ -229,6 +241,8 @@ export type ReplyTraceGroupByOutputType = {
   skills: string
   lessons: string
   rules: string
+  facts: string
+  searches: string
   positive: number
   negative: number
   createdAt: Date
@@ -265,6 +279,8 @@ export type ReplyTraceWhereInput = {
   skills?: Prisma.StringFilter<"ReplyTrace"> | string
   lessons?: Prisma.StringFilter<"ReplyTrace"> | string
   rules?: Prisma.StringFilter<"ReplyTrace"> | string
+  facts?: Prisma.StringFilter<"ReplyTrace"> | string
+  searches?: Prisma.StringFilter<"ReplyTrace"> | string
   positive?: Prisma.IntFilter<"ReplyTrace"> | number
   negative?: Prisma.IntFilter<"ReplyTrace"> | number
   createdAt?: Prisma.DateTimeFilter<"ReplyTrace"> | Date | string
@@ -278,6 +294,8 @@ export type ReplyTraceOrderByWithRelationInput = {
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
   rules?: Prisma.SortOrder
+  facts?: Prisma.SortOrder
+  searches?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -294,6 +312,8 @@ export type ReplyTraceWhereUniqueInput = Prisma.AtLeast<{
   skills?: Prisma.StringFilter<"ReplyTrace"> | string
   lessons?: Prisma.StringFilter<"ReplyTrace"> | string
   rules?: Prisma.StringFilter<"ReplyTrace"> | string
+  facts?: Prisma.StringFilter<"ReplyTrace"> | string
+  searches?: Prisma.StringFilter<"ReplyTrace"> | string
   positive?: Prisma.IntFilter<"ReplyTrace"> | number
   negative?: Prisma.IntFilter<"ReplyTrace"> | number
   createdAt?: Prisma.DateTimeFilter<"ReplyTrace"> | Date | string
@@ -307,6 +327,8 @@ export type ReplyTraceOrderByWithAggregationInput = {
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
   rules?: Prisma.SortOrder
+  facts?: Prisma.SortOrder
+  searches?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -328,6 +350,8 @@ export type ReplyTraceScalarWhereWithAggregatesInput = {
   skills?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
   lessons?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
   rules?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
+  facts?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
+  searches?: Prisma.StringWithAggregatesFilter<"ReplyTrace"> | string
   positive?: Prisma.IntWithAggregatesFilter<"ReplyTrace"> | number
   negative?: Prisma.IntWithAggregatesFilter<"ReplyTrace"> | number
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"ReplyTrace"> | Date | string
@@ -341,6 +365,8 @@ export type ReplyTraceCreateInput = {
   skills?: string
   lessons?: string
   rules?: string
+  facts?: string
+  searches?: string
   positive?: number
   negative?: number
   createdAt?: Date | string
@@ -354,6 +380,8 @@ export type ReplyTraceUncheckedCreateInput = {
   skills?: string
   lessons?: string
   rules?: string
+  facts?: string
+  searches?: string
   positive?: number
   negative?: number
   createdAt?: Date | string
@@ -367,6 +395,8 @@ export type ReplyTraceUpdateInput = {
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
   rules?: Prisma.StringFieldUpdateOperationsInput | string
+  facts?: Prisma.StringFieldUpdateOperationsInput | string
+  searches?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -380,6 +410,8 @@ export type ReplyTraceUncheckedUpdateInput = {
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
   rules?: Prisma.StringFieldUpdateOperationsInput | string
+  facts?: Prisma.StringFieldUpdateOperationsInput | string
+  searches?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -393,6 +425,8 @@ export type ReplyTraceCreateManyInput = {
   skills?: string
   lessons?: string
   rules?: string
+  facts?: string
+  searches?: string
   positive?: number
   negative?: number
   createdAt?: Date | string
@@ -406,6 +440,8 @@ export type ReplyTraceUpdateManyMutationInput = {
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
   rules?: Prisma.StringFieldUpdateOperationsInput | string
+  facts?: Prisma.StringFieldUpdateOperationsInput | string
+  searches?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -419,6 +455,8 @@ export type ReplyTraceUncheckedUpdateManyInput = {
   skills?: Prisma.StringFieldUpdateOperationsInput | string
   lessons?: Prisma.StringFieldUpdateOperationsInput | string
   rules?: Prisma.StringFieldUpdateOperationsInput | string
+  facts?: Prisma.StringFieldUpdateOperationsInput | string
+  searches?: Prisma.StringFieldUpdateOperationsInput | string
   positive?: Prisma.IntFieldUpdateOperationsInput | number
   negative?: Prisma.IntFieldUpdateOperationsInput | number
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
@@ -432,6 +470,8 @@ export type ReplyTraceCountOrderByAggregateInput = {
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
   rules?: Prisma.SortOrder
+  facts?: Prisma.SortOrder
+  searches?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -452,6 +492,8 @@ export type ReplyTraceMaxOrderByAggregateInput = {
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
   rules?: Prisma.SortOrder
+  facts?: Prisma.SortOrder
+  searches?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -465,6 +507,8 @@ export type ReplyTraceMinOrderByAggregateInput = {
   skills?: Prisma.SortOrder
   lessons?: Prisma.SortOrder
   rules?: Prisma.SortOrder
+  facts?: Prisma.SortOrder
+  searches?: Prisma.SortOrder
   positive?: Prisma.SortOrder
   negative?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
@@ -487,6 +531,8 @@ export type ReplyTraceSelect<ExtArgs extends runtime.Types.Extensions.InternalAr
   skills?: boolean
   lessons?: boolean
   rules?: boolean
+  facts?: boolean
+  searches?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
@@ -500,6 +546,8 @@ export type ReplyTraceSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ex
   skills?: boolean
   lessons?: boolean
   rules?: boolean
+  facts?: boolean
+  searches?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
@@ -513,6 +561,8 @@ export type ReplyTraceSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ex
   skills?: boolean
   lessons?: boolean
   rules?: boolean
+  facts?: boolean
+  searches?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
@@ -526,12 +576,14 @@ export type ReplyTraceSelectScalar = {
   skills?: boolean
   lessons?: boolean
   rules?: boolean
+  facts?: boolean
+  searches?: boolean
   positive?: boolean
   negative?: boolean
   createdAt?: boolean
 }
 
-export type ReplyTraceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"messageId" | "workspaceId" | "conversationId" | "toolCalls" | "skills" | "lessons" | "rules" | "positive" | "negative" | "createdAt", ExtArgs["result"]["replyTrace"]>
+export type ReplyTraceOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"messageId" | "workspaceId" | "conversationId" | "toolCalls" | "skills" | "lessons" | "rules" | "facts" | "searches" | "positive" | "negative" | "createdAt", ExtArgs["result"]["replyTrace"]>
 
 export type $ReplyTracePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "ReplyTrace"
@@ -559,6 +611,14 @@ export type $ReplyTracePayload<ExtArgs extends runtime.Types.Extensions.Internal
      * JSON array: ids of the team rules in the prompt (the session's snapshot): a rule is judged by the answers it was in front of.
      */
     rules: string
+    /**
+     * JSON array: ids of the memory facts in the prompt (profile, channel and team facts of the snapshot).
+     */
+    facts: string
+    /**
+     * JSON array of {query, messageIds}: the session_search calls the turn made and the messages they returned.
+     */
+    searches: string
     positive: number
     negative: number
     createdAt: Date
@@ -992,6 +1052,8 @@ export interface ReplyTraceFieldRefs {
   readonly skills: Prisma.FieldRef<"ReplyTrace", 'String'>
   readonly lessons: Prisma.FieldRef<"ReplyTrace", 'String'>
   readonly rules: Prisma.FieldRef<"ReplyTrace", 'String'>
+  readonly facts: Prisma.FieldRef<"ReplyTrace", 'String'>
+  readonly searches: Prisma.FieldRef<"ReplyTrace", 'String'>
   readonly positive: Prisma.FieldRef<"ReplyTrace", 'Int'>
   readonly negative: Prisma.FieldRef<"ReplyTrace", 'Int'>
   readonly createdAt: Prisma.FieldRef<"ReplyTrace", 'DateTime'>

@@ -405,6 +405,7 @@ export const ModelName = {
   Delivery: 'Delivery',
   MemoryEntry: 'MemoryEntry',
   Skill: 'Skill',
+  SkillProposal: 'SkillProposal',
   SkillFile: 'SkillFile',
   Revision: 'Revision',
   ReplyTrace: 'ReplyTrace',
@@ -432,7 +433,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "eventClaim"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "eventClaim"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1025,6 +1026,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.SkillCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.SkillCountAggregateOutputType> | number
+        }
+      }
+    }
+    SkillProposal: {
+      payload: Prisma.$SkillProposalPayload<ExtArgs>
+      fields: Prisma.SkillProposalFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SkillProposalFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SkillProposalFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>
+        }
+        findFirst: {
+          args: Prisma.SkillProposalFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SkillProposalFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>
+        }
+        findMany: {
+          args: Prisma.SkillProposalFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>[]
+        }
+        create: {
+          args: Prisma.SkillProposalCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>
+        }
+        createMany: {
+          args: Prisma.SkillProposalCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SkillProposalCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>[]
+        }
+        delete: {
+          args: Prisma.SkillProposalDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>
+        }
+        update: {
+          args: Prisma.SkillProposalUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>
+        }
+        deleteMany: {
+          args: Prisma.SkillProposalDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SkillProposalUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SkillProposalUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>[]
+        }
+        upsert: {
+          args: Prisma.SkillProposalUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SkillProposalPayload>
+        }
+        aggregate: {
+          args: Prisma.SkillProposalAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSkillProposal>
+        }
+        groupBy: {
+          args: Prisma.SkillProposalGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SkillProposalGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SkillProposalCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SkillProposalCountAggregateOutputType> | number
         }
       }
     }
@@ -2097,6 +2172,27 @@ export const SkillScalarFieldEnum = {
 export type SkillScalarFieldEnum = (typeof SkillScalarFieldEnum)[keyof typeof SkillScalarFieldEnum]
 
 
+export const SkillProposalScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  skillId: 'skillId',
+  name: 'name',
+  path: 'path',
+  oldText: 'oldText',
+  newText: 'newText',
+  reason: 'reason',
+  proposedById: 'proposedById',
+  conversationId: 'conversationId',
+  status: 'status',
+  decidedById: 'decidedById',
+  proposalMessageId: 'proposalMessageId',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SkillProposalScalarFieldEnum = (typeof SkillProposalScalarFieldEnum)[keyof typeof SkillProposalScalarFieldEnum]
+
+
 export const SkillFileScalarFieldEnum = {
   id: 'id',
   skillId: 'skillId',
@@ -2137,6 +2233,8 @@ export const ReplyTraceScalarFieldEnum = {
   skills: 'skills',
   lessons: 'lessons',
   rules: 'rules',
+  facts: 'facts',
+  searches: 'searches',
   positive: 'positive',
   negative: 'negative',
   createdAt: 'createdAt'
@@ -2480,6 +2578,7 @@ export type GlobalOmitConfig = {
   delivery?: Prisma.DeliveryOmit
   memoryEntry?: Prisma.MemoryEntryOmit
   skill?: Prisma.SkillOmit
+  skillProposal?: Prisma.SkillProposalOmit
   skillFile?: Prisma.SkillFileOmit
   revision?: Prisma.RevisionOmit
   replyTrace?: Prisma.ReplyTraceOmit

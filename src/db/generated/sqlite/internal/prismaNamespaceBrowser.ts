@@ -59,6 +59,7 @@ export const ModelName = {
   Delivery: 'Delivery',
   MemoryEntry: 'MemoryEntry',
   Skill: 'Skill',
+  SkillProposal: 'SkillProposal',
   SkillFile: 'SkillFile',
   Revision: 'Revision',
   ReplyTrace: 'ReplyTrace',
@@ -231,6 +232,27 @@ export const SkillScalarFieldEnum = {
 export type SkillScalarFieldEnum = (typeof SkillScalarFieldEnum)[keyof typeof SkillScalarFieldEnum]
 
 
+export const SkillProposalScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  skillId: 'skillId',
+  name: 'name',
+  path: 'path',
+  oldText: 'oldText',
+  newText: 'newText',
+  reason: 'reason',
+  proposedById: 'proposedById',
+  conversationId: 'conversationId',
+  status: 'status',
+  decidedById: 'decidedById',
+  proposalMessageId: 'proposalMessageId',
+  createdAt: 'createdAt',
+  updatedAt: 'updatedAt'
+} as const
+
+export type SkillProposalScalarFieldEnum = (typeof SkillProposalScalarFieldEnum)[keyof typeof SkillProposalScalarFieldEnum]
+
+
 export const SkillFileScalarFieldEnum = {
   id: 'id',
   skillId: 'skillId',
@@ -271,6 +293,8 @@ export const ReplyTraceScalarFieldEnum = {
   skills: 'skills',
   lessons: 'lessons',
   rules: 'rules',
+  facts: 'facts',
+  searches: 'searches',
   positive: 'positive',
   negative: 'negative',
   createdAt: 'createdAt'

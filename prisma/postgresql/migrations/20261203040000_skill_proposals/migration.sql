@@ -1,0 +1,27 @@
+-- A review's change to a team skill, held for a teammate's approval (src/learning/skill-proposals.ts).
+-- CreateTable
+CREATE TABLE "SkillProposal" (
+    "id" TEXT NOT NULL,
+    "workspaceId" TEXT NOT NULL,
+    "skillId" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "path" TEXT,
+    "oldText" TEXT,
+    "newText" TEXT NOT NULL,
+    "reason" TEXT NOT NULL,
+    "proposedById" TEXT,
+    "conversationId" TEXT NOT NULL,
+    "status" TEXT NOT NULL DEFAULT 'pending',
+    "decidedById" TEXT,
+    "proposalMessageId" INTEGER,
+    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updatedAt" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "SkillProposal_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateIndex
+CREATE INDEX "SkillProposal_workspaceId_status_idx" ON "SkillProposal"("workspaceId", "status");
+
+-- CreateIndex
+CREATE INDEX "SkillProposal_proposalMessageId_idx" ON "SkillProposal"("proposalMessageId");
