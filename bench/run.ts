@@ -27,6 +27,7 @@ const BENCHMARKS: Record<string, () => Promise<Bench>> = {
   learning: async () => (await import("./learning.ts")).run,
   privacy: async () => (await import("./privacy.ts")).run,
   knowledge: async () => (await import("./knowledge.ts")).run,
+  probes: async () => (await import("./probes.ts")).run,
 };
 
 async function main(): Promise<void> {

@@ -16,7 +16,7 @@ import { scanForWrite } from "../safety/scanner.ts";
 import type { Change } from "./changes.ts";
 import type { MemoryCandidates } from "./candidates.ts";
 import { LIMITS } from "./candidates.ts";
-import { jsonIn } from "../agent/model-json.ts";
+import { jsonIn } from "../ground/json-in.ts";
 import type { PlanOutcome } from "./skill-plan.ts";
 
 export const MEMORY_SYSTEM = `You tidy a team assistant's memory: short facts and lessons, each shown once with an id (E1, E2, ...).

@@ -12,7 +12,7 @@ import { SKILL_MD_MAX_CHARS } from "../skills/store.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import type { Change } from "./changes.ts";
 import type { Library, LibrarySkill } from "./library.ts";
-import { jsonIn } from "../agent/model-json.ts";
+import { jsonIn } from "../ground/json-in.ts";
 import { checkSteps } from "./steps.ts";
 import { LIMITS } from "./candidates.ts";
 

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { ModelClient } from "../agent/model.ts";
 import { docKeys } from "../history/text.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
-import { jsonIn } from "../agent/model-json.ts";
+import { jsonIn } from "../ground/json-in.ts";
 
 export interface DistillInput {
   question: string | null;

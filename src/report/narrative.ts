@@ -14,7 +14,7 @@ import { errText, type Logger } from "../ground/log.ts";
 import type { LearnedItem } from "./learned.ts";
 import type { ReportMetrics } from "./metrics.ts";
 import type { RepeatedProblems } from "./topics.ts";
-import { jsonIn } from "../agent/model-json.ts";
+import { jsonIn } from "../ground/json-in.ts";
 
 export interface RuleInfo {
   id: string;

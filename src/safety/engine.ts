@@ -28,12 +28,12 @@ function excerptOf(raw: string): string {
 const KIND_TEXT: Record<ThreatKind, { what: string; advice: string; short: string }> = {
   prompt_injection: {
     what: "tries to give instructions to the assistant",
-    advice: "Memory holds facts, not instructions; nothing was saved.",
+    advice: "Memory holds facts, not instructions to cairn: to keep a team practice, state it as a fact about the team (\"we open a ticket before deploys\"); nothing was saved.",
     short: "prompt injection",
   },
   role_impersonation: {
     what: "imitates a system or chat-role message",
-    advice: "Memory holds facts, not conversation turns; nothing was saved.",
+    advice: "Memory holds facts, not conversation turns: drop the role label at the start of the line (write \"OS: macOS 14\", not \"System: macOS 14\"); nothing was saved.",
     short: "role impersonation",
   },
   hidden_comment: {
@@ -53,17 +53,17 @@ const KIND_TEXT: Record<ThreatKind, { what: string; advice: string; short: strin
   },
   self_tampering: {
     what: "tells the assistant to change its own instructions, configuration or safety checks",
-    advice: "Only people who run cairn change how it works; nothing was saved.",
+    advice: "Only people who run cairn change how it works: ask an admin to change its settings or persona; nothing was saved.",
     short: "self-tampering",
   },
   persistence: {
     what: "plants access or a foothold (keys, scheduled tasks, startup files)",
-    advice: "Memory must not carry steps that grant access or run things on their own; nothing was saved.",
+    advice: "Memory must not carry steps that grant access or run things on their own: describe the step in words (what it sets up and why) instead; nothing was saved.",
     short: "persistence",
   },
   exfiltration: {
     what: "looks like an attempt to send secrets or private data somewhere",
-    advice: "Memory must not carry commands or requests that move data out; nothing was saved.",
+    advice: "Memory must not carry commands or requests that move data out: describe what the step does in words, without the command or address that sends the data; nothing was saved.",
     short: "exfiltration",
   },
 };

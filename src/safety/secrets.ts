@@ -12,80 +12,11 @@
  * a digit is required where a placeholder made of words could otherwise match.
  */
 
-export type SecretKind =
-  | "slack_token"
-  | "slack_app_token"
-  | "discord_token"
-  | "anthropic_key"
-  | "openai_key"
-  | "aws_access_key"
-  | "aws_secret_key"
-  | "github_token"
-  | "private_key"
-  | "jwt"
-  | "url_password"
-  | "assignment";
+import { HIGH_ENTROPY_RULE, LABEL_RULES, PROVIDER_RULES, publicSpans } from "./secret-shapes.ts";
+import { hasDigit, isPlaceholder, keyBody, looksLikeCode, marker, randomShaped, secretShaped, trimValue, type Redaction, type RedactResult, type SecretKind, type SecretRule } from "./secret-values.ts";
 
-export type Redaction = { kind: SecretKind; count: number };
-
-export type RedactResult = { text: string; redactions: Redaction[] };
-
-/** Marker prefix; anything starting with it was already redacted, which keeps redaction idempotent. */
-export const REDACTED_PREFIX = "[REDACTED:";
-
-const marker = (kind: SecretKind): string => `${REDACTED_PREFIX}${kind}]`;
-
-const PLACEHOLDER_WORDS = /your|example|placeholder|changeme|change_me|dummy|redacted|xxxx|sample|insert|replace/i;
-const PLACEHOLDER_EXACT = new Set([
-  "password",
-  "passwd",
-  "secret",
-  "token",
-  "none",
-  "null",
-  "nil",
-  "undefined",
-  "true",
-  "false",
-  "string",
-  "number",
-  "boolean",
-  "required",
-  "optional",
-  "empty",
-  "hidden",
-  "masked",
-]);
-/** References to where a secret lives, not the secret itself. */
-const REFERENCE_PREFIX = /^(?:<|\$|\{\{|%|\[|process\.env|import\.meta\.env|os\.environ|os\.getenv|getenv|env\(|secrets\.|vault:|op:\/\/|!secret|!vault|ref\+)/i;
-
-/** True when a candidate value is a template, an env reference or filler rather than a real secret. */
-export function isPlaceholder(value: string): boolean {
-  const v = value.trim();
-  if (v === "") return true;
-  if (v.startsWith(REDACTED_PREFIX)) return true;
-  if (REFERENCE_PREFIX.test(v)) return true;
-  if (v.includes("...") || v.includes("…") || v.includes("***")) return true;
-  if (/^(.)\1*$/u.test(v)) return true;
-  if (PLACEHOLDER_EXACT.has(v.toLowerCase())) return true;
-  return PLACEHOLDER_WORDS.test(v);
-}
-
-const hasDigit = (s: string): boolean => /\d/.test(s);
-const hasLetter = (s: string): boolean => /[A-Za-z]/.test(s);
-
-/** Looks like a random key body: digits and letters, not a placeholder. */
-const keyBody = (s: string): boolean => hasDigit(s) && hasLetter(s) && !isPlaceholder(s);
-
-interface SecretRule {
-  kind: SecretKind;
-  /**
-   * Must use the `g` flag and contain a named group `s` (the secret) that ends the match. An optional
-   * `pre` group is kept verbatim; trailing context belongs in a lookahead so it is never consumed.
-   */
-  re: RegExp;
-  valid: (secret: string, match: RegExpExecArray) => boolean;
-}
+export type { Redaction, RedactResult, SecretKind } from "./secret-values.ts";
+export { isPlaceholder, REDACTED_PREFIX } from "./secret-values.ts";
 
 /**
  * Ordered from most to least specific: a specific rule's marker must be in place before the generic
@@ -144,6 +75,7 @@ const RULES: readonly SecretRule[] = [
     re: /(?<![A-Za-z0-9_.-])(?<s>[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,})(?![A-Za-z0-9_-])/g,
     valid: (s) => hasDigit(s) && !isPlaceholder(s),
   },
+  ...PROVIDER_RULES,
   {
     kind: "url_password",
     re: /(?<pre>(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:/@?#]{0,256}:)(?<s>[^\s/?#]{1,256}?)(?=@[^\s@/?#]{0,256}(?:[/?#:]|\s|$))/gi,
@@ -180,27 +112,9 @@ const RULES: readonly SecretRule[] = [
       return !isPlaceholder(v) && !looksLikeCode(v) && !/^(?:[~.]?\/|https?:)/i.test(v) && randomShaped(v);
     },
   },
+  ...LABEL_RULES,
+  HIGH_ENTROPY_RULE,
 ];
-
-/**
- * Shaped like a generated key rather than a word, a name or an id: some run of at least eight
- * letters and digits switches between the two at least three times ("8f7a6d5c", "Tr0ub4dor"),
- * where words, product names, slugs and versions keep them in one or two blocks ("1Password",
- * "release2026", "service-a12").
- */
-function randomShaped(v: string): boolean {
-  return v.split(/[^A-Za-z0-9]+/).some((run) => run.length >= 8 && (run.match(/[A-Za-z](?=\d)|\d(?=[A-Za-z])/g)?.length ?? 0) >= 3);
-}
-
-/** Code that reads a secret from somewhere (`getToken()`, `req.body.password`) rather than a literal. */
-function looksLikeCode(v: string): boolean {
-  return /[()[\]{}]/.test(v) || /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(v);
-}
-
-/** A value shaped like a credential: it has a digit or a symbol beyond word punctuation. */
-function secretShaped(v: string): boolean {
-  return hasDigit(v) || /[^A-Za-z0-9_.-]/.test(v);
-}
 
 /**
  * Generic `key = value` assignments are where prose and code collide ("secret: surprise party on
@@ -224,14 +138,22 @@ function assignmentValue(raw: string, m: RegExpExecArray): boolean {
   return secretShaped(v);
 }
 
-/** Trailing punctuation after an unquoted value belongs to the sentence or the code, not the secret. */
-function trimValue(v: string): string {
-  return v.replace(/[,;.)]+$/, "");
-}
-
 /** Replace every recognised secret with `[REDACTED:kind]`; everything else is kept exactly. */
 export function redactSecrets(text: string): RedactResult {
   const counts = new Map<SecretKind, number>();
+  // Public keys and certificates are kept byte for byte: only the text around them is redacted.
+  let out = "";
+  let at = 0;
+  for (const span of publicSpans(text)) {
+    out += redactPart(text.slice(at, span.start), counts) + text.slice(span.start, span.end);
+    at = span.end;
+  }
+  out += redactPart(text.slice(at), counts);
+  const redactions: Redaction[] = [...counts].map(([kind, count]) => ({ kind, count }));
+  return { text: out, redactions };
+}
+
+function redactPart(text: string, counts: Map<SecretKind, number>): string {
   let out = text;
   for (const rule of RULES) {
     rule.re.lastIndex = 0;
@@ -248,8 +170,7 @@ export function redactSecrets(text: string): RedactResult {
       return `${pre}${marker(rule.kind)}${tail}`;
     });
   }
-  const redactions: Redaction[] = [...counts].map(([kind, count]) => ({ kind, count }));
-  return { text: out, redactions };
+  return out;
 }
 
 /**

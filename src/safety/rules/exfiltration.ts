@@ -12,7 +12,10 @@ const SEP = String.raw`[\\/]`;
 const SECRET_PATHS = String.raw`(?<![\w-])\.ssh(?:${SEP}(?![\w.-]*\.pub${E})|(?![\w\\/.-]))|${B}id_(?:rsa|dsa|ecdsa|ed25519)(?!\.pub)${E}|${SEP}etc${SEP}(?:passwd|shadow|sudoers)${E}|\.aws${SEP}credentials|(?<![\w.-])\.netrc|\.git-credentials|(?<![\w.-])\.npmrc|(?<![\w.-])\.pypirc|\.kube${SEP}config|\.docker${SEP}config\.json|\.config${SEP}gh${SEP}hosts\.yml`;
 const SHELL_READ = String.raw`cat|less|more|head|tail|type|get-content|gc|base64|xxd|od|strings|nl|tac`;
 /** Verbs that put something where others see it, in any inflection ("posts /etc/passwd"). */
-const NL_EXPOSE = String.raw`(?:print|show|display|dump|output|reveal|leak|send|upload|exfiltrate|paste|post|share|email|forward)(?:s|es|ed|d|ing)?`;
+const EXPOSE_VERBS = String.raw`(?:print|show|display|dump|output|reveal|leak|send|upload|exfiltrate|paste|post|share|email|forward)`;
+const NL_EXPOSE = String.raw`${EXPOSE_VERBS}(?:s|es|ed|d|ing)?`;
+/** The same verbs asking or doing now, not telling what happened ("leaked", "posted"). */
+const NL_EXPOSE_NOW = String.raw`${EXPOSE_VERBS}(?:s|es|ing)?`;
 
 /** A credential or the assistant's instructions, named as the thing handed over ("the admin password"), not a topic ("password resets"). */
 const CREDENTIAL = String.raw`(?:passwords?|passwd|passphrases?|credentials|creds|(?:api|secret|signing|encryption|decryption|master|root|deploy|license|licence|admin|access|private|recovery)\s+keys?|secrets|access\s+tokens?|tokens?|system\s+prompt)${E}(?!\s+(?:resets?|polic(?:y|ies)|managers?|rotation|requirements?|rules|pages?|links?|forms?|portal|expiry|expiration|changes?|generator|docs?|guide|field))`;
@@ -89,13 +92,14 @@ export const EXFIL_RULES: PatternRule[] = [
     kind: "exfiltration",
     label: "reads the .env file",
     forms: ["deconf"],
-    re: rx(String.raw`(?<![\w.-])(?:${SHELL_READ}|${NL_EXPOSE}|contents\s+of)${E}[^\n]{0,60}?(?<![\w.-])\.env(?![\w.-])`),
+    // Present forms only: a post-mortem saying a key "leaked" from a committed .env describes, not asks.
+    re: rx(String.raw`(?<![\w.-])(?:${SHELL_READ}|${NL_EXPOSE_NOW}|contents\s+of)(?![\p{L}\p{N}_-])[^\n]{0,60}?(?<![\w.-])\.env(?![\w.-])`),
   },
   {
     kind: "exfiltration",
     label: "dumps the environment",
     forms: ["deconf"],
-    re: rx(String.raw`(?<![\w.-])printenv${E}(?:\s+([A-Za-z_][A-Za-z0-9_]*))?([^\n]*)|(?<![\w.$-])env\s*(?:\||>)|(?<![\w-])(?:get-childitem|gci|ls|dir)\s+env:|(?:JSON\.stringify|console\.(?:log|info|error)|Object\.(?:entries|values))\s*\(\s*process\.env\s*[,)]|print\s*\(\s*(?:dict\s*\()?\s*os\.environ\s*\)?\s*\)`),
+    re: rx(String.raw`(?<![\w.-])printenv${E}(?:\s+([A-Za-z_][A-Za-z0-9_]*))?([^\n]*)|(?<![\w.$<{[-])env\s*(?:\||>)|(?<![\w-])(?:get-childitem|gci|ls|dir)\s+env:|(?:JSON\.stringify|console\.(?:log|info|error)|Object\.(?:entries|values))\s*\(\s*process\.env\s*[,)]|print\s*\(\s*(?:dict\s*\()?\s*os\.environ\s*\)?\s*\)`),
     also: (m) => {
       if (!/^printenv/i.test(m[0])) return true;
       const name = m[1];

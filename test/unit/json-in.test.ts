@@ -1,6 +1,6 @@
 /** The JSON object in a model's reply: found among words and fences, its strings made storable. */
 import { expect, it } from "vitest";
-import { jsonIn } from "../../src/agent/model-json.ts";
+import { jsonIn } from "../../src/ground/json-in.ts";
 
 it("finds the object in words and fences, and makes escapes PostgreSQL refuses storable", () => {
   const reply = 'Here is the plan:\n```json\n{"rule": "ALWAYS quote \\"a\\u0000b\\"", "ids": ["x\\ud83d", 3], "nested": {"k\\u0000": null}}\n```\nDone.';
