@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import dotenv from "dotenv";
 import { DiscordAPIError, REST, Routes } from "discord.js";
 import { z } from "zod";
-import { slashCommands } from "../src/platforms/discord/commands/slash.ts";
+import { SLASH_COMMAND, slashCommands } from "../src/platforms/discord/commands/slash.ts";
 import { inviteUrl } from "../src/platforms/discord/install.ts";
 
 export interface RegisterSettings {
@@ -87,7 +87,8 @@ async function main(): Promise<number> {
   }
   const result = await registerCommands(settings);
   const where = result.scope === "guild" ? `in guild ${settings.guildId}` : "globally (may take a while to show everywhere)";
-  process.stdout.write(`Registered ${result.commands.map((c) => `/${c.name}`).join(", ")} ${where}.\n`);
+  // `/cairn`, and the message menu's command, which has no slash.
+  process.stdout.write(`Registered ${result.commands.map((c) => (c.name === SLASH_COMMAND ? `/${c.name}` : `"${c.name}" (message menu)`)).join(", ")} ${where}.\n`);
   process.stdout.write(`Invite URL: ${inviteUrl(settings.applicationId)}\n`);
   return 0;
 }

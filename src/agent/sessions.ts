@@ -18,6 +18,9 @@ export const snapshotSchema = z.object({
   profiles: z.record(z.string(), z.string()),
   /** Ids of the team rules in `shared`: each reply's trace records them (its rules are judged by results). */
   rules: z.array(z.string()).optional(),
+  /** Ids of the team and channel facts in `shared`, and of each speaker's facts in their profile: the trace records those of a reply's prompt (why this answer?). */
+  facts: z.array(z.string()).optional(),
+  profileFacts: z.record(z.string(), z.array(z.string())).optional(),
 });
 export type Snapshot = z.infer<typeof snapshotSchema>;
 

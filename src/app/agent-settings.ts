@@ -7,6 +7,7 @@ import type { Database } from "../db/client.ts";
 import type { Logger } from "../ground/log.ts";
 import type { MemoryBudgets } from "../memory/store.ts";
 import type { AccessPolicy } from "../admission/access.ts";
+import type { TeamWriteSettings } from "../admission/trust.ts";
 import type { ModelClient } from "../agent/model.ts";
 import type { LeaseSettings } from "../turn/leases.ts";
 import type { RecoverySettings } from "../turn/recovery.ts";
@@ -29,6 +30,8 @@ export interface AgentSettings {
   maxConcurrency: number;
   /** Who may talk to cairn, where, and who is an admin. */
   access: AccessPolicy;
+  /** How far a team write reaches without a teammate's approval, and who is trusted (default DEFAULT_TEAM_WRITES: approval, none). */
+  teamWrites?: Partial<TeamWriteSettings>;
   /** Messages per person per hour; 0 = unlimited. */
   rateLimitPerHour: number;
   /** The team persona's budget in characters (default DEFAULT_PERSONA_CHARS). */

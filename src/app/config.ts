@@ -144,6 +144,10 @@ export const configSchema = z.object({
   CAIRN_REPORT_CRON: cronExpression(DEFAULT_SCHEDULES.report),
   CAIRN_TIMEZONE: timeZone,
   CAIRN_ADMINS: csv,
+  // Who may share with the whole workspace without a teammate's approval (issue 26): platform-prefixed
+  // ids like CAIRN_ADMINS; `/cairn teachers add` names more. `open`: every team write at once, as before.
+  CAIRN_TEACHERS: csv.pipe(z.array(z.string().regex(/^(slack|discord|console):\S+$/, { message: "expected platform-prefixed ids like slack:U0123, discord:1234" }))),
+  CAIRN_TEAM_WRITES: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["approval", "open"], { message: "expected approval (the default) or open" }).default("approval")),
   // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone
   // in a workspace the bot is installed in.
   CAIRN_ALLOWED_USERS: csv,

@@ -5,12 +5,17 @@
  * learning/reactions.ts, commands commands/. Nothing below imports this module.
  */
 import { errText, type Logger } from "../ground/log.ts";
-import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Scope, TurnHooks } from "../ground/types.ts";
+import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Platform, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { ErasureStore } from "../erasure/erasure-store.ts";
+import { TombstoneStore } from "../erasure/tombstone-store.ts";
 import { HistoryStore, scopeOf } from "../history/store/store.ts";
 import { MemoryStore } from "../memory/store.ts";
+import { ShareStore } from "../memory/share-store.ts";
+import { TeacherStore } from "../admission/teacher-store.ts";
+import { DEFAULT_TEAM_WRITES, TeamTrust } from "../admission/trust.ts";
 import { SkillStore } from "../skills/store.ts";
+import { SkillProposalStore } from "../skills/proposal-store.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases } from "../turn/leases.ts";
 import { LeaseStore } from "../turn/lease-store.ts";
@@ -26,7 +31,6 @@ import { correctionTool } from "../tools/correction.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
-import type { Platform } from "../ground/types.ts";
 import { SessionManager } from "../agent/sessions.ts";
 import { SessionStore } from "../agent/session-store.ts";
 import type { CommandCall, CommandName, CommandReply } from "../ground/commands.ts";
@@ -70,6 +74,9 @@ import { importBundledSkills } from "../skills/bundled.ts";
 export class Core implements CorePort {
   readonly history: HistoryStore;
   readonly memory: MemoryStore;
+  /** Trusted teachers (`/cairn teachers`), and who may share with the whole workspace alone (admission/trust.ts). */
+  readonly teachers: TeacherStore;
+  readonly trust: TeamTrust;
   readonly skills: SkillStore;
   readonly persona: PersonaStore;
   readonly revisions: RevisionStore;
@@ -118,7 +125,10 @@ export class Core implements CorePort {
     this.sessions = new SessionManager(new SessionStore(deps.database), s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
     this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
-    this.memory = new MemoryStore(db, s.budgets);
+    this.teachers = new TeacherStore(db);
+    this.trust = new TeamTrust({ ...DEFAULT_TEAM_WRITES, ...s.teamWrites }, s.access, this.teachers, this.history);
+    // A team write reaches the whole workspace alone only when its writer may share alone (memory/reach.ts).
+    this.memory = new MemoryStore(db, s.budgets, (scope) => this.trust.reach(scope));
     this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     this.revisions = new RevisionStore(db, [this.skills, this.memory], now);
@@ -205,6 +215,7 @@ export class Core implements CorePort {
     this.knowledge = new ChannelKnowledge({
       store: new KnowledgeStore(deps.database, this.history, listens, s.maxMessageChars ?? DEFAULT_MAX_MESSAGE_CHARS),
       listens,
+      tombstones: new TombstoneStore(deps.database),
       history: this.history,
       jobs: this.jobs,
       adapterFor: (platform) => this.delivery.adapterOf(platform),
@@ -225,14 +236,15 @@ export class Core implements CorePort {
       traces: new TraceStore(db),
       lessons: new LessonStore(db, this.memory),
       reviews: new ReviewStore(db),
+      skillProposals: new SkillProposalStore(db, [this.skills]),
+      shares: new ShareStore(db, this.memory, s.budgets),
       turnTools: tools,
       post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
       settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: learningSettings },
       log,
       now,
       metrics,
-      // Slack is the platform that names emoji: its reading turns those names (in the settings, in
-      // older queued jobs) into characters, and leaves a character bare, as Discord's are read.
+      // Slack names emoji: its reading turns those names (settings, older queued jobs) into characters, and leaves a character bare.
       readEmoji: slackEmoji,
     }, (as) => [
       reportJob({ ...as("report"), reports: this.reports }),

@@ -24,6 +24,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     leases: { leaseMs: cfg.CAIRN_TURN_LEASE_MS },
     recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000, orderWindowMs: cfg.CAIRN_ORDER_WINDOW_MS },
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
+    teamWrites: { mode: cfg.CAIRN_TEAM_WRITES, teachers: cfg.CAIRN_TEACHERS },
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     personaChars: cfg.CAIRN_PERSONA_CHARS,
     knowledge: {

@@ -9,7 +9,7 @@ import { scopeOf, type HistoryStore, type Place } from "../history/store/store.t
 import { budgetHeader, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
-import type { ErasureStore } from "../erasure/erasure-store.ts";
+import type { ErasureCounts, ErasureStore } from "../erasure/erasure-store.ts";
 import { learnCommand, type LearnDeps } from "./learn.ts";
 import { forgetLessonOrRule, judgeRule, listLessons, type LessonsDeps } from "./lessons.ts";
 import { latestReport } from "./report.ts";
@@ -23,6 +23,7 @@ import { buildView, type ViewDeps } from "../views/build.ts";
 import { viewMarkdown } from "../views/markdown.ts";
 import { listenCommand, type ListenDeps } from "./listen.ts";
 import { whyCommand, type WhyDeps } from "./why.ts";
+import { teachersCommand, type TeachersDeps } from "./teachers.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 
 /** What the dispatcher answers itself (help, new, me, skills, confirm, report, forget): the stores it reads and writes, and the session to end. */
@@ -48,24 +49,25 @@ export type CommandServices = DispatchDeps &
   PersonaCommandDeps &
   ListenDeps &
   WhyDeps &
+  TeachersDeps &
   ViewDeps;
 
 const HELP = `**cairn** remembers what your team teaches it.
 - Talk to it in a DM, or mention it in a channel; it follows the thread after that.
 - Tell it your preferences ("I prefer bullet points"), team conventions and decisions: it saves them.
 - It keeps a shared library of skills (procedures) the whole team can use and improve.
-- What you tell it in a DM stays yours; it shares with the team only what you confirm.
+- What you tell it in a DM stays yours. What you ask it to remember for the team stays where you said it (this channel, or yours from a DM) until a teammate approves it with ✅ or \`approve <id>\`.
 Commands:
 \`help\` this text · \`me\` what cairn knows about you · \`team\` the team's rules, lessons, proposals and memory · \`skills\` the skill library · \`new\` start a fresh session
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
-\`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, skills)
+\`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, facts, skills, searches; on Slack and Discord, *Why this answer?* on any answer of mine)
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins)
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule, change to a team skill, or fact for the whole team (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins)
 \`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
 \`listen on|off|status\` keep this channel's messages so people who can read it can ask what was said (on/off: admins) · \`listen exclude-me\` leave yours out
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
 \`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
-\`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
+\`teachers list|add|remove <user>\` people whose team writes need no approval (admins) · \`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
 
 export async function runCommand(services: CommandServices, inbound: Inbound, name: CommandName, args: readonly string[]): Promise<CommandReply> {
   const place = (): Promise<Place> => services.history.resolve(inbound);
@@ -88,7 +90,7 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
     case "lessons":
       return listLessons(services, await place());
     case "why":
-      return whyCommand(services, await place());
+      return whyCommand(services, await place(), args[0]);
     case "keep":
     case "reword":
       return judgeRule(services, inbound, await place(), name, args[0], args.slice(1).join(" "));
@@ -127,6 +129,8 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
       return { text: viewMarkdown(await buildView(services, inbound, { pane: "team", pageSize: 20 })), ephemeral: true };
     case "jobs":
       return jobsCommand(services, inbound, args);
+    case "teachers":
+      return teachersCommand(services, inbound, await place(), args);
   }
 }
 
@@ -137,8 +141,8 @@ async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "s
   const skills = (await deps.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
   const messages = await deps.history.countByAuthor(scope);
-  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date }) =>
-    `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)})*`;
+  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; proposedScope?: string | null }) =>
+    `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)}${e.proposedScope === "team" ? "; asked for the team: a teammate's `approve` shares it" : ""})*`;
   // A review's pending change to an existing entry says what it would do to it.
   const pendingLine = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; scope: string; replacesId: string | null }) =>
     e.replacesId === null
@@ -158,8 +162,9 @@ async function forget(deps: Pick<DispatchDeps, "erasure" | "log"> & LessonsDeps,
   const [what, ...rest] = args;
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me` and `lessons`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
-    // Channel lessons and team rules are archived (they are shared); the person's own entries are deleted.
-    const shared = await forgetLessonOrRule(deps, inbound, p, what);
+    // Channel lessons and team rules are archived (they are shared); the person's own entries are
+    // deleted. Either way the text is forgotten: nothing writes it back (erasure/tombstone-store.ts).
+    const shared = await forgetLessonOrRule(deps, inbound, p, what, (entry) => deps.erasure.forgetShared(scopeOf(p), entry.text));
     if (shared) return shared;
     const ok = await deps.erasure.forgetEntry(scopeOf(p), what);
     deps.log.info({ person: p.person.id, entry: what, deleted: ok }, "forget entry");
@@ -171,8 +176,10 @@ async function forget(deps: Pick<DispatchDeps, "erasure" | "log"> & LessonsDeps,
   const confirm = rest.some((a) => a.toLowerCase() === "confirm");
   if (!confirm || !(await deps.erasure.claimErasure(scopeOf(p), now))) {
     await deps.erasure.requestErasure(scopeOf(p), now);
+    // The dry run: the erasure's own statements, counted (erasure/plan-store.ts); nothing changes yet.
+    const would = await deps.erasure.dryRun(scopeOf(p), { anonymize: true });
     return {
-      text: "This erases your profile, your private skills and entries you proposed, and replaces the text of every message you sent (and of cairn's replies in your DMs) with a tombstone. Team entries you contributed stay. To go ahead, send `forget me confirm` within 10 minutes; `forget me confirm anonymous` also removes your name from the team entries you contributed.",
+      text: `This erases your profile, your private skills and entries you proposed, as of now ${counted(would)}. Every message you sent (and cairn's replies in your DMs) keeps only a tombstone, and cairn will not read back or save again what was erased. Team entries you contributed stay. Nothing has changed yet. To go ahead, send \`forget me confirm\` within 10 minutes; \`forget me confirm anonymous\` also removes your name from the ${would.anonymized} team contributions that carry it.`,
       ephemeral: true,
     };
   }
@@ -181,8 +188,13 @@ async function forget(deps: Pick<DispatchDeps, "erasure" | "log"> & LessonsDeps,
   // Logged without content: counts only.
   deps.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {
-    text: `Done. Erased ${counts.profileEntries} profile entries, ${counts.pendingEntries} pending entries, ${counts.privateSkills} private skills, ${counts.channelMessages} messages kept from channels, and the text of ${counts.messages} messages${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
+    text: `Done. Erased ${counted(counts)}${anonymize ? `; removed your name from ${counts.anonymized} team contributions` : ""}.`,
     ephemeral: true,
     outcome: "done",
   };
+}
+
+/** The counts of an erasure, worded alike before (the dry run) and after. */
+function counted(c: ErasureCounts): string {
+  return `${c.profileEntries} profile entries, ${c.pendingEntries} pending entries, ${c.privateSkills} private skills, ${c.channelMessages} messages kept from channels, and the text of ${c.messages} messages`;
 }

@@ -3,7 +3,8 @@
  *
  * What a person sees: their own private lessons, the current channel's lessons (not in a DM), and
  * the workspace's team rules (in force, and those waiting for ✅), each with its id, the correction
- * it came from in the corrector's words, who and when, and a link to the correction when there is one.
+ * it came from in the corrector's words, who and when, and a link to the correction when there is one;
+ * then the changes to team skills proposed in this channel, waiting for approval.
  *
  * Forgetting (who may do what):
  * - A private lesson is the person's own: deleted for real, revisions and all (src/erasure/erasure-store.ts).
@@ -20,28 +21,33 @@ import { isAdmin, type AccessPolicy } from "../admission/access.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
 import type { LessonStore, MemoryEntry } from "../lessons/lesson-store.ts";
 import { nameOf } from "../learning/places.ts";
+import { proposalSummary } from "../learning/skill-proposals.ts";
+import type { Learning } from "../learning/learning.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 
 /** Lines of lessons and rules in one answer; the rest are counted. */
 export const LESSONS_SHOWN = 30;
 
-/** What the lessons commands need: the lesson store (the core's learning loop holds it), and for `forget` who is an admin. */
+/** What the lessons commands need: the lesson store and the skill proposals (the core's learning loop holds them), and for `forget` who is an admin. */
 export interface LessonsDeps {
-  learning: { lessons: LessonStore };
+  learning: { lessons: LessonStore } & Pick<Learning, "pendingSkillChanges">;
   settings: { access: AccessPolicy };
   log: Logger;
 }
 
 export async function listLessons(deps: Pick<LessonsDeps, "learning">, place: Place): Promise<CommandReply> {
   const c = place.conversation;
-  const { own, channel, rules, authors: people } = await deps.learning.lessons.listing(scopeOf(place));
+  const [{ own, channel, rules, authors: people }, skillChanges] = await Promise.all([
+    deps.learning.lessons.listing(scopeOf(place)),
+    c.isDm ? [] : deps.learning.pendingSkillChanges(workspaceScopeOf(place), new Set([c.channelId])),
+  ]);
   const sections: [string, MemoryEntry[]][] = [
     ["**Your private lessons** (only you see them)", own],
     ...(c.isDm ? [] : [["**This channel's lessons**", channel] as [string, MemoryEntry[]]]),
     ["**Team rules** (everyone in this workspace)", rules],
   ];
   const total = own.length + channel.length + rules.length;
-  if (total === 0) {
+  if (total === 0 && skillChanges.length === 0) {
     return { text: `No lessons or team rules ${c.isDm ? "for you here" : "for you or this channel"} yet. cairn learns them when you correct an answer (react 👎, then say what it should have done).`, ephemeral: true };
   }
   const lines = [`**Lessons and rules** (${total})`];
@@ -53,6 +59,7 @@ export async function listLessons(deps: Pick<LessonsDeps, "learning">, place: Pl
     shown += Math.min(entries.length, LESSONS_SHOWN - shown);
   }
   if (total > shown) lines.push(`…and ${total - shown} more.`);
+  if (skillChanges.length) lines.push("**Team skill changes proposed here** (`approve <id>` / `reject <id>`)", ...skillChanges.slice(0, LESSONS_SHOWN).map((p) => `- \`${p.id}\` ${proposalSummary(p)}`));
   lines.push("`forget <id>` removes one of your lessons (admins: a team rule).");
   return { text: lines.join("\n"), ephemeral: true };
 }
@@ -71,7 +78,8 @@ export function lessonLine(e: MemoryEntry, author: { displayName: string | null;
  * `forget <id>` for a channel lesson or a team rule; null when the id is neither (the caller goes on
  * with the person's own entries, private lessons included).
  */
-export async function forgetLessonOrRule(deps: LessonsDeps, inbound: Inbound, place: Place, id: string): Promise<CommandReply | null> {
+/** `forgotten`: told of what was archived, so its text is not written back (erasure/tombstone-store.ts). */
+export async function forgetLessonOrRule(deps: LessonsDeps, inbound: Inbound, place: Place, id: string, forgotten?: (entry: MemoryEntry) => Promise<void>): Promise<CommandReply | null> {
   const lessons = deps.learning.lessons;
   const entry = await lessons.find(workspaceScopeOf(place), id);
   if (!entry) return null;
@@ -92,6 +100,7 @@ export async function forgetLessonOrRule(deps: LessonsDeps, inbound: Inbound, pl
   const archived = await lessons.archive(entry, prov);
   deps.log.info({ person: place.person.id, entry: entry.id, kind: entry.kind, archived }, "lesson or rule archived");
   if (!archived) return { text: `That ${rule ? "team rule" : "lesson"} is already archived.`, ephemeral: true, outcome: "not_found" };
+  await forgotten?.(entry);
   return {
     text: rule
       ? `Archived the team rule: ${entry.text}\nIt is no longer in force from each person's next session; its history is kept.`

@@ -5,10 +5,12 @@
  *   history (`backfillDays`); it says so in the channel, once, in plain words. DMs and group DMs
  *   are never listened to.
  * - off (admins): nothing new is kept; what was kept stays, searchable by the channel's members,
- *   until retention or its deletion on the platform removes it.
+ *   until retention or its deletion on the platform removes it. A tombstone records the off: `on`
+ *   again means new messages only, from then on (the backfill reads nothing older, backfill.ts).
  * - status: whether it listens, what it kept, how far the backfill got.
  * - exclude-me / include-me (anyone): leave one's own messages out of every listened channel of
- *   the workspace (those kept so far are removed at once), or let them be kept again.
+ *   the workspace (those kept so far are removed at once), or let them be kept again: new ones
+ *   only, as a tombstone keeps any backfill from reading back what they said before excluding.
  */
 import type { Inbound, Platform } from "../ground/types.ts";
 import type { PlatformAdapter, PostTarget } from "../ground/adapter.ts";
@@ -58,7 +60,7 @@ export async function listenCommand(deps: ListenDeps, inbound: Inbound, place: P
       await listens.include(scope, me);
       return reply("Your messages in listened channels are kept again from now on (what was removed stays removed).", "done");
     }
-    await listens.exclude(scope, me);
+    await listens.exclude(scope, me, place.person.id);
     const removed = await k.store.removeAuthor(personScopeOf(place));
     deps.log.info({ person: place.person.id, removed }, "person excluded from channel knowledge");
     return reply(`Done: I removed ${removed} of your messages from what I keep of this workspace's channels, and I won't keep yours from now on. \`listen include-me\` undoes that.`, "done");
@@ -98,8 +100,8 @@ export async function listenCommand(deps: ListenDeps, inbound: Inbound, place: P
   }
   if (sub === "off") {
     if (!current || current.status === "off") return reply("I don't listen in this channel.", "done");
-    await listens.switchOff(scope, channel);
-    return reply("Stopped: I keep nothing new from this channel. What I kept stays searchable by its members until it is deleted here or passes the retention.", "done");
+    await listens.switchOff(scope, channel, place.person.id);
+    return reply("Stopped: I keep nothing new from this channel. What I kept stays searchable by its members until it is deleted here or passes the retention. Turned on again, I keep only messages posted from then on.", "done");
   }
   if (current?.status === "on") return reply("I already listen in this channel: `listen status` shows what I kept.", "done");
   const kind = await deps.delivery.adapterOf(inbound.platform)?.channelKind?.(inbound.workspace.externalId, channel);
@@ -112,6 +114,8 @@ export async function listenCommand(deps: ListenDeps, inbound: Inbound, place: P
   }
   await k.readers.refresh(workspace, channel);
   await k.queueBackfill(listen.id, at);
-  deps.log.info({ channel, by: me }, "listening turned on");
+  deps.log.info({ channel, by: me, again: current?.status === "off" }, "listening turned on");
+  // On again after an off: new messages only (the backfill reads nothing from before, backfill.ts).
+  if (current?.status === "off") return reply("Listening in this channel from now on, new messages only: it was turned off before, so nothing said here until now is read back. `listen status` shows what I kept.", "done");
   return reply(`Listening in this channel from now on. I'm reading its last ${k.settings.backfillDays} days now and will tell you in a DM as it goes; \`listen status\` shows where it is.`, "done");
 }

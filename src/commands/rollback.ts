@@ -15,6 +15,7 @@ import { ownerOf } from "../revisions/items.ts";
 import type { Logger } from "../ground/log.ts";
 import type { Provenance } from "../revisions/revision-store.ts";
 import { undoOf, type Undo } from "../revisions/undo.ts";
+import { ForgottenError } from "../revisions/revision-store.ts";
 import { personaRollback, type PersonaHistoryDeps } from "./persona-history.ts";
 
 /** What `rollback` needs: the revisions (which undo), the persona for its own rollbacks, and who is an admin. */
@@ -23,6 +24,7 @@ export interface RollbackDeps extends PersonaHistoryDeps {
 }
 
 const reply = (text: string): CommandReply => ({ text, ephemeral: true });
+const day = (d: Date): string => d.toISOString().slice(0, 10);
 
 export async function rollbackCommand(deps: RollbackDeps, inbound: Inbound, place: Place, revisionId: string | undefined): Promise<CommandReply> {
   if (!revisionId) return reply("Usage: `rollback <revision id>` (ids are listed by `history <skill or entry>`).");
@@ -46,7 +48,14 @@ export async function rollbackCommand(deps: RollbackDeps, inbound: Inbound, plac
   }
   const prov: Provenance = { source: "tool", actorId: place.person.id, sourceMessageId: null, reason: `rollback of revision ${rev.id} (${rev.action})` };
   // Stamped with the store's clock (the `now` it was built with), as the other changes of this process.
-  const newId = await revisions.undo(item, undo, prov);
+  let newId: string | null;
+  try {
+    newId = await revisions.undo(item, undo, prov);
+  } catch (err) {
+    // Forgotten at a person's request: a rollback does not bring it back.
+    if (err instanceof ForgottenError) return reply(`Revision ${rev.id} cannot be rolled back: ${err.forgotten.kind === "entry" ? `this was forgotten on ${day(err.forgotten.at)} at a person's request; not restored` : err.message}.`);
+    throw err;
+  }
   deps.log.info({ person: place.person.id, revision: rev.id, undo: newId }, "revision rolled back");
   const what = item.type === "skill" ? `skill \`${item.row.name}\`` : `entry \`${item.row.id}\``;
   if (!newId) return reply(`Nothing to roll back: ${what} is already as it was before revision ${rev.id}.`);

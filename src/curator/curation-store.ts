@@ -12,6 +12,7 @@
 import type { Db } from "../db/client.ts";
 import type { MemoryEntry, Skill } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import { forgottenAmong } from "../db/tombstones.ts";
 import { workspaceScope } from "../db/scopes.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import type { Cached } from "../revisions/revision-store.ts";
@@ -123,6 +124,8 @@ async function applyChange(db: Db, c: Change, run: Stamp): Promise<boolean> {
           return;
         case "memory_merge": {
           const ids = [c.keepId, ...c.absorbed.map((a) => a.id)];
+          // A merged text that says again what a person had forgotten is not written (db/tombstones.ts).
+          if (await forgottenAmong(tx, run.workspaceId, [c.text])) throw new Moved();
           must(
             (await tx.memoryEntry.updateMany({ where: { id: c.keepId, workspaceId: run.workspaceId, status: "active", text: c.keepText, flag: null }, data: { text: c.text, scannedWith: RULES_VERSION } })).count,
           );

@@ -9,12 +9,18 @@
  * is a database row, not process memory, so the confirmation may reach another replica than the
  * request did (Slack and Discord hand each event to any of them), or the same one after a restart.
  *
+ * Forgetting sticks: each erasure and `forget <id>` leaves tombstones (tombstone-store.ts: the
+ * person, a hash of each entry's text, never the text) that every later write, rollback, review and
+ * backfill is checked against. The counts `forget me` shows before the confirmation are those of
+ * the statements it then runs (plan-store.ts).
+ *
  * The rows an erasure changes are cached by other stores: this one drops their caches after it
  * wrote (another replica's caches catch up within their TTLs).
  */
 import type { Db } from "../db/client.ts";
 import type { PersonScope } from "../ground/types.ts";
-import { pendingWhere } from "../memory/store.ts";
+import { countErasure, ownEntriesWhere, planErasure, tallied, type ErasureCounts } from "./plan-store.ts";
+import { bury } from "./tombstone-store.ts";
 
 export const TOMBSTONE = "[erased at the author's request]";
 
@@ -28,21 +34,7 @@ export interface ErasedCaches {
   history: { forgetPerson(personId: string): void };
 }
 
-/** The person's profile entries and the pending entries they proposed. */
-function ownEntriesWhere(person: PersonScope) {
-  return { workspaceId: person.workspaceId, OR: [{ scope: "user", ownerId: person.personId }, pendingWhere(person)] };
-}
-
-export interface ErasureCounts {
-  profileEntries: number;
-  pendingEntries: number;
-  privateSkills: number;
-  messages: number;
-  /** Their messages kept from listened channels (channel knowledge): deleted, not tombstoned. */
-  channelMessages: number;
-  sessionsCleared: number;
-  anonymized: number;
-}
+export type { ErasureCounts } from "./plan-store.ts";
 
 export class ErasureStore {
   constructor(
@@ -60,54 +52,42 @@ export class ErasureStore {
     return counts;
   }
 
+  /** What `erasePerson` would do now, counted by the same clauses (plan-store.ts); nothing is written. */
+  async dryRun(person: PersonScope, opts: { anonymize: boolean }): Promise<ErasureCounts> {
+    return countErasure(this.db, await planErasure(this.db, person), opts.anonymize);
+  }
+
   private erase(person: PersonScope, opts: { anonymize: boolean }): Promise<ErasureCounts> {
     const { workspaceId, personId } = person;
     return this.db.$transaction(async (tx) => {
       const found = await tx.person.updateMany({ where: { id: personId, workspaceId }, data: { displayName: null } });
       if (found.count === 0) throw new Error(`no person ${personId} in workspace ${workspaceId}`);
-      const entries = await tx.memoryEntry.findMany({
-        where: ownEntriesWhere(person),
-        select: { id: true, status: true },
-      });
-      const entryIds = entries.map((e) => e.id);
-      await tx.revision.deleteMany({ where: { entityType: "memory", entityId: { in: entryIds } } });
-      await tx.memoryEntry.deleteMany({ where: { id: { in: entryIds } } });
-
-      const skills = await tx.skill.findMany({ where: { workspaceId, scope: "user", ownerId: personId, bundled: false }, select: { id: true } });
-      const skillIds = skills.map((s) => s.id);
-      await tx.revision.deleteMany({ where: { entityType: "skill", entityId: { in: skillIds } } });
-      await tx.skill.deleteMany({ where: { id: { in: skillIds } } });
-
-      const dms = await tx.conversation.findMany({ where: { workspaceId, isDm: true, ownerId: personId }, select: { id: true } });
-      const dmIds = dms.map((c) => c.id);
-      // What they said in listened channels is theirs, not a record of talking to cairn: it goes whole.
-      const channelMessages = await tx.message.deleteMany({ where: { workspaceId, authorId: personId, role: "channel" } });
-      const authored = await tx.message.updateMany({ where: { workspaceId, authorId: personId }, data: { text: TOMBSTONE } });
-      const replies = await tx.message.updateMany({ where: { workspaceId, conversationId: { in: dmIds }, role: "assistant" }, data: { text: TOMBSTONE } });
-
-      // Snapshots freeze the person's profile; summaries may quote them. Clear both wherever they spoke.
-      const spokeIn = await tx.message.findMany({ where: { workspaceId, authorId: personId, sessionId: { not: null } }, select: { sessionId: true }, distinct: ["sessionId"] });
-      const sessionIds = [...new Set(spokeIn.map((m) => m.sessionId).filter((id): id is string => id !== null))];
-      const cleared = await tx.chatSession.updateMany({
-        where: { OR: [{ id: { in: sessionIds } }, { conversationId: { in: dmIds } }] },
-        data: { snapshot: null, summary: null },
-      });
+      const plan = await planErasure(tx, person);
+      const w = plan.where;
+      // Forgetting sticks: the person, and each entry's text (hashed), so nothing brings them back.
+      await bury(tx, workspaceId, [
+        { kind: "person", personId, forgottenById: personId },
+        ...plan.entries.filter((e) => e.text).map((e) => ({ kind: "entry" as const, personId, text: e.text, forgottenById: personId })),
+      ]);
+      await tx.revision.deleteMany({ where: { entityType: "memory", entityId: { in: plan.entryIds } } });
+      await tx.memoryEntry.deleteMany({ where: { id: { in: plan.entryIds } } });
+      await tx.revision.deleteMany({ where: { entityType: "skill", entityId: { in: plan.skillIds } } });
+      await tx.skill.deleteMany({ where: { id: { in: plan.skillIds } } });
+      const proposals = await tx.skillProposal.deleteMany({ where: w.proposals });
+      const channelMessages = await tx.message.deleteMany({ where: w.channelMessages });
+      const authored = await tx.message.updateMany({ where: w.authored, data: { text: TOMBSTONE } });
+      const replies = await tx.message.updateMany({ where: w.replies, data: { text: TOMBSTONE } });
+      const cleared = await tx.chatSession.updateMany({ where: w.sessions, data: { snapshot: null, summary: null } });
 
       let anonymized = 0;
       if (opts.anonymize) {
-        anonymized += (await tx.memoryEntry.updateMany({ where: { workspaceId, createdById: personId }, data: { createdById: null } })).count;
-        anonymized += (await tx.skill.updateMany({ where: { workspaceId, createdById: personId }, data: { createdById: null } })).count;
+        anonymized += (await tx.memoryEntry.updateMany({ where: w.anonymizedEntries, data: { createdById: null } })).count;
+        anonymized += (await tx.skill.updateMany({ where: w.anonymizedSkills, data: { createdById: null } })).count;
         await tx.revision.updateMany({ where: { workspaceId, actorId: personId }, data: { actorId: null } });
+        await tx.skillProposal.updateMany({ where: { workspaceId, proposedById: personId }, data: { proposedById: null } });
+        await tx.skillProposal.updateMany({ where: { workspaceId, decidedById: personId }, data: { decidedById: null } });
       }
-      return {
-        profileEntries: entries.filter((e) => e.status !== "pending").length,
-        pendingEntries: entries.filter((e) => e.status === "pending").length,
-        privateSkills: skillIds.length,
-        messages: authored.count + replies.count,
-        channelMessages: channelMessages.count,
-        sessionsCleared: cleared.count,
-        anonymized,
-      };
+      return tallied(plan, { proposals: proposals.count, channelMessages: channelMessages.count, messages: authored.count + replies.count, sessionsCleared: cleared.count, anonymized });
     });
   }
 
@@ -116,12 +96,21 @@ export class ErasureStore {
     const deleted = await this.db.$transaction(async (tx) => {
       const entry = await tx.memoryEntry.findFirst({ where: { id: entryId, ...ownEntriesWhere(person) } });
       if (!entry) return false;
+      if (entry.text) await bury(tx, person.workspaceId, [{ kind: "entry", personId: person.personId, text: entry.text, forgottenById: person.personId }]);
       await tx.revision.deleteMany({ where: { entityType: "memory", entityId: entry.id } });
       await tx.memoryEntry.delete({ where: { id: entry.id } });
       return true;
     });
     this.caches.memory.forgetCached();
     return deleted;
+  }
+
+  /**
+   * A channel lesson or team rule `forget <id>` archived (it is shared, so archived, not deleted):
+   * its text is forgotten all the same, so no rollback or later write brings it back.
+   */
+  async forgetShared(person: PersonScope, text: string): Promise<void> {
+    await bury(this.db, person.workspaceId, [{ kind: "entry", text, forgottenById: person.personId }]);
   }
 
   /** Records (or restarts) the person's request at `now`; requests of anyone left to expire are dropped. */

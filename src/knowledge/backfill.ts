@@ -5,10 +5,15 @@
  * short (a restart, a crash: the job is durable and runs again after its lease) goes on from the
  * last page kept, and a message kept twice is not stored twice. The admin who asked is told in a
  * DM as it goes (every PROGRESS_EVERY messages) and when it is done.
+ *
+ * Forgetting sticks (erasure/tombstone-store.ts): a person's messages from before their `forget me`
+ * or `listen exclude-me` are skipped, and a channel whose listening was turned off before is read
+ * from the new `listen on` only, so nothing said before the off comes back.
  */
 import { z } from "zod";
 import { defineJob, type JobHandler } from "../jobs/worker.ts";
 import type { Platform } from "../ground/types.ts";
+import type { ChannelMessage } from "../ground/channel-events.ts";
 import { BACKFILL_JOB, type ChannelKnowledge } from "./knowledge.ts";
 
 /** Messages asked for per page (Slack's conversations.history takes up to 999; Discord's up to 100). */
@@ -21,8 +26,14 @@ const Payload = z.object({ listenId: z.string().min(1) });
 
 const day = (d: Date | null): string => (d ? d.toISOString().slice(0, 10) : "the start");
 
+/** Sent by someone before they asked to be forgotten (`forget me`) or left out (`listen exclude-me`). */
+const isForgotten = (forgotten: ReadonlyMap<string, Date>, m: ChannelMessage): boolean => {
+  const at = forgotten.get(m.author.externalId);
+  return at !== undefined && m.sentAt <= at;
+};
+
 export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
-  const { listens, history, adapterFor, post, log, now } = knowledge.deps;
+  const { listens, tombstones, history, adapterFor, post, log, now } = knowledge.deps;
   return defineJob({
     kind: BACKFILL_JOB,
     payload: Payload,
@@ -37,7 +48,9 @@ export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
       const adapter = adapterFor(platform);
       // Another process with the platform attached takes the job up when this one gives it back.
       if (!adapter?.channelHistory) throw new Error(`${platform} is not attached to this process, or cannot read a channel's history`);
-      const oldest = new Date(listen.enabledAt.getTime() - knowledge.settings.backfillDays * 24 * 60 * 60_000);
+      // Turned off before: on again means new messages only (commands/listen.ts), nothing from before.
+      const off = await tombstones.channelTurnedOff(scope, listen.channelId);
+      const oldest = off ? listen.enabledAt : new Date(listen.enabledAt.getTime() - knowledge.settings.backfillDays * 24 * 60 * 60_000);
       const tell = async (text: string): Promise<void> => {
         if (!listen.requestedBy) return;
         await post(platform, { kind: "dm", workspace: workspace.externalId, person: listen.requestedBy }, text).catch((err: unknown) => log.warn({ err }, "could not tell the backfill's progress"));
@@ -47,7 +60,9 @@ export function backfillJob(knowledge: ChannelKnowledge): JobHandler<unknown> {
         // Stopping, or the lease lost: what was read is stored; the job runs again from the cursor.
         if (signal.aborted) throw new Error("backfill interrupted; it goes on from its last page");
         const page = await adapter.channelHistory(workspace.externalId, listen.channelId, { cursor: listen.cursor, oldest, limit: PAGE_SIZE });
-        const kept = await knowledge.store.keep(workspace, listen.channelId, page.messages);
+        // Someone who asked to be forgotten or left out: nothing they said before asking is read back.
+        const forgotten = await tombstones.forgottenAuthors(scope);
+        const kept = await knowledge.store.keep(workspace, listen.channelId, page.messages.filter((m) => !isForgotten(forgotten, m)));
         const reached: Date | null = page.messages.reduce<Date | null>((min, m) => (!min || m.sentAt < min ? m.sentAt : min), listen.reachedAt);
         const done = page.next === null || !(await listens.isOn(scope, listenId));
         listen = await listens.recordPage(scope, listenId, { cursor: page.next, kept, reachedAt: reached, done });

@@ -13,6 +13,7 @@ import type { Logger } from "../ground/log.ts";
 import { ChannelReaders, DEFAULT_MEMBERS_TTL_MS } from "./members.ts";
 import type { KnowledgeStore } from "./store.ts";
 import type { ListenStore } from "./listen-store.ts";
+import type { TombstoneStore } from "../erasure/tombstone-store.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 
@@ -37,6 +38,8 @@ export interface KnowledgeDeps {
   store: KnowledgeStore;
   /** Where cairn listens, opt-outs, member lists. */
   listens: ListenStore;
+  /** What was forgotten: people whose older messages a backfill skips, channels turned off before. */
+  tombstones: Pick<TombstoneStore, "forgottenAuthors" | "channelTurnedOff">;
   history: HistoryStore;
   jobs: JobQueue;
   adapterFor: (platform: Platform) => PlatformAdapter | null;

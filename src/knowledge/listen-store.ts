@@ -9,6 +9,7 @@
 import type { Database, Db } from "../db/client.ts";
 import type { ChannelListen } from "../db/generated/sqlite/client.ts";
 import { workspaceScope } from "../db/scopes.ts";
+import { bury } from "../erasure/tombstone-store.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import type { WorkspaceScope } from "../ground/types.ts";
 
@@ -79,8 +80,16 @@ export class ListenStore {
     return listen;
   }
 
-  async switchOff(scope: WorkspaceScope, channelId: string): Promise<void> {
-    await this.db.channelListen.update({ where: { workspaceId_channelId: { workspaceId: scope.workspaceId, channelId } }, data: { status: "off" } });
+  /**
+   * Listening off, by `byPersonId`. A tombstone records it: turned on again, the channel's backfill
+   * reads new messages only, never what was said before it was turned off (backfill.ts).
+   */
+  async switchOff(scope: WorkspaceScope, channelId: string, byPersonId: string | null): Promise<void> {
+    const { workspaceId } = scope;
+    await this.db.$transaction(async (tx) => {
+      await tx.channelListen.update({ where: { workspaceId_channelId: { workspaceId, channelId } }, data: { status: "off" } });
+      await bury(tx, workspaceId, [{ kind: "listen_channel", channelKey: channelId, forgottenById: byPersonId }]);
+    });
     this.forgetCached(scope);
   }
 
@@ -112,9 +121,13 @@ export class ListenStore {
     });
   }
 
-  /** Leaves a person's messages out of every listened channel of the workspace from now on. */
-  async exclude(scope: WorkspaceScope, userId: string): Promise<void> {
+  /**
+   * Leaves a person's messages out of every listened channel of the workspace from now on. A
+   * tombstone records it: what they said before is never read back, even after `include-me`.
+   */
+  async exclude(scope: WorkspaceScope, userId: string, personId: string): Promise<void> {
     const { workspaceId } = scope;
+    await bury(this.db, workspaceId, [{ kind: "listen_person", personId, forgottenById: personId }]);
     const exists = await this.db.listenExclusion.findUnique({ where: { workspaceId_userId: { workspaceId, userId } } });
     if (!exists) await this.db.listenExclusion.create({ data: { workspaceId, userId } }).catch(() => undefined);
     this.forgetCached(scope);

@@ -18,6 +18,8 @@ import type { TraceStore } from "./trace-store.ts";
 import type { ReplyPlaceStore } from "./reply-place-store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { ReviewStore } from "./review-store.ts";
+import type { SkillProposalStore } from "../skills/proposal-store.ts";
+import type { ShareStore } from "../memory/share-store.ts";
 import type { Tool } from "../tools/registry.ts";
 import type { EmojiReader, EmojiSignals } from "./emoji.ts";
 
@@ -38,6 +40,10 @@ export interface LearningDeps {
   lessons: LessonStore;
   /** Where each conversation's reviews read through, and which conversations went quiet. */
   reviews: ReviewStore;
+  /** A review's changes to team skills, waiting for a teammate (skill-proposals.ts). */
+  skillProposals: SkillProposalStore;
+  /** Entries asked for the team and kept where they were said, waiting for a teammate (shares.ts). */
+  shares: ShareStore;
   /** The turn's tools, in order: a review sends the same list (its cache prefix is the turns'), refusing all but memory and skills. */
   turnTools: readonly Tool[];
   /** The core's post operation (adapter contract): stored, chunked (or in `rich` form), recorded as deliveries. */

@@ -4,7 +4,9 @@
  *   lessons shown in that reply lose confidence; cairn asks in the reply's thread what it should
  *   have done, once per reply.
  * - Positive (👍 ✅ ⭐ 🎉): counted for the reply and for every skill it read; lessons shown gain.
- * - ✅ on a proposal post: an approval of the proposed team rule (approvals.ts).
+ * - ✅ on a proposal post: an approval of the proposed team rule (approvals.ts) or change to a
+ *   team skill (skill-proposals.ts); on cairn's reply to a message that asked for something kept
+ *   for the team, a teammate's approval that shares it with the workspace (shares.ts).
  * Reactions by someone who could not see the message (another person's DM) do nothing.
  */
 import { z } from "zod";
@@ -12,6 +14,8 @@ import { defineJob } from "../jobs/worker.ts";
 import { placeOfJob, postIn, nameOf } from "./places.ts";
 import { conversationOfPlace, workspaceOfPlace } from "./reply-place-store.ts";
 import { approveProposal } from "./approvals.ts";
+import { approveSkillProposal } from "./skill-proposals.ts";
+import { approveShare } from "./shares.ts";
 import type { LearningContext } from "./context.ts";
 
 export const FeedbackPayload = z.object({
@@ -47,7 +51,7 @@ export function feedbackJob(ctx: LearningContext) {
         ctx.log.info({ reply: p.replyMessageId }, "reaction from someone outside the DM ignored");
         return;
       }
-      if (p.action === "added" && ctx.signals.approves(p.emoji) && (await approveProposal(ctx, place, p.reactorId))) return;
+      if (p.action === "added" && ctx.signals.approves(p.emoji) && ((await approveProposal(ctx, place, p.reactorId)) || (await approveSkillProposal(ctx, place, p.reactorId)) || (await approveShare(ctx, place, p.reactorId)))) return;
       const signal = p.signal ?? ctx.signals.signal(p.emoji);
       if (!signal) return;
       const delta = p.action === "added" ? 1 : -1;

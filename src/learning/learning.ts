@@ -11,7 +11,7 @@
 import type { JobHandler } from "../jobs/worker.ts";
 import { JobWorker } from "../jobs/worker.ts";
 import type { ConversationScope, Scope, WorkspaceScope } from "../ground/types.ts";
-import type { LoopResult } from "../agent/loop.ts";
+import type { ReplyTrace, TurnDrew } from "./trace-store.ts";
 import type { ClaimedCorrection } from "./correction-store.ts";
 import type { TypedCorrection } from "../ground/types.ts";
 import { EmojiSignals } from "./emoji.ts";
@@ -23,7 +23,11 @@ import type { ReviewStore } from "./review-store.ts";
 import { errText } from "../ground/log.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
 import { instrumentModel } from "../agent/model-metrics.ts";
-import { judgeById } from "./approvals.ts";
+import { judgeById, type Judgement } from "./approvals.ts";
+import { judgeSkillById, type SkillJudgement } from "./skill-proposals.ts";
+import { judgeShareById, type ShareJudgement } from "./shares.ts";
+import type { SkillProposal } from "../skills/proposal-store.ts";
+import type { MemoryEntry } from "../lessons/lesson-store.ts";
 import type { Place } from "../history/store/store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { ModelClient } from "../agent/model.ts";
@@ -31,6 +35,12 @@ import type { ModelClient } from "../agent/model.ts";
 /** A team rule in front of this many corrected answers within DOUBTFUL_DAYS is doubtful. */
 export const DOUBTFUL_AFTER = 2;
 export const DOUBTFUL_DAYS = 30;
+
+/** A proposal judged by id (`/cairn approve|reject`): a team rule's, or a change to a team skill. */
+export type Judged =
+  | { of: "rule"; entry: MemoryEntry; judgement: Judgement }
+  | { of: "skill"; proposal: SkillProposal; judgement: SkillJudgement }
+  | { of: "fact"; entry: MemoryEntry; judgement: ShareJudgement };
 
 /** How often quiet conversations are looked for, at most (and no less often than the idle time). */
 const QUIET_SWEEP_MS = 60_000;
@@ -79,9 +89,25 @@ export class Learning {
     return { client: this.ctx.model, name: this.ctx.reviewModel };
   }
 
-  /** `/cairn approve|reject <id>` (approvals.ts): null when no lesson or rule of the workspace has the id. */
-  judgeProposal(place: Place, verdict: "approve" | "reject", id: string): ReturnType<typeof judgeById> {
-    return judgeById(this.ctx, place, verdict, id);
+  /** `/cairn approve|reject <id>` (approvals.ts, skill-proposals.ts): null when no proposal of the workspace has the id. */
+  async judgeProposal(place: Place, verdict: "approve" | "reject", id: string): Promise<Judged | null> {
+    // First: a lesson asked for the team is also a lesson, which the rule judgement would call closed.
+    const shared = await judgeShareById(this.ctx, place, verdict, id);
+    if (shared) return { of: "fact", ...shared };
+    const rule = await judgeById(this.ctx, place, verdict, id);
+    if (rule) return { of: "rule", ...rule };
+    const skill = await judgeSkillById(this.ctx, place, verdict, id);
+    return skill && { of: "skill", ...skill };
+  }
+
+  /** Entries asked for the team and waiting for a teammate: kept in `channels` (the ones the viewer reads), or asked from a DM. */
+  pendingShares(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<MemoryEntry[]> {
+    return this.ctx.shares.waiting(scope, channels);
+  }
+
+  /** Changes to team skills waiting for approval, made in conversations of `channels` (the ones the viewer reads). */
+  pendingSkillChanges(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<SkillProposal[]> {
+    return this.ctx.skillProposals.pending(scope, channels);
   }
 
   /** The correction this message answers, when cairn asked its author for one here. */
@@ -103,9 +129,14 @@ export class Learning {
   }
 
   /** The conversation's latest answer and what it drew on (`/cairn why`); null when there is none. */
-  async lastAnswer(scope: ConversationScope): Promise<{ replyId: number; trace: Awaited<ReturnType<LearningContext["traces"]["get"]>> } | null> {
+  async lastAnswer(scope: ConversationScope): Promise<{ replyId: number; questionId: number; trace: ReplyTrace | null } | null> {
     const reply = await this.reviews.lastReply(scope);
-    return reply && { replyId: reply.id, trace: await this.ctx.traces.get(scope, reply.id) };
+    return reply && { replyId: reply.id, questionId: reply.replyToId, trace: await this.ctx.traces.get(scope, reply.id) };
+  }
+
+  /** What one reply of the workspace drew on (`why` about a message): null when its turn drew on nothing. */
+  traceOf(scope: WorkspaceScope, replyId: number): Promise<ReplyTrace | null> {
+    return this.ctx.traces.get(scope, replyId);
   }
 
   /** A correction the person typed, as the turn's model judged it (the `record_correction` tool). */
@@ -114,9 +145,9 @@ export class Learning {
   }
 
   /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */
-  async recordTurn(scope: Scope, replyMessageId: number, result: Pick<LoopResult, "toolCalls">, lessonIds: readonly string[], ruleIds: readonly string[] = []): Promise<void> {
-    await this.ctx.traces.record({ replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: result.toolCalls, lessonIds, ruleIds });
-    await this.ctx.lessons.markUsed(scope, lessonIds, this.ctx.now());
+  async recordTurn(scope: Scope, replyMessageId: number, drew: TurnDrew): Promise<void> {
+    await this.ctx.traces.record({ ...drew, replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId });
+    await this.ctx.lessons.markUsed(scope, drew.lessonIds, this.ctx.now());
   }
 
   /**

@@ -54,7 +54,9 @@ export function skillReviewPrompt(i: ReviewPromptInput, end = true): string {
     `3. add a support file to such a skill (write_file under references/);`,
     `4. only then create a new skill, named and written for the class of task, not this instance, with scope '${i.isDm ? "user" : "channel"}'.`,
     `Never record failures of the environment (timeouts, outages, missing access), one-off task state, or what the conversation history already holds.`,
-    `Team skills belong to everyone: a review cannot change them. A change you try on one is passed to ${i.name} as a suggestion; do not retry it.`,
+    i.isDm
+      ? `Team skills belong to everyone: a review in a direct message cannot change them. A change you try on one is passed to ${i.name} as a suggestion; do not retry it.`
+      : `Team skills belong to everyone: a patch, edit or support file you write for one is not applied but proposed here, with its diff, for a teammate to approve (the tool result says so); do not retry it. A review cannot create or archive team skills.`,
     ...(end ? [closing(i)] : []),
   ].join("\n");
 }

@@ -8,10 +8,11 @@
  * - Scope: the person whose message the reply answered, in that conversation, rebuilt from stored
  *   rows (reply-place-store.ts); the tools are memory and skills only (review-tools.ts).
  * - Everything written carries provenance "review" and the answered message's id; the stores scan
- *   every text written.
+ *   every text written. A change to a team skill is not written but proposed, and posted after the
+ *   notice for a teammate to approve (skill-proposals.ts).
  * - At most once per trigger: the job's unique key queues it once. A re-run of the same job (a lost
- *   lease, a crash after writing) finds the revisions its first run wrote, tagged with the trigger,
- *   and stops; a run that failed before writing anything is simply retried.
+ *   lease, a crash after writing) finds the revisions (or skill proposals) its first run wrote,
+ *   tagged with the trigger, and stops; a run that failed before writing anything is simply retried.
  */
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
@@ -24,6 +25,7 @@ import { conversationOfPlace, scopeIn, workspaceOfPlace } from "./reply-place-st
 import { combinedReviewPrompt, memoryReviewPrompt, skillReviewPrompt, withReviewPrompt } from "./review-prompt.ts";
 import { pendingIds, reviewNotice } from "./review-notice.ts";
 import { ReviewLedger, reviewTools } from "./review-tools.ts";
+import { postProposals } from "./skill-proposals.ts";
 import type { LearningContext } from "./context.ts";
 
 export const ReviewPayload = z.object({
@@ -56,7 +58,7 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   const { question, asker } = place ?? {};
   if (!place || !question || !asker || place.conversation.id !== p.conversationId || place.reply.sessionId === null || place.reply.status !== "sent") return;
   const tag = reviewTag(p);
-  if (await ctx.traces.reviewWrote(workspaceOfPlace(place), question.id, tag)) {
+  if ((await ctx.traces.reviewWrote(workspaceOfPlace(place), question.id, tag)) || (await ctx.skillProposals.fromReview(conversationOfPlace(place), tag))) {
     log.info("this review wrote already (a re-run): nothing more to do");
     return;
   }
@@ -76,7 +78,7 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   const skillsRead = p.kind === "memory" ? [] : ((await ctx.traces.get(scope, p.replyMessageId))?.skills ?? []);
   const prompt = p.kind === "memory" ? memoryReviewPrompt(promptInput) : p.kind === "skills" ? skillReviewPrompt({ ...promptInput, skillsRead }) : combinedReviewPrompt({ ...promptInput, skillsRead });
   const ledger = new ReviewLedger(s.reviewMaxWrites);
-  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, turnTools: ctx.turnTools, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
+  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, proposals: ctx.skillProposals, turnTools: ctx.turnTools, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
   // The tools, snapshot, speaker and summary are the conversation's, so the request's prefix (the
   // API's cache key starts with the tools, then the system prompt) is byte-identical to its turns':
   // a review reads what the conversation's turns cached.
@@ -106,12 +108,13 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
     log.warn({ err: errText(err), writes: ledger.writes.length }, "the review's model call failed after it wrote; not retried");
   }
   log.info(
-    { iterations: result?.iterations ?? null, writes: ledger.writes.length, pending: ledger.pending, proposed: ledger.proposals.length, stop: result?.stopReason ?? "failed" },
+    { iterations: result?.iterations ?? null, writes: ledger.writes.length, pending: ledger.pending, suggested: ledger.proposals.length, proposed: ledger.proposed.length, stop: result?.stopReason ?? "failed" },
     "review done",
   );
   // A lost lease or a stopping worker: write nothing more, the notice included.
   if (signal.aborted) return;
   await notify(ctx, place, ledger, name, log);
+  await postProposals(ctx, place, ledger.proposed, name, log);
 }
 
 /** Tells the person in the conversation; a ✅ on the notice confirms what it says is pending (Core.feedback). */

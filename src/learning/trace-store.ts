@@ -1,5 +1,6 @@
 /**
- * What each reply drew on (tool calls, skills read, lessons shown) and how people reacted to it:
+ * What each reply drew on (tool calls, skills read, lessons shown, the rules and facts in its prompt,
+ * the searches it ran and the messages they returned) and how people reacted to it:
  * the evidence the learning loop, the curator and the weekly report count from. One row per reply,
  * written when the reply is stored. What came of a reply is here too: the skills it read credited
  * for a praised answer, and whether a review run after it wrote anything already.
@@ -9,17 +10,43 @@ import type { Db } from "../db/client.ts";
 import type { ConversationScope, WorkspaceScope } from "../ground/types.ts";
 import type { Signal } from "./emoji.ts";
 
-export interface TurnFacts {
-  replyMessageId: number;
-  workspaceId: string;
-  conversationId: string;
+/** What a turn drew on: its tool calls, and what its prompt held (lessons, rules, facts) or a search showed it. */
+export interface TurnDrew {
   toolCalls: readonly { name: string; input?: unknown }[];
   lessonIds: readonly string[];
   /** The team rules in the turn's prompt (the session's snapshot). */
   ruleIds?: readonly string[];
+  /** The memory facts in its prompt: the snapshot's team and channel facts, and the speaker's profile. */
+  factIds?: readonly string[];
+  /** Its session_search calls, each with the stored messages it returned, best first. */
+  searches?: readonly TraceSearch[];
+}
+
+export interface TurnFacts extends TurnDrew {
+  replyMessageId: number;
+  workspaceId: string;
+  conversationId: string;
+}
+
+export interface TraceSearch {
+  query: string;
+  messageIds: readonly number[];
+}
+
+/** A reply's trace as stored: what it drew on, and the reactions it got. */
+export interface ReplyTrace {
+  toolCalls: number;
+  skills: string[];
+  lessons: string[];
+  rules: string[];
+  facts: string[];
+  searches: { query: string; messageIds: number[] }[];
+  positive: number;
+  negative: number;
 }
 
 const names = z.array(z.string()).catch([]);
+const searchList = z.array(z.object({ query: z.string(), messageIds: z.array(z.number().int()) })).catch([]);
 
 /** The skills a turn read: skill_view calls' `name`. */
 export function skillsRead(calls: TurnFacts["toolCalls"]): string[] {
@@ -36,12 +63,14 @@ export class TraceStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * A turn that used no tool and was shown no lesson leaves no row (most turns: one statement less
-   * on every message); a reaction on its reply creates the row then (`count`).
+   * A turn that used no tool and had no lesson, rule or fact in front of it leaves no row (a
+   * workspace with no memory yet: one statement less on every message); a reaction on its reply
+   * creates the row then (`count`).
    */
   async record(f: TurnFacts): Promise<void> {
     const rules = f.ruleIds ?? [];
-    if (f.toolCalls.length === 0 && f.lessonIds.length === 0 && rules.length === 0) return;
+    const facts = f.factIds ?? [];
+    if (f.toolCalls.length === 0 && f.lessonIds.length === 0 && rules.length === 0 && facts.length === 0) return;
     const data = {
       workspaceId: f.workspaceId,
       conversationId: f.conversationId,
@@ -49,11 +78,13 @@ export class TraceStore {
       skills: JSON.stringify(skillsRead(f.toolCalls)),
       lessons: JSON.stringify([...f.lessonIds]),
       rules: JSON.stringify([...rules]),
+      facts: JSON.stringify([...facts]),
+      searches: JSON.stringify((f.searches ?? []).map((x) => ({ query: x.query, messageIds: [...x.messageIds] }))),
     };
     await this.db.replyTrace.upsert({ where: { messageId: f.replyMessageId }, create: { messageId: f.replyMessageId, ...data }, update: data });
   }
 
-  async get(scope: WorkspaceScope, replyMessageId: number): Promise<{ toolCalls: number; skills: string[]; lessons: string[]; rules: string[]; positive: number; negative: number } | null> {
+  async get(scope: WorkspaceScope, replyMessageId: number): Promise<ReplyTrace | null> {
     const row = await this.db.replyTrace.findFirst({ where: { messageId: replyMessageId, workspaceId: scope.workspaceId } });
     if (!row) return null;
     return {
@@ -61,6 +92,8 @@ export class TraceStore {
       skills: names.parse(safeJson(row.skills)),
       lessons: names.parse(safeJson(row.lessons)),
       rules: names.parse(safeJson(row.rules)),
+      facts: names.parse(safeJson(row.facts)),
+      searches: searchList.parse(safeJson(row.searches)),
       positive: row.positive,
       negative: row.negative,
     };

@@ -161,6 +161,9 @@ export interface LessonListing {
   authors: Map<string, Person>;
 }
 
+/** Praise raises a lesson's or rule's confidence up to this, never above: a praised lesson ranks at most half again as high. */
+export const MAX_CONFIDENCE = 1.5;
+
 const NEWEST_FIRST = [{ createdAt: "desc" as const }, { id: "desc" as const }];
 
 export class LessonStore {
@@ -244,13 +247,13 @@ export class LessonStore {
     await this.db.memoryEntry.updateMany({ where: { id: { in: [...ids] }, workspaceId: scope.workspaceId }, data: { lastUsedAt: at } });
   }
 
-  /** Confidence moves with evidence: a lesson shown in a corrected turn loses some, in a praised one gains. */
+  /** Confidence moves with evidence: a lesson or rule in a corrected turn loses some, in a praised one gains (0 to MAX_CONFIDENCE). */
   async adjustConfidence(scope: WorkspaceScope, ids: readonly string[], delta: number): Promise<void> {
     const { workspaceId } = scope;
     if (ids.length) {
       const rows = await this.db.memoryEntry.findMany({ where: { workspaceId, id: { in: [...ids] } }, select: { id: true, confidence: true } });
       for (const r of rows) {
-        const next = Math.min(1.5, Math.max(0, r.confidence + delta));
+        const next = Math.min(MAX_CONFIDENCE, Math.max(0, r.confidence + delta));
         if (next !== r.confidence) await this.db.memoryEntry.updateMany({ where: { id: r.id, workspaceId }, data: { confidence: next } });
       }
     }

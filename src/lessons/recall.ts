@@ -21,6 +21,10 @@
  *
  * Each lesson's score is also multiplied by its confidence, and a lesson trusted less than
  * MIN_CONFIDENCE is never shown.
+ *
+ * A short follow-up ("and on staging?") names little of its topic: the person's earlier messages in
+ * the session (`context`) count too, each word at CONTEXT_WEIGHT of a word of the message itself, so
+ * the thread's topic helps rank and a context word alone never outweighs the message's own.
  */
 import { docKeys } from "../history/text.ts";
 
@@ -34,14 +38,27 @@ export const LESSON_RECALL = {
 /** Below this a lesson is a guess (a retracted or disputed correction): shown with nothing. */
 export const MIN_CONFIDENCE = 0.3;
 
+/** A word only the earlier messages hold counts this much of one the message holds. */
+export const CONTEXT_WEIGHT = 0.5;
+
 const K1 = 1.2;
 const B = 0.75;
 
-export function relevantLessons<T extends { text: string; confidence?: number }>(lessons: readonly T[], message: string, opts: { max: number; relative: number } = LESSON_RECALL): T[] {
-  const query = new Set(docKeys(message));
+export function relevantLessons<T extends { text: string; confidence?: number }>(
+  lessons: readonly T[],
+  message: string,
+  opts: { max: number; relative: number } = LESSON_RECALL,
+  context: readonly string[] = [],
+): T[] {
+  const own = new Set(docKeys(message));
+  // How much each word of the query counts: the message's own words fully, earlier ones less.
+  const weight = new Map<string, number>();
+  for (const text of context) for (const k of docKeys(text)) weight.set(k, CONTEXT_WEIGHT);
+  for (const k of own) weight.set(k, 1);
+  const query = new Set(weight.keys());
   // Left out before anything is counted: a lesson never shown does not make others' words rarer.
   const trusted = lessons.filter((entry) => (entry.confidence ?? 1) >= MIN_CONFIDENCE);
-  if (query.size === 0 || trusted.length === 0) return [];
+  if (own.size === 0 || trusted.length === 0) return [];
   const keyed = trusted.map((entry, i) => ({ entry, i, keys: docKeys(entry.text) }));
   const df = new Map<string, number>();
   for (const l of keyed) for (const k of new Set(l.keys)) if (query.has(k)) df.set(k, (df.get(k) ?? 0) + 1);
@@ -51,18 +68,21 @@ export function relevantLessons<T extends { text: string; confidence?: number }>
   const common = (k: string): boolean => n > 3 && df.get(k)! > n / 2;
   // The part of the message any lesson can account for: words no lesson holds are no one's.
   let messageWeight = 0;
-  for (const k of df.keys()) messageWeight += idf(k);
+  for (const k of df.keys()) messageWeight += idf(k) * weight.get(k)!;
   const avg = keyed.reduce((a, l) => a + l.keys.length, 0) / n || 1;
   const scored: { entry: T; i: number; score: number; words: string[] }[] = [];
   for (const l of keyed) {
     const tf = new Map<string, number>();
     for (const k of l.keys) if (query.has(k)) tf.set(k, (tf.get(k) ?? 0) + 1);
-    if (![...tf.keys()].some((k) => !common(k))) continue;
+    // The message itself must touch the lesson (context alone never brings one in), and some word
+    // that is not in most lessons must say which lesson it is.
+    const words = [...tf.keys()];
+    if (!words.some((k) => own.has(k)) || !words.some((k) => !common(k))) continue;
     let score = 0;
     let held = 0;
     for (const [k, f] of tf) {
-      score += (idf(k) * f * (K1 + 1)) / (f + K1 * (1 - B + (B * l.keys.length) / avg));
-      held += idf(k);
+      score += (weight.get(k)! * idf(k) * f * (K1 + 1)) / (f + K1 * (1 - B + (B * l.keys.length) / avg));
+      held += idf(k) * weight.get(k)!;
     }
     scored.push({ entry: l.entry, i: l.i, score: score * (held / messageWeight) * (l.entry.confidence ?? 1), words: [...tf.keys()] });
   }

@@ -83,8 +83,11 @@ export interface ApplyOutcome {
   lines: string[];
   usage: { target: MemoryTarget; used: number; limit: number; count: number; lessons: number }[];
   changed: number;
-  /** Every change written (grouped by target); `pending` ones wait for a person's confirmation. */
-  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean }[];
+  /**
+   * Every change written (grouped by target); `pending` ones wait for a person's confirmation,
+   * `proposed` ones were asked for the team and are kept at `target` until a teammate shares them.
+   */
+  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean; proposed?: true }[];
 }
 
 export interface ApplyOptions {

@@ -8,10 +8,11 @@
  *   so two confirmations racing apply it once.
  * - Nothing is deleted: a replaced or removed entry is archived, with a revision naming the change.
  * - A pending replacement whose entry is no longer active is dropped, not applied: it would bring
- *   back, or overwrite, what someone changed since.
+ *   back, or overwrite, what someone changed since. So is a pending text forgotten since.
  */
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import { forgottenAmong } from "../db/tombstones.ts";
 import type { MemoryTarget } from "../ground/types.ts";
 import { kindOf, MemoryError, usedChars, type MemoryBudgets } from "./entries.ts";
 
@@ -30,10 +31,17 @@ export async function confirmPending(tx: Tx, rows: readonly MemoryEntry[], budge
       if (dropped.count) await writeRevision(tx, rev(row, "drop", row.text, null), { ...prov, reason: "the entry it would change was changed or removed since" });
       continue;
     }
+    // Forgotten since it was proposed (erasure/tombstone-store.ts): dropped, never made active.
+    if (row.text && (await forgottenAmong(tx, workspaceId, [row.text]))) {
+      const dropped = await tx.memoryEntry.updateMany({ where: { id: row.id, status: "pending" }, data: { status: "archived" } });
+      if (dropped.count) await writeRevision(tx, rev(row, "drop", row.text, null), { ...prov, reason: "forgotten at a person's request" });
+      continue;
+    }
     // An empty text is a removal: the marker is archived with the entry it removes.
     const won = await tx.memoryEntry.updateMany({ where: { id: row.id, status: "pending" }, data: { status: row.text ? "active" : "archived" } });
     if (won.count !== 1) continue;
-    if (old) {
+    // A proposal for the team (reach.ts) replaces its team entry only once a teammate shares it (share-store.ts).
+    if (old && row.proposedScope === null) {
       await tx.memoryEntry.updateMany({ where: { id: old.id, status: "active" }, data: { status: "archived" } });
       await writeRevision(tx, rev(old, row.text ? "replace" : "remove", old.text, row.text || null), { ...prov, reason: prov.reason ?? `confirmed change ${row.id}` });
     }

@@ -6,6 +6,8 @@
  *   person's `user` entries reach only that person, `channel` entries only that channel, and nothing
  *   crosses workspaces.
  * - A batch of operations is applied all-or-nothing, inside one transaction, with a revision per change.
+ * - A team write reaches the workspace only when its writer may share alone (reach.ts); anyone
+ *   else's is kept where it was said, proposed for the team (share-store.ts moves it there).
  * - Errors are written for the model: they say exactly what to do next.
  */
 import type { Db } from "../db/client.ts";
@@ -13,58 +15,26 @@ import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 
 export type { MemoryEntry };
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import { refuseForgotten } from "../db/tombstones.ts";
 import type { MemoryTarget, PersonScope, Scope, WorkspaceScope } from "../ground/types.ts";
 import { RULES_VERSION } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
+import { confirmableWhere, pendingWhere, targetWhere, visibleWhere } from "./where.ts";
+import { hereOf, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
 import { cleanForWrite, displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
 
 // What services import with the store: the vocabulary of entries (entries.ts) and the revision's provenance.
 export { budgetHeader, displayEntry, kindOf, LESSON_LIMITS, MemoryError, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
 export type { Provenance };
+export { pendingWhere, targetWhere, visibleWhere };
+export type { ReachOf, TeamReach } from "./reach.ts";
 
 export interface MemoryBlock {
   target: MemoryTarget;
   entries: MemoryEntry[];
   used: number;
   limit: number;
-}
-
-/** The rows a scope may see for one target. Channel memory does not exist in a DM. */
-export function targetWhere(scope: Scope, target: MemoryTarget) {
-  const base = { workspaceId: scope.workspaceId, status: "active" } as const;
-  switch (target) {
-    case "user":
-      return { ...base, scope: "user", ownerId: scope.personId };
-    case "channel":
-      // No channel memory in a DM: an empty id list matches nothing (PostgreSQL text cannot hold a NUL sentinel).
-      if (scope.isDm) return { ...base, scope: "channel", id: { in: [] as string[] } };
-      return { ...base, scope: "channel", channelKey: scope.channelKey };
-    case "team":
-      return { ...base, scope: "team" };
-  }
-}
-
-/**
- * The entries a person proposed and has not confirmed yet: team entries said in a DM, and what a
- * review of their conversation held for them (team entries, changes to what a person wrote).
- */
-export function pendingWhere(scope: PersonScope) {
-  return { workspaceId: scope.workspaceId, status: "pending", createdById: scope.personId };
-}
-
-/**
- * Pending entries the person may confirm alone. A pending team rule is not one of them: it waits
- * for other people's approval (src/learning/approvals.ts), even when it came from this person's lesson.
- */
-function confirmableWhere(scope: PersonScope) {
-  return { ...pendingWhere(scope), kind: { not: "rule" } };
-}
-
-/** Everything active that a prompt in this place may draw on: team, channel (not in a DM), the person's own. */
-export function visibleWhere(scope: Scope) {
-  const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
-  return { OR: targets.map((t) => targetWhere(scope, t)) };
 }
 
 function lessonKey(scope: Scope): string {
@@ -75,6 +45,8 @@ interface Working {
   pending?: boolean;
   /** A pending change (a review's) of this active entry: its new text, or "" for a removal. */
   replacesId?: string;
+  /** Kept here (a channel, a profile) and proposed for the team: reach.ts. */
+  proposed?: boolean;
   /** How a new entry came to be in this batch. */
   action?: "add" | "replace" | "remove";
   /** Who wrote an existing entry (MemoryEntry.source). */
@@ -101,6 +73,8 @@ export class MemoryStore {
   constructor(
     private readonly db: Db,
     private readonly budgets: MemoryBudgets,
+    /** How far a person's team writes reach alone (admission/trust.ts): asked once per batch with a team write. */
+    private readonly reachOf: ReachOf = WORKSPACE_REACH,
   ) {}
 
   limit(target: MemoryTarget): number {
@@ -166,6 +140,12 @@ export class MemoryStore {
     });
   }
 
+  /** Which of these ids are the workspace's entries in force now (a reply's trace may name some since removed). */
+  async activeIds(scope: WorkspaceScope, ids: readonly string[]): Promise<Set<string>> {
+    const rows = ids.length ? await this.db.memoryEntry.findMany({ where: { id: { in: [...ids] }, workspaceId: scope.workspaceId, status: "active" }, select: { id: true } }) : [];
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Entries waiting for this person's confirmation (all, or those of one message of theirs). */
   /** Which of these messages taught something now in memory (the source of an entry not deleted). */
   async taughtBy(scope: WorkspaceScope, messageIds: readonly number[]): Promise<Set<number>> {
@@ -216,6 +196,8 @@ export class MemoryStore {
         "This is a direct message, which has no channel memory. Nothing was saved. Use target 'user' for this person's own profile, or 'team' for something the whole workspace should know.",
       );
     }
+    // Reviews too: what a review holds for the person stays where it was said once confirmed, unless they may share alone.
+    const reach = ops.some((op) => op.target === "team") ? await this.reachOf(scope) : "workspace";
     const outcome = await this.db.$transaction(async (tx) => {
       const work = new Map<MemoryTarget, Working[]>();
       const load = async (target: MemoryTarget) => {
@@ -237,7 +219,9 @@ export class MemoryStore {
           const clean = cleanForWrite(op.content.trim(), where);
           const text = clean.text;
           if (clean.note) lines.push(clean.note);
-          if (live.some((e) => normalize(e.text) === normalize(text))) {
+          const proposed = op.target === "team" && reach === "here";
+          const into = proposed ? await load(hereOf(scope)) : w;
+          if ([...live, ...into.filter((e) => !e.removed)].some((e) => normalize(e.text) === normalize(text))) {
             lines.push(`skipped duplicate in ${op.target}: "${text}" is already stored`);
             continue;
           }
@@ -251,8 +235,8 @@ export class MemoryStore {
             throw new MemoryError(`${where}a lesson holds at most ${LESSON_LIMITS.chars} chars (this one has ${text.length}). Nothing was saved. State the rule in one or two sentences.`);
           }
           // Said in a DM, or saved by a review, meant for the team: held until the person confirms, never shared silently.
-          w.push({ id: null, kind, text, original: null, removed: false, action: "add", pending: op.target === "team" && (scope.isDm || review) });
-          lines.push(`added ${kind === "lesson" ? "lesson " : ""}to ${op.target}: "${text}"`);
+          into.push({ id: null, kind, text, original: null, removed: false, action: "add", pending: op.target === "team" && (review || (scope.isDm && !proposed)), proposed });
+          if (!proposed) lines.push(`added ${kind === "lesson" ? "lesson " : ""}to ${op.target}: "${text}"`);
           continue;
         }
         const needle = op.old_text.trim();
@@ -278,6 +262,14 @@ export class MemoryStore {
             `${where}"${displayEntry(hit)}" is a team rule: rules change only when a person approves a correction (a ✅ on its proposal), and admins archive them with /cairn forget ${hit.id}. Nothing was saved.`,
           );
         }
+        if (op.target === "team" && reach === "here" && op.action === "replace" && hit.id !== null) {
+          // Changing what the whole workspace reads is a proposal too: kept here, replacing the team entry once approved.
+          if (!op.content.trim()) throw new MemoryError(`${where}content is empty; to delete the entry use action 'remove'. Nothing was saved.`);
+          const clean = cleanForWrite(op.content.trim(), where);
+          if (clean.note) lines.push(clean.note);
+          (await load(hereOf(scope))).push({ id: null, kind: hit.kind, text: clean.text, original: null, removed: false, action: "replace", replacesId: hit.id, pending: review, proposed: true });
+          continue;
+        }
         if (review && hit.id !== null && (op.target === "team" || hit.source !== "review")) {
           // A review may not change the team's memory, or what a person wrote, on its own: the change waits for the person.
           let text = "";
@@ -302,6 +294,9 @@ export class MemoryStore {
           hit.text = text;
         }
       }
+
+      // Forgotten at a person's request (erasure/tombstone-store.ts): neither a text nor its source's words come back.
+      await refuseForgotten(tx, scope.workspaceId, [...work.values()].flat().flatMap((e) => (!e.removed && e.text && e.text !== e.original ? [e.text] : [])), prov.sourceMessageId, (m) => new MemoryError(m));
 
       const usage: ApplyOutcome["usage"] = [];
       for (const [target, w] of work) {
@@ -344,20 +339,22 @@ export class MemoryStore {
                 kind: e.kind,
                 status: pending ? "pending" : "active",
                 replacesId: e.replacesId ?? null,
+                proposedScope: e.proposed ? "team" : null,
                 source: prov.source,
                 createdById: prov.actorId,
                 sourceMessageId: prov.sourceMessageId,
               },
             });
-            const replaced = e.replacesId === undefined ? null : (w.find((x) => x.id === e.replacesId) ?? null);
+            const replaced = e.replacesId === undefined ? null : ([...work.values()].flat().find((x) => x.id === e.replacesId) ?? null);
             const action = e.action ?? "add";
             await writeRevision(
               tx,
               { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: replaced ? `propose_${action}` : "add", oldText: replaced?.original ?? null, newText: e.text || null },
               prov,
             );
-            if (pending) lines.push(pendingLine(e.text, row.id, replaced, review));
-            writes.push({ id: row.id, action, target, kind: e.kind, text: e.text, pending });
+            if (e.proposed) lines.push(proposedLine(e.text, row.id, scope, replaced ? displayEntry(replaced) : null, pending));
+            else if (pending) lines.push(pendingLine(e.text, row.id, replaced, review));
+            writes.push({ id: row.id, action, target, kind: e.kind, text: e.text, pending, ...(e.proposed ? { proposed: true as const } : {}) });
             changed++;
           } else if (e.removed) {
             await tx.memoryEntry.update({ where: { id: e.id }, data: { status: "archived" } });

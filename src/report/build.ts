@@ -6,6 +6,7 @@ import { loadMemoryHistory } from "./memory-history.ts";
 import { computeMetrics, periodEnding, type ReportMetrics } from "./metrics.ts";
 import { learnedThisWeek, type LearnedItem } from "./learned.ts";
 import { repeatedProblems, type RepeatedProblems } from "./topics.ts";
+import { praisedThisWeek, type Praised } from "./praise.ts";
 import { writeNarrative, type Narrative, type RuleInfo } from "./narrative.ts";
 import type { RichPost } from "../ground/adapter.ts";
 import { reportLayout, reportMarkdown, reportRich } from "./render.ts";
@@ -14,6 +15,8 @@ import { reportLayout, reportMarkdown, reportRich } from "./render.ts";
 export interface ReportData {
   metrics: ReportMetrics;
   repeated: RepeatedProblems;
+  /** The week's most praised answers: their topics and the skills they read. */
+  praised: Praised;
   learned: LearnedItem[];
   narrative: Narrative | null;
 }
@@ -43,15 +46,16 @@ export async function buildReport(ctx: ReportContext, ws: ReportWorkspace, end: 
   const period = periodEnding(end);
   const { reports } = ctx;
   const entries = await loadMemoryHistory(reports, ws.scope);
-  const [metrics, repeated, learned] = await Promise.all([
+  const [metrics, repeated, praised, learned] = await Promise.all([
     computeMetrics(reports, ws.scope, entries, period),
     repeatedProblems(reports, ws.scope, entries, period),
+    praisedThisWeek(reports, ws.scope, period),
     learnedThisWeek(reports, ws.scope, entries, period),
   ]);
   const rules: RuleInfo[] = entries
     .filter((e) => e.kind === "rule" && e.scope === "team" && activeAt(e.life, period.end))
     .map((e) => ({ id: e.id, text: e.text, since: e.life.from!.toISOString().slice(0, 10), confidence: e.confidence, flag: e.flag }));
   const narrative = quiet(metrics, learned) ? null : await writeNarrative(ctx.model, ctx.reviewModel, { metrics, learned, rules, repeated }, ctx.log, signal);
-  const layout = reportLayout({ workspaceName: ws.workspace.name, metrics, repeated, learned, rules, narrative });
-  return { start: period.start, end: period.end, data: { metrics, repeated, learned, narrative }, text: reportMarkdown(layout), rich: reportRich(layout) };
+  const layout = reportLayout({ workspaceName: ws.workspace.name, metrics, repeated, praised, learned, rules, narrative });
+  return { start: period.start, end: period.end, data: { metrics, repeated, praised, learned, narrative }, text: reportMarkdown(layout), rich: reportRich(layout) };
 }

@@ -106,8 +106,9 @@ const SkillNames = z.array(z.string());
 
 /**
  * Created: the workspace's own skills created this week. Patched: distinct skills whose content or
- * files changed this week. Most used: reads recorded in this week's reply traces (bundled skills
- * included). Never used: active skills of the workspace, older than this week, never read.
+ * files changed this week. Most used: reads recorded in this week's reply traces, of team and
+ * bundled skills (a person's or a channel's skill is not named to the whole team). Never used:
+ * active team skills of the workspace, older than this week, never read.
  */
 export async function skillFigures(reports: ReportStore, scope: WorkspaceScope, p: Period): Promise<ReportMetrics["skills"]> {
   const { created, patched, reads: traces, neverUsed: unused } = await reports.skills(scope, p);
@@ -121,7 +122,9 @@ export async function skillFigures(reports: ReportStore, scope: WorkspaceScope, 
     }
     for (const name of new Set(names)) reads.set(name, (reads.get(name) ?? 0) + 1);
   }
+  const named = await reports.teamSkills(scope, [...reads.keys()]);
   const mostUsed = [...reads]
+    .filter(([name]) => named.has(name))
     .map(([name, n]) => ({ name, reads: n }))
     .sort((a, b) => b.reads - a.reads || a.name.localeCompare(b.name))
     .slice(0, MOST_USED);

@@ -10,6 +10,7 @@ import { excerpt } from "../lessons/lesson-case.ts";
 import { LEARNED_MAX, type LearnedItem } from "./learned.ts";
 import type { ReportMetrics, ScopeGrowth, WeekFigures } from "./metrics.ts";
 import type { Narrative, RuleInfo } from "./narrative.ts";
+import type { Praised, PraisedCount } from "./praise.ts";
 import type { RepeatedProblems } from "./topics.ts";
 
 export const SPARKS = "▁▂▃▄▅▆▇█";
@@ -24,6 +25,7 @@ export interface ReportView {
   workspaceName: string | null;
   metrics: ReportMetrics;
   repeated: RepeatedProblems;
+  praised: Praised;
   learned: readonly LearnedItem[];
   rules: readonly RuleInfo[];
   narrative: Narrative | null;
@@ -99,6 +101,18 @@ function repeated(r: RepeatedProblems): ReportSection | null {
   return { heading: "Repeated problems", lines };
 }
 
+const answers = (n: number) => `${n} answer${n === 1 ? "" : "s"}`;
+const praisedCount = (c: PraisedCount) => `${answers(c.replies)}, praised ${c.praise} time${c.praise === 1 ? "" : "s"}`;
+
+/** What people liked this week: none of it when nothing was praised. */
+function praised(p: Praised): ReportSection | null {
+  if (p.replies === 0) return null;
+  const lines = [`- ${praisedCount(p)}`];
+  for (const t of p.topics) lines.push(`- On ${t.words.length ? t.words.join(", ") : "other questions"}: ${praisedCount(t)}`);
+  if (p.skills.length) lines.push(`- Skills they read: ${p.skills.map((s) => `\`${s.name}\` (${praisedCount(s)})`).join(", ")}`);
+  return { heading: "Most praised answers", aside: "(👍 and other praise this week, DMs left out)", lines };
+}
+
 function learned(items: readonly LearnedItem[], n: Narrative | null): ReportSection {
   const heading = "What cairn learned this week";
   if (items.length === 0) return { heading, lines: ["- Nothing new for the whole team this week."] };
@@ -129,7 +143,7 @@ function proposals(n: Narrative | null, rules: readonly RuleInfo[]): ReportSecti
 export function reportLayout(v: ReportView): ReportLayout {
   const m = v.metrics;
   const title = { lead: "cairn's weekly self-review", rest: `${v.workspaceName ? ` for ${v.workspaceName}` : ""}, ${day(m.periodStart)} to ${day(m.periodEnd)}` };
-  const sections = [numbers(m), repeated(v.repeated), learned(v.learned, v.narrative), proposals(v.narrative, v.rules)];
+  const sections = [numbers(m), repeated(v.repeated), praised(v.praised), learned(v.learned, v.narrative), proposals(v.narrative, v.rules)];
   return { title, narrative: v.narrative?.narrative || null, sections: sections.filter((s): s is ReportSection => s !== null) };
 }
 

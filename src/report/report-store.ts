@@ -1,7 +1,7 @@
 /**
  * What the weekly self-review reads and writes: the workspaces it reports on (each returned with
  * its scope), the stored reports, and one workspace's counts for a week (replies, corrections,
- * skills, reply traces, the memory entries with their revisions, the people who taught them).
+ * skills, reply traces, praised answers, the memory entries with their revisions, the people who taught them).
  * Every read of a workspace's rows takes its scope; the report's arithmetic stays with its services.
  */
 import { z } from "zod";
@@ -47,8 +47,15 @@ export interface SkillActivity {
   patched: string[];
   /** The week's reply traces' skill reads, as stored (a JSON list of names each). */
   reads: string[];
-  /** Active skills of the workspace, older than the week, never read: names, oldest first. */
+  /** Active team skills of the workspace, older than the week, never read: names, oldest first. */
   neverUsed: string[];
+}
+
+/** An answer people praised: the question it answered, the skills its turn read, its praise. */
+export interface PraisedReply {
+  question: string;
+  skills: string[];
+  praise: number;
 }
 
 const withScope = (workspace: Workspace): ReportWorkspace => ({ scope: workspaceScope(workspace), workspace });
@@ -57,7 +64,7 @@ const CONTENT_CHANGES = ["patch", "edit", "write_file", "remove_file"];
 
 const Ids = z.array(z.string()).catch([]);
 
-/** A trace's JSON list of ids; none when it does not parse. */
+/** A trace's JSON list of ids (or skill names); none when it does not parse. */
 function shownIds(json: string): string[] {
   try {
     return Ids.parse(JSON.parse(json));
@@ -154,7 +161,7 @@ export class ReportStore {
       this.db.revision.findMany({ where: { workspaceId, entityType: "skill", action: { in: CONTENT_CHANGES }, createdAt: inSpan(p) }, select: { entityId: true } }),
       // Reads recorded in the week's reply traces (bundled skills included).
       this.db.replyTrace.findMany({ where: { workspaceId, createdAt: inSpan(p) }, select: { skills: true } }),
-      this.db.skill.findMany({ where: { workspaceId, status: "active", useCount: 0, createdAt: { lt: p.start } }, select: { name: true }, orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
+      this.db.skill.findMany({ where: { workspaceId, scope: "team", status: "active", useCount: 0, createdAt: { lt: p.start } }, select: { name: true }, orderBy: [{ createdAt: "asc" }, { name: "asc" }] }),
     ]);
     return { created, patched: patches.map((r) => r.entityId), reads: traces.map((t) => t.skills), neverUsed: unused.map((s) => s.name) };
   }
@@ -166,6 +173,37 @@ export class ReportStore {
     if (corrections.length === 0) return [];
     const traces = await this.db.replyTrace.findMany({ where: { workspaceId, messageId: { in: corrections.map((c) => c.replyMessageId) } }, select: { lessons: true, rules: true } });
     return traces.map((t) => [...shownIds(t.lessons), ...shownIds(t.rules)]);
+  }
+
+  /**
+   * The week's answers people praised (a positive reaction or feedback button still on them), in
+   * conversations outside DMs. A trace is written with its reply or after it (by its first
+   * reaction), never before, so the traces of the week's replies are among those since its start.
+   */
+  async praised(scope: WorkspaceScope, p: Span): Promise<PraisedReply[]> {
+    const { workspaceId } = scope;
+    const traces = await this.db.replyTrace.findMany({ where: { workspaceId, positive: { gt: 0 }, createdAt: { gte: p.start } }, select: { messageId: true, skills: true, positive: true } });
+    if (traces.length === 0) return [];
+    // Answers to a person, as the week's replies are counted.
+    const replies = await this.db.message.findMany({
+      where: { workspaceId, id: { in: traces.map((t) => t.messageId) }, role: "assistant", status: "sent", replyToId: { not: null }, createdAt: inSpan(p), conversation: { isDm: false } },
+      select: { id: true, replyToId: true },
+    });
+    const asked = replies.flatMap((r) => (r.replyToId === null ? [] : [r.replyToId]));
+    const questions = new Map((await this.db.message.findMany({ where: { workspaceId, id: { in: asked } }, select: { id: true, text: true } })).map((q) => [q.id, q.text]));
+    const byReply = new Map(traces.map((t) => [t.messageId, t]));
+    return replies.flatMap((r) => {
+      const question = r.replyToId === null ? undefined : questions.get(r.replyToId);
+      const trace = byReply.get(r.id);
+      return question === undefined || !trace ? [] : [{ question, skills: shownIds(trace.skills), praise: trace.positive }];
+    });
+  }
+
+  /** Of these skill names, those everyone in the workspace sees: its team skills and bundled ones (a channel's or a person's never). */
+  async teamSkills(scope: WorkspaceScope, names: readonly string[]): Promise<Set<string>> {
+    if (names.length === 0) return new Set();
+    const rows = await this.db.skill.findMany({ where: { name: { in: [...names] }, OR: [{ bundled: true }, { workspaceId: scope.workspaceId, scope: "team" }] }, select: { name: true } });
+    return new Set(rows.map((r) => r.name));
   }
 
   /** People of the workspace, by id (who taught and approved what the report lists). */

@@ -42,8 +42,8 @@ export interface RepeatedProblems {
 
 const bare = (text: string) => text.replace(/^\s*(ALWAYS|NEVER)\b/i, "");
 
-/** Groups texts by single-link overlap ≥ SAME_TOPIC; returns index groups of two or more. */
-export function groupByWords(texts: readonly string[]): number[][] {
+/** Groups texts by single-link overlap ≥ SAME_TOPIC; returns index groups of `min` or more (two: a repeat). */
+export function groupByWords(texts: readonly string[], min = 2): number[][] {
   const parent = texts.map((_, i) => i);
   const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
   for (let i = 0; i < texts.length; i++) {
@@ -53,11 +53,12 @@ export function groupByWords(texts: readonly string[]): number[][] {
   }
   const groups = new Map<number, number[]>();
   texts.forEach((_, i) => groups.set(find(i), [...(groups.get(find(i)) ?? []), i]));
-  return [...groups.values()].filter((g) => g.length >= 2);
+  return [...groups.values()].filter((g) => g.length >= min);
 }
 
-/** The words most of a group's texts share (as first written), for a topic's label. */
+/** The words most of a group's texts share (as first written), for a topic's label; a group of one is labelled by its own words. */
 export function sharedWords(texts: readonly string[]): string[] {
+  const least = Math.min(2, texts.length);
   // Insertion order is first appearance: the sort below keeps it among equals.
   const counts = new Map<string, { word: string; n: number }>();
   for (const text of texts) {
@@ -71,7 +72,7 @@ export function sharedWords(texts: readonly string[]): string[] {
     }
   }
   return [...counts.values()]
-    .filter((c) => c.n >= 2)
+    .filter((c) => c.n >= least)
     .sort((a, b) => b.n - a.n)
     .slice(0, TOPIC_WORDS)
     .map((c) => c.word);

@@ -10,6 +10,7 @@
 import type { Db } from "../db/client.ts";
 import type { MemoryEntry, Person, Revision, Skill } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
+import { refuseForgotten } from "../db/tombstones.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";
 import { hashOf } from "../skills/store.ts";
@@ -17,6 +18,7 @@ import type { Undo } from "./undo.ts";
 
 export type { Revision } from "../db/generated/sqlite/client.ts";
 export type { Provenance } from "../db/revisions.ts";
+export { ForgottenError } from "../db/tombstones.ts";
 
 /** The skill or memory entry a history or rollback command is about. */
 export type Item = { type: "skill"; row: Skill } | { type: "memory"; row: MemoryEntry };
@@ -97,7 +99,8 @@ export class RevisionStore {
 
   /**
    * Applies an undo (undo.ts) to the item; the new revision's id, or null when there was nothing to
-   * change. The revision is dated by this store's clock unless the provenance says when.
+   * change. The revision is dated by this store's clock unless the provenance says when. Throws
+   * ForgottenError (db/tombstones.ts) rather than bring back a forgotten entry's text.
    */
   undo(item: Item, undo: Ok, provenance: Provenance): Promise<string | null> {
     const prov = { ...provenance, at: provenance.at ?? this.now() };
@@ -144,6 +147,9 @@ async function undoSkill(tx: Tx, skill: SkillRow, undo: Ok, prov: Provenance): P
 async function undoEntry(tx: Tx, entry: EntryRow, undo: Ok, prov: Provenance): Promise<string | null> {
   const rev = (oldText: string | null, newText: string | null, reason = prov.reason) =>
     writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: undo.action, oldText, newText }, { ...prov, reason });
+  // What a person had forgotten is not brought back, by a restore or an earlier text: ForgottenError.
+  const back = undo.status === "active" ? entry.text : undo.text;
+  if (back) await refuseForgotten(tx, entry.workspaceId, [back]);
   if (undo.status) {
     if (entry.status === undo.status || undo.status === "stale") return null;
     await tx.memoryEntry.update({ where: { id: entry.id }, data: { status: undo.status } });

@@ -7,6 +7,8 @@
  * - Nothing is hard-deleted: archive is the strongest action.
  * - Bundled skills are read-only to the agent; they change only through `importBundled`.
  * - Every change writes a revision (old text, new text, who, why, from which message).
+ * - A text is checked before it is written by change.ts (scanned, parsed, within its size), the
+ *   checks a review's proposed change to a team skill passes too (proposal-store.ts).
  * - A stale skill (the curator's mark for one unused lately, src/curator) is still a live skill:
  *   listed, indexed (marked), readable and changeable; using it makes it active again at once.
  */
@@ -14,30 +16,17 @@ import type { Db } from "../db/client.ts";
 import type { Skill, SkillFile } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope, WorkspaceScope } from "../ground/types.ts";
-import { contentHash, parseSkillMd, validateSkillName, validateSupportPath, type ParsedSkill } from "./skillmd.ts";
+import { contentHash, validateSkillName } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
-import { scanForWrite } from "../safety/scanner.ts";
-import { UserFacingError } from "../ground/errors.ts";
+import { checkedFile, checkedSkillMd, checkPath, cleanOrThrow, parseOrThrow, patchedText, SkillError, SKILL_MD_MAX_CHARS, SUPPORT_FILE_MAX_CHARS, type PatchInput } from "./change.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { isVisible, LIVE_STATUSES, visibleWhere, type SkillIndexEntry } from "./visibility.ts";
 
 export type { Skill, SkillFile };
 
-/** Every write from the agent is scanned first: threats are refused, secrets redacted. */
-function cleanOrThrow(text: string, what: string): string {
-  const verdict = scanForWrite(text);
-  if (!verdict.ok) throw new SkillError(`${what}: ${verdict.message}`);
-  return verdict.text;
-}
-
 export type SkillWithFiles = Skill & { files: SkillFile[] };
 
-export class SkillError extends UserFacingError {
-  override name = "SkillError";
-}
-
-export const SKILL_MD_MAX_CHARS = 64 * 1024;
-export const SUPPORT_FILE_MAX_CHARS = 256 * 1024;
+export { SkillError, SKILL_MD_MAX_CHARS, SUPPORT_FILE_MAX_CHARS, type PatchInput };
 
 const live = { in: LIVE_STATUSES };
 
@@ -52,29 +41,6 @@ const INDEX_TTL_MS = 60_000;
 export function hashOf(content: string, files: readonly { path: string; content: string }[]): string {
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return contentHash([content, ...sorted.flatMap((f) => [f.path, f.content])]);
-}
-
-function parseOrThrow(content: string): ParsedSkill {
-  if (content.length > SKILL_MD_MAX_CHARS) {
-    throw new SkillError(`SKILL.md is ${content.length} chars; the limit is ${SKILL_MD_MAX_CHARS}. Move detail into references/ files (write_file) and keep SKILL.md to the procedure.`);
-  }
-  const parsed = parseSkillMd(content);
-  if (!parsed.ok) throw new SkillError(`${parsed.error}\nNothing was saved.`);
-  return parsed.skill;
-}
-
-/** Counts non-overlapping occurrences. */
-function occurrences(haystack: string, needle: string): number {
-  let n = 0;
-  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + needle.length)) n++;
-  return n;
-}
-
-export interface PatchInput {
-  old_string: string;
-  new_string: string;
-  replace_all?: boolean;
-  file_path?: string;
 }
 
 export class SkillStore {
@@ -211,32 +177,20 @@ export class SkillStore {
     if (input.old_string === "") throw new SkillError("old_string is empty: give the exact text to replace. Nothing was saved.");
     return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
-      const path = input.file_path ? this.checkPath(input.file_path) : null;
+      const path = input.file_path ? checkPath(input.file_path) : null;
       const file = path ? skill.files.find((f) => f.path === path) : null;
       if (path && !file) {
         throw new SkillError(`'${name}' has no file '${path}'. Its files: ${skill.files.map((f) => f.path).join(", ") || "(none)"}. Nothing was saved.`);
       }
-      const before = file ? file.content : skill.content;
-      const count = occurrences(before, input.old_string);
-      const where = path ?? "SKILL.md";
-      if (count === 0) {
-        throw new SkillError(`old_string was not found in ${where} of '${name}'. Nothing was saved. View the current text with skill_view and copy old_string from it exactly (whitespace included).`);
-      }
-      if (count > 1 && !input.replace_all) {
-        throw new SkillError(`old_string occurs ${count} times in ${where} of '${name}'. Nothing was saved. Include more surrounding text so it matches once, or set replace_all: true to change every occurrence.`);
-      }
-      const after = input.replace_all ? before.split(input.old_string).join(input.new_string) : before.replace(input.old_string, () => input.new_string);
+      const after = patchedText(file ? file.content : skill.content, input, path ?? "SKILL.md", name);
       if (file) return this.saveFile(tx, skill, file.path, cleanOrThrow(after, file.path), "patch", prov);
       return this.saveContent(tx, skill, after, "patch", prov);
     });
   }
 
   async writeFile(scope: Scope, name: string, filePath: string, raw: string, prov: Provenance): Promise<Skill> {
-    const path = this.checkPath(filePath);
-    const content = cleanOrThrow(raw, path);
-    if (content.length > SUPPORT_FILE_MAX_CHARS) {
-      throw new SkillError(`'${path}' is ${content.length} chars; the limit is ${SUPPORT_FILE_MAX_CHARS}. Split it into several files. Nothing was saved.`);
-    }
+    const path = checkPath(filePath);
+    const content = checkedFile(path, raw);
     return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       return this.saveFile(tx, skill, path, content, "write_file", prov);
@@ -244,7 +198,7 @@ export class SkillStore {
   }
 
   async removeFile(scope: Scope, name: string, filePath: string, prov: Provenance): Promise<Skill> {
-    const path = this.checkPath(filePath);
+    const path = checkPath(filePath);
     return this.write(async (tx) => {
       const skill = await this.mutable(scope, name, tx);
       const file = skill.files.find((f) => f.path === path);
@@ -297,24 +251,11 @@ export class SkillStore {
     });
   }
 
-  private checkPath(filePath: string): string {
-    const res = validateSupportPath(filePath);
-    if (!res.ok) throw new SkillError(`${res.error}\nNothing was saved.`);
-    return res.path;
-  }
-
   private async saveContent(tx: Tx, skill: SkillWithFiles, raw: string, action: string, prov: Provenance): Promise<Skill> {
-    const content = cleanOrThrow(raw, "SKILL.md");
-    const parsed = parseOrThrow(content);
-    if (parsed.name !== skill.name) {
-      throw new SkillError(`The frontmatter name must stay '${skill.name}' (renaming is not supported); got '${parsed.name}'. Nothing was saved.`);
-    }
+    const { content, description } = checkedSkillMd(skill.name, raw);
     if (content === skill.content) return skill;
     await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action, oldText: skill.content, newText: content }, prov);
-    return tx.skill.update({
-      where: { id: skill.id },
-      data: { content, description: parsed.description, contentHash: hashOf(content, skill.files) },
-    });
+    return tx.skill.update({ where: { id: skill.id }, data: { content, description, contentHash: hashOf(content, skill.files) } });
   }
 
   private async saveFile(tx: Tx, skill: SkillWithFiles, path: string, content: string, action: string, prov: Provenance): Promise<Skill> {

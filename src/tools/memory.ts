@@ -8,7 +8,7 @@ const operation = z
     action: z.enum(["add", "replace", "remove"]).describe("add a new entry, replace one entry, or remove one entry"),
     target: z
       .enum(["user", "channel", "team"])
-      .describe("user = the speaker's own private profile; channel = this channel only; team = everyone in this workspace"),
+      .describe("user = the speaker's own private profile; channel = this channel only; team = everyone in this workspace (unless the speaker may share alone, kept here until a teammate approves: the result says)"),
     content: z.string().max(1000).optional().describe("the entry text, for add and replace: one short declarative fact, or for a lesson one rule"),
     kind: z
       .enum(["fact", "lesson"])
@@ -45,6 +45,7 @@ export function memoryTool(store: MemoryStore) {
       "Each target has a character budget shown in your system prompt; when near full, consolidate with",
       "replace/remove in the same batch. Operations in one call are applied all-or-nothing.",
       "Saved facts appear in the prompt from the next session on.",
+      "A team write by most people reaches only the place it was said (this channel, or in a DM their own profile) until a teammate approves it: the result says where it went; tell the person plainly.",
       "When someone states how things are done here, add it with kind 'lesson' (a correction of an answer of yours goes to record_correction instead): lessons do not",
       "use the budget and are shown with later messages they are relevant to, so word them with the terms people will use.",
     ].join(" "),

@@ -22,7 +22,12 @@ export interface ToolContext {
   reason?: string;
   /** Told of every change a tool made (a review counts them against its cap and reports them). */
   onWrite?: (write: ToolWrite) => void;
+  /** Told of what a tool read and showed the model (a turn's trace keeps the messages a search returned: why this answer?). */
+  onRead?: (read: ToolRead) => void;
 }
+
+/** What a tool showed the model from storage: a search's query and the stored messages it returned, best first. */
+export type ToolRead = { kind: "search"; query: string; messageIds: number[] };
 
 /** One change a tool made; `pendingId` is set for a memory change held until a person confirms it. */
 export type ToolWrite =

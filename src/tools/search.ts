@@ -47,6 +47,7 @@ export function sessionSearchTool(history: Pick<HistoryStore, "search">, readabl
     async run(args, ctx) {
       // Membership is read now, for this search: someone who left a channel finds nothing more of it.
       const hits = await history.search(ctx.scope, args.query, { limit: args.limit, excludeSessionId: ctx.sessionId, readable: await readable(ctx.scope) });
+      ctx.onRead?.({ kind: "search", query: args.query, messageIds: hits.map((h) => h.messageId) });
       if (hits.length === 0) return `No earlier messages match "${args.query}". Try other or fewer words.`;
       const lines = hits.map((h, i) => {
         const who = h.role === "assistant" ? "cairn" : (h.author ?? "someone");

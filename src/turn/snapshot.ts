@@ -57,7 +57,9 @@ export class Snapshots {
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
-      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: await this.profile(scope, place, await facts()) } };
+      const profile = await this.profile(scope, place, await facts());
+      const profileFacts = { ...snapshot.profileFacts, [place.person.id]: profile.facts };
+      snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: profile.text }, profileFacts };
       changed = true;
     }
     if (changed) await this.deps.sessions.saveSnapshot(sessionId, snapshot);
@@ -67,11 +69,12 @@ export class Snapshots {
   /** A fresh snapshot for this speaker (compression: new memory reaches a running session). */
   async retake(scope: Scope, place: Place): Promise<Snapshot> {
     const facts = await this.deps.memory.facts(scope);
-    return { ...(await this.shared(scope, place, facts)), profiles: { [place.person.id]: await this.profile(scope, place, facts) } };
+    const profile = await this.profile(scope, place, facts);
+    return { ...(await this.shared(scope, place, facts)), profiles: { [place.person.id]: profile.text }, profileFacts: { [place.person.id]: profile.facts } };
   }
 
   /** `sessionId`: a session's first snapshot carries the note of the conversation's session before it. */
-  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[] }> {
+  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[]; facts: string[] }> {
     const { skills, persona, memory, sessions, history } = this.deps;
     const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
     const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
@@ -90,22 +93,26 @@ export class Snapshots {
           sessionId,
         )
       : null;
+    const blocks = memory.blocksOf(scope, facts);
     const shared = renderShared({
       now: this.deps.now(),
       place: placeLabel(place),
-      blocks: memory.blocksOf(scope, facts),
+      blocks,
       rules,
       skills: visible,
       persona: current && { text: current.text, limit: persona.limit },
       carried,
     });
-    return { shared, rules: rules.map((r) => r.id) };
+    // The profile block is the speaker's own (`profile`): only team and channel facts are everyone's.
+    const shown = blocks.filter((b) => b.target !== "user").flatMap((b) => b.entries.map((e) => e.id));
+    return { shared, rules: rules.map((r) => r.id), facts: shown };
   }
 
-  private async profile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<string> {
+  /** The speaker's profile block, and the ids of the facts in it. */
+  private async profile(scope: Scope, place: Place, facts: readonly MemoryEntry[]): Promise<{ text: string; facts: string[] }> {
     const entries = facts.filter((e) => e.scope === "user");
     const used = usedChars(entries.map((e) => e.text));
     const skills = (await this.deps.skills.index(scope)).filter(isPrivateSkill);
-    return renderProfile(speakerName(place), { target: "user", entries, used, limit: this.deps.memory.limit("user") }, skills);
+    return { text: renderProfile(speakerName(place), { target: "user", entries, used, limit: this.deps.memory.limit("user") }, skills), facts: entries.map((e) => e.id) };
   }
 }

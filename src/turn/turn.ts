@@ -18,16 +18,20 @@ import { scopeOf, type HistoryMessage, type HistoryStore, type Lease, type Messa
 import type { MemoryStore } from "../memory/store.ts";
 import { relevantLessons } from "../lessons/recall.ts";
 import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
-import { readSnapshot, type SessionManager } from "../agent/sessions.ts";
+import { readSnapshot, type SessionManager, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, withLessons } from "../agent/prompt.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Learning } from "../learning/learning.ts";
+import type { TraceSearch, TurnDrew } from "../learning/trace-store.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { TurnLeases } from "./leases.ts";
 import { speakerName, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
+
+/** Earlier person messages of the session read with the message when lessons are picked. */
+const LESSON_CONTEXT_MESSAGES = 3;
 
 export interface TurnDeps {
   settings: { model: string; maxTokens: number; toolIterations: number };
@@ -62,17 +66,22 @@ export class TurnRunner {
     let status: Outbound["status"] = "ok";
     let toolCalls: LoopResult["toolCalls"] = [];
     let shownLessons: string[] = [];
-    let ruleIds: string[] = [];
+    let inPrompt: Pick<TurnDrew, "ruleIds" | "factIds"> = { ruleIds: [], factIds: [] };
+    // The searches the model ran and the messages they showed it (the trace keeps them: why this answer?).
+    const searches: TraceSearch[] = [];
     try {
       const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
-      ruleIds = snapshot.rules ?? [];
       let summary = session.summary;
       let messages = known ?? (await history.sessionMessages(scope, session.id, session.summaryThroughId, messageId));
       const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
       if (compressed) ({ summary, messages } = compressed);
+      inPrompt = promptMemory(compressed?.snapshot ?? snapshot, place.person.id);
       // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
-      const asked = messages.find((m) => m.id === messageId)?.text ?? "";
-      const lessons = relevantLessons(await memory.lessons(scope), asked);
+      const at = messages.findIndex((m) => m.id === messageId);
+      const asked = messages[at]?.text ?? "";
+      // The few messages people wrote just before it name the topic a short follow-up leaves out.
+      const earlier = messages.slice(0, Math.max(0, at)).filter((m) => m.role === "user").slice(-LESSON_CONTEXT_MESSAGES).map((m) => m.text);
+      const lessons = relevantLessons(await memory.lessons(scope), asked, undefined, earlier);
       // The person's message after cairn asked them what it should have done: the correction.
       const correction = await learning.claimCorrection(scope, messageId);
       shownLessons = lessons.map((l) => l.id);
@@ -89,7 +98,7 @@ export class TurnRunner {
         model: this.deps.model,
         request,
         tools,
-        ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: speakerName(place) },
+        ctx: { scope, sourceMessageId: messageId, sessionId: session.id, speakerName: speakerName(place), onRead: (read) => void searches.push({ query: read.query, messageIds: read.messageIds }) },
         maxIterations: s.toolIterations,
         ...(hooks.onProgress ? { onProgress: hooks.onProgress } : {}),
         ...(hooks.onText ? { onText: hooks.onText } : {}),
@@ -116,7 +125,7 @@ export class TurnRunner {
       return null;
     }
     if (status === "ok") {
-      await learning.recordTurn(scope, reply.id, { toolCalls }, shownLessons, ruleIds).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
+      await learning.recordTurn(scope, reply.id, { toolCalls, lessonIds: shownLessons, ...inPrompt, searches }).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
@@ -131,4 +140,9 @@ export class TurnRunner {
   async sessionFor(place: Place, sessionId: string | null): Promise<string> {
     return sessionId ?? (await this.deps.sessions.current(scopeOf(place), this.deps.now())).session.id;
   }
+}
+
+/** The team rules and the facts the prompt's snapshot holds for this speaker: shared ones and their own profile's. */
+function promptMemory(snapshot: Snapshot, personId: string): Pick<TurnDrew, "ruleIds" | "factIds"> {
+  return { ruleIds: snapshot.rules ?? [], factIds: [...(snapshot.facts ?? []), ...(snapshot.profileFacts?.[personId] ?? [])] };
 }

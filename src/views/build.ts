@@ -5,8 +5,10 @@
  * - You: the viewer's own profile entries, private lessons and entries waiting for their
  *   confirmation; never another person's.
  * - Team: the team rules, the team memory, the persona; channel lessons and the proposals that come
- *   from them only for the channels the viewer can read (`ViewRequest.channels`, which the platform
- *   fills from its membership, or the channel the request came from).
+ *   from them, what people asked cairn to remember for the team (kept where it was said until a
+ *   teammate shares it: those asked from a DM are listed to everyone, who asked for it to be shared),
+ *   and the proposed changes to team skills made there, only for the channels the viewer can read (`ViewRequest.channels`, which the platform fills from its membership, or the channel
+ *   the request came from).
  * - Skills: what the viewer's prompt could read (bundled, team, their own, their channels'), and
  *   the workspace's archived ones of the same kinds, so an admin can restore them.
  * Buttons are offered where the matching command would let the viewer act; the command checks again.
@@ -20,13 +22,21 @@ import type { PersonaStore } from "../persona/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
+import { proposalSummary } from "../learning/skill-proposals.ts";
+import type { SkillProposal } from "../skills/proposal-store.ts";
 import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "../ground/view-model.ts";
 import { weekLines } from "./week.ts";
 
 /** What a view is built from: the stores it reads, and who is an admin (for the buttons offered). */
 export interface ViewDeps {
   /** Team rules in front of several corrected answers lately: listed as doubtful, with Keep and Reword. */
-  learning: { doubtfulRules(scope: WorkspaceScope): Promise<ReadonlySet<string>> };
+  learning: {
+    doubtfulRules(scope: WorkspaceScope): Promise<ReadonlySet<string>>;
+    /** Changes to team skills waiting for approval, from conversations in the channels given. */
+    pendingSkillChanges(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<SkillProposal[]>;
+    /** What people asked cairn to remember for the team, kept where it was said until a teammate shares it. */
+    pendingShares(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<MemoryEntry[]>;
+  };
   history: HistoryStore;
   memory: MemoryStore;
   views: ViewStore;
@@ -76,7 +86,7 @@ async function you(ctx: Ctx): Promise<ViewSection> {
   const lessons = entries.filter((e) => kindOf(e) === "lesson");
   const entryItem = (e: MemoryEntry, what: string): ViewItem => ({
     id: e.id,
-    markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)})_`,
+    markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)}${e.proposedScope === "team" ? "; asked for the team: waiting for a teammate's approval" : ""})_`,
     buttons: [{ label: "Delete", command: "forget", args: [e.id], style: "danger", confirm: confirmDelete(what, e.text) }],
   });
   const waiting = pending.map(
@@ -120,23 +130,38 @@ async function team(ctx: Ctx): Promise<ViewSection> {
   const scope = scopeOf(place);
   const me = place.person.id;
   // Membership is part of the query: a channel the viewer cannot read contributes no row.
-  const [{ rules, pendingRules, channelLessons, facts }, persona, doubtful] = await Promise.all([deps.views.teamMemory(scope, ctx.channels), deps.persona.get(scope), deps.learning.doubtfulRules(scope)]);
-  const people = await ctx.people([...rules, ...pendingRules, ...channelLessons, ...facts].map((e) => e.createdById));
+  const [{ rules, pendingRules, channelLessons, facts }, persona, doubtful, skillChanges, shares] = await Promise.all([
+    deps.views.teamMemory(scope, ctx.channels),
+    deps.persona.get(scope),
+    deps.learning.doubtfulRules(scope),
+    deps.learning.pendingSkillChanges(scope, ctx.channels),
+    deps.learning.pendingShares(scope, ctx.channels),
+  ]);
+  const people = await ctx.people([...[...rules, ...pendingRules, ...channelLessons, ...facts, ...shares].map((e) => e.createdById), ...skillChanges.map((p) => p.proposedById)]);
   const proposed = [...pendingRules, ...channelLessons.filter((e) => e.proposalMessageId !== null)];
   // The same rule as ✅: the proposer's own approval does not count, unless they are an admin.
   const mayJudge = (e: MemoryEntry): boolean => admin || e.createdById !== me;
+  const judgeButtons = (id: string, text: string): ViewButton[] => [
+    { label: "Approve", command: "approve", args: [id], style: "primary" },
+    { label: "Reject", command: "reject", args: [id], style: "danger", confirm: { title: "Reject this proposal?", text: excerpt(text, 250), yes: "Reject", no: "Cancel" } },
+  ];
   const proposals = proposed.map(
     (e): ViewItem => ({
       id: e.id,
       markdown: `${e.text}  _(${e.kind === "rule" ? "would replace a team rule; " : ""}${taught(e, people)})_`,
-      buttons: mayJudge(e)
-        ? [
-            { label: "Approve", command: "approve", args: [e.id], style: "primary" },
-            { label: "Reject", command: "reject", args: [e.id], style: "danger", confirm: { title: "Reject this proposal?", text: excerpt(e.text, 250), yes: "Reject", no: "Cancel" } },
-          ]
-        : [],
+      buttons: mayJudge(e) ? judgeButtons(e.id, e.text) : [],
     }),
   );
+  // Asked for the team, kept where it was said: the same judgement as ✅ on cairn's reply (learning/shares.ts).
+  const shareItems = shares.map((e): ViewItem => {
+    const where = e.scope === "channel" ? `kept in ${channelName(e.channelKey)}` : "asked in a DM, kept as theirs";
+    return { id: e.id, markdown: `${e.text}  _(for the whole team${e.kind === "lesson" ? " (lesson)" : ""}; ${where}; ${taught(e, people)})_`, buttons: mayJudge(e) ? judgeButtons(e.id, e.text) : [] };
+  });
+  const skillProposals = skillChanges.map((p): ViewItem => {
+    const summary = proposalSummary(p);
+    const from = `from a review of ${nameOf(p.proposedById ? people.get(p.proposedById) : null)}'s conversation, ${day(p.createdAt)}`;
+    return { id: p.id, markdown: `${summary}  _(${from})_`, buttons: admin || p.proposedById !== me ? judgeButtons(p.id, summary) : [] };
+  });
   const archive = (e: MemoryEntry, what: string): ViewButton => ({ label: "Archive", command: "forget", args: [e.id], style: "danger", confirm: { title: `Archive this ${what}?`, text: excerpt(e.text, 250), yes: "Archive", no: "Cancel" } });
   const judge = (e: MemoryEntry): ViewButton[] => [
     { label: "Keep", command: "keep", args: [e.id], style: "primary" },
@@ -147,7 +172,7 @@ async function team(ctx: Ctx): Promise<ViewSection> {
     return { id: e.id, markdown: `${e.text}  _(${taught(e, people)})_${doubt}`, buttons: admin ? [...(doubt ? judge(e) : []), archive(e, "team rule")] : [] };
   });
   const lessonItems = channelLessons
-    .filter((e) => e.proposalMessageId === null)
+    .filter((e) => e.proposalMessageId === null && e.proposedScope === null)
     .map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(in ${channelName(e.channelKey)}; ${taught(e, people)})_`, buttons: admin || e.createdById === me ? [archive(e, "lesson")] : [] }));
   const factItems = facts.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)})_`, buttons: [] }));
   const budget = deps.persona.limit;
@@ -159,7 +184,7 @@ async function team(ctx: Ctx): Promise<ViewSection> {
       ? [{ label: "Edit persona", command: "persona", args: ["set"], input: { title: "Team persona", label: "How cairn speaks and what it always does", initial: persona?.text ?? "", maxLength: budget, multiline: true } }]
       : [],
     groups: [
-      group(ctx, "proposals", "Waiting for approval", proposals, "No proposals waiting."),
+      group(ctx, "proposals", "Waiting for approval", [...proposals, ...shareItems, ...skillProposals], "No proposals waiting."),
       group(ctx, "rules", "Team rules", ruleItems, "No team rules yet: a correction approved with ✅ becomes one."),
       group(ctx, "channel-lessons", "Lessons of your channels", lessonItems, "No lessons in the channels you are in."),
       group(ctx, "team-memory", "Team memory", factItems, "Nothing saved for the whole team yet."),

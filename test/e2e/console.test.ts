@@ -179,6 +179,26 @@ describe("npm start: the console chat", () => {
     }
   });
 
+  it("answers /why with what the last answer drew on: the facts in its prompt and the search it ran, with what it found", async () => {
+    const model = await startFakeAnthropic();
+    try {
+      const env = { ANTHROPIC_API_KEY: model.apiKey, ANTHROPIC_BASE_URL: model.url, DATABASE_URL: `file:${join(dir, "why.db")}`, CAIRN_CONSOLE_USER: "dana", LOG_LEVEL: "silent" };
+      const save = { name: "memory", input: { operations: [{ action: "add", target: "user", content: "dana indents with tabs" }] } };
+      model.enqueue({ toolUse: [save] }, { text: "Saved." }, { toolUse: [{ name: "session_search", input: { query: "tabs" } }] }, { text: "Tabs, as you said." });
+      const lines = ["remember: I indent with tabs", "/new", "how should I indent?", "/why"];
+      const run = await runCairn(env, lines, (out, sent) => (out.match(/^(cairn> |Started a new session|.*Why my last answer here)/gm)?.length ?? 0) >= sent);
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      const why = run.stdout.slice(run.stdout.indexOf("Why my last answer here"));
+      // The new session's snapshot held the fact; the search found the message that asked to save it.
+      expect(why).toMatch(/Facts from memory in its prompt[\s\S]*dana indents with tabs[\s\S]*your profile/);
+      expect(why).toContain('Search for "tabs": found');
+      expect(why).toContain("remember: I indent with tabs");
+      expect(why).toContain("Tools called: 1.");
+    } finally {
+      await model.close();
+    }
+  });
+
   it("runs from the compiled build (npm run build, then node dist/src/main.js), finding its migrations and bundled skills", async () => {
     const build = spawnSync("npm", ["run", "build"], { cwd: root, encoding: "utf8" });
     expect(build.status, build.stdout + build.stderr).toBe(0);

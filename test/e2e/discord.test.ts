@@ -18,7 +18,8 @@ import { COMMANDS } from "../../src/ground/commands.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, DISCORD_INTENTS, type DiscordAdapter, type DiscordSettings } from "../../src/platforms/discord/adapter.ts";
 import { fencesBalanced } from "../../src/ground/chunk.ts";
-import { slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands/slash.ts";
+import { slashCommand, slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands/slash.ts";
+import { WHY_MENU } from "../../src/platforms/discord/commands/why-menu.ts";
 import { NOTICES } from "../../src/platforms/discord/events.ts";
 import { registerCommands, registerSettingsFromEnv } from "../../scripts/discord-register.ts";
 
@@ -342,7 +343,7 @@ forEachDatabase("discord adapter end to end", (getDb) => {
       { name: "jobs", args: [] },
       { name: "jobs", args: ["run", "curator", "--dry-run"] },
     ]);
-    const jobs = slashCommands()[0]!.options!.find((o) => o.name === "jobs") as unknown as { options: { name: string; type: number; choices?: { value: string }[] }[] };
+    const jobs = slashCommand().options!.find((o) => o.name === "jobs") as unknown as { options: { name: string; type: number; choices?: { value: string }[] }[] };
     expect(jobs.options.map((o) => [o.name, o.type, o.choices?.map((c) => c.value)])).toEqual([
       ["run", 3, ["curator", "report"]],
       ["dry_run", 5, undefined],
@@ -443,6 +444,12 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     const elsewhere = discord.sendMessage({ channelId: ch.otherGeneral, author: alice, content: `${mention()} when do we deploy?` });
     await waitForAnswer(elsewhere.id);
     expect(systemText(anthropic.lastRequest()!)).not.toContain("Tuesdays");
+
+    // Alice's team write is her channel's until a teammate shares it (issue 26): Bob approves it here.
+    const db0 = getDb().prisma;
+    const entry = await db0.memoryEntry.findFirstOrThrow({ where: { text: "Deploys happen on Tuesdays", proposedScope: "team" } });
+    const approve = discord.sendCommand({ user: bob, channelId: ch.general, subcommand: "approve", options: { id: entry.id } });
+    expect((await waitFor(() => discord.posts.find((p) => p.interactionId === approve), "the /cairn approve answer")).content).toContain("Shared with the whole workspace");
 
     // A fresh conversation in the same guild does see it (the positive control).
     const sameGuild = discord.sendMessage({ channelId: ch.quiet, author: bob, content: `${mention()} when do we deploy?` });
@@ -548,14 +555,16 @@ describe("npm run discord:register", () => {
   it("PUTs the /cairn command JSON globally, or for one guild", async () => {
     const env = { DISCORD_TOKEN: discord.token, DISCORD_APPLICATION_ID: discord.applicationId, DISCORD_API_URL: discord.apiUrl, DISCORD_GUILD_ID: "" };
     const global = await registerCommands(registerSettingsFromEnv(env));
-    expect(global).toMatchObject({ scope: "global", commands: [{ name: "cairn" }] });
+    expect(global).toMatchObject({ scope: "global", commands: [{ name: "cairn" }, { name: WHY_MENU }] });
     const [put] = discord.calls("PUT", new RegExp(`^/applications/${discord.applicationId}/commands$`));
     expect(put!.status).toBe(200);
     expect(put!.headers["authorization"]).toBe(`Bot ${discord.token}`);
     expect(put!.body).toEqual(JSON.parse(JSON.stringify(slashCommands())));
-    const body = put!.body as { name: string; options: { name: string; type: number }[]; contexts: number[] }[];
+    const body = put!.body as { name: string; type?: number; options: { name: string; type: number }[]; contexts: number[] }[];
     expect(body[0]!.options.map((o) => o.name)).toEqual([...COMMANDS]);
     expect(body[0]!.options.every((o) => o.type === 1)).toBe(true);
+    // The message menu's command (type 3), offered where /cairn is.
+    expect(body[1]).toMatchObject({ name: WHY_MENU, type: 3, contexts: body[0]!.contexts });
 
     const guildId = snowflake();
     const guild = await registerCommands(registerSettingsFromEnv({ ...env, DISCORD_GUILD_ID: guildId }));

@@ -1,5 +1,6 @@
 /**
- * Access, rate limits, confirmation before DM facts reach the team, and people's control of their
+ * Access, rate limits, a teammate's approval before DM facts reach the team (the person's own
+ * confirmation with CAIRN_TEAM_WRITES=open), and people's control of their
  * data, through the real core on both databases.
  */
 import { expect, it } from "vitest";
@@ -52,43 +53,83 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     expect(await getDb().prisma.message.count({ where: { text: "three", role: "user" } })).toBeGreaterThan(0);
   });
 
-  it("holds a team fact said in a DM as pending until the person confirms with ✅ or a command", async () => {
+  it("keeps a team fact said in a DM as the person's own until a teammate approves it; their own approval does not count", async () => {
     const alice = dm("UALICE", "Alice");
     const channel = { workspace: h.ws, user: "UBOB", channel: "CGEN", isDm: false, thread: "t1", name: "Bob" };
     h.fake.enqueue(
       { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "The Q3 offsite is in Porto" }] } }] },
-      { text: "I'll share that with the team once you confirm with ✅." },
+      { text: "Saved for you; a teammate's approval shares it." },
     );
-    const reply = await say(alice, "tell the team the offsite is in Porto");
-    expect(toolResults(h.fake.requests[1]!)[0]!.content).toMatch(/PENDING \(id \w+\).*only after the person confirms/);
+    await say(alice, "tell the team the offsite is in Porto");
+    expect(toolResults(h.fake.requests[1]!)[0]!.content).toMatch(/SAVED FOR THE PERSON ONLY, NOT THE WHOLE TEAM.*id \w+.*A teammate's approval \(\/cairn approve \w+/);
     const db = getDb().prisma;
     const entry = await db.memoryEntry.findFirstOrThrow({ where: { text: "The Q3 offsite is in Porto" } });
-    expect(entry.status).toBe("pending");
+    expect(entry).toMatchObject({ status: "active", scope: "user", proposedScope: "team" });
 
     h.fake.setDefault({ text: "ok" });
     await say(channel, "anything new?");
     expect(systemText(h.fake.lastRequest()!)).not.toContain("Porto");
+    await h.core.command(inboundFor(alice), "new");
+    await say(alice, "anything new for me?");
+    expect(systemText(h.fake.lastRequest()!)).toContain("The Q3 offsite is in Porto");
 
-    // Someone else's ✅ does not confirm Alice's entry; Alice's does.
-    await h.core.recordDelivery(reply, "D-UALICE", ["1700000002.000100"]);
-    const reaction = { platform: "slack" as const, workspace: { externalId: h.ws }, channel: { externalId: "D-UALICE", isDm: true }, targetMessageId: "1700000002.000100", emoji: "✅", action: "added" as const, at: new Date() };
-    await h.core.feedback({ ...reaction, reactor: { externalId: "UBOB" } });
-    expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("pending");
-    await h.core.feedback({ ...reaction, reactor: { externalId: "UALICE" } });
-    expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("active");
+    // Alice's own approval does not count; `confirm` is not a way around it.
+    expect((await h.core.command(inboundFor(alice), "approve", [entry.id])).text).toMatch(/does not count/);
+    expect((await h.core.command(inboundFor(alice), "confirm", [entry.id])).text).toMatch(/No pending entry/);
+    expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).toMatchObject({ scope: "user", proposedScope: "team" });
+    // The team view lists it to Bob, with Approve; Bob's approval shares it.
+    const view = await h.core.view(inboundFor(channel), { pane: "team" });
+    const waiting = view.sections[0]!.groups.find((g) => g.id === "proposals")!;
+    expect(waiting.items.find((i) => i.id === entry.id)?.buttons.map((b) => b.command)).toEqual(["approve", "reject"]);
+    expect((await h.core.command(inboundFor(channel), "approve", [entry.id])).text).toContain("Shared with the whole workspace");
+    expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).toMatchObject({ scope: "team", ownerId: null, proposedScope: null, status: "active" });
     const revs = await db.revision.findMany({ where: { entityId: entry.id }, orderBy: { createdAt: "asc" } });
-    expect(revs.map((r) => r.action)).toEqual(["add", "confirm"]);
+    expect(revs.map((r) => r.action)).toEqual(["add", "share"]);
 
     await h.core.command(inboundFor(channel), "new");
     await say(channel, "anything new now?");
     expect(systemText(h.fake.lastRequest()!)).toContain("The Q3 offsite is in Porto");
+  });
+
+  it("with CAIRN_TEAM_WRITES=open, holds a team fact said in a DM as pending until the person confirms with ✅ or a command (the behaviour before approvals)", async () => {
+    const open = makeCore(getDb(), h.fake, { teamWrites: { mode: "open" } });
+    const alice = dm("UALICE2", "Alice");
+    const channel = { workspace: h.ws, user: "UBOB2", channel: "CGEN2", isDm: false, thread: "t1", name: "Bob" };
+    h.fake.enqueue(
+      { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "The Q4 offsite is in Lyon" }] } }] },
+      { text: "I'll share that with the team once you confirm with ✅." },
+    );
+    const before = h.fake.requests.length;
+    const reply = await say(alice, "tell the team the offsite is in Lyon", open);
+    expect(toolResults(h.fake.requests[before + 1]!)[0]!.content).toMatch(/PENDING \(id \w+\).*only after the person confirms/);
+    const db = getDb().prisma;
+    const entry = await db.memoryEntry.findFirstOrThrow({ where: { text: "The Q4 offsite is in Lyon" } });
+    expect(entry.status).toBe("pending");
+
+    h.fake.setDefault({ text: "ok" });
+    await say(channel, "anything new?", open);
+    expect(systemText(h.fake.lastRequest()!)).not.toContain("Lyon");
+
+    // Someone else's ✅ does not confirm Alice's entry; Alice's does.
+    await open.recordDelivery(reply, "D-UALICE2", ["1700000002.000200"]);
+    const reaction = { platform: "slack" as const, workspace: { externalId: h.ws }, channel: { externalId: "D-UALICE2", isDm: true }, targetMessageId: "1700000002.000200", emoji: "✅", action: "added" as const, at: new Date() };
+    await open.feedback({ ...reaction, reactor: { externalId: "UBOB2" } });
+    expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("pending");
+    await open.feedback({ ...reaction, reactor: { externalId: "UALICE2" } });
+    expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).status).toBe("active");
+    const revs = await db.revision.findMany({ where: { entityId: entry.id }, orderBy: { createdAt: "asc" } });
+    expect(revs.map((r) => r.action)).toEqual(["add", "confirm"]);
+
+    await open.command(inboundFor(channel), "new");
+    await say(channel, "anything new now?", open);
+    expect(systemText(h.fake.lastRequest()!)).toContain("The Q4 offsite is in Lyon");
 
     // The command path: /cairn confirm <id>.
     h.fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Standup moves to 10:00" }] } }] }, { text: "pending" });
-    await say(alice, "share: standup moves to 10");
+    await say(alice, "share: standup moves to 10", open);
     const second = await db.memoryEntry.findFirstOrThrow({ where: { text: "Standup moves to 10:00" } });
-    expect((await h.core.command(inboundFor(dm("UBOB")), "confirm", [second.id])).text).toMatch(/nothing waiting|No pending entry/);
-    expect((await h.core.command(inboundFor(alice), "confirm", [second.id])).text).toContain("(shared with the team)");
+    expect((await open.command(inboundFor(dm("UBOB2")), "confirm", [second.id])).text).toMatch(/nothing waiting|No pending entry/);
+    expect((await open.command(inboundFor(alice), "confirm", [second.id])).text).toContain("(shared with the team)");
     expect((await db.memoryEntry.findUniqueOrThrow({ where: { id: second.id } })).status).toBe("active");
   });
 

@@ -150,7 +150,7 @@ forEachDatabase("reviews after replies", (getDb) => {
     expect(t.adapter.sent.filter((s) => s.text.startsWith("Saved to memory"))).toHaveLength(1);
   });
 
-  it("reviews skills after a turn with enough tool calls: a new channel skill is saved, a team skill change is only suggested", async () => {
+  it("reviews skills after a turn with enough tool calls: a new channel skill is saved, a team skill change is only proposed", async () => {
     const t = setup({ skillReviewToolCalls: 3 });
     fake.enqueue({ toolUse: [{ name: "skills_list", input: {} }, { name: "skills_list", input: {} }] }, { text: "Two calls." });
     await t.say("what skills are there?");
@@ -179,7 +179,7 @@ forEachDatabase("reviews after replies", (getDb) => {
     expect(toolNames(reviews[0]!)).toEqual(expect.arrayContaining(REVIEW_TOOLS));
     expect(lastText(reviews[0]!)).toContain("SKILL REVIEW");
     expect(lastText(reviews[0]!)).toContain("this conversation read: release-notes");
-    expect(toolResults(reviews[1]!)[0]).toMatchObject({ is_error: true, content: expect.stringContaining("a review cannot change team skills") });
+    expect(toolResults(reviews[1]!)[0]).toMatchObject({ is_error: false, content: expect.stringContaining("Proposed, not applied: 'release-notes' is a team skill") });
     expect(toolResults(reviews[2]!)[0]).toMatchObject({ is_error: false });
 
     const db = getDb().prisma;
@@ -189,9 +189,10 @@ forEachDatabase("reviews after replies", (getDb) => {
     const created = await db.skill.findFirstOrThrow({ where: { workspaceId, name: "changelog-groups" } });
     expect(created).toMatchObject({ scope: "channel", channelKey: "C-ops", source: "review", sourceMessageId: turn.questionId });
     expect(await db.revision.findFirstOrThrow({ where: { entityId: created.id } })).toMatchObject({ source: "review", reason: `skills review of reply ${turn.replyMessageId}` });
-    expect(t.adapter.sent.at(-1)!.text).toBe(
-      "Created skill changelog-groups.\nSuggested a change to team skill `release-notes`: not applied, since team skills change only when someone asks me to.",
-    );
+    // The notice, then the proposal for a teammate to approve (test/e2e/skill-proposals.test.ts).
+    expect(t.adapter.sent.at(-2)!.text).toBe("Created skill changelog-groups.");
+    expect(t.adapter.sent.at(-1)!.text).toContain("Proposed change to team skill `release-notes`");
+    expect(await db.skillProposal.findFirstOrThrow({ where: { workspaceId, skillId: team.id } })).toMatchObject({ status: "pending", newText: expect.stringContaining("1. List the merged PRs by component.") });
   });
 
   it("reviews a short thread when it ends with /new, once, and not one that said too little", async () => {
@@ -290,7 +291,7 @@ forEachDatabase("reviews after replies", (getDb) => {
     expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: original.id } })).toMatchObject({ status: "archived" });
   });
 
-  it("holds a team fact a review saves until the person's ✅ on the notice, which nobody else's replaces", async () => {
+  it("holds a team fact a review saves until the person's ✅ on the notice, which nobody else's replaces; then it is the channel's until a teammate shares it", async () => {
     const t = setup({ reviewEveryTurns: 1 });
     await t.say("we deploy on Tuesdays here");
     fake.enqueue({ toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "The team deploys on Tuesdays" }] } }] }, { text: "Done." });
@@ -298,7 +299,8 @@ forEachDatabase("reviews after replies", (getDb) => {
 
     const scope = await t.scope();
     const entry = await getDb().prisma.memoryEntry.findFirstOrThrow({ where: { workspaceId: scope.workspaceId, text: "The team deploys on Tuesdays" } });
-    expect(entry).toMatchObject({ scope: "team", status: "pending", source: "review", createdById: scope.personId });
+    // Kept where it was said (issue 26): pending for Alice, then proposed for the team.
+    expect(entry).toMatchObject({ scope: "channel", channelKey: "C-ops", proposedScope: "team", status: "pending", source: "review", createdById: scope.personId });
     expect(await t.core.memory.entries(scope, "team")).toEqual([]);
     const notice = t.adapter.sent.at(-1)!;
     expect(notice.text).toBe(`**Alice**, 1 team fact is waiting for your ✅ on this message (or \`/cairn confirm ${entry.id}\`).`);
@@ -308,6 +310,11 @@ forEachDatabase("reviews after replies", (getDb) => {
     await react("UBOB");
     expect(await t.core.memory.entries(scope, "team")).toEqual([]);
     await react("UALICE");
+    expect((await t.core.memory.entries(scope, "channel")).map((e) => e.text)).toEqual(["The team deploys on Tuesdays"]);
+    expect(await t.core.memory.entries(scope, "team")).toEqual([]);
+    // Bob, a teammate, shares it with the whole workspace.
+    const bob = { ...t.alice, user: "UBOB", name: "Bob" };
+    expect((await t.core.command(inboundFor(bob), "approve", [entry.id])).text).toContain("Shared with the whole workspace");
     expect((await t.core.memory.entries(scope, "team")).map((e) => e.text)).toEqual(["The team deploys on Tuesdays"]);
   });
 

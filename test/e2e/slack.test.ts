@@ -676,6 +676,9 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     anthropic.enqueue({ toolUse: [{ name: "skills_list", input: {} }] }, { text: "Reset it with envctl." });
     await send({ type: "app_mention", channel, user: "UALICE", text: `<@${slack.bot.userId}> how do I reset staging?`, ts: root, event_ts: root });
     await waitForPosts(channel, 1);
+    // The answer streams into its post before the turn ends and records what it drew on: the 👀
+    // coming off says the turn is done.
+    await slack.waitFor("👀 removed", () => slack.callsTo("reactions.remove").some((c) => c.args.channel === channel && c.args.timestamp === root));
     const ts = slack.nextTs();
     await send({ type: "app_mention", channel, user: "UBOB", text: `<@${slack.bot.userId}> why?`, ts, thread_ts: root, event_ts: ts });
     const shown = await slack.waitFor("the why answer", () => slack.callsTo("chat.postEphemeral").find((c) => c.args.channel === channel));

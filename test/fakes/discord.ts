@@ -488,6 +488,12 @@ export interface FakeDiscord {
   react(opts: { channelId: string; messageId: string; user: FakeUser; emoji: string | { id: string; name: string }; remove?: boolean }): void;
   /** Dispatches INTERACTION_CREATE for a chat-input command (default `/cairn <subcommand>`); returns its id. */
   sendCommand(opts: CommandInteractionOptions): string;
+  /**
+   * Dispatches INTERACTION_CREATE for a message context-menu command (Apps → `name` on the stored
+   * message `messageId`, in its channel): type 2 with data type 3, `target_id` and the message
+   * under `resolved.messages`, as Discord sends one; returns its id.
+   */
+  sendMessageCommand(opts: { user: FakeUser; messageId: string; name: string }): string;
   /** Dispatches any INTERACTION_CREATE payload (for unknown interaction types); returns its id. */
   sendInteraction(payload: Record<string, unknown>): string;
   /**
@@ -1340,6 +1346,15 @@ export async function startFakeDiscord(opts: FakeDiscordOptions = {}): Promise<F
           type: 1,
           options: sub ? [{ name: sub, type: 1, options: Object.entries(o.options ?? {}).map(([name, value]) => ({ name, type: typeof value === "boolean" ? 5 : 3, value })) }] : [],
         },
+      });
+    },
+    sendMessageCommand(o) {
+      const msg = messages.get(o.messageId);
+      if (!msg) throw new Error(`fake discord: unknown message ${o.messageId}`);
+      return registerInteraction({
+        ...interactionBase(o.user, msg.channel_id),
+        type: 2,
+        data: { id: snowflake(), name: o.name, type: 3, target_id: msg.id, resolved: { messages: { [msg.id]: interactionMessage(msg) } } },
       });
     },
     sendInteraction(payload) {

@@ -382,6 +382,28 @@ export function blockActions(o: BlockActionsOptions): Record<string, unknown> {
 }
 
 /**
+ * A `message_action` interaction payload, as Slack sends one when `user` picks a message shortcut
+ * (`callbackId`) on a message: the message as the channel shows it, its thread_ts when it is a reply.
+ */
+export function messageShortcut(o: { teamId: string; user: string; channel: string; callbackId: string; message: { ts: string; user?: string; text?: string; thread_ts?: string } }): Record<string, unknown> {
+  return {
+    type: "message_action",
+    token: "verification-token-unused",
+    action_ts: (Date.now() / 1000).toFixed(6),
+    team: { id: o.teamId, domain: "fake" },
+    user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: o.teamId },
+    channel: { id: o.channel, name: o.channel.startsWith("D") ? "directmessage" : "general" },
+    is_enterprise_install: false,
+    enterprise: null,
+    callback_id: o.callbackId,
+    trigger_id: `trig-${randomUUID().slice(0, 8)}`,
+    response_url: "https://hooks.slack.invalid/app/unused",
+    message_ts: o.message.ts,
+    message: { type: "message", text: "…", ...o.message },
+  };
+}
+
+/**
  * POSTs a signed interaction to a Bolt HTTP receiver, as Slack does: form-encoded `payload=<json>`
  * (a string `payload` is sent as is, to send malformed ones), signed like events.
  */

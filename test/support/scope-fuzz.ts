@@ -3,7 +3,13 @@
  * DMs and channel threads. Everyone plants unique markers (DM messages, profile entries, channel
  * messages, channel and team memory and lessons, private, channel and team skills); then random people talk in random places while the fake
  * model randomly searches for markers. Every prompt the model receives is checked: a marker may
- * appear only where its scope allows. Used by `npm test` (small seed) and the benchmark (large).
+ * appear only where its scope allows; so is every `why` someone of the workspace asks about an answer. Used by `npm test` (small seed) and the benchmark (large).
+ *
+ * Approval states (issue 26): a team write of someone not trusted to share alone is a "proposed"
+ * marker, allowed only where it was said (its channel; from a DM, its author) until someone else
+ * approves it (✅ on cairn's reply, or `approve <id>`); the proposer's own approvals, tried too,
+ * change nothing. The first person of each workspace is a trusted teacher (`fuzzTeachers`): their
+ * team writes are plain team markers.
  */
 import type { Core } from "../../src/app/core.ts";
 import type { Database } from "../../src/db/client.ts";
@@ -32,16 +38,31 @@ export interface FuzzReport {
   markers: number;
   /** Times a listened channel's marker reached someone who could read the channel (the search does find them). */
   knowledgeSeen: number;
+  /** `why` answers checked (about a picked answer or the asker's latest), and how many explained an answer. */
+  whyChecked: number;
+  whyExplained: number;
+  /** Approvals tried (by the proposer, which must do nothing, or by a teammate) and proposals shared. */
+  approvals: number;
+  shared: number;
   violations: string[];
 }
 
-type MarkerKind = "dm" | "profile" | "channelMsg" | "channelMem" | "team" | "knowledge";
+/** The trusted teachers of a run (CAIRN_TEACHERS): the first person of each workspace. */
+export function fuzzTeachers(opts: Pick<FuzzOptions, "workspaces" | "runId">): string[] {
+  return Array.from({ length: opts.workspaces }, (_, i) => `${i % 2 === 0 ? "slack" : "discord"}:${opts.runId}-w${i}-p0`);
+}
+
+type MarkerKind = "dm" | "profile" | "channelMsg" | "channelMem" | "team" | "knowledge" | "proposed";
 interface Marker {
   token: string;
   kind: MarkerKind;
   ws: string;
   person: string;
   channel: string;
+  /** A proposed marker someone other than its author approved: the workspace's from then on. */
+  shared?: boolean;
+  /** A proposed marker said in its author's DM (kept as theirs). */
+  fromDm?: boolean;
 }
 interface Where {
   ws: string;
@@ -86,6 +107,9 @@ function allowed(m: Marker, w: Where, canRead: (channel: string, person: string)
       return true;
     case "channelMem":
       return !w.isDm && m.channel === w.channel;
+    case "proposed":
+      if (m.shared) return true;
+      return m.fromDm ? m.person === w.person : !w.isDm && m.channel === w.channel;
   }
 }
 
@@ -123,6 +147,19 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
   let promptsChecked = 0;
   let searches = 0;
   let knowledgeSeen = 0;
+  let whyChecked = 0;
+  let whyExplained = 0;
+  let approvals = 0;
+  let shared = 0;
+  /** The proposed markers of each planting turn, with the answer a ✅ on shares them. */
+  const proposals: { markers: Marker[]; ws: (typeof wss)[number]; at: PlaceOptions; platformId: string | null }[] = [];
+  // The why probes draw from their own sequence: the turns stay those of the seed without them.
+  const whyRand = prng(opts.seed ^ 0x5bd1e995);
+  const whyPick = <T>(xs: readonly T[]): T => xs[Math.floor(whyRand() * xs.length)]!;
+  /** Every answer, posted as a platform message (a recorded delivery) a why can be picked on. */
+  const answers: { ws: (typeof wss)[number]; at: PlaceOptions; platformId: string }[] = [];
+  /** Each person's private skill, by name: the why phase reads it. */
+  const privateSkills = new Map<string, string>();
 
   // Listened channels: Slack workspaces keep member lists (member events change them), Discord ones
   // answer who can read at search time (roles): both kinds of membership change while people talk.
@@ -173,6 +210,9 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     const before = fake.requests.length;
     const result = await core.handle(inboundFor(opts, text));
     if (result.kind !== "reply") throw new Error(`fuzz turn dropped: ${result.reason}`);
+    const platformId = `${opts.channel}-a${answers.length}`;
+    await core.recordDelivery(result.reply, opts.channel, [platformId]);
+    answers.push({ ws: wss.find((w) => w.id === where.ws)!, at: opts, platformId });
     for (const req of fake.requests.slice(before)) {
       promptsChecked++;
       const seen = visibleText(req, queries);
@@ -199,17 +239,25 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       const profile = mk("profile");
       const profileLesson = mk("profile");
       const profileSkill = mk("profile");
+      privateSkills.set(person, `fz-${profileSkill.token}`);
+      // Asked for the team from a DM: the author's own until a teammate approves (a teacher's waits for their own confirmation).
+      const dmTeam = mk("proposed");
+      dmTeam.fromDm = true;
       const userOps = [
         { action: "add", target: "user", content: `private note ${profile.token}` },
         { action: "add", target: "user", kind: "lesson", content: `private lesson on ${pick(TOPICS)} ${profileLesson.token}` },
+        { action: "add", target: "team", content: `dm team fact ${dmTeam.token}` },
       ];
       fake.enqueue({ toolUse: [{ name: "memory", input: { operations: userOps } }, skillCall(profileSkill, "user")] }, { text: "noted" });
       await turn(place(ws, person, null), `my secret is ${dmMsg.token}`, { ws: ws.id, person, isDm: true, channel: `D-${person}` });
+      if (p !== 0) proposals.push({ markers: [dmTeam], ws, at: place(ws, person, null), platformId: null });
       const chMsg = mk("channelMsg", channel);
       const chMem = mk("channelMem", channel);
-      const team = mk("team", channel);
+      // A trusted teacher's team writes are the workspace's at once; anyone else's are proposed.
+      const teamKind: MarkerKind = p === 0 ? "team" : "proposed";
+      const team = mk(teamKind, channel);
       const chLesson = mk("channelMem", channel);
-      const teamLesson = mk("team", channel);
+      const teamLesson = mk(teamKind, channel);
       const sharedOps = [
         { action: "add", target: "channel", content: `channel rule ${chMem.token}` },
         { action: "add", target: "team", content: `team fact ${team.token}` },
@@ -220,6 +268,35 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       const teamSkill = mk("team", channel);
       fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }, skillCall(chSkill, "channel"), skillCall(teamSkill, "team")] }, { text: "saved" });
       await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
+      if (teamKind === "proposed") proposals.push({ markers: [team, teamLesson], ws, at: place(ws, person, channel), platformId: answers.at(-1)!.platformId });
+    }
+  }
+
+  /**
+   * Someone of the workspace approves a proposal still open: by ✅ on cairn's reply to the message
+   * that asked (in a channel), or by `approve <id>`. Only someone other than its author shares it.
+   */
+  async function approveOne(): Promise<void> {
+    const open = proposals.filter((p) => p.markers.some((m) => !m.shared));
+    if (open.length === 0) return;
+    const p = pick(open);
+    const author = p.markers[0]!.person;
+    const approver = rand() < 0.35 ? author : `${p.ws.id}-p${Math.floor(rand() * opts.people)}`;
+    approvals++;
+    if (p.platformId && rand() < 0.5) {
+      await core.feedback({ platform: p.ws.platform, workspace: { externalId: p.ws.id }, reactor: { externalId: approver }, channel: { externalId: p.at.channel, isDm: false }, targetMessageId: p.platformId, emoji: "✅", action: "added", at: new Date() });
+      await core.learning.drain();
+    } else {
+      const at: PlaceOptions = { ...p.at, user: approver, name: approver, ...(p.at.isDm ? { channel: `D-${approver}` } : {}) };
+      for (const m of p.markers) {
+        const entry = await db.memoryEntry.findFirst({ where: { text: { contains: m.token } }, select: { id: true } });
+        if (entry) await core.command(inboundFor(at), "approve", [entry.id]);
+      }
+    }
+    if (approver === author) return;
+    for (const m of p.markers) {
+      if (!m.shared) shared++;
+      m.shared = true;
     }
   }
 
@@ -254,6 +331,7 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     const opts2 = place(ws, person, channel);
     if (rand() < 0.15) await core.command(inboundFor(opts2), "new");
     if (listened.length && rand() < 0.2) await flipMembership();
+    if (rand() < 0.12) await approveOne();
     // A quarter of the turns probe a listened channel of the asker's workspace: found only by its readers.
     const probes = markers.filter((m) => m.kind === "knowledge" && m.ws === ws.id);
     if (probes.length && rand() < 0.25) {
@@ -264,7 +342,49 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     }
     const about = rand() < 0.5 ? ` about ${pick(TOPICS)}` : "";
     await turn(opts2, `question ${t}${about}`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
+    if (whyRand() < 0.5) {
+      const a = whyPick(answers);
+      await whyProbe(a, `${a.ws.id}-p${Math.floor(whyRand() * opts.people)}`);
+    }
+  }
+  // Why phase: each person asks in a channel something whose search finds their own DM (the model
+  // looks for its marker) and reads their private skill, with their profile and private lessons in
+  // front of it; then everyone of
+  // the workspace asks why about that answer, the asker included.
+  for (const ws of wss) {
+    for (let p = 0; p < opts.people; p++) {
+      const person = `${ws.id}-p${p}`;
+      const own = markers.find((m) => m.kind === "dm" && m.person === person);
+      if (!own) continue;
+      const channel = `${ws.id}-c${Math.floor(whyRand() * opts.channels)}`;
+      queries.push(own.token);
+      searches++;
+      const skill = privateSkills.get(person) ?? "none";
+      fake.enqueue({ toolUse: [{ name: "session_search", input: { query: own.token, limit: 20 } }, { name: "skill_view", input: { name: skill } }] }, { text: "ok" });
+      await turn(place(ws, person, channel), `what did I say about ${whyPick(TOPICS)}?`, { ws: ws.id, person, isDm: false, channel });
+      const answer = answers.at(-1)!;
+      for (let q = 0; q < opts.people; q++) await whyProbe(answer, `${ws.id}-p${q}`, [answer.platformId]);
+    }
   }
   fake.setDefault(null);
-  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, violations };
+  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, whyChecked, whyExplained, approvals, shared, violations };
+
+  /**
+   * Someone of the answer's workspace asks why: about that answer, where it was posted (its thread,
+   * or the DM's channel id from their own DM), or about their latest answer there. Nothing in the
+   * answer may carry a marker the asker may not see; the words the fuzzer's model searched for are
+   * its own probes, not data, and are taken out first.
+   */
+  async function whyProbe(a: (typeof answers)[number], asker: string, args = whyRand() < 0.7 ? [a.platformId] : []): Promise<void> {
+    const at: PlaceOptions = { ...a.at, user: asker, name: asker };
+    const where: Where = { ws: a.ws.id, person: asker, isDm: at.isDm, channel: at.isDm ? `D-${asker}` : at.channel };
+    const reply = await core.command(inboundFor(at), "why", args);
+    whyChecked++;
+    if (reply.text.includes("**Why")) whyExplained++;
+    let text = reply.text;
+    for (const q of queries) text = text.split(`"${q}"`).join('"<query>"');
+    for (const m of markers) {
+      if (text.includes(m.token) && !allowed(m, where, canRead)) violations.push(`why: ${m.kind} marker of ${m.person}@${m.ws}/${m.channel} reached ${asker}@${a.ws.id} ${where.isDm ? "DM" : where.channel}`);
+    }
+  }
 }

@@ -25,6 +25,18 @@ describe("config", () => {
     expect(cfg.ANTHROPIC_API_KEY).toBe("k");
   });
 
+  it("reads who may share with the whole team alone: approval by default, open on request, teachers as platform-prefixed ids", () => {
+    const def = loadConfig({});
+    expect(def.CAIRN_TEAM_WRITES).toBe("approval");
+    expect(def.CAIRN_TEACHERS).toEqual([]);
+    const cfg = loadConfig({ CAIRN_TEAM_WRITES: "Open", CAIRN_TEACHERS: "slack:U1, discord:42" });
+    expect(cfg.CAIRN_TEAM_WRITES).toBe("open");
+    expect(cfg.CAIRN_TEACHERS).toEqual(["slack:U1", "discord:42"]);
+    const bad = checkConfig({ CAIRN_TEAM_WRITES: "sometimes", CAIRN_TEACHERS: "U1" });
+    expect(bad.problems.join("\n")).toMatch(/CAIRN_TEAM_WRITES: expected approval \(the default\) or open/);
+    expect(bad.problems.join("\n")).toMatch(/CAIRN_TEACHERS.*expected platform-prefixed ids/);
+  });
+
   it("names every wrong variable and what it expects", () => {
     let caught: unknown;
     try {

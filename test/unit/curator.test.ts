@@ -73,6 +73,7 @@ function entry(text: string, o: Partial<MemoryEntry> = {}): MemoryEntry {
     origin: null,
     replacesId: null,
     proposalMessageId: null,
+    proposedScope: null,
     flag: null,
     scannedWith: null,
     ...o,

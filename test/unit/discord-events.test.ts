@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { OAuth2Scopes, PermissionsBitField } from "discord.js";
 import { COMMANDS } from "../../src/ground/commands.ts";
-import { slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands/slash.ts";
+import { slashCommand, slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands/slash.ts";
+import { WHY_MENU } from "../../src/platforms/discord/commands/why-menu.ts";
 import { attachmentNote, decide, dmWorkspace, EMPTY_FACTS, stripBotMention, type MessageFacts } from "../../src/platforms/discord/events.ts";
 import { inviteUrl, REQUIRED_PERMISSIONS } from "../../src/platforms/discord/install.ts";
 import { rawDmReaction } from "../../src/platforms/discord/reactions.ts";
@@ -113,9 +114,12 @@ describe("install and registration", () => {
     expect(url.search).toContain("scope=bot%20applications.commands");
   });
 
-  it("registers one /cairn command with a subcommand per core command, for guilds and the bot's DMs", () => {
-    const [cmd, ...rest] = slashCommands();
+  it("registers one /cairn command with a subcommand per core command, and the message menu's Why this answer?, for guilds and the bot's DMs", () => {
+    const [chat, menu, ...rest] = slashCommands();
     expect(rest).toHaveLength(0);
+    expect(menu).toEqual({ name: WHY_MENU, type: 3, contexts: [0, 1], integration_types: [0] });
+    const cmd = slashCommand();
+    expect(chat).toEqual(cmd);
     expect(cmd).toMatchObject({ name: SLASH_COMMAND, contexts: [0, 1], integration_types: [0] });
     expect(cmd!.options?.map((o) => o.name)).toEqual([...COMMANDS]);
     for (const o of cmd!.options ?? []) expect(o.description.length).toBeLessThanOrEqual(100);

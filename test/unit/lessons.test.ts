@@ -38,6 +38,17 @@ describe("relevantLessons", () => {
     expect(texts(picked)).toEqual(["The search suite is quarantined until it passes", "The android suite is quarantined until it passes", "The ios suite is quarantined until it passes"]);
   });
 
+  it("reads a follow-up with the person's earlier messages: their topic ranks, but never brings a lesson in alone", () => {
+    // "deploy" alone is common to three lessons; which deploy is meant is in the earlier message.
+    const earlier = ["we need to ship the mobile app build this week"];
+    expect(relevantLessons(lessons, "how do deploys work?")).toEqual([]);
+    expect(texts(relevantLessons(lessons, "how do deploys work?", undefined, earlier))).toEqual(["Deploys of the mobile app go through the store review."]);
+    // The message must touch a lesson itself: the earlier topic alone shows nothing.
+    expect(relevantLessons(lessons, "what time is the all-hands?", undefined, earlier)).toEqual([]);
+    // The message's own words outrank the context's.
+    expect(texts(relevantLessons(lessons, "and the ones to staging?", undefined, earlier))).toEqual(["Deploys to staging need a ticket in #ops first."]);
+  });
+
   it("finds lessons in Chinese by shared characters", () => {
     const zh = [lesson("部署到预发布环境之前需要在运维频道开工单。"), lesson("账单服务由支付团队负责。")];
     expect(texts(relevantLessons(zh, "谁负责账单服务？"))).toEqual(["账单服务由支付团队负责。"]);

@@ -100,6 +100,11 @@ describe("repeated problems by shared words", () => {
   it("labels a topic with the words its lessons share", () => {
     expect(sharedWords([texts[0]!, texts[2]!])).toEqual(["deploy", "production", "friday"]);
   });
+
+  it("keeps lone texts as topics of their own when asked (praised questions), labelled by their own words", () => {
+    expect(groupByWords(texts, 1)).toEqual([[0, 2], [1, 4], [3]]);
+    expect(sharedWords([texts[3]!])).toEqual(["link", "jira", "ticket"]);
+  });
 });
 
 describe("the model's part, checked", () => {

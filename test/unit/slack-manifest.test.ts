@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { BOT_EVENTS, BOT_SCOPES, METHOD_SCOPES } from "../../src/platforms/slack/scopes.ts";
 import { SLASH_COMMAND } from "../../src/platforms/slack/commands/slash.ts";
 import { SLACK_EVENTS_PATH } from "../../src/platforms/slack/adapter.ts";
+import { WHY_CALLBACK_ID } from "../../src/platforms/slack/commands/why-shortcut.ts";
 
 const ManifestSchema = z.object({
   _metadata: z.object({ major_version: z.number(), minor_version: z.number() }).optional(),
@@ -14,6 +15,7 @@ const ManifestSchema = z.object({
   features: z.object({
     app_home: z.object({ messages_tab_enabled: z.boolean(), messages_tab_read_only_enabled: z.boolean() }).loose(),
     bot_user: z.object({ display_name: z.string().min(1).max(80), always_online: z.boolean().optional() }),
+    shortcuts: z.array(z.object({ name: z.string().min(1).max(24), type: z.enum(["message", "global"]), callback_id: z.string().min(1).max(255), description: z.string().min(1).max(150) })),
     slash_commands: z.array(z.object({ command: z.string().startsWith("/"), description: z.string().min(1).max(2000), usage_hint: z.string().optional(), url: z.string().optional(), should_escape: z.boolean().optional() })),
   }),
   oauth_config: z.object({ scopes: z.object({ bot: z.array(z.string()) }) }),
@@ -56,6 +58,10 @@ describe("slack/manifest.yml", () => {
     expect(manifest.settings.interactivity.is_enabled).toBe(true);
     expect(manifest.features.app_home).toMatchObject({ messages_tab_enabled: true, messages_tab_read_only_enabled: false });
     expect(manifest.features.bot_user.display_name).toBe("cairn");
+  });
+
+  it("has the Why this answer? message shortcut, on the callback id the adapter listens for", () => {
+    expect(manifest.features.shortcuts).toEqual([expect.objectContaining({ name: "Why this answer?", type: "message", callback_id: WHY_CALLBACK_ID })]);
   });
 
   it("has interactivity on for the feedback buttons, and in HTTP mode every request URL on the adapter's one path", () => {

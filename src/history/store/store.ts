@@ -17,11 +17,13 @@ import { workspaceScope } from "../../db/scopes.ts";
 import { sortByTurn } from "../turns.ts";
 import { conversationKey, type Lease, type Place } from "./place.ts";
 import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
+import { citedMessages, type CitedMessage } from "./cited.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
 export { sortByTurn, turnOf } from "../turns.ts";
 export type { SearchHit, SearchOptions } from "./search.ts";
+export type { CitedMessage } from "./cited.ts";
 
 export type HistoryMessage = Message & { author: Person | null };
 
@@ -334,6 +336,11 @@ export class HistoryStore {
   /** Search over the messages the scope may see (search.ts). */
   search(scope: Scope, query: string, opts: SearchOptions): Promise<SearchHit[]> {
     return searchMessages(this.database, scope, query, opts);
+  }
+
+  /** Of these messages (a reply's search results), those the person may see now (cited.ts). */
+  cited(scope: PersonScope, ids: readonly number[], readable: readonly string[]): Promise<CitedMessage[]> {
+    return citedMessages(this.db, scope, ids, readable);
   }
 
   /** The workspace row of a scope. */

@@ -19,7 +19,8 @@ import type { Logger } from "../../ground/log.ts";
 import type { SlackClient } from "./client.ts";
 import { runSlashCommand, SLASH_COMMAND } from "./commands/slash.ts";
 import type { ContextLimits } from "./replies/context.ts";
-import { isPlatformError, slackErrorCode } from "./errors.ts";
+import { slackErrorCode } from "./errors.ts";
+import { identify } from "./identify.ts";
 import type { BotIdentity } from "./events.ts";
 import { onFeedbackAction } from "./feedback/action.ts";
 import { FEEDBACK_ACTION_ID } from "./feedback/buttons.ts";
@@ -50,7 +51,7 @@ import { observeEvent, type ObserveDeps } from "./knowledge/observe.ts";
 import { channelHistory } from "./knowledge/history.ts";
 import { channelMembers } from "./knowledge/channel-members.ts";
 import { channelKind } from "./knowledge/channel-kind.ts";
-import { workspaceUrl } from "./permalink.ts";
+import { onWhyShortcut, WHY_CALLBACK_ID } from "./commands/why-shortcut.ts";
 
 export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
@@ -98,16 +99,6 @@ export interface SlackHandle extends PlatformAdapter {
 }
 
 const OpenedSchema = z.looseObject({ channel: z.looseObject({ id: z.string().min(1) }) });
-
-const AuthTestSchema = z.looseObject({
-  user_id: z.string().min(1),
-  bot_id: z.string().min(1, "SLACK_BOT_TOKEN must be a bot token (xoxb-...)"),
-  team_id: z.string().min(1),
-  user: z.string().optional(),
-  team: z.string().optional(),
-  /** The workspace's URL: channel knowledge's permalinks are built on it (permalink.ts). */
-  url: z.string().optional(),
-});
 
 const EnvelopeMetaSchema = z.looseObject({ event_id: z.string().optional() });
 
@@ -318,6 +309,11 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     await ack();
     track("home submission", () => onHomeSubmission(home, body));
   });
+  // "Why this answer?" on a message (commands/why-shortcut.ts): acknowledged first, answered to the clicker alone.
+  app.shortcut({ type: "message_action", callback_id: WHY_CALLBACK_ID }, async ({ ack, body }) => {
+    await ack();
+    track("why shortcut", () => onWhyShortcut({ core, client, names, log: slog }, body));
+  });
   app.event(/.*/, async ({ event, body }) => {
     if (!HANDLED_EVENTS.has(event.type) && (event.type as string) !== MALFORMED_EVENT_TYPE) slog.info({ eventType: event.type, eventId: eventId(body) }, "unhandled event type acknowledged");
   });
@@ -340,7 +336,6 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
   const address = server?.address();
   const port = address && typeof address === "object" ? address.port : null;
   slog.info({ port, bot: bot.userId }, mode === "socket" ? "slack connected (Socket Mode)" : `slack listening (HTTP mode, ${SLACK_EVENTS_PATH})`);
-
 
   let stopped: Promise<void> | null = null;
   const stop = (): Promise<void> => {
@@ -382,18 +377,4 @@ function guarded(receiver: HTTPReceiver, log: Logger, routes?: HttpRoutes): HTTP
       }
     : slack;
   return receiver;
-}
-
-async function identify(client: SlackClient): Promise<BotIdentity> {
-  let answer: unknown;
-  try {
-    answer = await client.auth.test();
-  } catch (err) {
-    const why = `auth.test: ${slackErrorCode(err)}`;
-    throw new Error(isPlatformError(err) ? `Slack rejected SLACK_BOT_TOKEN (${why})` : `could not reach Slack at ${client.slackApiUrl} to check SLACK_BOT_TOKEN (${why})`);
-  }
-  const parsed = AuthTestSchema.safeParse(answer);
-  if (!parsed.success) throw new Error(`unexpected auth.test answer: ${z.prettifyError(parsed.error)}`);
-  const a = parsed.data;
-  return { userId: a.user_id, botId: a.bot_id, teamId: a.team_id, name: a.user ?? "cairn", ...(a.team ? { teamName: a.team } : {}), url: workspaceUrl(a.url) };
 }

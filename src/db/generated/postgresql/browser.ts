@@ -126,8 +126,22 @@ export type ChannelMember = Prisma.ChannelMemberModel
  */
 export type ListenExclusion = Prisma.ListenExclusionModel
 /**
+ * Model Tombstone
+ * What was forgotten at a person's request (src/erasure/tombstone-store.ts), so that no backfill,
+ * review, curator merge or rollback brings it back: an entry's normalised text as a hash, a person
+ * (`forget me`), a person's opt-out (`listen exclude-me`), a channel's `listen off`. Never the text.
+ */
+export type Tombstone = Prisma.TombstoneModel
+/**
  * Model EventClaim
  * A platform event one process took (src/core/claims.ts): platforms that deliver each event to
  * every replica (Discord's gateway sessions) claim it before acting, so one replica acts.
  */
 export type EventClaim = Prisma.EventClaimModel
+/**
+ * Model Teacher
+ * A trusted teacher of a workspace (`/cairn teachers add`, admins): what they ask cairn to
+ * remember for the team is the whole workspace's at once, without a teammate's approval
+ * (src/admission/trust.ts). CAIRN_TEACHERS names more at start-up.
+ */
+export type Teacher = Prisma.TeacherModel

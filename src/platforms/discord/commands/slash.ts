@@ -20,6 +20,7 @@ import {
   SlashCommandBuilder,
   type ChatInputCommandInteraction,
   type Interaction,
+  type RESTPostAPIApplicationCommandsJSONBody,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from "discord.js";
 import type { CorePort } from "../../../ground/adapter.ts";
@@ -32,6 +33,7 @@ import { inChannel, interactionInbound, SLASH_COMMAND } from "./inbound.ts";
 import { listenedChannelOf } from "../knowledge/place.ts";
 import { DISCORD_PANES, type DiscordPane } from "../views/ids.ts";
 import { answerView, handleViewButton, handleViewModal } from "../views/interactions.ts";
+import { runWhyMenu, whyMenuCommand, WHY_MENU } from "./why-menu.ts";
 
 export { SLASH_COMMAND };
 
@@ -58,7 +60,7 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
     publicAnswer: true,
   },
   lessons: { description: "The lessons and team rules you can see, with ids and where each came from" },
-  why: { description: "What cairn's last answer here drew on: team rules, lessons, skills" },
+  why: { description: "What cairn's last answer here drew on (Apps → Why this answer? picks any answer)" },
   keep: { description: "Keep a doubtful team rule as it is (admins)", option: { name: "id", description: "The rule's id (from /cairn team)", required: true } },
   reword: {
     description: "Reword a team rule (admins): <id> <the rule as it should read>",
@@ -73,8 +75,8 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
     description: "Share entries you proposed from a DM with the team",
     option: { name: "ids", description: "Entry ids, separated by spaces (default: all waiting)", required: false },
   },
-  approve: { description: "Approve a proposed team rule (as ✅ does; not your own)", option: { name: "id", description: "The proposal's id (from /cairn team)", required: true } },
-  reject: { description: "Reject a proposed team rule (not your own)", option: { name: "id", description: "The proposal's id (from /cairn team)", required: true } },
+  approve: { description: "Approve a proposed team rule or skill change (as ✅ does; not your own)", option: { name: "id", description: "The proposal's id (from /cairn team)", required: true } },
+  reject: { description: "Reject a proposed team rule or skill change (not your own)", option: { name: "id", description: "The proposal's id (from /cairn team)", required: true } },
   archive: { description: "Archive a skill (admins; restore brings it back)", option: { name: "skill", description: "The skill's name", required: true } },
   restore: { description: "Restore an archived skill (admins)", option: { name: "skill", description: "The skill's name", required: true } },
   persona: {
@@ -96,6 +98,10 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
     description: "Undo one change to a skill or entry (admins; your own private items: you)",
     option: { name: "revision", description: "A revision id from /cairn history", required: true },
   },
+  teachers: {
+    description: "Trusted teachers: their team writes need no approval (admins): list, add <user>, remove <user>",
+    option: { name: "change", description: "list (default), add @someone, or remove @someone", required: false },
+  },
   jobs: {
     description: "The curator's and the weekly report's last and next runs; admins can run one now",
     choice: { name: "run", description: "Run this job now (admins)", values: SCHEDULE_NAMES, words: (value) => ["run", value] },
@@ -105,8 +111,13 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
 
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";
 
-/** The JSON `PUT /applications/{app}/commands` takes (global or per guild). */
-export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody[] {
+/** The JSON `PUT /applications/{app}/commands` takes (global or per guild): `/cairn`, and the message menu's "Why this answer?". */
+export function slashCommands(): RESTPostAPIApplicationCommandsJSONBody[] {
+  return [slashCommand(), whyMenuCommand()];
+}
+
+/** `/cairn` with its subcommands. */
+export function slashCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody {
   const builder = new SlashCommandBuilder()
     .setName(SLASH_COMMAND)
     .setDescription("cairn, the team bot that remembers")
@@ -126,7 +137,7 @@ export function slashCommands(): RESTPostAPIChatInputApplicationCommandsJSONBody
       return sub;
     });
   }
-  return [builder.toJSON()];
+  return builder.toJSON();
 }
 
 export interface InteractionDeps {
@@ -145,6 +156,7 @@ export async function handleInteraction(interaction: Interaction, deps: Interact
   // A click on a view's button, a view's modal submitted (../views/interactions.ts); anything else not cairn's falls through.
   if (interaction.isButton() && inChannel(interaction) && (await handleViewButton(interaction, deps))) return;
   if (interaction.isModalSubmit() && inChannel(interaction) && (await handleViewModal(interaction, deps))) return;
+  if (interaction.isMessageContextMenuCommand() && interaction.commandName === WHY_MENU) return runWhyMenu(interaction, deps);
   const name =
     interaction.isChatInputCommand() && interaction.commandName === SLASH_COMMAND ? parseCommand(interaction.options.getSubcommand(false) ?? "") : null;
   if (!interaction.isChatInputCommand() || !name) {

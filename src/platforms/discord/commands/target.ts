@@ -10,7 +10,7 @@
  * answer turn out to be of the other kind, the placeholder is deleted and the answer follows as a
  * follow-up seen as it should be.
  */
-import { MessageFlags, type ChatInputCommandInteraction, type Message } from "discord.js";
+import { MessageFlags, type CommandInteraction, type Message } from "discord.js";
 import type { CommandTarget } from "../../../ground/adapter.ts";
 import { errText, type Logger } from "../../../ground/log.ts";
 import { FirstAnswer } from "./deferral.ts";
@@ -20,11 +20,12 @@ const NO_PINGS = { parse: [] };
 type Visibility = "public" | "private";
 
 export interface SlashTarget extends CommandTarget {
+  readonly private: NonNullable<CommandTarget["private"]>;
   /** The command is answered: no deferral after it. */
   close(): void;
 }
 
-export function slashTarget(interaction: ChatInputCommandInteraction, opts: { publicFirst: boolean; deferAfterMs: number; log: Logger }): SlashTarget {
+export function slashTarget(interaction: CommandInteraction, opts: { publicFirst: boolean; deferAfterMs: number; log: Logger }): SlashTarget {
   const deferredAs: Visibility = opts.publicFirst ? "public" : "private";
   const first = new FirstAnswer(() => interaction.deferReply(opts.publicFirst ? {} : { flags: MessageFlags.Ephemeral }), opts.deferAfterMs);
   if (opts.publicFirst) first.deferNow();

@@ -71,7 +71,9 @@ export const ModelName = {
   ChannelListen: 'ChannelListen',
   ChannelMember: 'ChannelMember',
   ListenExclusion: 'ListenExclusion',
-  EventClaim: 'EventClaim'
+  Tombstone: 'Tombstone',
+  EventClaim: 'EventClaim',
+  Teacher: 'Teacher'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -201,6 +203,7 @@ export const MemoryEntryScalarFieldEnum = {
   origin: 'origin',
   replacesId: 'replacesId',
   proposalMessageId: 'proposalMessageId',
+  proposedScope: 'proposedScope',
   flag: 'flag',
   scannedWith: 'scannedWith'
 } as const
@@ -418,12 +421,37 @@ export const ListenExclusionScalarFieldEnum = {
 export type ListenExclusionScalarFieldEnum = (typeof ListenExclusionScalarFieldEnum)[keyof typeof ListenExclusionScalarFieldEnum]
 
 
+export const TombstoneScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  kind: 'kind',
+  personId: 'personId',
+  channelKey: 'channelKey',
+  contentHash: 'contentHash',
+  forgottenById: 'forgottenById',
+  createdAt: 'createdAt'
+} as const
+
+export type TombstoneScalarFieldEnum = (typeof TombstoneScalarFieldEnum)[keyof typeof TombstoneScalarFieldEnum]
+
+
 export const EventClaimScalarFieldEnum = {
   key: 'key',
   claimedAt: 'claimedAt'
 } as const
 
 export type EventClaimScalarFieldEnum = (typeof EventClaimScalarFieldEnum)[keyof typeof EventClaimScalarFieldEnum]
+
+
+export const TeacherScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  userId: 'userId',
+  addedById: 'addedById',
+  createdAt: 'createdAt'
+} as const
+
+export type TeacherScalarFieldEnum = (typeof TeacherScalarFieldEnum)[keyof typeof TeacherScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -417,7 +417,9 @@ export const ModelName = {
   ChannelListen: 'ChannelListen',
   ChannelMember: 'ChannelMember',
   ListenExclusion: 'ListenExclusion',
-  EventClaim: 'EventClaim'
+  Tombstone: 'Tombstone',
+  EventClaim: 'EventClaim',
+  Teacher: 'Teacher'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -433,7 +435,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "eventClaim"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "tombstone" | "eventClaim" | "teacher"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1917,6 +1919,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    Tombstone: {
+      payload: Prisma.$TombstonePayload<ExtArgs>
+      fields: Prisma.TombstoneFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.TombstoneFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.TombstoneFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>
+        }
+        findFirst: {
+          args: Prisma.TombstoneFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.TombstoneFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>
+        }
+        findMany: {
+          args: Prisma.TombstoneFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>[]
+        }
+        create: {
+          args: Prisma.TombstoneCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>
+        }
+        createMany: {
+          args: Prisma.TombstoneCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.TombstoneCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>[]
+        }
+        delete: {
+          args: Prisma.TombstoneDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>
+        }
+        update: {
+          args: Prisma.TombstoneUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>
+        }
+        deleteMany: {
+          args: Prisma.TombstoneDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.TombstoneUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.TombstoneUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>[]
+        }
+        upsert: {
+          args: Prisma.TombstoneUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TombstonePayload>
+        }
+        aggregate: {
+          args: Prisma.TombstoneAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateTombstone>
+        }
+        groupBy: {
+          args: Prisma.TombstoneGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.TombstoneGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.TombstoneCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.TombstoneCountAggregateOutputType> | number
+        }
+      }
+    }
     EventClaim: {
       payload: Prisma.$EventClaimPayload<ExtArgs>
       fields: Prisma.EventClaimFieldRefs
@@ -1988,6 +2064,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.EventClaimCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.EventClaimCountAggregateOutputType> | number
+        }
+      }
+    }
+    Teacher: {
+      payload: Prisma.$TeacherPayload<ExtArgs>
+      fields: Prisma.TeacherFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.TeacherFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.TeacherFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>
+        }
+        findFirst: {
+          args: Prisma.TeacherFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.TeacherFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>
+        }
+        findMany: {
+          args: Prisma.TeacherFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>[]
+        }
+        create: {
+          args: Prisma.TeacherCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>
+        }
+        createMany: {
+          args: Prisma.TeacherCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.TeacherCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>[]
+        }
+        delete: {
+          args: Prisma.TeacherDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>
+        }
+        update: {
+          args: Prisma.TeacherUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>
+        }
+        deleteMany: {
+          args: Prisma.TeacherDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.TeacherUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.TeacherUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>[]
+        }
+        upsert: {
+          args: Prisma.TeacherUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$TeacherPayload>
+        }
+        aggregate: {
+          args: Prisma.TeacherAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateTeacher>
+        }
+        groupBy: {
+          args: Prisma.TeacherGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.TeacherGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.TeacherCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.TeacherCountAggregateOutputType> | number
         }
       }
     }
@@ -2138,6 +2288,7 @@ export const MemoryEntryScalarFieldEnum = {
   origin: 'origin',
   replacesId: 'replacesId',
   proposalMessageId: 'proposalMessageId',
+  proposedScope: 'proposedScope',
   flag: 'flag',
   scannedWith: 'scannedWith'
 } as const
@@ -2355,12 +2506,37 @@ export const ListenExclusionScalarFieldEnum = {
 export type ListenExclusionScalarFieldEnum = (typeof ListenExclusionScalarFieldEnum)[keyof typeof ListenExclusionScalarFieldEnum]
 
 
+export const TombstoneScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  kind: 'kind',
+  personId: 'personId',
+  channelKey: 'channelKey',
+  contentHash: 'contentHash',
+  forgottenById: 'forgottenById',
+  createdAt: 'createdAt'
+} as const
+
+export type TombstoneScalarFieldEnum = (typeof TombstoneScalarFieldEnum)[keyof typeof TombstoneScalarFieldEnum]
+
+
 export const EventClaimScalarFieldEnum = {
   key: 'key',
   claimedAt: 'claimedAt'
 } as const
 
 export type EventClaimScalarFieldEnum = (typeof EventClaimScalarFieldEnum)[keyof typeof EventClaimScalarFieldEnum]
+
+
+export const TeacherScalarFieldEnum = {
+  id: 'id',
+  workspaceId: 'workspaceId',
+  userId: 'userId',
+  addedById: 'addedById',
+  createdAt: 'createdAt'
+} as const
+
+export type TeacherScalarFieldEnum = (typeof TeacherScalarFieldEnum)[keyof typeof TeacherScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -2590,7 +2766,9 @@ export type GlobalOmitConfig = {
   channelListen?: Prisma.ChannelListenOmit
   channelMember?: Prisma.ChannelMemberOmit
   listenExclusion?: Prisma.ListenExclusionOmit
+  tombstone?: Prisma.TombstoneOmit
   eventClaim?: Prisma.EventClaimOmit
+  teacher?: Prisma.TeacherOmit
 }
 
 /* Types for Logging */

@@ -58,6 +58,7 @@ export type MemoryEntryMinAggregateOutputType = {
   origin: string | null
   replacesId: string | null
   proposalMessageId: number | null
+  proposedScope: string | null
   flag: string | null
   scannedWith: string | null
 }
@@ -82,6 +83,7 @@ export type MemoryEntryMaxAggregateOutputType = {
   origin: string | null
   replacesId: string | null
   proposalMessageId: number | null
+  proposedScope: string | null
   flag: string | null
   scannedWith: string | null
 }
@@ -106,6 +108,7 @@ export type MemoryEntryCountAggregateOutputType = {
   origin: number
   replacesId: number
   proposalMessageId: number
+  proposedScope: number
   flag: number
   scannedWith: number
   _all: number
@@ -144,6 +147,7 @@ export type MemoryEntryMinAggregateInputType = {
   origin?: true
   replacesId?: true
   proposalMessageId?: true
+  proposedScope?: true
   flag?: true
   scannedWith?: true
 }
@@ -168,6 +172,7 @@ export type MemoryEntryMaxAggregateInputType = {
   origin?: true
   replacesId?: true
   proposalMessageId?: true
+  proposedScope?: true
   flag?: true
   scannedWith?: true
 }
@@ -192,6 +197,7 @@ export type MemoryEntryCountAggregateInputType = {
   origin?: true
   replacesId?: true
   proposalMessageId?: true
+  proposedScope?: true
   flag?: true
   scannedWith?: true
   _all?: true
@@ -303,6 +309,7 @@ export type MemoryEntryGroupByOutputType = {
   origin: string | null
   replacesId: string | null
   proposalMessageId: number | null
+  proposedScope: string | null
   flag: string | null
   scannedWith: string | null
   _count: MemoryEntryCountAggregateOutputType | null
@@ -350,6 +357,7 @@ export type MemoryEntryWhereInput = {
   origin?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   replacesId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   proposalMessageId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
+  proposedScope?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   flag?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }
@@ -374,6 +382,7 @@ export type MemoryEntryOrderByWithRelationInput = {
   origin?: Prisma.SortOrderInput | Prisma.SortOrder
   replacesId?: Prisma.SortOrderInput | Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  proposedScope?: Prisma.SortOrderInput | Prisma.SortOrder
   flag?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
 }
@@ -401,6 +410,7 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   origin?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   replacesId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   proposalMessageId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
+  proposedScope?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   flag?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
 }, "id">
@@ -425,6 +435,7 @@ export type MemoryEntryOrderByWithAggregationInput = {
   origin?: Prisma.SortOrderInput | Prisma.SortOrder
   replacesId?: Prisma.SortOrderInput | Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  proposedScope?: Prisma.SortOrderInput | Prisma.SortOrder
   flag?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryEntryCountOrderByAggregateInput
@@ -457,6 +468,7 @@ export type MemoryEntryScalarWhereWithAggregatesInput = {
   origin?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   replacesId?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   proposalMessageId?: Prisma.IntNullableWithAggregatesFilter<"MemoryEntry"> | number | null
+  proposedScope?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   flag?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
 }
@@ -481,6 +493,7 @@ export type MemoryEntryCreateInput = {
   origin?: string | null
   replacesId?: string | null
   proposalMessageId?: number | null
+  proposedScope?: string | null
   flag?: string | null
   scannedWith?: string | null
 }
@@ -505,6 +518,7 @@ export type MemoryEntryUncheckedCreateInput = {
   origin?: string | null
   replacesId?: string | null
   proposalMessageId?: number | null
+  proposedScope?: string | null
   flag?: string | null
   scannedWith?: string | null
 }
@@ -529,6 +543,7 @@ export type MemoryEntryUpdateInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -553,6 +568,7 @@ export type MemoryEntryUncheckedUpdateInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -577,6 +593,7 @@ export type MemoryEntryCreateManyInput = {
   origin?: string | null
   replacesId?: string | null
   proposalMessageId?: number | null
+  proposedScope?: string | null
   flag?: string | null
   scannedWith?: string | null
 }
@@ -601,6 +618,7 @@ export type MemoryEntryUpdateManyMutationInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -625,6 +643,7 @@ export type MemoryEntryUncheckedUpdateManyInput = {
   origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
@@ -649,6 +668,7 @@ export type MemoryEntryCountOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   replacesId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  proposedScope?: Prisma.SortOrder
   flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
@@ -679,6 +699,7 @@ export type MemoryEntryMaxOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   replacesId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  proposedScope?: Prisma.SortOrder
   flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
@@ -703,6 +724,7 @@ export type MemoryEntryMinOrderByAggregateInput = {
   origin?: Prisma.SortOrder
   replacesId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  proposedScope?: Prisma.SortOrder
   flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
 }
@@ -743,6 +765,7 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
@@ -767,6 +790,7 @@ export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
@@ -791,6 +815,7 @@ export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
@@ -815,11 +840,12 @@ export type MemoryEntrySelectScalar = {
   origin?: boolean
   replacesId?: boolean
   proposalMessageId?: boolean
+  proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
 }
 
-export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "flag" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "proposedScope" | "flag" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
@@ -878,6 +904,11 @@ export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.Interna
      * The stored id of the post proposing this lesson as a team rule: ✅ on it approves.
      */
     proposalMessageId: number | null
+    /**
+     * "team": kept where it was said (this channel, or the person's own profile from a DM) and
+     * proposed for the whole workspace; a teammate's approval moves it there (src/memory/share-store.ts).
+     */
+    proposedScope: string | null
     /**
      * Set by the curator when the entry needs a person (e.g. "contradicts <id>: ..."); never resolved silently.
      */
@@ -1329,6 +1360,7 @@ export interface MemoryEntryFieldRefs {
   readonly origin: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly replacesId: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly proposalMessageId: Prisma.FieldRef<"MemoryEntry", 'Int'>
+  readonly proposedScope: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly flag: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly scannedWith: Prisma.FieldRef<"MemoryEntry", 'String'>
 }

@@ -1,0 +1,30 @@
+/**
+ * The reach of a person's team write (issue 26): team memory is in every prompt of the workspace,
+ * so what one person asks cairn to remember "for the team" reaches, without a second person, only
+ * the audience that already saw the words: the channel it was said in, or from a DM the person's
+ * own profile. It is kept there as a proposal (`proposedScope` "team") that a teammate's ✅ or
+ * `/cairn approve` moves to the team (share-store.ts). Who may share alone is decided above the
+ * store (admission/trust.ts) and handed in as a function, so every write path asks it.
+ */
+import type { MemoryTarget, PersonScope, Scope } from "../ground/types.ts";
+
+/** The whole workspace at once, or only where it was said (kept there and proposed). */
+export type TeamReach = "workspace" | "here";
+export type ReachOf = (scope: PersonScope) => Promise<TeamReach>;
+
+/** Without a policy (tests of the store alone): every team write reaches the workspace, as before issue 26. */
+export const WORKSPACE_REACH: ReachOf = () => Promise.resolve("workspace");
+
+/** Where a team write of someone not trusted to share alone is kept: this channel, or the person's profile in a DM. */
+export const hereOf = (scope: Scope): MemoryTarget => (scope.isDm ? "user" : "channel");
+
+/** What the model is told of a proposed team write: where it is now, and what shares it. */
+export function proposedLine(text: string, id: string, scope: Scope, replacing: string | null, pending: boolean): string {
+  const where = scope.isDm ? "the person's own profile (private to them)" : `this channel only (<#${scope.channelKey}>)`;
+  const what = replacing ? `"${text}" (to replace the team entry "${replacing}")` : `"${text}"`;
+  if (pending) return `${what} is held for the person's confirmation (id ${id}); once confirmed it is kept in ${where} and waits for a teammate to share it with the whole workspace.`;
+  const how = scope.isDm
+    ? `A teammate's approval (/cairn approve ${id}, or Approve in the team view) shares it with the whole workspace.`
+    : `A ✅ from a teammate on your reply (or /cairn approve ${id}) shares it with the whole workspace.`;
+  return `SAVED FOR ${scope.isDm ? "THE PERSON ONLY" : "THIS CHANNEL ONLY"}, NOT THE WHOLE TEAM: ${what} is in ${where} (id ${id}). ${how} Tell them so plainly, e.g. "Saved for ${scope.isDm ? "you" : "this channel"}. ${how}"`;
+}

@@ -1,0 +1,109 @@
+/**
+ * Entries asked for the team and kept where they were said (reach.ts): found, shared with the whole
+ * workspace once a teammate approves (learning/shares.ts judges who may), or declined.
+ *
+ * Invariants kept here:
+ * - A proposal changes state once: every update is conditional on it still being an open proposal,
+ *   so two approvals racing share it once.
+ * - Sharing spends the team's budget like any team write; a proposal that would overflow it is refused.
+ * - A proposal replacing a team entry shares only while that entry is in force: otherwise it would
+ *   overwrite, or bring back, what someone changed since.
+ * - Every step is a revision naming who did it.
+ */
+import type { Db } from "../db/client.ts";
+import type { Conversation, MemoryEntry, Workspace } from "../db/generated/sqlite/client.ts";
+import { writeRevision, type Provenance } from "../db/revisions.ts";
+import type { WorkspaceScope } from "../ground/types.ts";
+import { kindOf, LESSON_LIMITS, MemoryError, usedChars, type MemoryBudgets } from "./entries.ts";
+import type { MemoryStore } from "./store.ts";
+
+export type ShareOutcome = { kind: "shared"; entry: MemoryEntry } | { kind: "closed" } | { kind: "stale" };
+
+const OPEN = { status: "active", proposedScope: "team" } as const;
+const NEWEST = [{ createdAt: "desc" as const }, { id: "desc" as const }];
+
+export class ShareStore {
+  constructor(
+    private readonly db: Db,
+    private readonly memory: Pick<MemoryStore, "forgetCached">,
+    private readonly budgets: MemoryBudgets,
+  ) {}
+
+  /** The workspace's entry with this id, if it is or was a proposal for the team (one settled is judged "closed"). */
+  async find(scope: WorkspaceScope, id: string): Promise<MemoryEntry | null> {
+    const entry = await this.db.memoryEntry.findFirst({ where: { id, workspaceId: scope.workspaceId } });
+    if (!entry || entry.proposedScope !== null) return entry;
+    const settled = await this.db.revision.count({ where: { workspaceId: scope.workspaceId, entityType: "memory", entityId: id, action: { in: ["share", "decline_share", "drop_proposal"] } } });
+    return settled > 0 && entry.kind !== "rule" ? entry : null;
+  }
+
+  /** Open proposals made by one person message (a ✅ on cairn's reply to it shares them). */
+  async proposedFrom(scope: WorkspaceScope, sourceMessageId: number): Promise<MemoryEntry[]> {
+    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, sourceMessageId, ...OPEN }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  }
+
+  /**
+   * Open proposals a viewer may see: those kept in the channels they can read, and those asked from
+   * a DM (the person asked for the whole team to see them; no one else can approve them otherwise).
+   */
+  async waiting(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<MemoryEntry[]> {
+    const where = [{ scope: "channel", channelKey: { in: [...channels] } }, { scope: "user" }];
+    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, ...OPEN, OR: where }, orderBy: NEWEST });
+  }
+
+  /** The conversation a proposal was said in (its outcome is posted there); null for one without a source message. */
+  async saidIn(entry: MemoryEntry): Promise<{ workspace: Workspace; conversation: Conversation } | null> {
+    if (entry.sourceMessageId === null) return null;
+    const message = await this.db.message.findFirst({ where: { id: entry.sourceMessageId, workspaceId: entry.workspaceId } });
+    if (!message) return null;
+    const [workspace, conversation] = await Promise.all([
+      this.db.workspace.findFirst({ where: { id: entry.workspaceId } }),
+      this.db.conversation.findFirst({ where: { id: message.conversationId, workspaceId: entry.workspaceId } }),
+    ]);
+    return workspace && conversation ? { workspace, conversation } : null;
+  }
+
+  /** Moves an open proposal to the team. Throws MemoryError when team memory has no room for it. */
+  async share(entry: MemoryEntry, prov: Provenance): Promise<ShareOutcome> {
+    const outcome = await this.db.$transaction(async (tx): Promise<ShareOutcome> => {
+      const row = await tx.memoryEntry.findFirst({ where: { id: entry.id, workspaceId: entry.workspaceId, ...OPEN } });
+      if (!row) return { kind: "closed" };
+      const old = row.replacesId === null ? null : await tx.memoryEntry.findFirst({ where: { id: row.replacesId, workspaceId: row.workspaceId, scope: "team", status: "active" } });
+      if (row.replacesId !== null && !old) {
+        await tx.memoryEntry.updateMany({ where: { id: row.id, ...OPEN }, data: { proposedScope: null } });
+        await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: row.id, action: "drop_proposal", oldText: row.text, newText: row.text }, { ...prov, reason: "the team entry it would replace was changed or removed since" });
+        return { kind: "stale" };
+      }
+      const team = await tx.memoryEntry.findMany({ where: { workspaceId: row.workspaceId, scope: "team", status: "active" } });
+      const rest = team.filter((e) => e.id !== old?.id);
+      if (kindOf(row) === "lesson") {
+        if (rest.filter((e) => kindOf(e) === "lesson").length >= LESSON_LIMITS.perTarget) throw new MemoryError(`team memory holds ${LESSON_LIMITS.perTarget} lessons, its cap: consolidate team lessons first`);
+      } else {
+        const used = usedChars([...rest.filter((e) => kindOf(e) !== "lesson").map((e) => e.text), row.text]);
+        if (used > this.budgets.team) throw new MemoryError(`team memory would hold ${used}/${this.budgets.team} chars with it; consolidate team memory first`);
+      }
+      const won = await tx.memoryEntry.updateMany({ where: { id: row.id, ...OPEN }, data: { scope: "team", ownerId: null, channelKey: null, proposedScope: null, replacesId: null } });
+      if (won.count !== 1) return { kind: "closed" };
+      if (old) {
+        await tx.memoryEntry.updateMany({ where: { id: old.id, status: "active" }, data: { status: "archived" } });
+        await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: old.id, action: "replace", oldText: old.text, newText: row.text }, { ...prov, reason: `replaced by shared entry ${row.id}` });
+      }
+      await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: row.id, action: "share", oldText: null, newText: row.text }, { ...prov, reason: prov.reason ?? `shared from ${row.scope}` });
+      return { kind: "shared", entry: { ...row, scope: "team", ownerId: null, channelKey: null, proposedScope: null, replacesId: null } };
+    });
+    if (outcome.kind !== "closed") this.memory.forgetCached();
+    return outcome;
+  }
+
+  /** A rejection: the entry stays where it was said, no longer proposed. False when it was settled already. */
+  async decline(entry: MemoryEntry, prov: Provenance): Promise<boolean> {
+    const done = await this.db.$transaction(async (tx) => {
+      const r = await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, ...OPEN }, data: { proposedScope: null } });
+      if (r.count !== 1) return false;
+      await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "decline_share", oldText: entry.text, newText: entry.text }, prov);
+      return true;
+    });
+    if (done) this.memory.forgetCached();
+    return done;
+  }
+}
