@@ -14,6 +14,8 @@ import type { BenchOutcome } from "./run.ts";
 import { round, table } from "./lib/report.ts";
 import { PROJECT_ROOT } from "../src/ground/paths.ts";
 import { scanForWrite } from "../src/safety/scanner.ts";
+import { SCREEN_PROMPT } from "../src/safety/screen.ts";
+import { median } from "./lib/report.ts";
 
 const PROBES = join(PROJECT_ROOT, "test", "fixtures", "threats", "probes");
 
@@ -88,6 +90,13 @@ export async function run(): Promise<BenchOutcome> {
     ["benign, all", wrong.n, `${pct(wrong)}% false alarms`],
     ...[...benignByCategory].filter(([, t]) => t.hit > 0).map(([k, t]) => [`  ${k}`, t.n, `${t.hit} wrong`]),
   ];
+  // What one screening call costs, per shared write: the fixed prompt (marked for caching, but
+  // shorter than the smallest prefix the API caches, so paid each call) and the write itself,
+  // estimated at 4 characters a token (no tokenizer runs offline).
+  const tokens = (chars: number) => Math.ceil(chars / 4);
+  const writeTokens = [...hostile, ...benign].map((l) => tokens(`Seen by: everyone in the workspace\n<text>\n${l.text}\n</text>`.length));
+  const screen = { prefixTokens: tokens(SCREEN_PROMPT.length), writeTokensMedian: median(writeTokens), outputTokensMax: 200 };
+  rows.push(["screen call per shared write (estimated tokens)", writeTokens.length, `${screen.prefixTokens} prompt + ${screen.writeTokensMedian} write (median) in, <= ${screen.outputTokensMax} out`]);
   return {
     name: "probes",
     table: table(["probe set (test/fixtures/threats/probes)", "lines", "result"], rows),
@@ -97,6 +106,7 @@ export async function run(): Promise<BenchOutcome> {
       secretsRemovedPct: pct(secretTally),
       benign: wrong.n,
       falseAlarmPct: pct(wrong),
+      screen,
       byCategory: Object.fromEntries([...byCategory].map(([k, t]) => [k, pct(t)])),
       byLang: Object.fromEntries([...byLang].map(([k, t]) => [k, pct(t)])),
       falseAlarms: benign.filter(falseAlarm).map((l) => l.text),

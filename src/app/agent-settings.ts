@@ -32,6 +32,8 @@ export interface AgentSettings {
   access: AccessPolicy;
   /** How far a team write reaches without a teammate's approval, and who is trusted (default DEFAULT_TEAM_WRITES: approval, none). */
   teamWrites?: Partial<TeamWriteSettings>;
+  /** The model-judged screen of shared writes; absent or disabled, writes pass the patterns only. */
+  screen?: { enabled: boolean; model?: string; timeoutMs?: number };
   /** Messages per person per hour; 0 = unlimited. */
   rateLimitPerHour: number;
   /** The team persona's budget in characters (default DEFAULT_PERSONA_CHARS). */

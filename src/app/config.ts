@@ -148,6 +148,10 @@ export const configSchema = z.object({
   // ids like CAIRN_ADMINS; `/cairn teachers add` names more. `open`: every team write at once, as before.
   CAIRN_TEACHERS: csv.pipe(z.array(z.string().regex(/^(slack|discord|console):\S+$/, { message: "expected platform-prefixed ids like slack:U0123, discord:1234" }))),
   CAIRN_TEAM_WRITES: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["approval", "open"], { message: "expected approval (the default) or open" }).default("approval")),
+  /** The model-judged screen of shared writes (src/safety/screen.ts): on unless "off". */
+  CAIRN_SCREEN: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["on", "off"], { message: "expected on (the default) or off" }).default("on")),
+  /** The screen's model; the summary model when unset. */
+  CAIRN_SCREEN_MODEL: optionalString,
   // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone
   // in a workspace the bot is installed in.
   CAIRN_ALLOWED_USERS: csv,

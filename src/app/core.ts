@@ -23,11 +23,8 @@ import { DEFAULT_RECOVERY, Recovery } from "../turn/recovery.ts";
 import { RateLimiter } from "../admission/rate-limit.ts";
 import { RateStore } from "../admission/rate-store.ts";
 import { ClaimStore } from "../delivery/claim-store.ts";
-import { ToolRegistry, type Tool } from "../tools/registry.ts";
-import { memoryTool } from "../tools/memory.ts";
-import { skillTools } from "../tools/skills.ts";
-import { sessionSearchTool } from "../tools/search.ts";
-import { correctionTool } from "../tools/correction.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { turnTools, writeScreen } from "./turn-tools.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
@@ -143,9 +140,8 @@ export class Core implements CorePort {
 
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
-    const readable = (scope: Scope): Promise<string[]> => this.knowledge.readers.readable(scope);
-    const typed = correctionTool((scope, id) => this.learning.recordTypedCorrection(scope, id)) as Tool;
-    const tools: Tool[] = [memoryTool(this.memory) as Tool, ...skillTools(this.skills), sessionSearchTool(this.history, readable) as Tool, typed];
+    const screen = writeScreen(s, deps.model, metrics);
+    const tools = turnTools({ memory: this.memory, skills: this.skills, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
@@ -197,19 +193,8 @@ export class Core implements CorePort {
       log,
       now,
     });
-    this.intake = new Intake({
-      settings: s,
-      history: this.history,
-      sessions: this.sessions,
-      limiter: new RateLimiter(new RateStore(deps.database), s.rateLimitPerHour),
-      leases: this.leases,
-      recovery: this.recovery,
-      queue: turns,
-      runner,
-      metrics,
-      log,
-      now,
-    });
+    const limiter = new RateLimiter(new RateStore(deps.database), s.rateLimitPerHour);
+    this.intake = new Intake({ settings: s, history: this.history, sessions: this.sessions, limiter, leases: this.leases, recovery: this.recovery, queue: turns, runner, metrics, log, now });
 
     // Background: channel knowledge, the learning loop's jobs, the schedules.
     this.knowledge = new ChannelKnowledge({
@@ -239,6 +224,7 @@ export class Core implements CorePort {
       skillProposals: new SkillProposalStore(db, [this.skills]),
       shares: new ShareStore(db, this.memory, s.budgets),
       turnTools: tools,
+      screen,
       post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
       settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: learningSettings },
       log,

@@ -25,6 +25,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     recovery: { maxAgeMs: cfg.CAIRN_RECOVER_MAX_AGE_MINUTES * 60_000, orderWindowMs: cfg.CAIRN_ORDER_WINDOW_MS },
     access: accessPolicy({ admins: cfg.CAIRN_ADMINS, users: cfg.CAIRN_ALLOWED_USERS, channels: cfg.CAIRN_ALLOWED_CHANNELS, roles: cfg.CAIRN_ALLOWED_ROLES }),
     teamWrites: { mode: cfg.CAIRN_TEAM_WRITES, teachers: cfg.CAIRN_TEACHERS },
+    screen: { enabled: cfg.CAIRN_SCREEN === "on", ...(cfg.CAIRN_SCREEN_MODEL ? { model: cfg.CAIRN_SCREEN_MODEL } : {}) },
     rateLimitPerHour: cfg.CAIRN_RATE_LIMIT_PER_HOUR,
     personaChars: cfg.CAIRN_PERSONA_CHARS,
     knowledge: {

@@ -22,6 +22,7 @@ import type { SkillProposalStore } from "../skills/proposal-store.ts";
 import type { ShareStore } from "../memory/share-store.ts";
 import type { Tool } from "../tools/registry.ts";
 import type { EmojiReader, EmojiSignals } from "./emoji.ts";
+import type { WriteScreen } from "../safety/screen.ts";
 
 export interface LearningDeps {
   /**
@@ -46,6 +47,8 @@ export interface LearningDeps {
   shares: ShareStore;
   /** The turn's tools, in order: a review sends the same list (its cache prefix is the turns'), refusing all but memory and skills. */
   turnTools: readonly Tool[];
+  /** The model-judged screen a review's shared memory writes pass, as a turn's do (safety/screen.ts). */
+  screen?: WriteScreen;
   /** The core's post operation (adapter contract): stored, chunked (or in `rich` form), recorded as deliveries. */
   post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted>;
   settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };

@@ -24,6 +24,7 @@ import type { SkillProposal, SkillProposalStore } from "../skills/proposal-store
 import { textChange, type TextEdit } from "../skills/change.ts";
 import type { Logger } from "../ground/log.ts";
 import type { ReviewReport } from "./review-notice.ts";
+import type { WriteScreen } from "../safety/screen.ts";
 
 /** What one review wrote and suggested; its `record` is the review's ToolContext.onWrite. */
 export class ReviewLedger implements ReviewReport {
@@ -78,6 +79,8 @@ export interface ReviewToolDeps {
   proposals: SkillProposalStore;
   /** The turn's tools, in order (their definitions are sent); all but the review's own are refused. */
   turnTools?: readonly Tool[];
+  /** The screen a shared memory write passes (none: the patterns only). */
+  screen?: WriteScreen;
   ledger: ReviewLedger;
   signal: AbortSignal;
   log: Logger;
@@ -87,7 +90,7 @@ export interface ReviewToolDeps {
 
 /** A registry of the turn's tools, in its order: the review's own four guarded, the others refused. */
 export function reviewTools(deps: ReviewToolDeps): ToolRegistry {
-  const own = [memoryTool(deps.memory) as Tool, skillsListTool(deps.skills) as Tool, skillViewTool(deps.skills) as Tool, skillManageTool(deps.skills) as Tool];
+  const own = [memoryTool(deps.memory, deps.screen) as Tool, skillsListTool(deps.skills) as Tool, skillViewTool(deps.skills) as Tool, skillManageTool(deps.skills) as Tool];
   const byName = new Map(own.map((t) => [t.name, guarded(t, deps)]));
   const listed = deps.turnTools?.length ? deps.turnTools : own;
   const tools = [...listed.map((t) => byName.get(t.name) ?? refused(t)), ...own.filter((t) => !listed.some((l) => l.name === t.name)).map((t) => byName.get(t.name)!)];

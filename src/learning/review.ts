@@ -78,7 +78,7 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
   const skillsRead = p.kind === "memory" ? [] : ((await ctx.traces.get(scope, p.replyMessageId))?.skills ?? []);
   const prompt = p.kind === "memory" ? memoryReviewPrompt(promptInput) : p.kind === "skills" ? skillReviewPrompt({ ...promptInput, skillsRead }) : combinedReviewPrompt({ ...promptInput, skillsRead });
   const ledger = new ReviewLedger(s.reviewMaxWrites);
-  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, proposals: ctx.skillProposals, turnTools: ctx.turnTools, ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
+  const tools = reviewTools({ memory: ctx.memory, skills: ctx.skills, proposals: ctx.skillProposals, turnTools: ctx.turnTools, ...(ctx.screen ? { screen: ctx.screen } : {}), ledger, signal, log, onCall: (tool, result) => ctx.metrics.toolCall(tool, result) });
   // The tools, snapshot, speaker and summary are the conversation's, so the request's prefix (the
   // API's cache key starts with the tools, then the system prompt) is byte-identical to its turns':
   // a review reads what the conversation's turns cached.

@@ -18,11 +18,15 @@ import type { LearningContext } from "./context.ts";
 
 export type ShareJudgement = { kind: "closed" } | { kind: "own" } | { kind: "shared"; entry: MemoryEntry } | { kind: "rejected" } | { kind: "stale" } | { kind: "refused"; reason: string };
 
+/** A held write released: it reaches where it was asked to go. */
+const RELEASED = (by: string, entry: Pick<MemoryEntry, "scope" | "text">) =>
+  `✅ Approved by ${by} after the safety screen held it; saved for ${entry.scope === "team" ? "the whole workspace" : "this channel"} (from each person's next session): **${entry.text}**`;
+
 export const SHARED = (by: string, text: string) => `✅ Shared with the whole workspace by ${by} (from each person's next session): **${text}**`;
 
 /** A teammate's approval or rejection of an open proposal, with the rules above. */
 export async function judgeShare(ctx: LearningContext, entry: MemoryEntry, judgeBy: Person, verdict: "approve" | "reject", via: Pick<Provenance, "source" | "sourceMessageId">): Promise<ShareJudgement> {
-  if (entry.proposedScope === null || entry.status !== "active") return { kind: "closed" };
+  if (entry.proposedScope === null || (entry.status !== "active" && entry.status !== "held")) return { kind: "closed" };
   const admin = isAdmin(ctx.settings.access, await ctx.places.platformOf(scopeOfEntry(entry)), judgeBy.externalId);
   if (!admin && entry.createdById === judgeBy.id) {
     ctx.log.info({ entry: entry.id, verdict }, "the teacher's own judgement of a shared write does not count");
@@ -44,8 +48,9 @@ export async function judgeShare(ctx: LearningContext, entry: MemoryEntry, judge
 export function shareOutcome(j: ShareJudgement, by: string, entry: MemoryEntry): string | null {
   switch (j.kind) {
     case "shared":
-      return SHARED(by, j.entry.text);
+      return entry.status === "held" ? RELEASED(by, j.entry) : SHARED(by, j.entry.text);
     case "rejected":
+      if (entry.status === "held") return `${by} rejected what the safety screen held; it is not saved: **${entry.text}**`;
       return `${by} kept it where it was said, not shared with the whole workspace: **${entry.text}**`;
     case "refused":
       return `I could not share this with the whole workspace: ${j.reason}.`;

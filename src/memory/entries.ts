@@ -99,4 +99,10 @@ export interface ApplyOptions {
    * as it is. The person whose conversation it was confirms (see `confirm`).
    */
   review?: boolean;
+  /**
+   * Adds the safety screen held (safety/screen.ts), by operation index, with its reason: written with
+   * status "held" where they were asked to go, in no prompt, until a person other than the writer
+   * releases them (memory/share-store.ts) or rejects them.
+   */
+  held?: ReadonlyMap<number, string>;
 }

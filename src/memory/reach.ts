@@ -28,3 +28,9 @@ export function proposedLine(text: string, id: string, scope: Scope, replacing: 
     : `A ✅ from a teammate on your reply (or /cairn approve ${id}) shares it with the whole workspace.`;
   return `SAVED FOR ${scope.isDm ? "THE PERSON ONLY" : "THIS CHANNEL ONLY"}, NOT THE WHOLE TEAM: ${what} is in ${where} (id ${id}). ${how} Tell them so plainly, e.g. "Saved for ${scope.isDm ? "you" : "this channel"}. ${how}"`;
 }
+
+/** What the model is told of a write the safety screen held: why, where it would go, and what releases it. */
+export function heldLine(text: string, id: string, target: MemoryTarget, reason: string): string {
+  const where = target === "team" ? "the whole workspace" : target === "channel" ? "this channel" : "the person's profile";
+  return `HELD, NOT SAVED FOR ANYONE YET: "${text}" (id ${id}) was held by the safety screen (${reason}). It is in no one's memory until a teammate approves it (a ✅ on your reply, or /cairn approve ${id}); then it goes to ${where}. Tell the person plainly why it was held and what releases it.`;
+}

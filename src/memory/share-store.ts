@@ -20,6 +20,10 @@ import type { MemoryStore } from "./store.ts";
 export type ShareOutcome = { kind: "shared"; entry: MemoryEntry } | { kind: "closed" } | { kind: "stale" };
 
 const OPEN = { status: "active", proposedScope: "team" } as const;
+/** Held by the safety screen: written where it was asked to go, released by a person (`release`). */
+const HELD = { status: "held", proposedScope: { not: null } } as const;
+/** Either kind of proposal a teammate judges. */
+const JUDGED = { OR: [OPEN, HELD] };
 const NEWEST = [{ createdAt: "desc" as const }, { id: "desc" as const }];
 
 export class ShareStore {
@@ -39,7 +43,7 @@ export class ShareStore {
 
   /** Open proposals made by one person message (a ✅ on cairn's reply to it shares them). */
   async proposedFrom(scope: WorkspaceScope, sourceMessageId: number): Promise<MemoryEntry[]> {
-    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, sourceMessageId, ...OPEN }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, sourceMessageId, ...JUDGED }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   }
 
   /**
@@ -48,7 +52,9 @@ export class ShareStore {
    */
   async waiting(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<MemoryEntry[]> {
     const where = [{ scope: "channel", channelKey: { in: [...channels] } }, { scope: "user" }];
-    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, ...OPEN, OR: where }, orderBy: NEWEST });
+    // Held team writes are judged by anyone in the workspace; held channel writes by who reads the channel.
+    const held = [{ scope: "team" }, { scope: "channel", channelKey: { in: [...channels] } }];
+    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, OR: [{ ...OPEN, OR: where }, { ...HELD, OR: held }] }, orderBy: NEWEST });
   }
 
   /** The conversation a proposal was said in (its outcome is posted there); null for one without a source message. */
@@ -63,8 +69,9 @@ export class ShareStore {
     return workspace && conversation ? { workspace, conversation } : null;
   }
 
-  /** Moves an open proposal to the team. Throws MemoryError when team memory has no room for it. */
+  /** Moves an open proposal to the team, or releases a held write where it was asked to go. Throws MemoryError when there is no room for it. */
   async share(entry: MemoryEntry, prov: Provenance): Promise<ShareOutcome> {
+    if (entry.status === "held") return this.release(entry, prov);
     const outcome = await this.db.$transaction(async (tx): Promise<ShareOutcome> => {
       const row = await tx.memoryEntry.findFirst({ where: { id: entry.id, workspaceId: entry.workspaceId, ...OPEN } });
       if (!row) return { kind: "closed" };
@@ -95,12 +102,46 @@ export class ShareStore {
     return outcome;
   }
 
-  /** A rejection: the entry stays where it was said, no longer proposed. False when it was settled already. */
+  /** A held write made active where it was asked to go (its scope already), once its budget has room. */
+  private async release(entry: MemoryEntry, prov: Provenance): Promise<ShareOutcome> {
+    const outcome = await this.db.$transaction(async (tx): Promise<ShareOutcome> => {
+      const row = await tx.memoryEntry.findFirst({ where: { id: entry.id, workspaceId: entry.workspaceId, ...HELD } });
+      if (!row) return { kind: "closed" };
+      const target = row.scope as keyof MemoryBudgets;
+      const peers = await tx.memoryEntry.findMany({ where: { workspaceId: row.workspaceId, scope: row.scope, channelKey: row.channelKey, ownerId: row.ownerId, status: "active" } });
+      if (kindOf(row) === "lesson") {
+        if (peers.filter((e) => kindOf(e) === "lesson").length >= LESSON_LIMITS.perTarget) throw new MemoryError(`${target} memory holds ${LESSON_LIMITS.perTarget} lessons, its cap: consolidate its lessons first`);
+      } else {
+        const used = usedChars([...peers.filter((e) => kindOf(e) !== "lesson").map((e) => e.text), row.text]);
+        if (used > this.budgets[target]) throw new MemoryError(`${target} memory would hold ${used}/${this.budgets[target]} chars with it; consolidate it first`);
+      }
+      const won = await tx.memoryEntry.updateMany({ where: { id: row.id, ...HELD }, data: { status: "active", proposedScope: null } });
+      if (won.count !== 1) return { kind: "closed" };
+      await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: row.id, action: "release", oldText: null, newText: row.text }, { ...prov, reason: prov.reason ?? "released after the safety screen held it" });
+      return { kind: "shared", entry: { ...row, status: "active", proposedScope: null } };
+    });
+    if (outcome.kind !== "closed") this.memory.forgetCached();
+    return outcome;
+  }
+
+  /** A rejection: the entry stays where it was said, no longer proposed (a held one is archived). False when it was settled already. */
   async decline(entry: MemoryEntry, prov: Provenance): Promise<boolean> {
+    if (entry.status === "held") return this.archiveHeld(entry, prov);
     const done = await this.db.$transaction(async (tx) => {
       const r = await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, ...OPEN }, data: { proposedScope: null } });
       if (r.count !== 1) return false;
       await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "decline_share", oldText: entry.text, newText: entry.text }, prov);
+      return true;
+    });
+    if (done) this.memory.forgetCached();
+    return done;
+  }
+
+  private async archiveHeld(entry: MemoryEntry, prov: Provenance): Promise<boolean> {
+    const done = await this.db.$transaction(async (tx) => {
+      const r = await tx.memoryEntry.updateMany({ where: { id: entry.id, workspaceId: entry.workspaceId, ...HELD }, data: { status: "archived", proposedScope: null } });
+      if (r.count !== 1) return false;
+      await writeRevision(tx, { workspaceId: entry.workspaceId, entityType: "memory", entityId: entry.id, action: "reject_held", oldText: entry.text, newText: null }, prov);
       return true;
     });
     if (done) this.memory.forgetCached();

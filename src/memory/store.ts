@@ -21,7 +21,7 @@ import { RULES_VERSION } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
 import { confirmableWhere, pendingWhere, targetWhere, visibleWhere } from "./where.ts";
-import { hereOf, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
+import { heldLine, hereOf, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
 import { cleanForWrite, displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
 
 // What services import with the store: the vocabulary of entries (entries.ts) and the revision's provenance.
@@ -47,6 +47,8 @@ interface Working {
   replacesId?: string;
   /** Kept here (a channel, a profile) and proposed for the team: reach.ts. */
   proposed?: boolean;
+  /** Held by the safety screen, with its reason: written "held", shown nowhere until released. */
+  held?: string;
   /** How a new entry came to be in this batch. */
   action?: "add" | "replace" | "remove";
   /** Who wrote an existing entry (MemoryEntry.source). */
@@ -219,6 +221,12 @@ export class MemoryStore {
           const clean = cleanForWrite(op.content.trim(), where);
           const text = clean.text;
           if (clean.note) lines.push(clean.note);
+          const heldFor = opts.held?.get(i);
+          if (heldFor !== undefined) {
+            // Held by the screen: kept where it was asked to go, out of every prompt until released.
+            w.push({ id: null, kind: op.kind ?? "fact", text, original: null, removed: false, action: "add", held: heldFor });
+            continue;
+          }
           const proposed = op.target === "team" && reach === "here";
           const into = proposed ? await load(hereOf(scope)) : w;
           if ([...live, ...into.filter((e) => !e.removed)].some((e) => normalize(e.text) === normalize(text))) {
@@ -262,6 +270,9 @@ export class MemoryStore {
             `${where}"${displayEntry(hit)}" is a team rule: rules change only when a person approves a correction (a ✅ on its proposal), and admins archive them with /cairn forget ${hit.id}. Nothing was saved.`,
           );
         }
+        if (op.action === "replace" && opts.held?.has(i)) {
+          throw new MemoryError(`${where}the safety screen held this change (${opts.held.get(i)}), and an entry is not changed by held text. Nothing was saved. Add it as a new entry instead, which a teammate can approve.`);
+        }
         if (op.target === "team" && reach === "here" && op.action === "replace" && hit.id !== null) {
           // Changing what the whole workspace reads is a proposal too: kept here, replacing the team entry once approved.
           if (!op.content.trim()) throw new MemoryError(`${where}content is empty; to delete the entry use action 'remove'. Nothing was saved.`);
@@ -300,7 +311,7 @@ export class MemoryStore {
 
       const usage: ApplyOutcome["usage"] = [];
       for (const [target, w] of work) {
-        const kept = w.filter((e) => !e.removed && !e.pending);
+        const kept = w.filter((e) => !e.removed && !e.pending && e.held === undefined);
         // Facts are in every prompt, so they share the budget; lessons only count against their own cap.
         const live = kept.filter((e) => e.kind !== "lesson").map((e) => e.text);
         const lessons = kept.length - live.length;
@@ -337,9 +348,9 @@ export class MemoryStore {
                 // New text passed cleanForWrite (scanForWrite) just now; redaction only puts placeholders in.
                 scannedWith: RULES_VERSION,
                 kind: e.kind,
-                status: pending ? "pending" : "active",
+                status: e.held !== undefined ? "held" : pending ? "pending" : "active",
                 replacesId: e.replacesId ?? null,
-                proposedScope: e.proposed ? "team" : null,
+                proposedScope: e.held !== undefined ? target : e.proposed ? "team" : null,
                 source: prov.source,
                 createdById: prov.actorId,
                 sourceMessageId: prov.sourceMessageId,
@@ -349,10 +360,11 @@ export class MemoryStore {
             const action = e.action ?? "add";
             await writeRevision(
               tx,
-              { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: replaced ? `propose_${action}` : "add", oldText: replaced?.original ?? null, newText: e.text || null },
-              prov,
+              { workspaceId: scope.workspaceId, entityType: "memory", entityId: row.id, action: e.held !== undefined ? "hold" : replaced ? `propose_${action}` : "add", oldText: replaced?.original ?? null, newText: e.text || null },
+              e.held !== undefined ? { ...prov, reason: `held by the safety screen: ${e.held}` } : prov,
             );
-            if (e.proposed) lines.push(proposedLine(e.text, row.id, scope, replaced ? displayEntry(replaced) : null, pending));
+            if (e.held !== undefined) lines.push(heldLine(e.text, row.id, target, e.held));
+            else if (e.proposed) lines.push(proposedLine(e.text, row.id, scope, replaced ? displayEntry(replaced) : null, pending));
             else if (pending) lines.push(pendingLine(e.text, row.id, replaced, review));
             writes.push({ id: row.id, action, target, kind: e.kind, text: e.text, pending, ...(e.proposed ? { proposed: true as const } : {}) });
             changed++;

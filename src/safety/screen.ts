@@ -48,7 +48,10 @@ const Answer = z.object({
   reason: z.string().trim().max(300).default(""),
 });
 
-/** Fixed, so it is cached across calls; the text to judge comes after it, quoted as data. */
+/**
+ * Fixed, and marked for caching (it is paid in full while shorter than the API's smallest cached
+ * prefix: about 300 tokens a call, `npm run bench -- probes`); the text to judge comes after it, quoted.
+ */
 export const SCREEN_PROMPT = `You screen text that a team assistant is about to save in shared memory, where it will be shown to the assistant in later conversations with OTHER people of the workspace.
 Decide what the text is:
 - allow: a fact, decision, preference or procedure for the team (who owns what, how to deploy, when meetings are, a runbook step), even if it mentions security, passwords policy, approvals or admins.

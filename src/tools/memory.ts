@@ -1,7 +1,9 @@
 /** The `memory` tool: add / replace / remove entries of the speaker's profile, this channel, or the team. */
 import { z } from "zod";
 import { defineTool } from "./registry.ts";
-import { budgetHeader, type MemoryOp, type MemoryStore } from "../memory/store.ts";
+import { budgetHeader, MemoryError, type MemoryOp, type MemoryStore } from "../memory/store.ts";
+import { cleanForWrite } from "../memory/entries.ts";
+import { NO_SCREEN, type WriteScreen } from "../safety/screen.ts";
 
 const operation = z
   .object({
@@ -35,7 +37,43 @@ function toOp(o: z.infer<typeof operation>): MemoryOp {
   return { action: "remove", target: o.target, old_text: o.old_text ?? "" };
 }
 
-export function memoryTool(store: MemoryStore) {
+/** Who will see a write once it is in force: a profile is the speaker's alone and is not screened. */
+function reachOf(op: MemoryOp): string | null {
+  if (op.action === "remove" || op.target === "user") return null;
+  return op.target === "team" ? "everyone in the workspace" : "everyone in this channel";
+}
+
+/**
+ * The model-judged screen on every shared add or replace, in parallel, after the patterns: a block
+ * refuses the batch with the reason; a hold is handed to the store, which keeps that entry out of
+ * every prompt until a teammate releases it.
+ */
+async function screened(screen: WriteScreen, ops: readonly MemoryOp[]): Promise<Map<number, string>> {
+  const verdicts = await Promise.all(
+    ops.map(async (op, i) => {
+      const reach = reachOf(op);
+      if (!reach || op.action === "remove" || !op.content.trim()) return null;
+      // The patterns first (a block there is the store's to report); the screen reads the redacted text.
+      let text: string;
+      try {
+        text = cleanForWrite(op.content.trim(), "").text;
+      } catch {
+        return null;
+      }
+      return { i, verdict: await screen.judge({ text, reach }) };
+    }),
+  );
+  const held = new Map<number, string>();
+  for (const v of verdicts) {
+    if (!v || v.verdict.verdict === "allow") continue;
+    const where = ops.length > 1 ? `Operation ${v.i + 1}: ` : "";
+    if (v.verdict.verdict === "block") throw new MemoryError(`${where}Blocked by the safety screen: ${v.verdict.reason}. Nothing was saved. Memory holds facts and procedures for the team, not instructions about how to treat people.`);
+    held.set(v.i, v.verdict.reason);
+  }
+  return held;
+}
+
+export function memoryTool(store: MemoryStore, screen: WriteScreen = NO_SCREEN) {
   return defineTool({
     name: "memory",
     description: [
@@ -55,7 +93,9 @@ export function memoryTool(store: MemoryStore) {
       const source = ctx.source ?? "tool";
       const prov = { source, actorId: ctx.scope.personId, sourceMessageId: ctx.sourceMessageId, reason: ctx.reason ?? null };
       // A review's writes are held for the person where they touch the team or what a person wrote (MemoryStore.apply).
-      const outcome = await store.apply(ctx.scope, args.operations.map(toOp), prov, { review: source === "review" });
+      const ops = args.operations.map(toOp);
+      const held = await screened(screen, ops);
+      const outcome = await store.apply(ctx.scope, ops, prov, { review: source === "review", ...(held.size ? { held } : {}) });
       for (const w of outcome.writes) {
         ctx.onWrite?.({ kind: "memory", action: w.action, target: w.target, entryKind: w.kind, text: w.text, pendingId: w.pending ? w.id : null });
       }

@@ -40,8 +40,8 @@ export async function seedWhy(core: Core, database: Database, alice: Place, bob:
     bobFact: await entry({ scope: "user", kind: "fact", ownerId: bob.person.id, text: `Bob is allergic to peanuts ${tag}`, createdById: bob.person.id }),
     aliceLesson: await entry({ scope: "user", kind: "lesson", ownerId: alice.person.id, text: `ALWAYS explain package installs to Alice step by step ${tag}`, createdById: alice.person.id }),
     channelLesson: await entry({ scope: "channel", kind: "lesson", channelKey, text: `ALWAYS install packages with pnpm in this repo ${tag}`, createdById: bob.person.id }),
-    teamSkill: `team-install-${tag}`,
-    aliceSkill: `alice-notes-${tag}`,
+    teamSkill: `team-install-${letters(tag)}`,
+    aliceSkill: `alice-notes-${letters(tag)}`,
   };
   const prov = (p: Place) => ({ source: "tool" as const, actorId: p.person.id, sourceMessageId: null, reason: "seeded by the test" });
   await core.skills.create(scopeOf(alice), skillMd(seed.teamSkill, "Use when installing packages"), "team", prov(alice));
@@ -125,4 +125,9 @@ export function expectWhy(text: string, asker: "alice" | "bob", seed: WhySeed, t
   for (const id of dms) expect(text).not.toContain(`(message ${id})`);
   const count = 1 + aliceLessonShown + 1 + dms.size;
   expect(text).toContain(`${count} more items were private to someone else`);
+}
+
+/** A random tag's digits as letters: a skill name with a run of digits reads like a date or a ticket, and is refused. */
+function letters(tag: string): string {
+  return tag.replace(/\d/g, (d) => "abcdefghij"[Number(d)]!);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { checkConfig, ConfigError, configSchema, loadConfig } from "../../src/app/config.ts";
+import { agentSettings } from "../../src/app/settings.ts";
 
 describe("config", () => {
   it("applies defaults to an empty environment", () => {
@@ -35,6 +36,15 @@ describe("config", () => {
     const bad = checkConfig({ CAIRN_TEAM_WRITES: "sometimes", CAIRN_TEACHERS: "U1" });
     expect(bad.problems.join("\n")).toMatch(/CAIRN_TEAM_WRITES: expected approval \(the default\) or open/);
     expect(bad.problems.join("\n")).toMatch(/CAIRN_TEACHERS.*expected platform-prefixed ids/);
+  });
+
+  it("screens shared writes unless CAIRN_SCREEN=off, with the summary model unless one is named", () => {
+    const on = agentSettings(loadConfig({}));
+    expect(on.screen).toEqual({ enabled: true });
+    const named = agentSettings(loadConfig({ CAIRN_SCREEN: "ON", CAIRN_SCREEN_MODEL: "claude-haiku-5-5" }));
+    expect(named.screen).toEqual({ enabled: true, model: "claude-haiku-5-5" });
+    expect(agentSettings(loadConfig({ CAIRN_SCREEN: "off" })).screen).toEqual({ enabled: false });
+    expect(checkConfig({ CAIRN_SCREEN: "maybe" }).problems.join("\n")).toMatch(/CAIRN_SCREEN: expected on \(the default\) or off/);
   });
 
   it("names every wrong variable and what it expects", () => {

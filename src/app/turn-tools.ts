@@ -1,0 +1,42 @@
+/**
+ * The tools a turn offers the model, and the screen its shared memory writes pass: built once by
+ * the core (core.ts) and handed, in this order, to the turn's registry and the reviews (which send
+ * the same list so they read the turns' cached prefix).
+ */
+import type { Scope } from "../ground/types.ts";
+import type { Tool } from "../tools/registry.ts";
+import { memoryTool } from "../tools/memory.ts";
+import { skillTools } from "../tools/skills.ts";
+import { sessionSearchTool } from "../tools/search.ts";
+import { correctionTool } from "../tools/correction.ts";
+import { modelScreen, NO_SCREEN, type WriteScreen } from "../safety/screen.ts";
+import { instrumentModel } from "../agent/model-metrics.ts";
+import type { ModelClient } from "../agent/model.ts";
+import type { Metrics } from "../ops/metrics.ts";
+import type { MemoryStore } from "../memory/store.ts";
+import type { SkillStore } from "../skills/store.ts";
+import type { HistoryStore } from "../history/store/store.ts";
+import type { AgentSettings } from "./agent-settings.ts";
+
+/** How long a write waits for the screen before it is held unchecked. */
+const SCREEN_TIMEOUT_MS = 15_000;
+
+export function writeScreen(s: AgentSettings, model: ModelClient, metrics: Metrics): WriteScreen {
+  if (!s.screen?.enabled) return NO_SCREEN;
+  return modelScreen(instrumentModel(model, metrics, "screen"), { model: s.screen.model ?? s.summaryModel, timeoutMs: s.screen.timeoutMs ?? SCREEN_TIMEOUT_MS });
+}
+
+export interface TurnToolDeps {
+  memory: MemoryStore;
+  skills: SkillStore;
+  history: HistoryStore;
+  screen: WriteScreen;
+  /** The channels whose kept messages a scope may search. */
+  readable(scope: Scope): Promise<string[]>;
+  /** A correction typed in words, to the learning loop. */
+  recordCorrection: Parameters<typeof correctionTool>[0];
+}
+
+export function turnTools(d: TurnToolDeps): Tool[] {
+  return [memoryTool(d.memory, d.screen) as Tool, ...skillTools(d.skills), sessionSearchTool(d.history, d.readable) as Tool, correctionTool(d.recordCorrection) as Tool];
+}
