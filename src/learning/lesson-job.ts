@@ -38,6 +38,10 @@ export const RULE_PROMOTED = (rule: string, earlier: string) =>
 export const RULE_PENDING = (rule: string, earlier: string, replaces: string) =>
   `The same correction was made before (${earlier}), but it contradicts the team rule "${replaces}". React ✅ to replace that rule with: **${rule}**`;
 
+/** A channel lesson the screen held: in no prompt until a teammate approves it. */
+const LESSON_HELD = (lesson: MemoryEntry, reason: string) =>
+  `I kept this lesson aside: the safety screen held it (${reason}). It is in no one's answers until a teammate approves it (\`/cairn approve ${lesson.id}\`, or Approve in the team view): **${lesson.text}**`;
+
 export function lessonJob(ctx: LearningContext) {
   return defineJob({
     kind: "lesson",
@@ -68,6 +72,12 @@ export function lessonJob(ctx: LearningContext) {
         correction: text,
         candidates: candidates.map((c) => ({ id: c.id, kind: c.kind, text: c.text })),
       });
+      // A channel lesson is in front of everyone there: the model-judged screen reads it first (a DM's is the person's own).
+      const screened = dm || !ctx.screen ? ({ verdict: "allow" } as const) : await ctx.screen.judge({ text: d.rule, reach: "everyone in this channel" });
+      if (screened.verdict === "block") {
+        if (await ctx.corrections.drop(correction.id)) await postIn(ctx, place, `I did not save that as a lesson: the safety screen refused it (${screened.reason}). Lessons say how the team works, not how to treat people.`);
+        return;
+      }
       const same = d.sameAs ? (candidates.find((c) => c.id === d.sameAs) ?? null) : null;
       const lessonCase: LessonCase = {
         question: place.question ? excerpt(place.question.text, 1000) : null,
@@ -98,6 +108,7 @@ export function lessonJob(ctx: LearningContext) {
           quote,
           origin: JSON.stringify(lessonCase),
           prov,
+          ...(screened.verdict === "hold" ? { held: screened.reason } : {}),
         });
       } catch (err) {
         if (!(err instanceof MemoryError)) throw err;
@@ -108,6 +119,10 @@ export function lessonJob(ctx: LearningContext) {
       ctx.log.info({ correction: correction.id, lesson: lesson.id, byModel: d.byModel, same: same?.id ?? null }, "lesson learned");
       if (dm) {
         await postIn(ctx, place, LESSON_SAVED_DM(lesson.text));
+        return;
+      }
+      if (screened.verdict === "hold") {
+        await postIn(ctx, place, LESSON_HELD(lesson, screened.reason));
         return;
       }
       await settleChannelLesson(ctx, place, lesson, lessonCase, d, same, candidates);

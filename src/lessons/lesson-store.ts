@@ -42,6 +42,8 @@ export interface LessonInput {
   quote: string;
   origin: string;
   prov: Provenance;
+  /** The safety screen held it (its reason): written "held", in no prompt until a teammate releases it. */
+  held?: string;
 }
 
 export async function saveLesson(tx: Tx, input: LessonInput): Promise<MemoryEntry> {
@@ -64,14 +66,16 @@ export async function saveLesson(tx: Tx, input: LessonInput): Promise<MemoryEntr
       quote,
       origin: input.origin,
       kind: "lesson",
-      status: "active",
+      status: input.held === undefined ? "active" : "held",
+      ...(input.held === undefined ? {} : { proposedScope: input.target }),
       scannedWith: RULES_VERSION,
       source: input.prov.source,
       createdById: input.prov.actorId,
       sourceMessageId: input.prov.sourceMessageId,
     },
   });
-  await writeRevision(tx, { workspaceId: input.workspaceId, entityType: "memory", entityId: row.id, action: "add", oldText: null, newText: text }, input.prov);
+  const held = input.held === undefined ? {} : { reason: `held by the safety screen: ${input.held}` };
+  await writeRevision(tx, { workspaceId: input.workspaceId, entityType: "memory", entityId: row.id, action: input.held === undefined ? "add" : "hold", oldText: null, newText: text }, { ...input.prov, ...held });
   return row;
 }
 
