@@ -5,6 +5,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type { ModelClient } from "../../src/agent/model.ts";
+import { SCREEN_PROMPT } from "../../src/safety/screen.ts";
 
 export type Reply = { text: string } | { toolUse: { name: string; input: unknown }[] };
 
@@ -12,6 +13,14 @@ export interface FakeModel extends ModelClient {
   requests: Anthropic.MessageCreateParamsNonStreaming[];
   /** Milliseconds spent inside create() (its own delay included). */
   spentMs: number;
+  /** Calls of the safety screen (answered "allow", not recorded among `requests`: no prompt of a turn). */
+  screenCalls: number;
+}
+
+/** The screen's request: its fixed prompt is the system text. */
+function isScreen(params: Anthropic.MessageCreateParamsNonStreaming): boolean {
+  const system = typeof params.system === "string" ? params.system : (params.system ?? []).map((b) => b.text).join("");
+  return system === SCREEN_PROMPT;
 }
 
 let ids = 0;
@@ -42,7 +51,13 @@ export function fakeModel(respond: (req: Anthropic.MessageCreateParamsNonStreami
   const fake: FakeModel = {
     requests: [],
     spentMs: 0,
+    screenCalls: 0,
     async create(params) {
+      // The benchmarks' conventions are the team's own: the screen lets them through, as a model would.
+      if (isScreen(params)) {
+        fake.screenCalls++;
+        return message(params.model, { text: '{"verdict": "allow"}' });
+      }
       const t0 = performance.now();
       if (opts.record) fake.requests.push(structuredClone(params));
       if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
