@@ -4,6 +4,9 @@
  * tokenizer ships here), the share of each prompt that is byte-identical to the previous prompt's
  * start (what prompt caching can reuse), and the total against the baseline of sending the whole
  * history every turn (same system prompt and tools, measured on the same run).
+ *
+ * Provenance: what naming each shared item's teacher and date adds to a snapshot, per item, on a
+ * workspace of typical size (20 facts, 4 team rules, 6 skills; names of 3 to 12 characters).
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import { openBenchDatabase } from "./lib/db.ts";
@@ -12,6 +15,8 @@ import { fakeModel, lastUserText } from "./lib/model.ts";
 import { rng } from "./lib/seed.ts";
 import { mean, percentile, round, table } from "./lib/report.ts";
 import type { BenchOutcome } from "./run.ts";
+import { PROVENANCE_FRAMING, renderShared, type SharedSnapshotInput } from "../src/agent/prompt.ts";
+import type { MemoryEntry } from "../src/memory/store.ts";
 
 const TURNS = 300;
 const TOPICS = ["the staging deploy", "the billing migration", "flaky e2e tests", "the on-call rota", "the Q3 roadmap", "API rate limits", "the design review", "customer onboarding"];
@@ -37,6 +42,33 @@ function commonPrefix(a: string, b: string): number {
   let i = 0;
   while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
   return i;
+}
+
+/** The snapshot of a typical workspace rendered with and without its teachers: characters added. */
+function provenanceCost(): { items: number; addedChars: number; perItem: number; snapshotGrowthPct: number; framingChars: number } {
+  const names = ["Ana", "Bob Smith", "Chidi", "Dana Okafor", "Eun-ji Park", "Fatima"];
+  const teachers = new Map(names.map((n, i) => [`p${i}`, n]));
+  const at = (i: number) => new Date(Date.UTC(2026, 10, 1 + (i % 28), 9));
+  const entry = (i: number, scope: string, kind = "fact"): MemoryEntry =>
+    ({ id: `e${i}`, scope, kind, text: `${TOPICS[i % TOPICS.length]}: the agreed way, written down after the review ${i}`, createdById: `p${i % names.length}`, createdAt: at(i), quote: kind === "rule" ? "please always do it this way" : null }) as MemoryEntry;
+  const team = Array.from({ length: 12 }, (_, i) => entry(i, "team"));
+  const channel = Array.from({ length: 8 }, (_, i) => entry(20 + i, "channel"));
+  const rules = Array.from({ length: 4 }, (_, i) => entry(40 + i, "team", "rule"));
+  const skills = Array.from({ length: 6 }, (_, i) => ({ name: `procedure-${i}`, description: `Use when handling ${TOPICS[i]}`, createdById: `p${i % names.length}`, createdAt: at(i) }));
+  const input: SharedSnapshotInput = {
+    now: at(0),
+    place: "channel C1 (slack; several people may take part)",
+    blocks: [
+      { target: "team", entries: team, used: 1_000, limit: 2_200 },
+      { target: "channel", entries: channel, used: 700, limit: 1_500 },
+    ],
+    rules,
+    skills,
+  };
+  const without = renderShared(input).length;
+  const added = renderShared({ ...input, teachers }).length - without;
+  const items = team.length + channel.length + rules.length + skills.length;
+  return { items, addedChars: added, perItem: round(added / items, 1), snapshotGrowthPct: round((100 * added) / without, 1), framingChars: PROVENANCE_FRAMING.length + 3 };
 }
 
 export async function run(): Promise<BenchOutcome> {
@@ -84,6 +116,7 @@ export async function run(): Promise<BenchOutcome> {
       baselineFullHistoryTokens: round(fullHistory.reduce((a, b) => a + b, 0) / 4, 0),
       totalVsBaseline: round(tokens.reduce((a, b) => a + b, 0) / (fullHistory.reduce((a, b) => a + b, 0) / 4), 3),
       contextAtTurn300: { historyChars: historyNow, fullHistoryChars: turns[last]!.history, share: round((100 * historyNow) / turns[last]!.history, 1) },
+      provenance: provenanceCost(),
       settings: { historyCharLimit: settings.historyCharLimit, historyKeepMessages: settings.historyKeepMessages },
       goal: { cacheStablePrefix: ">= 90% on consecutive turns", contextAtTurn300: "<= 10% of full history" },
     };
@@ -101,6 +134,9 @@ export async function run(): Promise<BenchOutcome> {
           ["baseline: full history every turn", result.baselineFullHistoryTokens],
           ["total / baseline", result.totalVsBaseline],
           ["history sent at turn 300, % of full", result.contextAtTurn300.share],
+          ["provenance: chars per shared item", result.provenance.perItem],
+          ["provenance: snapshot growth, % (30 items)", result.provenance.snapshotGrowthPct],
+          ["provenance: framing sentence, chars (once)", result.provenance.framingChars],
         ],
       ),
     ].join("\n");

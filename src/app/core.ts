@@ -24,7 +24,7 @@ import { RateLimiter } from "../admission/rate-limit.ts";
 import { RateStore } from "../admission/rate-store.ts";
 import { ClaimStore } from "../delivery/claim-store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import { turnTools, writeScreen } from "./turn-tools.ts";
+import { turnTools, writeScreen, type SkillReach } from "./turn-tools.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
@@ -75,6 +75,8 @@ export class Core implements CorePort {
   readonly teachers: TeacherStore;
   readonly trust: TeamTrust;
   readonly skills: SkillStore;
+  /** Where a skill written in a conversation (a turn, `/cairn learn`) goes, as memory: tools/skill-reach.ts. */
+  readonly skillReach: SkillReach;
   readonly persona: PersonaStore;
   readonly revisions: RevisionStore;
   readonly curation: CurationStore;
@@ -141,7 +143,9 @@ export class Core implements CorePort {
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
     const screen = writeScreen(s, deps.model, metrics);
-    const tools = turnTools({ memory: this.memory, skills: this.skills, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
+    const skillProposals = new SkillProposalStore(db, [this.skills]);
+    this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: skillProposals, screen };
+    const tools = turnTools({ memory: this.memory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
@@ -221,7 +225,7 @@ export class Core implements CorePort {
       traces: new TraceStore(db),
       lessons: new LessonStore(db, this.memory),
       reviews: new ReviewStore(db),
-      skillProposals: new SkillProposalStore(db, [this.skills]),
+      skillProposals,
       shares: new ShareStore(db, this.memory, s.budgets),
       turnTools: tools,
       screen,
@@ -357,8 +361,7 @@ export class Core implements CorePort {
   }
 
   async endSession(inbound: Inbound, reason: "request" | "restart"): Promise<void> {
-    const place = await this.history.resolve(inbound);
-    const scope = scopeOf(place);
+    const scope = scopeOf(await this.history.resolve(inbound));
     await this.sessions.end(scope, reason);
     // The conversation ended: its review, if enough was said since the last (review-triggers.ts).
     await this.learning.conversationEnded(scope).catch((err: unknown) => this.deps.log.warn({ err: errText(err) }, "could not queue the review of an ended conversation"));
@@ -391,7 +394,6 @@ export class Core implements CorePort {
   get settings(): AgentSettings {
     return this.deps.settings;
   }
-
   get log(): Logger {
     return this.deps.log;
   }

@@ -1,12 +1,14 @@
 /**
- * The tools a turn offers the model, and the screen its shared memory writes pass: built once by
+ * The tools a turn offers the model, and the screen its shared memory and skill writes pass: built once by
  * the core (core.ts) and handed, in this order, to the turn's registry and the reviews (which send
  * the same list so they read the turns' cached prefix).
  */
 import type { Scope } from "../ground/types.ts";
 import type { Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
-import { skillTools } from "../tools/skills.ts";
+import { skillTools, type SkillReach } from "../tools/skills.ts";
+
+export type { SkillReach };
 import { sessionSearchTool } from "../tools/search.ts";
 import { correctionTool } from "../tools/correction.ts";
 import { modelScreen, NO_SCREEN, type WriteScreen } from "../safety/screen.ts";
@@ -31,6 +33,8 @@ export interface TurnToolDeps {
   skills: SkillStore;
   history: HistoryStore;
   screen: WriteScreen;
+  /** Where a shared skill write goes (tools/skill-reach.ts): it passes the same screen. */
+  skillReach: SkillReach;
   /** The channels whose kept messages a scope may search. */
   readable(scope: Scope): Promise<string[]>;
   /** A correction typed in words, to the learning loop. */
@@ -38,5 +42,5 @@ export interface TurnToolDeps {
 }
 
 export function turnTools(d: TurnToolDeps): Tool[] {
-  return [memoryTool(d.memory, d.screen) as Tool, ...skillTools(d.skills), sessionSearchTool(d.history, d.readable) as Tool, correctionTool(d.recordCorrection) as Tool];
+  return [memoryTool(d.memory, d.screen) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable) as Tool, correctionTool(d.recordCorrection) as Tool];
 }

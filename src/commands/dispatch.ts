@@ -56,13 +56,13 @@ const HELP = `**cairn** remembers what your team teaches it.
 - Talk to it in a DM, or mention it in a channel; it follows the thread after that.
 - Tell it your preferences ("I prefer bullet points"), team conventions and decisions: it saves them.
 - It keeps a shared library of skills (procedures) the whole team can use and improve.
-- What you tell it in a DM stays yours. What you ask it to remember for the team stays where you said it (this channel, or yours from a DM) until a teammate approves it with ✅ or \`approve <id>\`.
+- What you tell it in a DM stays yours. What you ask it to remember for the team, and a team skill you make, stays where you said it (this channel, or yours from a DM) until a teammate approves it with ✅ or \`approve <id>\`; a change to a team skill waits for their approval too.
 Commands:
 \`help\` this text · \`me\` what cairn knows about you · \`team\` the team's rules, lessons, proposals and memory · \`skills\` the skill library · \`new\` start a fresh session
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, facts, skills, searches; on Slack and Discord, *Why this answer?* on any answer of mine)
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule, change to a team skill, or fact for the whole team (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins)
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule, team skill or change to one, or fact for the whole team (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins)
 \`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
 \`listen on|off|status\` keep this channel's messages so people who can read it can ask what was said (on/off: admins) · \`listen exclude-me\` leave yours out
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends

@@ -11,7 +11,9 @@
  * Every write of the run carries provenance source "learn", the asker as actor, and where the
  * material came from: from a thread, its newest message and "learned from thread <key>".
  * The material passes the content scanner first (a blocked text is not sent to the model), and
- * the store scans every write again.
+ * the store scans every write again. Writes go where a turn's would (tools/skill-reach.ts): a team
+ * skill of someone not trusted to share alone is kept in the channel and proposed for the team, a
+ * change to a team skill is proposed, and shared writes pass the safety screen; the answer says so.
  */
 import { z } from "zod";
 import type { Inbound } from "../ground/types.ts";
@@ -26,7 +28,7 @@ import { ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { ToolError, ToolRegistry, type Tool, type ToolContext } from "../tools/registry.ts";
 import { UserFacingError } from "../ground/errors.ts";
-import { skillTools } from "../tools/skills.ts";
+import { skillTools, type SkillReach } from "../tools/skills.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import { errText } from "../ground/log.ts";
@@ -40,6 +42,8 @@ export const NOTHING_TO_LEARN = "There is nothing in this conversation for me to
 export interface LearnDeps {
   history: HistoryStore;
   skills: SkillStore;
+  /** Where a shared skill goes and the screen it passes, as for a turn's writes. */
+  skillReach: SkillReach;
   learning: Pick<Learning, "model">;
   settings: { maxTokens: number; toolIterations: number };
   log: Logger;
@@ -140,6 +144,8 @@ const ManageArgs = z.looseObject({ action: z.string(), name: z.string(), content
 interface Written {
   name: string;
   action: string;
+  /** Kept for a teammate's approval instead of written as asked. */
+  proposalId: string | null;
 }
 
 /** What the run's skill_manage calls did: each successful write, and the last refusal. */
@@ -154,7 +160,7 @@ const LEARN_ACTIONS = new Set(["create", "patch", "edit", "write_file"]);
 /** The skill tools, attributed to the learn run, with every write noted. */
 function learnTools(deps: LearnDeps, outcome: Outcome): ToolRegistry {
   // Attribution (source learn, the thread's newest message, the reason) comes from the ToolContext the run passes.
-  const tools = skillTools(deps.skills).map((tool): Tool => {
+  const tools = skillTools(deps.skills, deps.skillReach).map((tool): Tool => {
     if (tool.name !== "skill_manage") return tool;
     return {
       ...tool,
@@ -171,10 +177,11 @@ function learnTools(deps: LearnDeps, outcome: Outcome): ToolRegistry {
           }
         }
         try {
-          const out = await tool.run(args, ctx);
+          let proposalId: string | null = null;
+          const out = await tool.run(args, { ...ctx, onWrite: (w) => void (w.kind === "skill" && (proposalId = w.proposalId ?? null)) });
           if (a.success) {
             const parsed = a.data.action === "create" && a.data.content ? parseSkillMd(a.data.content) : null;
-            outcome.written.push({ name: parsed?.ok ? parsed.skill.name : a.data.name, action: a.data.action });
+            outcome.written.push({ name: parsed?.ok ? parsed.skill.name : a.data.name, action: a.data.action, proposalId });
           }
           return out;
         } catch (err) {
@@ -236,14 +243,28 @@ async function run(deps: LearnDeps, place: Place, material: Material): Promise<C
   return { text: `I read ${material.from} but saved nothing${said ? ` (${excerpt(said, 300)})` : ""}.`, ephemeral: true };
 }
 
+/** One skill the run wrote, and where it went: a proposal waits for a teammate (not the asker). */
+function learnedLine(name: string, created: boolean, skill: { name: string; description: string; scope: string } | null, proposalId: string | null): string {
+  const about = skill ? `: ${skill.description}` : "";
+  if (proposalId === null) return `- ${created ? "Created" : "Patched"} \`${skill?.name ?? name}\`${about}`;
+  const approve = `\`approve ${proposalId}\``;
+  if (!created) return `- Proposed a change to team skill \`${name}\`: a teammate's ${approve} (or Approve in \`team\`) applies it`;
+  // Not found: the safety screen held it, so it is in no index yet.
+  if (!skill) return `- Held \`${name}\` for a teammate's review (the safety screen could not clear it): a teammate's ${approve} saves it`;
+  return `- Created \`${skill.name}\` for ${skill.scope === "user" ? "you" : "this channel"} only${about}. A teammate's ${approve} (or Approve in \`team\`) shares it with the whole workspace`;
+}
+
 async function answer(deps: LearnDeps, place: Place, material: Material, written: readonly Written[], brokeOff: boolean): Promise<string> {
   const byName = new Map<string, Set<string>>();
-  for (const w of written) byName.set(w.name, (byName.get(w.name) ?? new Set()).add(w.action));
+  const proposed = new Map<string, string>();
+  for (const w of written) {
+    byName.set(w.name, (byName.get(w.name) ?? new Set()).add(w.action));
+    if (w.proposalId) proposed.set(w.name, w.proposalId);
+  }
   const lines: string[] = [];
   for (const [name, actions] of byName) {
     const skill = await deps.skills.find(scopeOf(place), name);
-    const verb = actions.has("create") ? "Created" : "Patched";
-    lines.push(`- ${verb} \`${skill?.name ?? name}\`${skill ? `: ${skill.description}` : ""}`);
+    lines.push(learnedLine(name, actions.has("create"), skill, proposed.get(name) ?? null));
   }
   return [
     `**Learned from ${material.from}** (asked by ${nameOf(place.person)})`,

@@ -1,7 +1,7 @@
 /**
  * `/cairn approve <id>` and `/cairn reject <id>`: a proposal judged by id, with the same rules as ✅
- * on its post: a proposed team rule (learning/approvals.ts) or a review's change to a team skill
- * (learning/skill-proposals.ts), or something a person asked cairn to remember for the team, kept
+ * on its post: a proposed team rule (learning/approvals.ts), a change to a team skill or a skill
+ * proposed for the team (learning/skill-proposals.ts), or something a person asked cairn to remember for the team, kept
  * where it was said until a teammate shares it (learning/shares.ts). The outcome is also posted where the proposal was, so the channel
  * that saw it sees what became of it.
  */
@@ -47,6 +47,11 @@ function ruleAnswer({ entry, judgement }: Extract<Judged, { of: "rule" }>, verdi
 
 function skillAnswer({ proposal, judgement }: Extract<Judged, { of: "skill" }>, verdict: "approve" | "reject"): CommandReply {
   const skill = `team skill \`${proposal.name}\``;
+  // A skill proposed for a scope (kept where it was made, or held by the safety screen): moved there, or not.
+  if (proposal.toScope !== null && judgement.kind === "applied") {
+    return { text: `Approved: skill \`${proposal.name}\` is for ${proposal.toScope === "team" ? "the whole workspace" : "its channel"} now (from each person's next session).`, ephemeral: true, outcome: "done" };
+  }
+  if (proposal.toScope !== null && judgement.kind === "rejected") return { text: `Rejected: skill \`${proposal.name}\` is not shared.`, ephemeral: true, outcome: "done" };
   switch (judgement.kind) {
     case "closed":
       return { text: `That proposal is no longer waiting: it was already ${judgement.status === "pending" ? "decided" : judgement.status}.`, ephemeral: true, outcome: "not_found" };

@@ -86,6 +86,9 @@ export class ErasureStore {
         await tx.revision.updateMany({ where: { workspaceId, actorId: personId }, data: { actorId: null } });
         await tx.skillProposal.updateMany({ where: { workspaceId, proposedById: personId }, data: { proposedById: null } });
         await tx.skillProposal.updateMany({ where: { workspaceId, decidedById: personId }, data: { decidedById: null } });
+        // Prompt snapshots name who taught each shared item: every open session of the workspace
+        // takes a new one, so no running session keeps their name (the text stays, unnamed).
+        await tx.chatSession.updateMany({ where: { conversation: { workspaceId }, endedAt: null, snapshot: { not: null } }, data: { snapshot: null } });
       }
       return tallied(plan, { proposals: proposals.count, channelMessages: channelMessages.count, messages: authored.count + replies.count, sessionsCleared: cleared.count, anonymized });
     });

@@ -51,7 +51,8 @@ export function feedbackJob(ctx: LearningContext) {
         ctx.log.info({ reply: p.replyMessageId }, "reaction from someone outside the DM ignored");
         return;
       }
-      if (p.action === "added" && ctx.signals.approves(p.emoji) && ((await approveProposal(ctx, place, p.reactorId)) || (await approveSkillProposal(ctx, place, p.reactorId)) || (await approveShare(ctx, place, p.reactorId)))) return;
+      // One turn may have asked for both a skill and a fact for the team: the ✅ judges each.
+      if (p.action === "added" && ctx.signals.approves(p.emoji) && ((await approveProposal(ctx, place, p.reactorId)) || [await approveSkillProposal(ctx, place, p.reactorId), await approveShare(ctx, place, p.reactorId)].some(Boolean))) return;
       const signal = p.signal ?? ctx.signals.signal(p.emoji);
       if (!signal) return;
       const delta = p.action === "added" ? 1 : -1;

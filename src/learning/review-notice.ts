@@ -27,12 +27,16 @@ export function pendingIds(report: ReviewReport): string[] {
 export function reviewNotice(mode: ReviewNotice, report: ReviewReport, name: string): string | null {
   if (mode === "off" || (report.writes.length === 0 && report.proposals.length === 0)) return null;
   const memory = report.writes.filter((w): w is MemoryWrite => w.kind === "memory");
-  const skills = report.writes.filter((w): w is SkillWrite => w.kind === "skill");
+  // A skill write the safety screen held is a proposal, not a change (tools/skill-reach.ts).
+  const all = report.writes.filter((w): w is SkillWrite => w.kind === "skill");
+  const skills = all.filter((w) => !w.proposalId);
   const lines = mode === "brief" ? briefLines(memory.filter((w) => !w.pendingId), skills) : verboseLines(memory, skills);
   const suggested = [...new Set(report.proposals.map((p) => `\`${p.name}\``))];
   if (suggested.length) {
     lines.push(`Suggested a change to team skill ${list(suggested)}: not applied, since team skills change only when someone asks me to.`);
   }
+  const held = [...new Set(all.filter((w) => w.proposalId).map((w) => `\`${w.name}\``))];
+  if (held.length) lines.push(`Held for a teammate's approval by the safety screen: a change to skill ${list(held)} (see \`team\`).`);
   const waiting = confirmLine(memory.filter((w) => w.pendingId), name);
   if (waiting) lines.push(waiting);
   return lines.join("\n");

@@ -24,7 +24,8 @@ import type { SkillProposal, SkillProposalStore } from "../skills/proposal-store
 import { textChange, type TextEdit } from "../skills/change.ts";
 import type { Logger } from "../ground/log.ts";
 import type { ReviewReport } from "./review-notice.ts";
-import type { WriteScreen } from "../safety/screen.ts";
+import { NO_SCREEN, type WriteScreen } from "../safety/screen.ts";
+import { WORKSPACE_REACH } from "../memory/reach.ts";
 
 /** What one review wrote and suggested; its `record` is the review's ToolContext.onWrite. */
 export class ReviewLedger implements ReviewReport {
@@ -90,7 +91,9 @@ export interface ReviewToolDeps {
 
 /** A registry of the turn's tools, in its order: the review's own four guarded, the others refused. */
 export function reviewTools(deps: ReviewToolDeps): ToolRegistry {
-  const own = [memoryTool(deps.memory, deps.screen) as Tool, skillsListTool(deps.skills) as Tool, skillViewTool(deps.skills) as Tool, skillManageTool(deps.skills) as Tool];
+  // Team skills' reach is decided by the guard below (admit); the tool screens the review's channel skill writes.
+  const reach = { reachOf: WORKSPACE_REACH, proposals: deps.proposals, screen: deps.screen ?? NO_SCREEN };
+  const own = [memoryTool(deps.memory, deps.screen) as Tool, skillsListTool(deps.skills) as Tool, skillViewTool(deps.skills) as Tool, skillManageTool(deps.skills, reach) as Tool];
   const byName = new Map(own.map((t) => [t.name, guarded(t, deps)]));
   const listed = deps.turnTools?.length ? deps.turnTools : own;
   const tools = [...listed.map((t) => byName.get(t.name) ?? refused(t)), ...own.filter((t) => !listed.some((l) => l.name === t.name)).map((t) => byName.get(t.name)!)];

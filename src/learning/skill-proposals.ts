@@ -2,7 +2,9 @@
  * Team skills improve by proposal: a review's edit of a team skill (patch the skill, the umbrella
  * skill, or a support file) is kept as a proposal (src/skills/proposal-store.ts), posted with its
  * diff where the conversation was, and applied by a teammate: ✅ on the post, `/cairn approve <id>`
- * or the Approve button; `/cairn reject <id>` drops it.
+ * or the Approve button; `/cairn reject <id>` drops it. A turn's proposals (tools/skill-reach.ts:
+ * a change to a team skill, a skill asked for the team and kept in the channel, one the safety
+ * screen held) are judged the same way, the ✅ on cairn's reply to the message that asked.
  *
  * Rules, as for team rules (approvals.ts): the proposer (the person whose conversation was
  * reviewed) does not judge their own proposal; an admin's judgement counts, their own included.
@@ -30,9 +32,13 @@ export type SkillJudgement =
 /** Which text of the skill a proposal changes. */
 export const proposalTarget = (p: Pick<SkillProposal, "path" | "oldText">): string => (p.path === null ? "SKILL.md" : p.oldText === null ? `a new file ${p.path}` : p.path);
 
+/** Who a skill proposed for a scope would be for. */
+const forWhom = (toScope: string): string => (toScope === "team" ? "the whole team" : toScope === "channel" ? "its channel" : "its author");
+
 /** One line about a proposal: the skill, the text, the size of the change, why. */
 export function proposalSummary(p: SkillProposal): string {
   const { added, removed } = diffCounts(p.oldText, p.newText);
+  if (p.toScope !== null) return `New skill \`${p.name}\` for ${forWhom(p.toScope)} (+${added} lines): ${p.reason}`;
   return `Change to team skill \`${p.name}\` (${proposalTarget(p)}, +${added} −${removed} lines): ${p.reason}`;
 }
 
@@ -95,8 +101,10 @@ export async function announceSkill(ctx: LearningContext, place: Pick<ReplyPlace
 export function skillOutcome(j: SkillJudgement, by: string, p: SkillProposal): string | null {
   switch (j.kind) {
     case "applied":
+      if (p.toScope !== null) return `✅ Approved by ${by}: skill \`${p.name}\` is for ${p.toScope === "team" ? "the whole workspace" : "this channel"} now (in the skills index from each person's next session).`;
       return `✅ Approved by ${by}: team skill \`${p.name}\` (${proposalTarget(p)}) now reads as proposed. Revision ${j.revisionId}; \`/cairn rollback ${j.revisionId}\` undoes it (admins).`;
     case "rejected":
+      if (p.toScope !== null) return `Rejected by ${by}: skill \`${p.name}\` is not shared${p.toScope === "team" ? " with the whole workspace" : ""}.`;
       return `Rejected by ${by}: the proposed change to team skill \`${p.name}\` is dropped.`;
     case "stale":
       return `Not applied: ${j.why}, so this proposal no longer fits it and is closed. Nothing was changed.`;
@@ -105,15 +113,21 @@ export function skillOutcome(j: SkillJudgement, by: string, p: SkillProposal): s
   }
 }
 
-/** ✅ on a message: true when the message was a skill proposal's post (whatever came of it). */
+/**
+ * ✅ on a message: true when the message was a skill proposal's post, or cairn's reply to a message
+ * whose turn proposed skills (whatever came of it).
+ */
 export async function approveSkillProposal(ctx: LearningContext, place: ReplyPlace, reactorId: string): Promise<boolean> {
   const scope = workspaceOfPlace(place);
-  const proposal = await ctx.skillProposals.postedAs(scope, place.reply.id);
-  if (!proposal) return false;
+  const posted = await ctx.skillProposals.postedAs(scope, place.reply.id);
+  const proposals = posted ? [posted] : place.question ? await ctx.skillProposals.fromMessage(scope, place.question.id) : [];
+  if (proposals.length === 0) return false;
   const reactor = await ctx.places.person(scope, reactorId);
   if (!reactor) return true;
-  const judgement = await judgeSkillProposal(ctx, scope, proposal, reactor, "approve", { source: "reaction", sourceMessageId: place.reply.id });
-  await announceSkill(ctx, place, judgement, reactor, proposal);
+  for (const proposal of proposals) {
+    const judgement = await judgeSkillProposal(ctx, scope, proposal, reactor, "approve", { source: "reaction", sourceMessageId: place.reply.id });
+    await announceSkill(ctx, place, judgement, reactor, proposal);
+  }
   return true;
 }
 

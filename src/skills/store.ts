@@ -13,7 +13,7 @@
  *   listed, indexed (marked), readable and changeable; using it makes it active again at once.
  */
 import type { Db } from "../db/client.ts";
-import type { Skill, SkillFile } from "../db/generated/sqlite/client.ts";
+import type { Skill, SkillFile, SkillProposal } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope, WorkspaceScope } from "../ground/types.ts";
 import { contentHash, validateSkillName } from "./skillmd.ts";
@@ -127,6 +127,20 @@ export class SkillStore {
   }
 
   async create(scope: Scope, raw: string, target: MemoryTarget, prov: Provenance): Promise<Skill> {
+    return (await this.insert(scope, raw, target, prov, null)).skill;
+  }
+
+  /**
+   * A new skill kept at `target` and proposed for `proposal.toScope` in the same transaction
+   * (tools/skill-reach.ts decides when): a team skill of someone not trusted to share alone, kept
+   * where it was said; or, `held`, one the safety screen held, in no index until approved.
+   */
+  async createProposed(scope: Scope, raw: string, target: MemoryTarget, proposal: { toScope: MemoryTarget; held: boolean; reason: string }, prov: Provenance): Promise<{ skill: Skill; proposal: SkillProposal }> {
+    const made = await this.insert(scope, raw, target, prov, proposal);
+    return { skill: made.skill, proposal: made.proposal! };
+  }
+
+  private async insert(scope: Scope, raw: string, target: MemoryTarget, prov: Provenance, proposal: { toScope: MemoryTarget; held: boolean; reason: string } | null): Promise<{ skill: Skill; proposal: SkillProposal | null }> {
     const content = cleanOrThrow(raw, "SKILL.md");
     const parsed = parseOrThrow(content);
     const nameProblem = validateSkillName(parsed.name);
@@ -143,7 +157,9 @@ export class SkillStore {
           ? "a bundled skill has that name"
           : clash.status === "archived"
             ? "an archived skill has that name (archived skills keep their names and history)"
-            : "a skill with that name exists; change it with 'patch' or 'edit' instead";
+            : clash.status === "held"
+              ? "a skill with that name is held for a teammate's approval"
+              : "a skill with that name exists; change it with 'patch' or 'edit' instead";
         throw new SkillError(`Cannot create '${parsed.name}': ${why}. Nothing was saved.`);
       }
       const skill = await tx.skill.create({
@@ -159,10 +175,27 @@ export class SkillStore {
           source: prov.source,
           createdById: prov.actorId,
           sourceMessageId: prov.sourceMessageId,
+          ...(proposal?.held ? { status: "held" } : {}),
         },
       });
       await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "skill", entityId: skill.id, action: "create", oldText: null, newText: content }, prov);
-      return skill;
+      if (!proposal) return { skill, proposal: null };
+      const row = await tx.skillProposal.create({
+        data: {
+          workspaceId: scope.workspaceId,
+          skillId: skill.id,
+          name: skill.name,
+          path: null,
+          oldText: null,
+          newText: content,
+          reason: proposal.reason,
+          proposedById: scope.personId,
+          conversationId: scope.conversationId,
+          sourceMessageId: prov.sourceMessageId,
+          toScope: proposal.toScope,
+        },
+      });
+      return { skill, proposal: row };
     });
   }
 

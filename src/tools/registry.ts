@@ -29,10 +29,10 @@ export interface ToolContext {
 /** What a tool showed the model from storage: a search's query and the stored messages it returned, best first. */
 export type ToolRead = { kind: "search"; query: string; messageIds: number[] };
 
-/** One change a tool made; `pendingId` is set for a memory change held until a person confirms it. */
+/** One change a tool made; `pendingId` is set for a memory change held until a person confirms it, `proposalId` for a skill write kept for a teammate's approval. */
 export type ToolWrite =
   | { kind: "memory"; action: "add" | "replace" | "remove"; target: MemoryTarget; entryKind: string; text: string; pendingId: string | null }
-  | { kind: "skill"; action: string; name: string };
+  | { kind: "skill"; action: string; name: string; proposalId?: string | null };
 
 /** A refusal the model should read: its message says what to do next. */
 export class ToolError extends UserFacingError {

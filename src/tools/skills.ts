@@ -4,7 +4,11 @@ import { defineTool, ToolError, type Tool } from "./registry.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Provenance } from "../memory/store.ts";
 import type { ToolContext } from "./registry.ts";
+import type { PatchInput, TextEdit } from "../skills/change.ts";
 import { scanStored } from "../safety/scanner.ts";
+import { createSkill, proposedChange, type SkillReach } from "./skill-reach.ts";
+
+export type { SkillReach } from "./skill-reach.ts";
 
 /** A stored text that matches a scanning rule written after it was saved is withheld from the model. */
 function shown(text: string, what: string): string {
@@ -82,7 +86,10 @@ const manageInput = z
       .string()
       .optional()
       .describe("write_file/remove_file (and patch of a support file): a path under references/, templates/, scripts/ or assets/"),
-    scope: z.enum(["team", "channel", "user"]).optional().describe("create: who sees the skill; default team (the whole workspace)"),
+    scope: z
+      .enum(["team", "channel", "user"])
+      .optional()
+      .describe("create: who sees the skill; default team (the whole workspace; unless the speaker may share alone, kept here until a teammate approves: the result says)"),
     reason: z.string().max(500).optional().describe("why this change: kept in the skill's revision history"),
   })
   .superRefine((a, ctx) => {
@@ -101,7 +108,8 @@ const manageInput = z
     if (a.action === "remove_file") need("file_path", "which file to remove");
   });
 
-export function skillManageTool(store: SkillStore) {
+/** `reach`: where a shared write goes and the screen it passes (skill-reach.ts); without it, every write as asked. */
+export function skillManageTool(store: SkillStore, reach: SkillReach | null = null) {
   return defineTool({
     name: "skill_manage",
     progress: "updating the skill library",
@@ -109,37 +117,45 @@ export function skillManageTool(store: SkillStore) {
       "Create and maintain skills: reusable procedures for a class of task (not records of one incident) that",
       "the whole team benefits from. create/edit take a full SKILL.md; patch replaces exact text; write_file /",
       "remove_file manage support files; archive retires a skill (nothing is ever deleted). Bundled skills are read-only.",
+      "A team skill made or changed by most people waits for a teammate's approval (a new one is kept in this channel meanwhile): the result says where it went; tell the person plainly.",
     ].join(" "),
     input: manageInput,
     async run(a, ctx) {
-      const result = await manage(store, a, ctx);
-      ctx.onWrite?.({ kind: "skill", action: a.action, name: result.name });
+      const result = await manage(store, reach, a, ctx);
+      ctx.onWrite?.({ kind: "skill", action: a.action, name: result.name, proposalId: result.proposalId ?? null });
       return result.text;
     },
   });
 }
 
-async function manage(store: SkillStore, a: z.infer<typeof manageInput>, ctx: ToolContext): Promise<{ name: string; text: string }> {
+type ManageArgs = z.infer<typeof manageInput>;
+
+/** The edit a text-changing action makes (what a proposal would hold instead). */
+function textEdit(a: ManageArgs): TextEdit | null {
+  if (a.action === "edit") return { action: "edit", content: a.content ?? "" };
+  if (a.action === "write_file") return { action: "write_file", path: a.file_path ?? "", content: a.content ?? "" };
+  return a.action === "patch" ? { action: "patch", patch: patchOf(a) } : null;
+}
+
+const patchOf = (a: ManageArgs): PatchInput => ({ old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) });
+
+async function manage(store: SkillStore, reach: SkillReach | null, a: ManageArgs, ctx: ToolContext): Promise<{ name: string; text: string; proposalId?: string }> {
   const prov = provenance(ctx, a.reason);
   const done = (text: string) => ({ name: a.name, text });
+  if (a.action === "create") {
+    const r = await createSkill(store, reach, ctx.scope, a.content ?? "", a.scope ?? "team", prov);
+    const renamed = r.skill !== a.name ? ` (the name in its frontmatter; you passed '${a.name}')` : "";
+    return { name: r.skill, text: renamed ? `${r.text}${renamed}` : r.text, ...(r.proposal ? { proposalId: r.proposal.id } : {}) };
+  }
+  const edit = textEdit(a);
+  const proposed = edit ? await proposedChange(store, reach, ctx.scope, a.name, edit, prov) : null;
+  if (proposed) return { name: proposed.skill, text: proposed.text, ...(proposed.proposal ? { proposalId: proposed.proposal.id } : {}) };
   switch (a.action) {
-    case "create": {
-      const s = await store.create(ctx.scope, a.content ?? "", a.scope ?? "team", prov);
-      if (s.name !== a.name) {
-        return { name: s.name, text: `Created skill '${s.name}' (the name in its frontmatter; you passed '${a.name}'). It appears in the skills index from the next session.` };
-      }
-      return { name: s.name, text: `Created skill '${s.name}' (${s.scope}). It appears in the skills index from the next session.` };
-    }
     case "edit":
       await store.edit(ctx.scope, a.name, a.content ?? "", prov);
       return done(`Rewrote SKILL.md of '${a.name}'. The previous text is kept in its revision history.`);
     case "patch":
-      await store.patch(
-        ctx.scope,
-        a.name,
-        { old_string: a.old_string ?? "", new_string: a.new_string ?? "", replace_all: a.replace_all ?? false, ...(a.file_path ? { file_path: a.file_path } : {}) },
-        prov,
-      );
+      await store.patch(ctx.scope, a.name, patchOf(a), prov);
       return done(`Patched ${a.file_path ?? "SKILL.md"} of '${a.name}'.`);
     case "write_file":
       await store.writeFile(ctx.scope, a.name, a.file_path ?? "", a.content ?? "", prov);
@@ -153,6 +169,6 @@ async function manage(store: SkillStore, a: z.infer<typeof manageInput>, ctx: To
   }
 }
 
-export function skillTools(store: SkillStore): Tool[] {
-  return [skillsListTool(store), skillViewTool(store), skillManageTool(store)] as Tool[];
+export function skillTools(store: SkillStore, reach: SkillReach | null = null): Tool[] {
+  return [skillsListTool(store), skillViewTool(store), skillManageTool(store, reach)] as Tool[];
 }

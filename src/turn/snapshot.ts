@@ -7,16 +7,20 @@
  * The shared part is shown to everyone who speaks in the session, so its skills index holds only
  * what everyone here may see (bundled, team and this channel's skills); a speaker's private skills
  * and profile go in their own part.
+ *
+ * Each shared item names who taught it and when (agent/prompt.ts): the names are read here, with
+ * the workspace's scope, and frozen in the snapshot's text like the rest, so a rename reaches the
+ * prompt at the next session and the cache holds.
  */
 import type { Scope } from "../ground/types.ts";
 import type { HistoryStore, Place } from "../history/store/store.ts";
 import { carryOverNote } from "./carry-over.ts";
 import { usedChars, type MemoryEntry, type MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
-import { isPrivateSkill } from "../skills/visibility.ts";
+import { isPrivateSkill, type SkillIndexEntry } from "../skills/visibility.ts";
 import type { PersonaStore } from "../persona/store.ts";
 import type { SessionManager, Snapshot } from "../agent/sessions.ts";
-import { renderProfile, renderShared } from "../agent/prompt.ts";
+import { renderProfile, renderShared, type Taught } from "../agent/prompt.ts";
 
 export interface SnapshotDeps {
   memory: MemoryStore;
@@ -26,7 +30,7 @@ export interface SnapshotDeps {
   /** Team rules in front of several corrected answers lately (learning's traces): marked doubtful. */
   doubtfulRules(scope: Scope): Promise<ReadonlySet<string>>;
   /** The previous session's messages, for the note a new session starts with (carry-over.ts). */
-  history: Pick<HistoryStore, "sessionMessages">;
+  history: Pick<HistoryStore, "sessionMessages" | "names">;
   now: () => Date;
 }
 
@@ -76,7 +80,7 @@ export class Snapshots {
   /** `sessionId`: a session's first snapshot carries the note of the conversation's session before it. */
   private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[]; facts: string[] }> {
     const { skills, persona, memory, sessions, history } = this.deps;
-    const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
+    const visible = await this.withAuthors(scope, (await skills.index(scope)).filter((s) => !isPrivateSkill(s)));
     const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
     // Judged only where there are rules: a workspace without them reads nothing more per session.
     const doubtful = inForce.length ? await this.deps.doubtfulRules(scope) : new Set<string>();
@@ -94,6 +98,8 @@ export class Snapshots {
         )
       : null;
     const blocks = memory.blocksOf(scope, facts);
+    const taught = [...blocks.filter((b) => b.target !== "user").flatMap((b) => b.entries), ...rules, ...visible];
+    const teachers = await history.names(scope, taught.flatMap((t) => (t.createdById ? [t.createdById] : [])));
     const shared = renderShared({
       now: this.deps.now(),
       place: placeLabel(place),
@@ -102,10 +108,24 @@ export class Snapshots {
       skills: visible,
       persona: current && { text: current.text, limit: persona.limit },
       carried,
+      teachers,
     });
     // The profile block is the speaker's own (`profile`): only team and channel facts are everyone's.
     const shown = blocks.filter((b) => b.target !== "user").flatMap((b) => b.entries.map((e) => e.id));
     return { shared, rules: rules.map((r) => r.id), facts: shown };
+  }
+
+  /**
+   * The index keeps no authors: a workspace's skills are read once more, whole, for who made them
+   * and when; only when the index shows one (bundled skills are nobody's here).
+   */
+  private async withAuthors(scope: Scope, index: SkillIndexEntry[]): Promise<(SkillIndexEntry & Taught)[]> {
+    if (index.every((s) => s.bundled)) return index;
+    const rows = new Map((await this.deps.skills.list(scope)).filter((r) => !r.bundled).map((r) => [r.name, r]));
+    return index.map((s) => {
+      const row = s.bundled ? undefined : rows.get(s.name);
+      return row ? { ...s, createdById: row.createdById, createdAt: row.createdAt, source: row.source } : s;
+    });
   }
 
   /** The speaker's profile block, and the ids of the facts in it. */

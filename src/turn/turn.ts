@@ -85,13 +85,15 @@ export class TurnRunner {
       // The person's message after cairn asked them what it should have done: the correction.
       const correction = await learning.claimCorrection(scope, messageId);
       shownLessons = lessons.map((l) => l.id);
+      // Each lesson names who taught it; the names come from the history's cache of people.
+      const teachers = await history.names(scope, lessons.flatMap((l) => (l.createdById ? [l.createdById] : [])));
       const request = buildRequest({
         model: s.model,
         maxTokens: s.maxTokens,
         snapshot: compressed?.snapshot ?? snapshot,
         speakerId: place.person.id,
         summary,
-        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons), correction),
+        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers), correction),
         tools: tools.definitions(),
       });
       const result = await runToolLoop({

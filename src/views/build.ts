@@ -7,7 +7,8 @@
  * - Team: the team rules, the team memory, the persona; channel lessons and the proposals that come
  *   from them, what people asked cairn to remember for the team (kept where it was said until a
  *   teammate shares it: those asked from a DM are listed to everyone, who asked for it to be shared),
- *   and the proposed changes to team skills made there, only for the channels the viewer can read (`ViewRequest.channels`, which the platform fills from its membership, or the channel
+ *   and the proposed changes to team skills and skills proposed for the team made there (or asked
+ *   from a DM), only for the channels the viewer can read (`ViewRequest.channels`, which the platform fills from its membership, or the channel
  *   the request came from).
  * - Skills: what the viewer's prompt could read (bundled, team, their own, their channels'), and
  *   the workspace's archived ones of the same kinds, so an admin can restore them.
@@ -159,7 +160,9 @@ async function team(ctx: Ctx): Promise<ViewSection> {
   });
   const skillProposals = skillChanges.map((p): ViewItem => {
     const summary = proposalSummary(p);
-    const from = `from a review of ${nameOf(p.proposedById ? people.get(p.proposedById) : null)}'s conversation, ${day(p.createdAt)}`;
+    const who = nameOf(p.proposedById ? people.get(p.proposedById) : null);
+    // A turn's proposal names the message that asked; a review's has none.
+    const from = `${p.sourceMessageId === null ? `from a review of ${who}'s conversation` : `asked by ${who}`}, ${day(p.createdAt)}`;
     return { id: p.id, markdown: `${summary}  _(${from})_`, buttons: admin || p.proposedById !== me ? judgeButtons(p.id, summary) : [] };
   });
   const archive = (e: MemoryEntry, what: string): ViewButton => ({ label: "Archive", command: "forget", args: [e.id], style: "danger", confirm: { title: `Archive this ${what}?`, text: excerpt(e.text, 250), yes: "Archive", no: "Cancel" } });

@@ -47,11 +47,12 @@ export class ViewStore {
   /**
    * The skills the person's prompt could read (bundled, team, their own, `channels`'), of any
    * status: the skills index's query shape, archived ones included (bundled archived ones aside).
+   * Held ones aside: nobody's yet, they are listed as proposals in the team view.
    */
   skills(scope: PersonScope, channels: ReadonlySet<string>): Promise<Skill[]> {
     const mine: object[] = [{ scope: "team" }, { scope: "user", ownerId: scope.personId }, { scope: "channel", channelKey: { in: [...channels] } }];
     return this.db.skill.findMany({
-      where: { OR: [{ bundled: true, status: { not: "archived" } }, { workspaceId: scope.workspaceId, OR: mine }] },
+      where: { OR: [{ bundled: true, status: { not: "archived" } }, { workspaceId: scope.workspaceId, status: { not: "held" }, OR: mine }] },
       orderBy: [{ name: "asc" }],
     });
   }

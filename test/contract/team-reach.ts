@@ -16,6 +16,8 @@ import type { Database } from "../support/db.ts";
 import { answerIn, Observer, type Driver, type Person, type Place, type Sent } from "./contract.ts";
 
 const ASK = /remember for the team: ([^\n"\\]+?)(?:\\n|\n|"|$)/;
+const MAKE_SKILL = /make a team skill: ([a-z-]+)/;
+const SKILL_MD = (name: string) => `---\nname: ${name}\ndescription: Use when writing ${name.replaceAll("-", " ")}\n---\n1. Write them down.\n2. Post them in the thread.\n`;
 
 /** The text of a request's last message (blocks joined). */
 function lastText(req: RecordedRequest): string {
@@ -43,6 +45,8 @@ export function teamReachContract(driver: Driver, getDb: () => Database, mode: "
       const said = results[0]!.content;
       return { text: said.includes("A ✅ from a teammate") ? "Saved for this channel. A ✅ from a teammate shares it with the whole workspace." : "Saved for the whole team." };
     }
+    const skill = MAKE_SKILL.exec(lastText(req))?.[1];
+    if (skill) return { toolUse: [{ name: "skill_manage", input: { action: "create", name: skill, content: SKILL_MD(skill) } }] };
     const asked = ASK.exec(lastText(req))?.[1];
     if (asked) return { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: asked.trim() }] } }] };
     return { text: "ok" };
@@ -131,6 +135,29 @@ export function teamReachContract(driver: Driver, getDb: () => Database, mode: "
       const bob = await db().person.findFirstOrThrow({ where: { workspaceId: entry.workspaceId, externalId: driver.userId("bob") } });
       expect(await db().revision.findFirstOrThrow({ where: { entityId: entry.id, action: "share" } })).toMatchObject({ actorId: bob.id, source: "reaction" });
       expect((await ask(b, "bob", "deploy freeze, now?")).prompts).toContain("deploy freeze starts Fridays");
+    });
+
+    full("a person's team skill is #a's until a teammate's ✅ on cairn's reply makes it the team's; the creator's own ✅ does nothing", async () => {
+      const a = await driver.channel();
+      const b = await driver.channel();
+      const taught = await ask(a, "alice", "make a team skill: standup-summaries");
+      expect(taught.parts.map((p) => p.text).join("\n")).toContain("Saved for this channel. A ✅ from a teammate shares it with the whole workspace.");
+      const { workspaceId } = await db().message.findFirstOrThrow({ where: { platformId: taught.sent.id, role: "user" } });
+      const skill = await db().skill.findFirstOrThrow({ where: { workspaceId, name: "standup-summaries" } });
+      expect(skill).toMatchObject({ scope: "channel", channelKey: a.channel, status: "active" });
+      expect((await ask(a, "bob", "anything new?")).prompts).toContain("standup-summaries");
+      expect((await ask(b, "bob", "anything new?")).prompts).not.toContain("standup-summaries");
+
+      const reply = taught.parts.at(-1)!.id!;
+      await driver.react(taught.sent.replyPlace, reply, "alice", "check");
+      expect(await observer.feedbackOn(reply)).toMatchObject({ kind: "recorded" });
+      await core.learning.drain();
+      expect(await db().skill.findUniqueOrThrow({ where: { id: skill.id } })).toMatchObject({ scope: "channel" });
+
+      await driver.react(taught.sent.replyPlace, reply, "bob", "check");
+      await waitUntil("the skill shared", () => db().skill.findFirst({ where: { id: skill.id, scope: "team" } }), 20_000);
+      await cairnSays(taught.sent.replyPlace, "is for the whole workspace now");
+      expect((await ask(b, "bob", "anything newer?")).prompts).toContain("standup-summaries");
     });
 
     full("an admin's write and a trusted teacher's are the workspace's at once; a teacher removed is back to their channel", async () => {

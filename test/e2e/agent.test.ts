@@ -25,7 +25,8 @@ description: Use when cutting a release of the web app
 `;
 
 forEachDatabase("agent core end to end", (getDb) => {
-  const h = coreHarness(getDb, { start: true, defaultReply: null });
+  // Team skills made by the model are the team's at once here (their reach is test/e2e/skill-reach.test.ts).
+  const h = coreHarness(getDb, { start: true, defaultReply: null, settings: { teamWrites: { mode: "open" } } });
   const dm = (user: string, name = user): PlaceOptions => ({ workspace: h.ws, user, channel: `D-${user}`, isDm: true, name });
   const say = async (opts: PlaceOptions, text: string) => replyOf(await h.core.handle(inboundFor(opts, text)));
 

@@ -481,7 +481,7 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     const deferral = discord.calls("POST", new RegExp(`^/interactions/${learnId}/`))[0]!.body as { type: number; data?: { flags?: number } };
     expect(deferral.type).toBe(5);
     expect((deferral.data?.flags ?? 0) & 64).toBe(0);
-    expect(edited.content).toContain("Created `release-cut`: Use when a release is cut");
+    expect(edited.content).toContain("Created `release-cut` for this channel only: Use when a release is cut");
     expect(lastUserText(anthropic.requests.at(-2))).toContain("To cut a release: tag it, then push the tag");
 
     const link = discord.sendCommand({ user: alice, channelId: ch.notes, subcommand: "learn", options: { text: "https://wiki.example.com/release" } });

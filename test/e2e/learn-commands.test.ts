@@ -27,7 +27,8 @@ const PASTED = "How we roll back:\n1. deployctl rollback <service>\n2. post in #
 const nameOf = (user: string) => user.charAt(1) + user.slice(2).toLowerCase();
 
 forEachDatabase("learn, lessons and forget commands", (getDb) => {
-  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null } });
+  // What learn writes is the team's at once here (kept in the channel and proposed: test/e2e/skill-reach.test.ts).
+  const h = coreHarness(getDb, { settings: { bundledSkillsDir: null, teamWrites: { mode: "open" } } });
   const db = () => getDb().prisma;
   const channel = (user: string, ch = "C-ops", thread: string | null = "t-1"): PlaceOptions => ({ workspace: h.ws, user, channel: ch, isDm: false, thread, name: nameOf(user) });
   const dm = (user: string): PlaceOptions => ({ workspace: h.ws, user, channel: `D-${user}`, isDm: true, name: nameOf(user) });

@@ -192,6 +192,9 @@ forEachDatabase("privacy, access and data control", (getDb) => {
     await say(dm("UCAROL", "Carol"), "and a team checklist");
     h.fake.setDefault({ text: "ok" });
     const room = (user: string, name: string): PlaceOptions => ({ workspace: h.ws, user, channel: "CROOM", isDm: false, thread: "t-skills", name });
+    // Asked for the team from a DM, it is Carol's own until a teammate approves it (skill-reach.test.ts): Erin does.
+    const proposal = await getDb().prisma.skillProposal.findFirstOrThrow({ where: { name: "deploy-checklist", status: "pending" } });
+    expect((await h.core.command(inboundFor(room("UERIN", "Erin"), "/cairn approve"), "approve", [proposal.id])).outcome).toBe("done");
     const before = h.fake.requests.length;
     await say(room("UCAROL", "Carol"), "hi all");
     await say(room("UDAVE", "Dave"), "hello");

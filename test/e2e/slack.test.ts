@@ -594,7 +594,7 @@ forEachDatabase("slack adapter end to end", (getDb) => {
     expect(ackedFirst).toBe(true);
     expect(lastUserText(anthropic.requests[0])).toContain("1. deployctl rollback api\n2. tell #ops");
     expect(answer!.args.thread_ts).toBeUndefined();
-    expect(String(answer!.args.text)).toContain("Created `deploy-rollback`: Use when a deploy must be rolled back");
+    expect(String(answer!.args.text)).toContain("Created `deploy-rollback` for this channel only: Use when a deploy must be rolled back");
     expect(slack.responses.filter((r) => responseUrl.endsWith(r.id))).toHaveLength(0);
     const db = getDb().prisma;
     const skill = await db.skill.findFirstOrThrow({ where: { workspaceId: await workspaceId(), name: "deploy-rollback" } });

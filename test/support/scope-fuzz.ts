@@ -222,6 +222,8 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
           violations.push(`${m.kind} marker of ${m.person}@${m.ws}/${m.channel} reached ${where.person}@${where.ws} ${where.isDm ? "DM" : where.channel}`);
         }
       }
+      // Prompts name who taught what: never a person of another workspace (people are named `<ws>-p<n>`).
+      for (const other of wss) if (other.id !== where.ws && seen.includes(`${other.id}-p`)) violations.push(`a person of ${other.id} was named to ${where.person}@${where.ws}`);
     }
   }
 

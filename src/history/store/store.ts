@@ -236,6 +236,16 @@ export class HistoryStore {
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }
 
+  /**
+   * How these people of the workspace are named to the model (the prompt's "taught by"): the
+   * display name, else the platform id. Only the workspace's own rows; an id not found is left out.
+   */
+  async names(scope: WorkspaceScope, ids: readonly string[]): Promise<Map<string, string>> {
+    const people = ids.length ? await this.peopleById(scope, ids) : new Map<string, Person>();
+    // The cache is keyed by id alone: a row of another workspace is never named here.
+    return new Map([...people].filter(([, p]) => p.workspaceId === scope.workspaceId).map(([id, p]) => [id, p.displayName ?? p.externalId]));
+  }
+
   private async peopleById(scope: WorkspaceScope, ids: readonly string[]): Promise<Map<string, Person>> {
     const out = new Map<string, Person>();
     const missing: string[] = [];

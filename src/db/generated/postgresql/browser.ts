@@ -60,8 +60,9 @@ export type MemoryEntry = Prisma.MemoryEntryModel
 export type Skill = Prisma.SkillModel
 /**
  * Model SkillProposal
- * A review's change to a team skill, waiting for a teammate: applied by their ✅ on its post or
- * `/cairn approve <id>`, dropped by `/cairn reject <id>` (learning/skill-proposals.ts).
+ * A change to a team skill waiting for a teammate (a review's, or a turn's by someone not trusted
+ * to share alone), or a new skill proposed for the team (`toScope`): applied by their ✅ on its post
+ * or on cairn's reply, or `/cairn approve <id>`; dropped by `/cairn reject <id>` (learning/skill-proposals.ts).
  */
 export type SkillProposal = Prisma.SkillProposalModel
 /**

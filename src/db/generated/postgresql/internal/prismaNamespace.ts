@@ -2340,6 +2340,8 @@ export const SkillProposalScalarFieldEnum = {
   status: 'status',
   decidedById: 'decidedById',
   proposalMessageId: 'proposalMessageId',
+  toScope: 'toScope',
+  sourceMessageId: 'sourceMessageId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -252,6 +252,8 @@ export const SkillProposalScalarFieldEnum = {
   status: 'status',
   decidedById: 'decidedById',
   proposalMessageId: 'proposalMessageId',
+  toScope: 'toScope',
+  sourceMessageId: 'sourceMessageId',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -14,8 +14,9 @@ import type * as Prisma from "../internal/prismaNamespace.ts"
 
 /**
  * Model SkillProposal
- * A review's change to a team skill, waiting for a teammate: applied by their ✅ on its post or
- * `/cairn approve <id>`, dropped by `/cairn reject <id>` (learning/skill-proposals.ts).
+ * A change to a team skill waiting for a teammate (a review's, or a turn's by someone not trusted
+ * to share alone), or a new skill proposed for the team (`toScope`): applied by their ✅ on its post
+ * or on cairn's reply, or `/cairn approve <id>`; dropped by `/cairn reject <id>` (learning/skill-proposals.ts).
  */
 export type SkillProposalModel = runtime.Types.Result.DefaultSelection<Prisma.$SkillProposalPayload>
 
@@ -29,10 +30,12 @@ export type AggregateSkillProposal = {
 
 export type SkillProposalAvgAggregateOutputType = {
   proposalMessageId: number | null
+  sourceMessageId: number | null
 }
 
 export type SkillProposalSumAggregateOutputType = {
   proposalMessageId: number | null
+  sourceMessageId: number | null
 }
 
 export type SkillProposalMinAggregateOutputType = {
@@ -49,6 +52,8 @@ export type SkillProposalMinAggregateOutputType = {
   status: string | null
   decidedById: string | null
   proposalMessageId: number | null
+  toScope: string | null
+  sourceMessageId: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -67,6 +72,8 @@ export type SkillProposalMaxAggregateOutputType = {
   status: string | null
   decidedById: string | null
   proposalMessageId: number | null
+  toScope: string | null
+  sourceMessageId: number | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -85,6 +92,8 @@ export type SkillProposalCountAggregateOutputType = {
   status: number
   decidedById: number
   proposalMessageId: number
+  toScope: number
+  sourceMessageId: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -93,10 +102,12 @@ export type SkillProposalCountAggregateOutputType = {
 
 export type SkillProposalAvgAggregateInputType = {
   proposalMessageId?: true
+  sourceMessageId?: true
 }
 
 export type SkillProposalSumAggregateInputType = {
   proposalMessageId?: true
+  sourceMessageId?: true
 }
 
 export type SkillProposalMinAggregateInputType = {
@@ -113,6 +124,8 @@ export type SkillProposalMinAggregateInputType = {
   status?: true
   decidedById?: true
   proposalMessageId?: true
+  toScope?: true
+  sourceMessageId?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -131,6 +144,8 @@ export type SkillProposalMaxAggregateInputType = {
   status?: true
   decidedById?: true
   proposalMessageId?: true
+  toScope?: true
+  sourceMessageId?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -149,6 +164,8 @@ export type SkillProposalCountAggregateInputType = {
   status?: true
   decidedById?: true
   proposalMessageId?: true
+  toScope?: true
+  sourceMessageId?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -254,6 +271,8 @@ export type SkillProposalGroupByOutputType = {
   status: string
   decidedById: string | null
   proposalMessageId: number | null
+  toScope: string | null
+  sourceMessageId: number | null
   createdAt: Date
   updatedAt: Date
   _count: SkillProposalCountAggregateOutputType | null
@@ -295,6 +314,8 @@ export type SkillProposalWhereInput = {
   status?: Prisma.StringFilter<"SkillProposal"> | string
   decidedById?: Prisma.StringNullableFilter<"SkillProposal"> | string | null
   proposalMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
+  toScope?: Prisma.StringNullableFilter<"SkillProposal"> | string | null
+  sourceMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
   createdAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
 }
@@ -313,6 +334,8 @@ export type SkillProposalOrderByWithRelationInput = {
   status?: Prisma.SortOrder
   decidedById?: Prisma.SortOrderInput | Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  toScope?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -334,6 +357,8 @@ export type SkillProposalWhereUniqueInput = Prisma.AtLeast<{
   status?: Prisma.StringFilter<"SkillProposal"> | string
   decidedById?: Prisma.StringNullableFilter<"SkillProposal"> | string | null
   proposalMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
+  toScope?: Prisma.StringNullableFilter<"SkillProposal"> | string | null
+  sourceMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
   createdAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
 }, "id">
@@ -352,6 +377,8 @@ export type SkillProposalOrderByWithAggregationInput = {
   status?: Prisma.SortOrder
   decidedById?: Prisma.SortOrderInput | Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  toScope?: Prisma.SortOrderInput | Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SkillProposalCountOrderByAggregateInput
@@ -378,6 +405,8 @@ export type SkillProposalScalarWhereWithAggregatesInput = {
   status?: Prisma.StringWithAggregatesFilter<"SkillProposal"> | string
   decidedById?: Prisma.StringNullableWithAggregatesFilter<"SkillProposal"> | string | null
   proposalMessageId?: Prisma.IntNullableWithAggregatesFilter<"SkillProposal"> | number | null
+  toScope?: Prisma.StringNullableWithAggregatesFilter<"SkillProposal"> | string | null
+  sourceMessageId?: Prisma.IntNullableWithAggregatesFilter<"SkillProposal"> | number | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"SkillProposal"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"SkillProposal"> | Date | string
 }
@@ -396,6 +425,8 @@ export type SkillProposalCreateInput = {
   status?: string
   decidedById?: string | null
   proposalMessageId?: number | null
+  toScope?: string | null
+  sourceMessageId?: number | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -414,6 +445,8 @@ export type SkillProposalUncheckedCreateInput = {
   status?: string
   decidedById?: string | null
   proposalMessageId?: number | null
+  toScope?: string | null
+  sourceMessageId?: number | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -432,6 +465,8 @@ export type SkillProposalUpdateInput = {
   status?: Prisma.StringFieldUpdateOperationsInput | string
   decidedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -450,6 +485,8 @@ export type SkillProposalUncheckedUpdateInput = {
   status?: Prisma.StringFieldUpdateOperationsInput | string
   decidedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -468,6 +505,8 @@ export type SkillProposalCreateManyInput = {
   status?: string
   decidedById?: string | null
   proposalMessageId?: number | null
+  toScope?: string | null
+  sourceMessageId?: number | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -486,6 +525,8 @@ export type SkillProposalUpdateManyMutationInput = {
   status?: Prisma.StringFieldUpdateOperationsInput | string
   decidedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -504,6 +545,8 @@ export type SkillProposalUncheckedUpdateManyInput = {
   status?: Prisma.StringFieldUpdateOperationsInput | string
   decidedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -522,12 +565,15 @@ export type SkillProposalCountOrderByAggregateInput = {
   status?: Prisma.SortOrder
   decidedById?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  toScope?: Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SkillProposalAvgOrderByAggregateInput = {
   proposalMessageId?: Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrder
 }
 
 export type SkillProposalMaxOrderByAggregateInput = {
@@ -544,6 +590,8 @@ export type SkillProposalMaxOrderByAggregateInput = {
   status?: Prisma.SortOrder
   decidedById?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  toScope?: Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -562,12 +610,15 @@ export type SkillProposalMinOrderByAggregateInput = {
   status?: Prisma.SortOrder
   decidedById?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  toScope?: Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
 
 export type SkillProposalSumOrderByAggregateInput = {
   proposalMessageId?: Prisma.SortOrder
+  sourceMessageId?: Prisma.SortOrder
 }
 
 
@@ -586,6 +637,8 @@ export type SkillProposalSelect<ExtArgs extends runtime.Types.Extensions.Interna
   status?: boolean
   decidedById?: boolean
   proposalMessageId?: boolean
+  toScope?: boolean
+  sourceMessageId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["skillProposal"]>
@@ -604,6 +657,8 @@ export type SkillProposalSelectCreateManyAndReturn<ExtArgs extends runtime.Types
   status?: boolean
   decidedById?: boolean
   proposalMessageId?: boolean
+  toScope?: boolean
+  sourceMessageId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["skillProposal"]>
@@ -622,6 +677,8 @@ export type SkillProposalSelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   status?: boolean
   decidedById?: boolean
   proposalMessageId?: boolean
+  toScope?: boolean
+  sourceMessageId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["skillProposal"]>
@@ -640,11 +697,13 @@ export type SkillProposalSelectScalar = {
   status?: boolean
   decidedById?: boolean
   proposalMessageId?: boolean
+  toScope?: boolean
+  sourceMessageId?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SkillProposalOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "skillId" | "name" | "path" | "oldText" | "newText" | "reason" | "proposedById" | "conversationId" | "status" | "decidedById" | "proposalMessageId" | "createdAt" | "updatedAt", ExtArgs["result"]["skillProposal"]>
+export type SkillProposalOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "skillId" | "name" | "path" | "oldText" | "newText" | "reason" | "proposedById" | "conversationId" | "status" | "decidedById" | "proposalMessageId" | "toScope" | "sourceMessageId" | "createdAt" | "updatedAt", ExtArgs["result"]["skillProposal"]>
 
 export type $SkillProposalPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "SkillProposal"
@@ -681,6 +740,15 @@ export type $SkillProposalPayload<ExtArgs extends runtime.Types.Extensions.Inter
      * The stored message id of its post: a ✅ on it applies the proposal.
      */
     proposalMessageId: number | null
+    /**
+     * Set for a skill proposed for the team (kept where it was said, or held by the safety screen):
+     * the scope approval moves it to; the text fields then hold its SKILL.md as proposed.
+     */
+    toScope: string | null
+    /**
+     * The person message of the turn that proposed it: a ✅ on cairn's reply to it approves.
+     */
+    sourceMessageId: number | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["skillProposal"]>
@@ -1119,6 +1187,8 @@ export interface SkillProposalFieldRefs {
   readonly status: Prisma.FieldRef<"SkillProposal", 'String'>
   readonly decidedById: Prisma.FieldRef<"SkillProposal", 'String'>
   readonly proposalMessageId: Prisma.FieldRef<"SkillProposal", 'Int'>
+  readonly toScope: Prisma.FieldRef<"SkillProposal", 'String'>
+  readonly sourceMessageId: Prisma.FieldRef<"SkillProposal", 'Int'>
   readonly createdAt: Prisma.FieldRef<"SkillProposal", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"SkillProposal", 'DateTime'>
 }
