@@ -24,7 +24,7 @@ import { RateLimiter } from "../admission/rate-limit.ts";
 import { RateStore } from "../admission/rate-store.ts";
 import { ClaimStore } from "../delivery/claim-store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import { turnTools, writeScreen, type SkillReach } from "./turn-tools.ts";
+import { turnTools, writeScreen, type SkillReach, type WriteScreen } from "./turn-tools.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
@@ -85,6 +85,8 @@ export class Core implements CorePort {
   readonly knowledge: ChannelKnowledge;
   readonly sessions: SessionManager;
   readonly tools: ToolRegistry;
+  /** The model-judged screen shared writes pass (safety/screen.ts): tools, reviews, the persona. */
+  readonly screen: WriteScreen;
   readonly jobs: JobQueue;
   /** Real deletion: one entry, or everything of a person, and the two-step request of it. */
   readonly erasure: ErasureStore;
@@ -142,7 +144,7 @@ export class Core implements CorePort {
 
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
-    const screen = writeScreen(s, deps.model, metrics);
+    const screen = (this.screen = writeScreen(s, deps.model, metrics));
     const skillProposals = new SkillProposalStore(db, [this.skills]);
     this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: skillProposals, screen };
     const tools = turnTools({ memory: this.memory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
@@ -391,10 +393,6 @@ export class Core implements CorePort {
     return this.claims.claim(key, windowMs);
   }
 
-  get settings(): AgentSettings {
-    return this.deps.settings;
-  }
-  get log(): Logger {
-    return this.deps.log;
-  }
+  get settings(): AgentSettings { return this.deps.settings; } // prettier-ignore
+  get log(): Logger { return this.deps.log; } // prettier-ignore
 }

@@ -12,6 +12,8 @@ export type { SkillReach };
 import { sessionSearchTool } from "../tools/search.ts";
 import { correctionTool } from "../tools/correction.ts";
 import { modelScreen, NO_SCREEN, type WriteScreen } from "../safety/screen.ts";
+
+export type { WriteScreen };
 import { instrumentModel } from "../agent/model-metrics.ts";
 import type { ModelClient } from "../agent/model.ts";
 import type { Metrics } from "../ops/metrics.ts";

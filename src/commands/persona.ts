@@ -9,10 +9,14 @@ import type { Logger } from "../ground/log.ts";
 import { isAdmin, type AccessPolicy } from "../admission/access.ts";
 import { nameOf } from "../learning/places.ts";
 import { PersonaError, type PersonaStore } from "../persona/store.ts";
+import type { WriteScreen } from "../safety/screen.ts";
+import { scanForWrite } from "../safety/scanner.ts";
 
 /** What `persona` needs: the workspace's persona, and for a change who is an admin. */
 export interface PersonaCommandDeps {
   persona: PersonaStore;
+  /** The persona is in every prompt: the model-judged screen reads it first (safety/screen.ts). */
+  screen: WriteScreen;
   settings: { access: AccessPolicy };
   log: Logger;
 }
@@ -40,6 +44,15 @@ export async function personaCommand(deps: PersonaCommandDeps, inbound: Inbound,
   const text = action === "clear" ? "" : text0;
   if (action === "set" && !text.trim()) return { text: "Usage: `persona set <text>` (or `persona clear`).", ephemeral: true };
   const prov = { source: "tool" as const, actorId: place.person.id, sourceMessageId: null, reason: action === "clear" ? "persona cleared by an admin" : "persona set by an admin" };
+  // The patterns first (the store reports what they refuse); then the model-judged screen.
+  if (text.trim() && scanForWrite(text).ok) {
+    // Only admins set it, and there is no second admin to wait for: held or blocked, it is not saved.
+    const screened = await deps.screen.judge({ text, reach: "every conversation in the workspace, as standing instructions" });
+    if (screened.verdict !== "allow") {
+      deps.log.info({ workspace: scope.workspaceId, verdict: screened.verdict }, "persona change refused by the screen");
+      return { text: `Not saved: the safety screen ${screened.verdict === "block" ? "refused" : "held"} it (${screened.reason}). Say how cairn should speak and what it must do for everyone, not rules about particular people.`, ephemeral: true, outcome: "refused" };
+    }
+  }
   try {
     const change = await deps.persona.set(scope, text, prov);
     deps.log.info({ workspace: scope.workspaceId, change: change.kind }, "team persona changed");
