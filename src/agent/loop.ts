@@ -12,7 +12,7 @@ export interface LoopResult {
   iterations: number;
   /** Every call the model asked for, with its arguments (what a skill_view read, for the learning loop). */
   toolCalls: { name: string; isError: boolean; input: unknown }[];
-  stopReason: "answered" | "budget" | "repeated_failures";
+  stopReason: "answered" | "budget" | "repeated_failures" | "tools_done";
 }
 
 export interface LoopInput {
@@ -30,6 +30,12 @@ export interface LoopInput {
   onText?: (delta: string) => void;
   /** After a streamed call that ends in tool calls: its text was a preamble, not the answer. */
   onTextReset?: () => void;
+  /**
+   * For a caller nobody waits on (a review): true for a round of tool calls that finishes the work,
+   * and the loop ends there, without one more call for closing words no one reads (that call
+   * re-sends the whole prompt: half of what a review cost).
+   */
+  doneAfter?: (round: readonly { name: string; isError: boolean }[]) => boolean;
 }
 
 type Ask = (params: Anthropic.MessageCreateParamsNonStreaming) => Promise<Anthropic.Message>;
@@ -56,7 +62,7 @@ const textOf = (msg: Anthropic.Message) =>
 /** How many times the model may repeat an already-failed call before it is made to answer. */
 const MAX_REPEATS = 2;
 
-export async function runToolLoop({ model, request, tools, ctx, maxIterations, onProgress, onText, onTextReset }: LoopInput): Promise<LoopResult> {
+export async function runToolLoop({ model, request, tools, ctx, maxIterations, onProgress, onText, onTextReset, doneAfter }: LoopInput): Promise<LoopResult> {
   const messages: Anthropic.MessageParam[] = [...request.messages];
   const failed = new Map<string, string>();
   const toolCalls: LoopResult["toolCalls"] = [];
@@ -105,6 +111,7 @@ export async function runToolLoop({ model, request, tools, ctx, maxIterations, o
       results.push({ type: "tool_result", tool_use_id: use.id, content: outcome.content, ...(outcome.isError ? { is_error: true } : {}) });
     }
     messages.push({ role: "user", content: results });
+    if (doneAfter?.(toolCalls.slice(-uses.length))) return { text: "", iterations: iteration, toolCalls, stopReason: "tools_done" };
     if (repeats >= MAX_REPEATS) return finalAnswer(ask, request, messages, iteration, toolCalls, "repeated_failures");
   }
   return finalAnswer(ask, request, messages, maxIterations, toolCalls, "budget");

@@ -23,7 +23,7 @@ const header = (what: string, name: string) => `══ ${what} (from cairn itsel
 const closing = (i: ReviewPromptInput) =>
   [
     `You may make at most ${i.maxWrites} writes. Changes to team memory, and to entries a person wrote, are held until ${i.name} confirms them; ${i.name} is told what you saved.`,
-    `Saving nothing is the usual outcome. If nothing stands out, reply only "${NOTHING_TO_SAVE}" and stop. When you have saved what matters, reply "Done." and stop.`,
+    `Saving nothing is the usual outcome. If nothing stands out, reply only "${NOTHING_TO_SAVE}" and stop. Make all your changes in one reply (several tool calls together if need be): once they all go through, the review ends.`,
   ].join("\n");
 
 export function memoryReviewPrompt(i: ReviewPromptInput, end = true): string {

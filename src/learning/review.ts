@@ -28,6 +28,9 @@ import { ReviewLedger, reviewTools } from "./review-tools.ts";
 import { postProposals } from "./skill-proposals.ts";
 import type { LearningContext } from "./context.ts";
 
+/** The tools a review writes with; a round of reads (skills_list, skill_view) goes on to the writes. */
+const WRITE_TOOLS = new Set(["memory", "skill_manage"]);
+
 export const ReviewPayload = z.object({
   /** `both`: one review of memory and skills, when both were due (review-triggers.ts). */
   kind: z.enum(["memory", "skills", "both"]),
@@ -100,6 +103,8 @@ async function review(ctx: LearningContext, p: ReviewPayload, signal: AbortSigna
       tools,
       ctx: { scope, sourceMessageId: question.id, sessionId: session.id, speakerName: name, source: "review", reason: tag, onWrite: ledger.record },
       maxIterations: REVIEW_ITERATIONS,
+      // Writes that all went through end the review: its closing words are read by no one.
+      doneAfter: (round) => round.every((c) => !c.isError) && round.some((c) => WRITE_TOOLS.has(c.name)),
     });
   } catch (err) {
     // Nothing written yet: the job is retried. Something written: running again would write it

@@ -143,3 +143,22 @@ describe("runToolLoop with onText", () => {
     expect(fake.requests).toHaveLength(1);
   });
 });
+
+describe("runToolLoop with doneAfter (a caller nobody waits on)", () => {
+  const done = (round: readonly { name: string; isError: boolean }[]) => round.every((c) => !c.isError);
+
+  it("ends on a round it accepts, without another call for closing words", async () => {
+    fake.enqueue({ toolUse: [{ name: "lookup", input: { q: "a" } }, { name: "lookup", input: { q: "b" } }] }, { text: "never asked for" });
+    const { result } = await run({ doneAfter: done }, false);
+    expect(result).toMatchObject({ stopReason: "tools_done", iterations: 1, text: "" });
+    expect(result.toolCalls.map((c) => c.isError)).toEqual([false, false]);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it("goes on after a round with an error, so the model can act on it", async () => {
+    fake.enqueue({ toolUse: [{ name: "lookup", input: { wrong: 1 } }] }, { toolUse: [{ name: "lookup", input: { q: "a" } }] }, { text: "never asked for" });
+    const { result } = await run({ doneAfter: done }, false);
+    expect(result).toMatchObject({ stopReason: "tools_done", iterations: 2 });
+    expect(fake.requests).toHaveLength(2);
+  });
+});
