@@ -45,3 +45,16 @@ export function parseCommandLine(text: string): { name: CommandName; args: strin
   return name ? { name, args: commandArgs(name, rest) } : null;
 }
 
+/** "learn", "learn from this thread" (cairn's own mention already stripped). */
+const LEARN_MESSAGE = /^learn(?:\s+from\s+(?:this|the)\s+(?:thread|conversation))?[.!]?$/i;
+/** "why", "why?", "why this answer?", "why did you say that?". */
+const WHY_MESSAGE = /^why(?:\s+(?:this|that)\s+answer|\s+did\s+you\s+say\s+(?:this|that))?\s*[.!?]*$/i;
+
+/**
+ * The command a mention of cairn is (its text without the mention), or null for a chat message:
+ * `@cairn learn` and `@cairn why` in a thread are commands on every platform, not turns.
+ */
+export function mentionCommand(text: string): "learn" | "why" | null {
+  const t = text.trim();
+  return LEARN_MESSAGE.test(t) ? "learn" : WHY_MESSAGE.test(t) ? "why" : null;
+}

@@ -96,4 +96,22 @@ forEachDatabase("discord why this answer", (getDb) => {
     await adapter.idle();
     expect(await why(alice, mine.id)).toBe(NOT_AN_ANSWER);
   });
+
+  it("answers @cairn why by DM to the asker alone, with what the channel's last answer drew on, and posts nothing in the channel", async () => {
+    const g = GUILDS[used++]!;
+    anthropic.setDefault({ text: "Noted." });
+    anthropic.enqueue({ toolUse: [{ name: "skills_list", input: {} }] }, { text: "We ship on Tuesdays." });
+    await ask(g.a, alice, "when do we ship?");
+    const requests = anthropic.requests.length;
+    const inChannel = discord.posts.filter((p) => p.channelId === g.a).length;
+    discord.sendMessage({ channelId: g.a, author: bob, content: `<@${discord.bot.id}> why?` });
+    const dm = discord.dmChannel(bob);
+    const answer = await waitFor(() => discord.posts.find((p) => p.channelId === dm && p.content.includes("Why my last answer here")), "the why answer in Bob's DMs");
+    await adapter.idle();
+    expect(answer.content).toContain("Tools called: 1.");
+    // A command, not a turn: the model was not asked, and nothing was posted in the channel.
+    expect(anthropic.requests).toHaveLength(requests);
+    expect(discord.posts.filter((p) => p.channelId === g.a)).toHaveLength(inChannel);
+    expect(discord.posts.filter((p) => p.channelId === discord.dmChannel(alice) && p.content.includes("Why my last answer"))).toEqual([]);
+  });
 });

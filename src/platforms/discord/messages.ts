@@ -15,6 +15,8 @@ import { classify, NOTICES } from "./events.ts";
 import { messageTarget } from "./target.ts";
 import { noticeKey, type Claim } from "./event-claims.ts";
 import type { StoreOutcome } from "../../ground/journal.ts";
+import { mentionCommand } from "../../ground/commands.ts";
+import type { Inbound } from "../../ground/types.ts";
 
 export interface MessageHandlerDeps {
   core: CorePort;
@@ -60,9 +62,21 @@ export class MessageHandler {
       return { answered: notice };
     }
     if (!inbound) return { answered: Promise.resolve() };
+    // `@cairn why` (in a thread, or anywhere): what the last answer there drew on, told to the asker
+    // alone. Discord cannot show a plain message's answer to one person, so it goes to their DMs.
+    if (decision.trigger === "mention" && mentionCommand(inbound.text) === "why") return { answered: this.why(message, inbound) };
     const answered = core.receive(inbound, target, kept ? { kept, held } : {}).then((received) => {
       log.debug({ message: message.id, result: received.kind, ...("reason" in received ? { reason: received.reason } : {}) }, "message handled");
     });
     return { answered };
+  }
+
+  private async why(message: Message, inbound: Inbound): Promise<void> {
+    const { core, log, claim } = this.deps;
+    // Every replica receives the message; one answers.
+    if (!(await claim(noticeKey(message.id)))) return;
+    const dm = { send: async (text: string) => void (await message.author.send({ content: text, allowedMentions: { parse: [] } })) };
+    const answered = await core.answer(inbound, { name: "why", args: [] }, { private: dm });
+    log.info({ message: message.id, failed: answered.failed }, "why in a thread answered by DM");
   }
 }

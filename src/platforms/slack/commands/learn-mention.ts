@@ -16,19 +16,11 @@ import { RecentSet } from "../../../ground/cache/recent-set.ts";
 import type { SlackClient } from "../client.ts";
 import type { SlackMessage } from "../events.ts";
 import { placeTarget } from "../replies/target.ts";
+import { mentionCommand } from "../../../ground/commands.ts";
 
-/** "learn", "learn from this thread" (cairn's own mention already stripped). */
-const LEARN_MESSAGE = /^learn(?:\s+from\s+(?:this|the)\s+(?:thread|conversation))?[.!]?$/i;
-/** "why", "why?", "why this answer?", "why did you say that?". */
-const WHY_MESSAGE = /^why(?:\s+(?:this|that)\s+answer|\s+did\s+you\s+say\s+(?:this|that))?\s*[.!?]*$/i;
+export { mentionCommand };
 
 const seen = new RecentSet(15 * 60_000, 10_000);
-
-/** The command a mention is (its text without cairn's own mention), or null for a chat message. */
-export function mentionCommand(text: string): "learn" | "why" | null {
-  const t = text.trim();
-  return LEARN_MESSAGE.test(t) ? "learn" : WHY_MESSAGE.test(t) ? "why" : null;
-}
 
 export function isLearnMention(text: string): boolean {
   return mentionCommand(text) === "learn";
