@@ -61,6 +61,17 @@ export class ReplyPlaceStore {
     return { workspace, conversation, reply, question, asker };
   }
 
+  /** Where a person's message was said: its workspace and conversation (a place to post an outcome in). */
+  async saidIn(scope: WorkspaceScope, messageId: number): Promise<{ workspace: Workspace; conversation: Conversation } | null> {
+    const message = await this.db.message.findFirst({ where: { id: messageId, workspaceId: scope.workspaceId } });
+    if (!message) return null;
+    const [workspace, conversation] = await Promise.all([
+      this.db.workspace.findFirst({ where: { id: scope.workspaceId } }),
+      this.db.conversation.findFirst({ where: { id: message.conversationId, workspaceId: scope.workspaceId } }),
+    ]);
+    return workspace && conversation ? { workspace, conversation } : null;
+  }
+
   /**
    * A reply the core delivered, with its conversation's scope: null unless it is a sent assistant
    * message of that conversation. The delivery reports the conversation only (a cuid, one workspace's).

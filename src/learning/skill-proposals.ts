@@ -137,7 +137,10 @@ export async function judgeSkillById(ctx: LearningContext, place: Place, verdict
   const proposal = await ctx.skillProposals.find(scope, id);
   if (!proposal) return null;
   const judgement = await judgeSkillProposal(ctx, scope, proposal, place.person, verdict, { source: "tool", sourceMessageId: null });
-  const where = proposal.proposalMessageId === null ? null : await ctx.places.replyPlace(scope, proposal.proposalMessageId);
-  if (where) await announceSkill(ctx, where, judgement, place.person, proposal);
+  // Where it was posted (a review's proposal), or else where it was asked for (a turn's): that place sees what became of it.
+  const where =
+    proposal.proposalMessageId !== null ? await ctx.places.replyPlace(scope, proposal.proposalMessageId) : proposal.sourceMessageId !== null ? await ctx.places.saidIn(scope, proposal.sourceMessageId) : null;
+  // The judgement stands whether or not the place can be told.
+  if (where) await announceSkill(ctx, where, judgement, place.person, proposal).catch((err: unknown) => ctx.log.warn({ err: errText(err), proposal: proposal.id }, "could not announce a skill proposal's outcome"));
   return { proposal, judgement };
 }

@@ -11,6 +11,7 @@
 import { describe, expect, it } from "vitest";
 import { forEachDatabase, inboundFor, place, type PlaceOptions } from "../support/db.ts";
 import { coreHarness, toolResults, type CoreHarness } from "../support/agent.ts";
+import { channelPlatform } from "../support/channel-platform.ts";
 import { systemText, type RecordedRequest } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { SCREEN_PROMPT } from "../../src/safety/screen.ts";
@@ -80,8 +81,12 @@ forEachDatabase("skill reach", (getDb) => {
       expect(await skillRow(h, "deploy-checks")).toMatchObject({ scope: "channel" });
       expect(await prompt(h, p.ben("CB", "t4"))).not.toContain("deploy-checks");
 
-      // Ben's makes it the team's, with a revision naming him.
+      // Ben's makes it the team's, with a revision naming him; the thread it was asked in is told.
+      const slack = channelPlatform("slack", h.ws);
+      h.core.attach(slack);
       const approved = await command(h, p.ben("CB", "t5"), "approve", [proposal.id]);
+      expect(slack.posts.map((x) => JSON.stringify(x))).toEqual([expect.stringContaining("deploy-checks")]);
+      expect(JSON.stringify(slack.posts[0])).toContain("t1");
       expect(approved).toMatchObject({ outcome: "done", text: expect.stringContaining("whole workspace") });
       expect(await skillRow(h, "deploy-checks")).toMatchObject({ scope: "team", channelKey: null, status: "active" });
       const ben = (await place(getDb(), p.ben("CB", "t5"))).scope.personId;
