@@ -267,10 +267,11 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
         { action: "add", target: "team", kind: "lesson", content: `team lesson on ${pick(TOPICS)} ${teamLesson.token}` },
       ];
       const chSkill = mk("channelMem", channel);
-      const teamSkill = mk("team", channel);
+      // A team skill follows the same rule: the channel's, proposed, until someone else approves it.
+      const teamSkill = mk(teamKind, channel);
       fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }, skillCall(chSkill, "channel"), skillCall(teamSkill, "team")] }, { text: "saved" });
       await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
-      if (teamKind === "proposed") proposals.push({ markers: [team, teamLesson], ws, at: place(ws, person, channel), platformId: answers.at(-1)!.platformId });
+      if (teamKind === "proposed") proposals.push({ markers: [team, teamLesson, teamSkill], ws, at: place(ws, person, channel), platformId: answers.at(-1)!.platformId });
     }
   }
 
@@ -292,7 +293,10 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       const at: PlaceOptions = { ...p.at, user: approver, name: approver, ...(p.at.isDm ? { channel: `D-${approver}` } : {}) };
       for (const m of p.markers) {
         const entry = await db.memoryEntry.findFirst({ where: { text: { contains: m.token } }, select: { id: true } });
-        if (entry) await core.command(inboundFor(at), "approve", [entry.id]);
+        // A skill's marker is in its name: its proposal is judged by the proposal's id.
+        const skill = entry ? null : await db.skillProposal.findFirst({ where: { name: `fz-${m.token}` }, select: { id: true } });
+        const id = entry?.id ?? skill?.id;
+        if (id) await core.command(inboundFor(at), "approve", [id]);
       }
     }
     if (approver === author) return;
