@@ -82,7 +82,7 @@ export async function judgeShareById(ctx: LearningContext, place: Place, verdict
   if (!entry) return null;
   const judgement = await judgeShare(ctx, entry, place.person, verdict, { source: "tool", sourceMessageId: null });
   const text = shareOutcome(judgement, nameOf(place.person), entry);
-  const where = text ? await ctx.shares.saidIn(entry) : null;
+  const where = text && entry.sourceMessageId !== null ? await ctx.places.saidIn(workspaceScopeOf(place), entry.sourceMessageId) : null;
   // A DM is its owner's: a teammate's decision is told to the person when they look (`me`), not posted there.
   if (text && where && !where.conversation.isDm) await postIn(ctx, where, text);
   return { entry, judgement };

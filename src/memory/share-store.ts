@@ -11,7 +11,7 @@
  * - Every step is a revision naming who did it.
  */
 import type { Db } from "../db/client.ts";
-import type { Conversation, MemoryEntry, Workspace } from "../db/generated/sqlite/client.ts";
+import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance } from "../db/revisions.ts";
 import type { WorkspaceScope } from "../ground/types.ts";
 import { kindOf, LESSON_LIMITS, MemoryError, usedChars, type MemoryBudgets } from "./entries.ts";
@@ -57,18 +57,6 @@ export class ShareStore {
     return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, OR: [{ ...OPEN, OR: where }, { ...HELD, OR: held }] }, orderBy: NEWEST });
   }
 
-  /** The conversation a proposal was said in (its outcome is posted there); null for one without a source message. */
-  async saidIn(entry: MemoryEntry): Promise<{ workspace: Workspace; conversation: Conversation } | null> {
-    if (entry.sourceMessageId === null) return null;
-    const message = await this.db.message.findFirst({ where: { id: entry.sourceMessageId, workspaceId: entry.workspaceId } });
-    if (!message) return null;
-    const [workspace, conversation] = await Promise.all([
-      this.db.workspace.findFirst({ where: { id: entry.workspaceId } }),
-      this.db.conversation.findFirst({ where: { id: message.conversationId, workspaceId: entry.workspaceId } }),
-    ]);
-    return workspace && conversation ? { workspace, conversation } : null;
-  }
-
   /** Moves an open proposal to the team, or releases a held write where it was asked to go. Throws MemoryError when there is no room for it. */
   async share(entry: MemoryEntry, prov: Provenance): Promise<ShareOutcome> {
     if (entry.status === "held") return this.release(entry, prov);
@@ -83,12 +71,7 @@ export class ShareStore {
       }
       const team = await tx.memoryEntry.findMany({ where: { workspaceId: row.workspaceId, scope: "team", status: "active" } });
       const rest = team.filter((e) => e.id !== old?.id);
-      if (kindOf(row) === "lesson") {
-        if (rest.filter((e) => kindOf(e) === "lesson").length >= LESSON_LIMITS.perTarget) throw new MemoryError(`team memory holds ${LESSON_LIMITS.perTarget} lessons, its cap: consolidate team lessons first`);
-      } else {
-        const used = usedChars([...rest.filter((e) => kindOf(e) !== "lesson").map((e) => e.text), row.text]);
-        if (used > this.budgets.team) throw new MemoryError(`team memory would hold ${used}/${this.budgets.team} chars with it; consolidate team memory first`);
-      }
+      ensureRoom(row, rest, "team", this.budgets.team);
       const won = await tx.memoryEntry.updateMany({ where: { id: row.id, ...OPEN }, data: { scope: "team", ownerId: null, channelKey: null, proposedScope: null, replacesId: null } });
       if (won.count !== 1) return { kind: "closed" };
       if (old) {
@@ -109,12 +92,7 @@ export class ShareStore {
       if (!row) return { kind: "closed" };
       const target = row.scope as keyof MemoryBudgets;
       const peers = await tx.memoryEntry.findMany({ where: { workspaceId: row.workspaceId, scope: row.scope, channelKey: row.channelKey, ownerId: row.ownerId, status: "active" } });
-      if (kindOf(row) === "lesson") {
-        if (peers.filter((e) => kindOf(e) === "lesson").length >= LESSON_LIMITS.perTarget) throw new MemoryError(`${target} memory holds ${LESSON_LIMITS.perTarget} lessons, its cap: consolidate its lessons first`);
-      } else {
-        const used = usedChars([...peers.filter((e) => kindOf(e) !== "lesson").map((e) => e.text), row.text]);
-        if (used > this.budgets[target]) throw new MemoryError(`${target} memory would hold ${used}/${this.budgets[target]} chars with it; consolidate it first`);
-      }
+      ensureRoom(row, peers, target, this.budgets[target]);
       const won = await tx.memoryEntry.updateMany({ where: { id: row.id, ...HELD }, data: { status: "active", proposedScope: null } });
       if (won.count !== 1) return { kind: "closed" };
       await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: row.id, action: "release", oldText: null, newText: row.text }, { ...prov, reason: prov.reason ?? "released after the safety screen held it" });
@@ -147,4 +125,17 @@ export class ShareStore {
     if (done) this.memory.forgetCached();
     return done;
   }
+}
+
+/**
+ * Whether `row` fits beside the entries already in force where it goes: a lesson against the lesson
+ * cap, a fact against the target's budget. Throws MemoryError (nothing was changed) when it does not.
+ */
+function ensureRoom(row: MemoryEntry, inForce: readonly MemoryEntry[], target: string, limit: number): void {
+  if (kindOf(row) === "lesson") {
+    if (inForce.filter((e) => kindOf(e) === "lesson").length >= LESSON_LIMITS.perTarget) throw new MemoryError(`${target} memory holds ${LESSON_LIMITS.perTarget} lessons, its cap: consolidate its lessons first`);
+    return;
+  }
+  const used = usedChars([...inForce.filter((e) => kindOf(e) !== "lesson").map((e) => e.text), row.text]);
+  if (used > limit) throw new MemoryError(`${target} memory would hold ${used}/${limit} chars with it; consolidate it first`);
 }

@@ -17,10 +17,10 @@ import type { HistoryStore, Place } from "../history/store/store.ts";
 import { carryOverNote } from "./carry-over.ts";
 import { usedChars, type MemoryEntry, type MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
-import { isPrivateSkill, type SkillIndexEntry } from "../skills/visibility.ts";
+import { isPrivateSkill } from "../skills/visibility.ts";
 import type { PersonaStore } from "../persona/store.ts";
 import type { SessionManager, Snapshot } from "../agent/sessions.ts";
-import { renderProfile, renderShared, type Taught } from "../agent/prompt.ts";
+import { renderProfile, renderShared } from "../agent/prompt.ts";
 
 export interface SnapshotDeps {
   memory: MemoryStore;
@@ -80,7 +80,8 @@ export class Snapshots {
   /** `sessionId`: a session's first snapshot carries the note of the conversation's session before it. */
   private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[]; facts: string[] }> {
     const { skills, persona, memory, sessions, history } = this.deps;
-    const visible = await this.withAuthors(scope, (await skills.index(scope)).filter((s) => !isPrivateSkill(s)));
+    // The index carries each skill's author and date: the prompt names who taught it.
+    const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
     const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
     // Judged only where there are rules: a workspace without them reads nothing more per session.
     const doubtful = inForce.length ? await this.deps.doubtfulRules(scope) : new Set<string>();
@@ -113,19 +114,6 @@ export class Snapshots {
     // The profile block is the speaker's own (`profile`): only team and channel facts are everyone's.
     const shown = blocks.filter((b) => b.target !== "user").flatMap((b) => b.entries.map((e) => e.id));
     return { shared, rules: rules.map((r) => r.id), facts: shown };
-  }
-
-  /**
-   * The index keeps no authors: a workspace's skills are read once more, whole, for who made them
-   * and when; only when the index shows one (bundled skills are nobody's here).
-   */
-  private async withAuthors(scope: Scope, index: SkillIndexEntry[]): Promise<(SkillIndexEntry & Taught)[]> {
-    if (index.every((s) => s.bundled)) return index;
-    const rows = new Map((await this.deps.skills.list(scope)).filter((r) => !r.bundled).map((r) => [r.name, r]));
-    return index.map((s) => {
-      const row = s.bundled ? undefined : rows.get(s.name);
-      return row ? { ...s, createdById: row.createdById, createdAt: row.createdAt, source: row.source } : s;
-    });
   }
 
   /** The speaker's profile block, and the ids of the facts in it. */
