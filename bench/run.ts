@@ -28,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<Bench>> = {
   privacy: async () => (await import("./privacy.ts")).run,
   knowledge: async () => (await import("./knowledge.ts")).run,
   probes: async () => (await import("./probes.ts")).run,
+  facts: async () => (await import("./facts.ts")).run,
 };
 
 async function main(): Promise<void> {

@@ -142,6 +142,14 @@ export const configSchema = z.object({
   // Schedules (node-cron; six fields when seconds are wanted), read in CAIRN_TIMEZONE.
   CAIRN_CURATOR_CRON: cronExpression(DEFAULT_SCHEDULES.curator),
   CAIRN_REPORT_CRON: cronExpression(DEFAULT_SCHEDULES.report),
+  CAIRN_VERIFY_CRON: cronExpression(DEFAULT_SCHEDULES.verify),
+  CAIRN_REMIND_CRON: cronExpression(DEFAULT_SCHEDULES.remind),
+  // Memory that stays true (issue 27): shared items unconfirmed this long show their date and are
+  // listed for review; lessons and rules unused this long with low confidence are proposed for archiving.
+  CAIRN_VERIFY_DAYS: int(90, 1, 3650),
+  CAIRN_DECAY_DAYS: int(180, 1, 3650),
+  // A proposal waiting longer than this is reminded once in its thread and listed to admins.
+  CAIRN_APPROVAL_REMIND_HOURS: int(24, 1, 24 * 365),
   CAIRN_TIMEZONE: timeZone,
   CAIRN_ADMINS: csv,
   // Who may share with the whole workspace without a teammate's approval (issue 26): platform-prefixed
@@ -150,6 +158,8 @@ export const configSchema = z.object({
   CAIRN_TEAM_WRITES: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["approval", "open"], { message: "expected approval (the default) or open" }).default("approval")),
   /** The model-judged screen of shared writes (src/safety/screen.ts): on unless "off". */
   CAIRN_SCREEN: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["on", "off"], { message: "expected on (the default) or off" }).default("on")),
+  /** The contradiction check of entries coming into force (issue 27; summary model): on unless "off". */
+  CAIRN_CONTRADICTIONS: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["on", "off"], { message: "expected on (the default) or off" }).default("on")),
   /** The screen's model; the summary model when unset. */
   CAIRN_SCREEN_MODEL: optionalString,
   // Access: platform-prefixed ids ("slack:U123", "discord:456", "console:dana"). Unset = everyone

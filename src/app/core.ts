@@ -11,11 +11,9 @@ import { ErasureStore } from "../erasure/erasure-store.ts";
 import { TombstoneStore } from "../erasure/tombstone-store.ts";
 import { HistoryStore, scopeOf } from "../history/store/store.ts";
 import { MemoryStore } from "../memory/store.ts";
-import { ShareStore } from "../memory/share-store.ts";
 import { TeacherStore } from "../admission/teacher-store.ts";
 import { DEFAULT_TEAM_WRITES, TeamTrust } from "../admission/trust.ts";
 import { SkillStore } from "../skills/store.ts";
-import { SkillProposalStore } from "../skills/proposal-store.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases } from "../turn/leases.ts";
 import { LeaseStore } from "../turn/lease-store.ts";
@@ -25,6 +23,7 @@ import { RateStore } from "../admission/rate-store.ts";
 import { ClaimStore } from "../delivery/claim-store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { turnTools, writeScreen, type SkillReach, type WriteScreen } from "./turn-tools.ts";
+import { loopStores } from "./loop-stores.ts";
 import { DEFAULT_MAX_MESSAGE_CHARS, storableStrings } from "../ground/text.ts";
 import { DeliveryPath } from "../delivery/delivery.ts";
 import type { Answered, CommandTarget, CorePort, PlatformAdapter, Posted, PostTarget, Received, ReplyTarget, RichPost, ReceiveOptions } from "../ground/adapter.ts";
@@ -32,11 +31,6 @@ import { SessionManager } from "../agent/sessions.ts";
 import { SessionStore } from "../agent/session-store.ts";
 import type { CommandCall, CommandName, CommandReply } from "../ground/commands.ts";
 import { Learning } from "../learning/learning.ts";
-import { CorrectionStore } from "../learning/correction-store.ts";
-import { TraceStore } from "../learning/trace-store.ts";
-import { ReplyPlaceStore } from "../learning/reply-place-store.ts";
-import { LessonStore } from "../lessons/lesson-store.ts";
-import { ReviewStore } from "../learning/review-store.ts";
 import { DEFAULT_LEARNING } from "../learning/settings.ts";
 import { Scheduler } from "../jobs/scheduler.ts";
 import { DEFAULT_SCHEDULES } from "../jobs/schedules.ts";
@@ -50,6 +44,7 @@ import { ChannelKnowledge, DEFAULT_KNOWLEDGE } from "../knowledge/knowledge.ts";
 import { backfillJob } from "../knowledge/backfill.ts";
 import { reportJob } from "../report/job.ts";
 import { curatorJob } from "../curator/job.ts";
+import { verifyJob } from "../freshness/job.ts";
 import { KnowledgeStore } from "../knowledge/store.ts";
 import { ListenStore } from "../knowledge/listen-store.ts";
 import type { ChannelEvent } from "../ground/channel-events.ts";
@@ -129,7 +124,7 @@ export class Core implements CorePort {
     this.teachers = new TeacherStore(db);
     this.trust = new TeamTrust({ ...DEFAULT_TEAM_WRITES, ...s.teamWrites }, s.access, this.teachers, this.history);
     // A team write reaches the whole workspace alone only when its writer may share alone (memory/reach.ts).
-    this.memory = new MemoryStore(db, s.budgets, (scope) => this.trust.reach(scope));
+    this.memory = new MemoryStore(db, s.budgets, (scope) => this.trust.reach(scope), now);
     this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     this.revisions = new RevisionStore(db, [this.skills, this.memory], now);
@@ -145,9 +140,9 @@ export class Core implements CorePort {
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
     const screen = (this.screen = writeScreen(s, deps.model, metrics));
-    const skillProposals = new SkillProposalStore(db, [this.skills]);
-    this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: skillProposals, screen };
-    const tools = turnTools({ memory: this.memory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
+    const loop = loopStores(db, { memory: this.memory, skills: this.skills, budgets: s.budgets, now, correctionWindowMs: learningSettings.correctionWindowMs });
+    this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: loop.skillProposals, screen };
+    const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
@@ -161,8 +156,7 @@ export class Core implements CorePort {
       log,
     });
     this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => turns.activeKeys > 0 || this.delivery.inFlight > 0, log, now);
-    const doubtfulRules = (scope: Scope) => this.learning.doubtfulRules(scope);
-    const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, history: this.history, doubtfulRules, now });
+    const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, history: this.history, doubtfulRules: (scope: Scope) => this.learning.doubtfulRules(scope), now, verifyDays: learningSettings.freshness.verifyDays });
     const runner = new TurnRunner({
       settings: s,
       model: models.turn,
@@ -222,17 +216,11 @@ export class Core implements CorePort {
       memory: this.memory,
       skills: this.skills,
       history: this.history,
-      places: new ReplyPlaceStore(db),
-      corrections: new CorrectionStore(db, now, learningSettings.correctionWindowMs),
-      traces: new TraceStore(db),
-      lessons: new LessonStore(db, this.memory),
-      reviews: new ReviewStore(db),
-      skillProposals,
-      shares: new ShareStore(db, this.memory, s.budgets),
+      ...loop,
       turnTools: tools,
       screen,
       post: (platform, target, markdown, rich) => this.post(platform, target, markdown, rich),
-      settings: { model: s.model, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: learningSettings },
+      settings: { model: s.model, summaryModel: s.summaryModel, maxTokens: s.maxTokens, budgets: s.budgets, access: s.access, learning: learningSettings },
       log,
       now,
       metrics,
@@ -241,14 +229,14 @@ export class Core implements CorePort {
     }, (as) => [
       reportJob({ ...as("report"), reports: this.reports }),
       curatorJob({ ...as("curator"), curation: this.curation }),
+      verifyJob({ ...as("verify"), reports: this.reports }),
       backfillJob(this.knowledge),
       ...(deps.handlers ?? []),
     ]);
     this.commands = new CommandService({ access: s.access, delivery: this.delivery, services: this, run: (inbound, name, args) => this.command(inbound, name, args), log });
     this.reactions = new Reactions({ history: this.history, memory: this.memory, jobs: this.jobs, access: s.access, kick: () => this.learning.worker.kick(), log });
     // In use: some workspace had talked to cairn before the slot.
-    const inUseBefore = (at: Date) => this.history.workspaceCreatedBefore(at);
-    this.scheduler = new Scheduler({ queue: this.jobs, kick: () => this.learning.worker.kick(), settings: { ...DEFAULT_SCHEDULES, ...s.schedules }, log, now, inUseBefore });
+    this.scheduler = new Scheduler({ queue: this.jobs, kick: () => this.learning.worker.kick(), settings: { ...DEFAULT_SCHEDULES, ...s.schedules }, log, now, inUseBefore: (at) => this.history.workspaceCreatedBefore(at) });
     const journal = (this.journal = inboundLogFor({ journal: deps.journal, ping: () => deps.database.ping(), metrics, log, maxInFlight: s.journalInFlight }));
     metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => turns.activeKeys, journal: () => ({ depth: journal.depth, oldestAt: journal.oldestAt }) });
   }

@@ -36,7 +36,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     },
     maxMessageChars: cfg.CAIRN_MAX_MESSAGE_CHARS,
     bundledSkillsDir: BUNDLED_SKILLS_DIR,
-    schedules: { curator: cfg.CAIRN_CURATOR_CRON, report: cfg.CAIRN_REPORT_CRON, timezone: cfg.CAIRN_TIMEZONE },
+    schedules: { curator: cfg.CAIRN_CURATOR_CRON, report: cfg.CAIRN_REPORT_CRON, verify: cfg.CAIRN_VERIFY_CRON, remind: cfg.CAIRN_REMIND_CRON, timezone: cfg.CAIRN_TIMEZONE },
     learning: {
       reviewEveryTurns: cfg.CAIRN_REVIEW_EVERY_TURNS,
       skillReviewToolCalls: cfg.CAIRN_SKILL_REVIEW_TOOL_CALLS,
@@ -51,6 +51,8 @@ export function agentSettings(cfg: Config): AgentSettings {
       correctionWindowMs: cfg.CAIRN_CORRECTION_WINDOW_HOURS * 3_600_000,
       worker: { ...DEFAULT_LEARNING.worker, concurrency: cfg.CAIRN_JOB_CONCURRENCY },
       reportChannel: parseReportChannel(cfg.CAIRN_REPORT_CHANNEL),
+      contradictions: cfg.CAIRN_CONTRADICTIONS === "on",
+      freshness: { verifyDays: cfg.CAIRN_VERIFY_DAYS, decayDays: cfg.CAIRN_DECAY_DAYS, remindHours: cfg.CAIRN_APPROVAL_REMIND_HOURS },
       curator: { staleDays: cfg.CAIRN_CURATOR_STALE_DAYS, archiveDays: cfg.CAIRN_CURATOR_ARCHIVE_DAYS, lessonDays: cfg.CAIRN_CURATOR_LESSON_DAYS },
     },
   };

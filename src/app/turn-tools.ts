@@ -6,6 +6,8 @@
 import type { Scope } from "../ground/types.ts";
 import type { Tool } from "../tools/registry.ts";
 import { memoryTool } from "../tools/memory.ts";
+import { memoryHistoryTool } from "../tools/memory-history.ts";
+import type { MemoryHistoryStore } from "../memory/history-store.ts";
 import { skillTools, type SkillReach } from "../tools/skills.ts";
 
 export type { SkillReach };
@@ -32,6 +34,8 @@ export function writeScreen(s: AgentSettings, model: ModelClient, metrics: Metri
 
 export interface TurnToolDeps {
   memory: MemoryStore;
+  /** What memory said before (issue 27): the memory_history tool reads it. */
+  memoryHistory: MemoryHistoryStore;
   skills: SkillStore;
   history: HistoryStore;
   screen: WriteScreen;
@@ -44,5 +48,5 @@ export interface TurnToolDeps {
 }
 
 export function turnTools(d: TurnToolDeps): Tool[] {
-  return [memoryTool(d.memory, d.screen) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable) as Tool, correctionTool(d.recordCorrection) as Tool];
+  return [memoryTool(d.memory, d.screen) as Tool, memoryHistoryTool(d.memoryHistory) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable) as Tool, correctionTool(d.recordCorrection) as Tool];
 }

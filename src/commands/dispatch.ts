@@ -24,7 +24,10 @@ import { viewMarkdown } from "../views/markdown.ts";
 import { listenCommand, type ListenDeps } from "./listen.ts";
 import { whyCommand, type WhyDeps } from "./why.ts";
 import { teachersCommand, type TeachersDeps } from "./teachers.ts";
+import { verifyCommand, type VerifyDeps } from "./verify.ts";
+import { isConflictVerdict, keepConflict, KEEP_VERDICTS, type ConflictDeps } from "./conflict.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
+import type { Learning } from "../learning/learning.ts";
 
 /** What the dispatcher answers itself (help, new, me, skills, confirm, report, forget): the stores it reads and writes, and the session to end. */
 export interface DispatchDeps {
@@ -42,6 +45,7 @@ export type CommandServices = DispatchDeps &
   LearnDeps &
   LessonsDeps &
   ProposalDeps &
+  ConflictDeps &
   HistoryCommandDeps &
   RollbackDeps &
   JobsDeps &
@@ -50,6 +54,7 @@ export type CommandServices = DispatchDeps &
   ListenDeps &
   WhyDeps &
   TeachersDeps &
+  VerifyDeps &
   ViewDeps;
 
 const HELP = `**cairn** remembers what your team teaches it.
@@ -62,7 +67,7 @@ Commands:
 \`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
 \`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, facts, skills, searches; on Slack and Discord, *Why this answer?* on any answer of mine)
 \`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule, team skill or change to one, or fact for the whole team (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins)
+\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule, team skill or change to one, or fact for the whole team (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins) · \`keep new|old|both <id>\` say which of two disagreeing entries holds · \`verify <id>\` say a shared fact, rule, lesson or team skill still holds (\`verify\` alone: what is due here)
 \`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
 \`listen on|off|status\` keep this channel's messages so people who can read it can ask what was said (on/off: admins) · \`listen exclude-me\` leave yours out
 \`report\` the latest weekly self-review: what cairn learned, its corrections and trends
@@ -92,6 +97,8 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
     case "why":
       return whyCommand(services, await place(), args[0]);
     case "keep":
+      if (isConflictVerdict(args[0])) return keepConflict(services, await place(), KEEP_VERDICTS[args[0].toLowerCase() as keyof typeof KEEP_VERDICTS], args[1]);
+      return judgeRule(services, inbound, await place(), name, args[0], args.slice(1).join(" "));
     case "reword":
       return judgeRule(services, inbound, await place(), name, args[0], args.slice(1).join(" "));
     case "forget":
@@ -131,18 +138,24 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
       return jobsCommand(services, inbound, args);
     case "teachers":
       return teachersCommand(services, inbound, await place(), args);
+    case "verify":
+      return verifyCommand(services, await place(), args);
   }
 }
 
-async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "skills">, p: Place): Promise<string> {
+async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "skills"> & { learning: Pick<Learning, "previousTexts"> }, p: Place): Promise<string> {
   const scope = scopeOf(p);
   const entries = await deps.memory.entries(scope, "user");
+  const previous = await deps.learning.previousTexts(scope, entries);
   const pending = await deps.memory.pendingBy(scope);
   const skills = (await deps.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
   const messages = await deps.history.countByAuthor(scope);
-  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; proposedScope?: string | null }) =>
-    `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)}${e.proposedScope === "team" ? "; asked for the team: a teammate's `approve` shares it" : ""})*`;
+  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; proposedScope?: string | null }) => {
+    const was = previous.get(e.id);
+    const since = was ? `; since ${(entries.find((x) => x.id === e.id)?.validFrom ?? e.createdAt).toISOString().slice(0, 10)} (was: ${was.text})` : "";
+    return `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)}${since}${e.proposedScope === "team" ? "; asked for the team: a teammate's `approve` shares it" : ""})*`;
+  };
   // A review's pending change to an existing entry says what it would do to it.
   const pendingLine = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; scope: string; replacesId: string | null }) =>
     e.replacesId === null

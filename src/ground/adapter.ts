@@ -10,7 +10,7 @@
 import type { CommandCall, CommandName, CommandReply } from "./commands.ts";
 import type { Logger } from "./log.ts";
 import type { FeedbackEvent, FeedbackResult, Inbound, Platform } from "./types.ts";
-import type { TeamView, ViewRequest } from "./view-model.ts";
+import type { TeamView, ViewButton, ViewRequest } from "./view-model.ts";
 import type { ChannelEvent, HistoryPage } from "./channel-events.ts";
 import type { InboundJournal, StoreOutcome } from "./journal.ts";
 
@@ -92,6 +92,12 @@ export interface RichSection {
   heading?: string;
   /** The section's body, in Markdown (cairn's one text format), rendered by the adapter. */
   markdown: string;
+  /**
+   * Buttons under the section (Slack actions, Discord message components). Each is a command line:
+   * a click runs it as the clicker, as if they had typed it (their rights). The Markdown lists the
+   * same commands typed, for platforms and clients without buttons.
+   */
+  buttons?: readonly ViewButton[];
 }
 
 /**

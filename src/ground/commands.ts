@@ -4,7 +4,7 @@
  * map their syntax to these; the dispatcher (commands/dispatch.ts) answers them.
  */
 
-export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs", "why", "keep", "reword", "teachers"] as const;
+export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs", "why", "keep", "reword", "teachers", "verify"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {

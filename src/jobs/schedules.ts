@@ -1,5 +1,6 @@
 /**
- * cairn's schedules (environment: CAIRN_CURATOR_CRON, CAIRN_REPORT_CRON, CAIRN_TIMEZONE): what
+ * cairn's schedules (environment: CAIRN_CURATOR_CRON, CAIRN_REPORT_CRON, CAIRN_VERIFY_CRON,
+ * CAIRN_REMIND_CRON, CAIRN_TIMEZONE): what
  * runs when, the payload each slot's job carries, and the unique key that makes a slot one job.
  *
  * A slot's key is `<name>:<slot>`, the slot being the scheduled instant as ISO to the second. Every
@@ -8,7 +9,7 @@
  * key leaves one job per slot. A manual run (`/cairn jobs run`) is keyed `<name>:manual:<now>`.
  */
 
-export const SCHEDULE_NAMES = ["curator", "report"] as const;
+export const SCHEDULE_NAMES = ["curator", "report", "verify", "remind"] as const;
 export type ScheduleName = (typeof SCHEDULE_NAMES)[number];
 
 export interface ScheduleSettings {
@@ -16,15 +17,23 @@ export interface ScheduleSettings {
   curator: string;
   /** node-cron expression of the weekly report. */
   report: string;
+  /** node-cron expression of the review of shared memory due for confirmation (monthly); default DEFAULT_SCHEDULES. */
+  verify?: string;
+  /** node-cron expression of the reminders of proposals waiting for approval; default DEFAULT_SCHEDULES. */
+  remind?: string;
   /** IANA zone the expressions are read in. */
   timezone: string;
 }
 
-export const DEFAULT_SCHEDULES: ScheduleSettings = {
+export const DEFAULT_SCHEDULES: Required<ScheduleSettings> = {
   // Sunday 03:00: the quietest hour of the week for a team.
   curator: "0 3 * * 0",
   // Monday 09:00: the week's report when the team starts the week.
   report: "0 9 * * 1",
+  // The 1st of the month, 09:00: what shared memory nobody has confirmed for CAIRN_VERIFY_DAYS.
+  verify: "0 9 1 * *",
+  // Hourly, at a quarter past: proposals waiting longer than CAIRN_APPROVAL_REMIND_HOURS.
+  remind: "15 * * * *",
   timezone: "UTC",
 };
 
@@ -36,14 +45,14 @@ export interface Schedule {
 }
 
 export function schedulesOf(settings: ScheduleSettings): Schedule[] {
-  return SCHEDULE_NAMES.map((name) => ({ name, cron: settings[name], kind: name }));
+  return SCHEDULE_NAMES.map((name) => ({ name, cron: settings[name] ?? DEFAULT_SCHEDULES[name], kind: name }));
 }
 
 export function isScheduleName(word: string): word is ScheduleName {
   return (SCHEDULE_NAMES as readonly string[]).includes(word);
 }
 
-/** The payloads of the two kinds (their handlers validate them with their own schemas). */
+/** The payloads of the kinds (their handlers validate them with their own schemas): the curator's has a dry run, the others a slot. */
 export type CuratorPayload = { slot: string; dryRun: boolean; requestedBy?: string };
 export type ReportPayload = { slot: string; requestedBy?: string };
 

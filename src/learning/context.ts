@@ -20,9 +20,13 @@ import type { LessonStore } from "../lessons/lesson-store.ts";
 import type { ReviewStore } from "./review-store.ts";
 import type { SkillProposalStore } from "../skills/proposal-store.ts";
 import type { ShareStore } from "../memory/share-store.ts";
+import type { ApprovalStore } from "./approval-store.ts";
+import type { VerifyStore } from "../memory/verify-store.ts";
 import type { Tool } from "../tools/registry.ts";
 import type { EmojiReader, EmojiSignals } from "./emoji.ts";
 import type { WriteScreen } from "../safety/screen.ts";
+import type { ConflictStore } from "../memory/conflict-store.ts";
+import type { MemoryHistoryStore } from "../memory/history-store.ts";
 
 export interface LearningDeps {
   /**
@@ -45,13 +49,21 @@ export interface LearningDeps {
   skillProposals: SkillProposalStore;
   /** Entries asked for the team and kept where they were said, waiting for a teammate (shares.ts). */
   shares: ShareStore;
+  /** Entries in force that contradict each other, and how a pair is settled (contradictions.ts). */
+  conflicts: ConflictStore;
+  /** What memory said before: superseded texts (memory/history-store.ts). */
+  memoryHistory: MemoryHistoryStore;
+  /** Everything waiting for a person, with its age: reminders, the admins' digest, the report (approval-store.ts). */
+  approvals: ApprovalStore;
+  /** When people last confirmed shared items still hold (issue 27): ✅ on an answer confirms what it drew on. */
+  verified: VerifyStore;
   /** The turn's tools, in order: a review sends the same list (its cache prefix is the turns'), refusing all but memory and skills. */
   turnTools: readonly Tool[];
   /** The model-judged screen a review's shared memory writes pass, as a turn's do (safety/screen.ts). */
   screen?: WriteScreen;
   /** The core's post operation (adapter contract): stored, chunked (or in `rich` form), recorded as deliveries. */
   post(platform: Platform, target: PostTarget, markdown: string, rich?: RichPost): Promise<Posted>;
-  settings: { model: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };
+  settings: { model: string; summaryModel: string; maxTokens: number; budgets: MemoryBudgets; access: AccessPolicy; learning: LearningSettings };
   log: Logger;
   now: () => Date;
   /** Where the jobs, their model calls and their tool calls are counted. */

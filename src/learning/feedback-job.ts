@@ -12,7 +12,7 @@
 import { z } from "zod";
 import { defineJob } from "../jobs/worker.ts";
 import { placeOfJob, postIn, nameOf } from "./places.ts";
-import { conversationOfPlace, workspaceOfPlace } from "./reply-place-store.ts";
+import { conversationOfPlace, scopeIn, workspaceOfPlace, type ReplyPlace } from "./reply-place-store.ts";
 import { approveProposal } from "./approvals.ts";
 import { approveSkillProposal } from "./skill-proposals.ts";
 import { approveShare } from "./shares.ts";
@@ -53,6 +53,8 @@ export function feedbackJob(ctx: LearningContext) {
       }
       // One turn may have asked for both a skill and a fact for the team: the ✅ judges each.
       if (p.action === "added" && ctx.signals.approves(p.emoji) && ((await approveProposal(ctx, place, p.reactorId)) || [await approveSkillProposal(ctx, place, p.reactorId), await approveShare(ctx, place, p.reactorId)].some(Boolean))) return;
+      // ✅ says the answer is right: the shared items it drew on still hold (issue 27).
+      if (p.action === "added" && ctx.signals.approves(p.emoji)) await confirmDrawnOn(ctx, place, p);
       const signal = p.signal ?? ctx.signals.signal(p.emoji);
       if (!signal) return;
       const delta = p.action === "added" ? 1 : -1;
@@ -83,4 +85,19 @@ export function feedbackJob(ctx: LearningContext) {
       ctx.log.info({ reply: p.replyMessageId, correction: correction.id }, "asked for a correction");
     },
   });
+}
+
+/**
+ * ✅ on an answer confirms the shared items its trace says it drew on (rules, facts, lessons, skills
+ * read), as far as the reactor may see them from where the answer was given (verify-store.ts).
+ * Only ✅: a 👍 says an answer helped, not that everything behind it is still true.
+ */
+async function confirmDrawnOn(ctx: LearningContext, place: ReplyPlace, p: FeedbackPayload): Promise<void> {
+  const scope = workspaceOfPlace(place);
+  const [trace, reactor] = await Promise.all([ctx.traces.get(scope, p.replyMessageId), ctx.places.person(scope, p.reactorId)]);
+  if (!trace || !reactor) return;
+  const drewOn = [...trace.rules, ...trace.facts, ...trace.lessons, ...trace.skills];
+  const prov = { source: "reaction" as const, actorId: reactor.id, sourceMessageId: p.replyMessageId, reason: "confirmed with ✅ on an answer that drew on it", at: new Date(p.at) };
+  const confirmed = await ctx.verified.verify(scopeIn(place.conversation, reactor), drewOn, prov);
+  if (confirmed.length) ctx.log.info({ reply: p.replyMessageId, confirmed: confirmed.length }, "shared items confirmed by ✅");
 }

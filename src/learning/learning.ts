@@ -18,6 +18,8 @@ import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
 import { lessonJob } from "./lesson-job.ts";
 import { reviewJob } from "./review.ts";
+import { remindJobs } from "./remind-job.ts";
+import { contradictionJob, modelNominator, queueContradictionCheck } from "./contradictions.ts";
 import { queueDueReview, type ReviewTriggerDeps } from "./review-triggers.ts";
 import type { ReviewStore } from "./review-store.ts";
 import { errText } from "../ground/log.ts";
@@ -28,8 +30,11 @@ import { judgeSkillById, type SkillJudgement } from "./skill-proposals.ts";
 import { judgeShareById, type ShareJudgement } from "./shares.ts";
 import type { SkillProposal } from "../skills/proposal-store.ts";
 import type { MemoryEntry } from "../lessons/lesson-store.ts";
-import type { Place } from "../history/store/store.ts";
+import { scopeOf, type Place } from "../history/store/store.ts";
+import type { ConflictPair, Verdict } from "../memory/conflict-store.ts";
 import type { LessonStore } from "../lessons/lesson-store.ts";
+import type { VerifyStore } from "../memory/verify-store.ts";
+import type { FreshnessSettings } from "./settings.ts";
 import type { ModelClient } from "../agent/model.ts";
 
 /** A team rule in front of this many corrected answers within DOUBTFUL_DAYS is doubtful. */
@@ -73,8 +78,12 @@ export class Learning {
     };
     // Each job's model calls are counted under its kind.
     const as = (purpose: string): LearningContext => ({ ...this.ctx, model: instrumentModel(deps.model, deps.metrics, purpose) });
-    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), ...more(as)];
+    const checks = as("contradiction");
+    const nominator = modelNominator(checks.model, deps.settings.summaryModel);
+    const handlers = [feedbackJob(as("feedback")), lessonJob(as("lesson")), reviewJob(as("review")), ...remindJobs(as("remind")), contradictionJob({ ...checks, nominator }), ...more(as)];
     this.worker = new JobWorker(deps.jobs, handlers, deps.log.child({ component: "jobs" }), s.worker, deps.metrics);
+    // Every entry that comes into force is checked against those near it, on the worker.
+    if (s.contradictions) deps.memory.onLanded = queueContradictionCheck(deps.jobs, deps.log, () => this.worker.kick());
     this.reviews = deps.reviews;
     this.triggers = { store: deps.reviews, jobs: deps.jobs, settings: s };
   }
@@ -82,6 +91,11 @@ export class Learning {
   /** Lessons and team rules, for the commands that list and archive them. */
   get lessons(): LessonStore {
     return this.ctx.lessons;
+  }
+
+  /** Shared memory's freshness (issue 27): `/cairn verify`, the views' "Due for confirmation", with the windows and the clock. */
+  get freshness(): { store: VerifyStore; settings: FreshnessSettings; now: () => Date } {
+    return { store: this.ctx.verified, settings: this.ctx.settings.learning.freshness, now: this.ctx.now };
   }
 
   /** The model commands run with (/cairn learn), counted as "command", and the model reviews and lessons are written with. */
@@ -98,6 +112,24 @@ export class Learning {
     if (rule) return { of: "rule", ...rule };
     const skill = await judgeSkillById(this.ctx, place, verdict, id);
     return skill && { of: "skill", ...skill };
+  }
+
+  /** Open disagreements between entries this place reads (the views). */
+  disputes(scope: Scope): Promise<ConflictPair[]> {
+    return this.ctx.conflicts.open(scope);
+  }
+
+  /** What each entry replaced, from its own scope: the views' "since … (was: …)". */
+  previousTexts(scope: WorkspaceScope, entries: readonly MemoryEntry[]): Promise<Map<string, { text: string; until: Date }>> {
+    return this.ctx.memoryHistory.previousOf(scope, entries);
+  }
+
+  /** `/cairn keep new|old|both <id>`: the open pair the asker may see, settled with a revision naming them. */
+  async settleConflict(place: Place, verdict: Verdict, id: string): Promise<{ kind: "done"; pair: ConflictPair } | { kind: "not_found" | "closed" }> {
+    const pair = await this.ctx.conflicts.pair(scopeOf(place), id);
+    if (!pair) return { kind: "not_found" };
+    const done = await this.ctx.conflicts.resolve(pair, verdict, { source: "tool", actorId: place.person.id, sourceMessageId: null, reason: `keep ${verdict}: decided by a person`, at: this.ctx.now() });
+    return done ? { kind: "done", pair } : { kind: "closed" };
   }
 
   /** Entries asked for the team and waiting for a teammate: kept in `channels` (the ones the viewer reads), or asked from a DM. */

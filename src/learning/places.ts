@@ -3,6 +3,7 @@
  * after the turn. The place itself is read by the reply-place store (reply-place-store.ts).
  */
 import type { LearningContext } from "./context.ts";
+import type { RichPost } from "../ground/adapter.ts";
 import type { Person, ReplyPlace } from "./reply-place-store.ts";
 
 export type { ReplyPlace };
@@ -11,10 +12,10 @@ export type { ReplyPlace };
 export const nameOf = (p: Pick<Person, "displayName" | "externalId"> | null | undefined): string => p?.displayName ?? p?.externalId ?? "someone";
 
 /** Posts in the reply's conversation (its thread, or the DM); the stored id of the post, or null when there is nowhere to post. */
-export async function postIn(ctx: Pick<LearningContext, "places" | "post">, place: Pick<ReplyPlace, "workspace" | "conversation">, text: string): Promise<number | null> {
+export async function postIn(ctx: Pick<LearningContext, "places" | "post">, place: Pick<ReplyPlace, "workspace" | "conversation">, text: string, rich?: RichPost): Promise<number | null> {
   const where = await ctx.places.postTarget(place.workspace, place.conversation);
   if (!where) return null;
-  return (await ctx.post(where.platform, where.target, text)).messageId;
+  return (await ctx.post(where.platform, where.target, text, rich)).messageId;
 }
 
 /** The reply a job (feedback, review) was queued for, with its place; null once the workspace or the reply is gone. */

@@ -17,6 +17,18 @@ export interface CuratorSettings {
 
 export const DEFAULT_CURATOR: CuratorSettings = { staleDays: 14, archiveDays: 30, lessonDays: 60 };
 
+/** Memory that stays true (environment: CAIRN_VERIFY_DAYS, CAIRN_DECAY_DAYS, CAIRN_APPROVAL_REMIND_HOURS). */
+export interface FreshnessSettings {
+  /** A shared item nobody confirmed for this many days shows its date and is listed for review. */
+  verifyDays: number;
+  /** A lesson or rule of low confidence unused this many days is proposed for archiving (never archived silently). */
+  decayDays: number;
+  /** A proposal waiting this many hours is reminded once in its thread and listed to admins. */
+  remindHours: number;
+}
+
+export const DEFAULT_FRESHNESS: FreshnessSettings = { verifyDays: 90, decayDays: 180, remindHours: 24 };
+
 /** Where the weekly report is posted (CAIRN_REPORT_CHANNEL, parsed in report/channel.ts). */
 export interface ReportChannel {
   platform: Platform;
@@ -54,6 +66,14 @@ export interface LearningSettings {
   reportChannel: ReportChannel | null;
   /** The curator's thresholds (src/curator). */
   curator: CuratorSettings;
+  /** Verification dates, decay and approval reminders (issue 27). */
+  freshness: FreshnessSettings;
+  /**
+   * Whether an entry coming into force is checked for contradictions (learning/contradictions.ts),
+   * one summary-model call each. CAIRN_CONTRADICTIONS: on unless "off"; a core built without
+   * settings (tests of other things) leaves it off, as it does the safety screen.
+   */
+  contradictions: boolean;
 }
 
 export const DEFAULT_LEARNING: LearningSettings = {
@@ -71,4 +91,6 @@ export const DEFAULT_LEARNING: LearningSettings = {
   worker: { pollMs: 1_000, leaseMs: 60_000, concurrency: 2, backoffMs: 30_000 },
   reportChannel: null,
   curator: DEFAULT_CURATOR,
+  freshness: DEFAULT_FRESHNESS,
+  contradictions: false,
 };

@@ -19,6 +19,7 @@ import type { PersonScope, Scope, WorkspaceScope } from "../ground/types.ts";
 import { kindOf, LESSON_LIMITS, MemoryError, usedChars, type MemoryStore } from "../memory/store.ts";
 import { RULES_VERSION, scanForWrite } from "../safety/scanner.ts";
 import { parseCase } from "./lesson-case.ts";
+import { supersede } from "../memory/supersede-store.ts";
 
 export type { MemoryEntry, Person, Provenance };
 
@@ -130,10 +131,8 @@ async function settleRule(tx: Tx, rule: MemoryEntry, from: readonly MemoryEntry[
     const r = await tx.memoryEntry.updateMany({ where: { id: lesson.id, status: "active" }, data: { status: "archived" } });
     if (r.count) await writeRevision(tx, { workspaceId: rule.workspaceId, entityType: "memory", entityId: lesson.id, action: "promote", oldText: lesson.text, newText: null }, { ...prov, reason: `promoted to team rule ${rule.id}` });
   }
-  if (replaces) {
-    const r = await tx.memoryEntry.updateMany({ where: { id: replaces.id, status: "active" }, data: { status: "archived" } });
-    if (r.count) await writeRevision(tx, { workspaceId: rule.workspaceId, entityType: "memory", entityId: replaces.id, action: "replace", oldText: replaces.text, newText: null }, { ...prov, reason: `replaced by team rule ${rule.id}` });
-  }
+  // The rule it replaces stays readable, closed and superseded by the new one (memory/validity.ts).
+  if (replaces) await supersede(tx, replaces, rule.id, prov.at ?? new Date(), { ...prov, reason: `replaced by team rule ${rule.id}` }, "replace");
 }
 
 /** A pending rule approved by a person: in force now, replacing the rule it contradicts. */
@@ -225,6 +224,8 @@ export class LessonStore {
       return row;
     });
     this.changed();
+    // A lesson in force is checked against those near it, as a memory write is (learning/contradictions.ts).
+    if (lesson.status === "active") this.memory.onLanded?.(lesson.workspaceId, [lesson.id]);
     return lesson;
   }
 

@@ -87,7 +87,7 @@ export interface ApplyOutcome {
    * Every change written (grouped by target); `pending` ones wait for a person's confirmation,
    * `proposed` ones were asked for the team and are kept at `target` until a teammate shares them.
    */
-  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean; proposed?: true }[];
+  writes: { id: string; action: "add" | "replace" | "remove"; target: MemoryTarget; kind: MemoryKind; text: string; pending: boolean; proposed?: true; held?: true }[];
 }
 
 export interface ApplyOptions {
@@ -105,4 +105,24 @@ export interface ApplyOptions {
    * releases them (memory/share-store.ts) or rejects them.
    */
   held?: ReadonlyMap<number, string>;
+}
+
+/** An entry as a batch of `MemoryStore.apply` works on it, before anything is written. */
+export interface Working {
+  pending?: boolean;
+  /** A pending change (a review's) of this active entry: its new text, or "" for a removal. */
+  replacesId?: string;
+  /** Kept here (a channel, a profile) and proposed for the team: reach.ts. */
+  proposed?: boolean;
+  /** Held by the safety screen, with its reason: written "held", shown nowhere until released. */
+  held?: string;
+  /** How a new entry came to be in this batch. */
+  action?: "add" | "replace" | "remove";
+  /** Who wrote an existing entry (MemoryEntry.source). */
+  source?: string;
+  id: string | null;
+  kind: MemoryKind;
+  text: string;
+  original: string | null;
+  removed: boolean;
 }

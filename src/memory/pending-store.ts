@@ -15,6 +15,7 @@ import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import { forgottenAmong } from "../db/tombstones.ts";
 import type { MemoryTarget } from "../ground/types.ts";
 import { kindOf, MemoryError, usedChars, type MemoryBudgets } from "./entries.ts";
+import { supersede } from "./supersede-store.ts";
 
 /** Applies the pending rows (already read as this person's); the ones that took effect. */
 export async function confirmPending(tx: Tx, rows: readonly MemoryEntry[], budgets: MemoryBudgets, prov: Provenance): Promise<MemoryEntry[]> {
@@ -42,8 +43,14 @@ export async function confirmPending(tx: Tx, rows: readonly MemoryEntry[], budge
     if (won.count !== 1) continue;
     // A proposal for the team (reach.ts) replaces its team entry only once a teammate shares it (share-store.ts).
     if (old && row.proposedScope === null) {
-      await tx.memoryEntry.updateMany({ where: { id: old.id, status: "active" }, data: { status: "archived" } });
-      await writeRevision(tx, rev(old, row.text ? "replace" : "remove", old.text, row.text || null), { ...prov, reason: prov.reason ?? `confirmed change ${row.id}` });
+      const why = { ...prov, reason: prov.reason ?? `confirmed change ${row.id}` };
+      if (row.text) {
+        // The old text stays, closed and superseded by the confirmed entry (validity.ts).
+        await supersede(tx, old, row.id, prov.at ?? new Date(), why, "replace", row.text);
+      } else {
+        await tx.memoryEntry.updateMany({ where: { id: old.id, status: "active" }, data: { status: "archived" } });
+        await writeRevision(tx, rev(old, "remove", old.text, null), why);
+      }
     }
     await writeRevision(tx, rev(row, "confirm", row.text, row.text), prov);
     done.push(row);

@@ -7,6 +7,7 @@
  * store (admission/trust.ts) and handed in as a function, so every write path asks it.
  */
 import type { MemoryTarget, PersonScope, Scope } from "../ground/types.ts";
+import { displayEntry } from "./entries.ts";
 
 /** The whole workspace at once, or only where it was said (kept there and proposed). */
 export type TeamReach = "workspace" | "here";
@@ -33,4 +34,13 @@ export function proposedLine(text: string, id: string, scope: Scope, replacing: 
 export function heldLine(text: string, id: string, target: MemoryTarget, reason: string): string {
   const where = target === "team" ? "the whole workspace" : target === "channel" ? "this channel" : "the person's profile";
   return `HELD, NOT SAVED FOR ANYONE YET: "${text}" (id ${id}) was held by the safety screen (${reason}). It is in no one's memory until a teammate approves it (a ✅ on your reply, or /cairn approve ${id}); then it goes to ${where}. Tell the person plainly why it was held and what releases it.`;
+}
+
+/** What the model is told of an entry held pending (a DM's team entry, or a review's change). */
+export function pendingLine(text: string, id: string, replaced: { id: string | null; text: string } | null, review: boolean): string {
+  if (!review) {
+    return `"${text}" is held as PENDING (id ${id}): this is a private DM, so it reaches the team only after the person confirms, by reacting ✅ to your reply or with /cairn confirm ${id}. Tell them so.`;
+  }
+  const what = replaced ? `${text ? `replacing "${displayEntry(replaced)}" with "${text}"` : `removing "${displayEntry(replaced)}"`}` : `"${text}"`;
+  return `${what} is held as PENDING (id ${id}): a review changes team memory, or what a person wrote, only once the person confirms. They will be told; do not repeat it.`;
 }

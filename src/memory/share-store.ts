@@ -16,6 +16,7 @@ import { writeRevision, type Provenance } from "../db/revisions.ts";
 import type { WorkspaceScope } from "../ground/types.ts";
 import { kindOf, LESSON_LIMITS, MemoryError, usedChars, type MemoryBudgets } from "./entries.ts";
 import type { MemoryStore } from "./store.ts";
+import { supersede } from "./supersede-store.ts";
 
 export type ShareOutcome = { kind: "shared"; entry: MemoryEntry } | { kind: "closed" } | { kind: "stale" };
 
@@ -72,12 +73,11 @@ export class ShareStore {
       const team = await tx.memoryEntry.findMany({ where: { workspaceId: row.workspaceId, scope: "team", status: "active" } });
       const rest = team.filter((e) => e.id !== old?.id);
       ensureRoom(row, rest, "team", this.budgets.team);
-      const won = await tx.memoryEntry.updateMany({ where: { id: row.id, ...OPEN }, data: { scope: "team", ownerId: null, channelKey: null, proposedScope: null, replacesId: null } });
+      const at = prov.at ?? new Date();
+      // Valid for the team from now: where it was kept before is its history, not the team's.
+      const won = await tx.memoryEntry.updateMany({ where: { id: row.id, ...OPEN }, data: { scope: "team", ownerId: null, channelKey: null, proposedScope: null, replacesId: null, validFrom: at } });
       if (won.count !== 1) return { kind: "closed" };
-      if (old) {
-        await tx.memoryEntry.updateMany({ where: { id: old.id, status: "active" }, data: { status: "archived" } });
-        await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: old.id, action: "replace", oldText: old.text, newText: row.text }, { ...prov, reason: `replaced by shared entry ${row.id}` });
-      }
+      if (old) await supersede(tx, old, row.id, at, { ...prov, reason: `replaced by shared entry ${row.id}` }, "replace", row.text);
       await writeRevision(tx, { workspaceId: row.workspaceId, entityType: "memory", entityId: row.id, action: "share", oldText: null, newText: row.text }, { ...prov, reason: prov.reason ?? `shared from ${row.scope}` });
       return { kind: "shared", entry: { ...row, scope: "team", ownerId: null, channelKey: null, proposedScope: null, replacesId: null } };
     });

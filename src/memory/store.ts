@@ -21,8 +21,10 @@ import { RULES_VERSION } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
 import { confirmableWhere, pendingWhere, targetWhere, visibleWhere } from "./where.ts";
-import { heldLine, hereOf, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
-import { cleanForWrite, displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
+import { heldLine, hereOf, pendingLine, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
+import { keepReplaced } from "./supersede-store.ts";
+import { disputedIds } from "./validity.ts";
+import { cleanForWrite, displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp, type Working } from "./entries.ts";
 
 // What services import with the store: the vocabulary of entries (entries.ts) and the revision's provenance.
 export { budgetHeader, displayEntry, kindOf, LESSON_LIMITS, MemoryError, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
@@ -35,29 +37,12 @@ export interface MemoryBlock {
   entries: MemoryEntry[];
   used: number;
   limit: number;
+  /** Entries shown as disputed (validity.ts disputedIds): the older of a contradicting pair. */
+  disputed?: ReadonlySet<string>;
 }
 
 function lessonKey(scope: Scope): string {
   return `${scope.workspaceId}|${scope.isDm ? "@dm" : scope.channelKey}|${scope.personId}`;
-}
-
-interface Working {
-  pending?: boolean;
-  /** A pending change (a review's) of this active entry: its new text, or "" for a removal. */
-  replacesId?: string;
-  /** Kept here (a channel, a profile) and proposed for the team: reach.ts. */
-  proposed?: boolean;
-  /** Held by the safety screen, with its reason: written "held", shown nowhere until released. */
-  held?: string;
-  /** How a new entry came to be in this batch. */
-  action?: "add" | "replace" | "remove";
-  /** Who wrote an existing entry (MemoryEntry.source). */
-  source?: string;
-  id: string | null;
-  kind: MemoryKind;
-  text: string;
-  original: string | null;
-  removed: boolean;
 }
 
 /**
@@ -77,7 +62,14 @@ export class MemoryStore {
     private readonly budgets: MemoryBudgets,
     /** How far a person's team writes reach alone (admission/trust.ts): asked once per batch with a team write. */
     private readonly reachOf: ReachOf = WORKSPACE_REACH,
+    private readonly now: () => Date = () => new Date(),
   ) {}
+
+  /**
+   * Told of entries that came into force (added or replaced, active): the contradiction check
+   * (learning/contradictions.ts) is queued from here, after the write committed. Set by the top.
+   */
+  onLanded: ((workspaceId: string, ids: readonly string[]) => void) | null = null;
 
   limit(target: MemoryTarget): number {
     return this.budgets[target];
@@ -134,11 +126,12 @@ export class MemoryStore {
   /** `blocks` from entries already read (with `visible`); lessons among them are left out. */
   blocksOf(scope: Scope, rows: readonly MemoryEntry[]): MemoryBlock[] {
     const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
+    const disputed = disputedIds(rows);
     return targets.map((target) => {
       const entries = rows.filter((e) => e.scope === target && kindOf(e) === "fact");
       // Team rules are shown apart (renderShared) but spend the team's budget like its facts.
       const rules = rows.filter((e) => e.scope === target && kindOf(e) === "rule");
-      return { target, entries, used: usedChars([...entries, ...rules].map((e) => e.text)), limit: this.budgets[target] };
+      return { target, entries, used: usedChars([...entries, ...rules].map((e) => e.text)), limit: this.budgets[target], ...(disputed.size ? { disputed } : {}) };
     });
   }
 
@@ -148,7 +141,6 @@ export class MemoryStore {
     return new Set(rows.map((r) => r.id));
   }
 
-  /** Entries waiting for this person's confirmation (all, or those of one message of theirs). */
   /** Which of these messages taught something now in memory (the source of an entry not deleted). */
   async taughtBy(scope: WorkspaceScope, messageIds: readonly number[]): Promise<Set<number>> {
     if (messageIds.length === 0) return new Set();
@@ -156,6 +148,7 @@ export class MemoryStore {
     return new Set(rows.flatMap((r) => (r.sourceMessageId === null ? [] : [r.sourceMessageId])));
   }
 
+  /** Entries waiting for this person's confirmation (all, or those of one message of theirs). */
   async pendingBy(scope: PersonScope, sourceMessageId?: number, tx: Tx = this.db): Promise<MemoryEntry[]> {
     return tx.memoryEntry.findMany({
       where: { ...confirmableWhere(scope), ...(sourceMessageId !== undefined ? { sourceMessageId } : {}) },
@@ -202,10 +195,12 @@ export class MemoryStore {
     const reach = ops.some((op) => op.target === "team") ? await this.reachOf(scope) : "workspace";
     const outcome = await this.db.$transaction(async (tx) => {
       const work = new Map<MemoryTarget, Working[]>();
+      const read = new Map<string, MemoryEntry>();
       const load = async (target: MemoryTarget) => {
         let w = work.get(target);
         if (!w) {
           const rows = await this.entries(scope, target, tx);
+          for (const r of rows) read.set(r.id, r);
           w = rows.map((r) => ({ id: r.id, kind: kindOf(r), text: r.text, original: r.text, removed: false, source: r.source }));
           work.set(target, w);
         }
@@ -366,7 +361,7 @@ export class MemoryStore {
             if (e.held !== undefined) lines.push(heldLine(e.text, row.id, target, e.held));
             else if (e.proposed) lines.push(proposedLine(e.text, row.id, scope, replaced ? displayEntry(replaced) : null, pending));
             else if (pending) lines.push(pendingLine(e.text, row.id, replaced, review));
-            writes.push({ id: row.id, action, target, kind: e.kind, text: e.text, pending, ...(e.proposed ? { proposed: true as const } : {}) });
+            writes.push({ id: row.id, action, target, kind: e.kind, text: e.text, pending, ...(e.proposed ? { proposed: true as const } : {}), ...(e.held !== undefined ? { held: true as const } : {}) });
             changed++;
           } else if (e.removed) {
             await tx.memoryEntry.update({ where: { id: e.id }, data: { status: "archived" } });
@@ -374,7 +369,12 @@ export class MemoryStore {
             writes.push({ id: e.id, action: "remove", target, kind: e.kind, text: e.original ?? "", pending: false });
             changed++;
           } else if (e.text !== e.original) {
-            await tx.memoryEntry.update({ where: { id: e.id }, data: { text: e.text, scannedWith: RULES_VERSION } });
+            // The entry keeps its id and starts a new interval; the text it had is kept, superseded (validity.ts).
+            const at = prov.at ?? this.now();
+            await keepReplaced(tx, read.get(e.id)!, at);
+            // A dispute was about the text it had: the new text is checked afresh (learning/contradictions.ts).
+            await tx.memoryEntry.update({ where: { id: e.id }, data: { text: e.text, scannedWith: RULES_VERSION, validFrom: at, conflictWithId: null } });
+            await tx.memoryEntry.updateMany({ where: { workspaceId: scope.workspaceId, conflictWithId: e.id }, data: { conflictWithId: null } });
             await writeRevision(tx, { workspaceId: scope.workspaceId, entityType: "memory", entityId: e.id, action: "replace", oldText: e.original, newText: e.text }, prov);
             writes.push({ id: e.id, action: "replace", target, kind: e.kind, text: e.text, pending: false });
             changed++;
@@ -384,15 +384,8 @@ export class MemoryStore {
       return { lines, usage, changed, writes };
     });
     this.changed(scope.workspaceId);
+    const landed = outcome.writes.filter((w) => !w.pending && !w.held && w.action !== "remove").map((w) => w.id);
+    if (landed.length) this.onLanded?.(scope.workspaceId, landed);
     return outcome;
   }
-}
-
-/** What the model is told of an entry held pending (a DM's team entry, or a review's change). */
-function pendingLine(text: string, id: string, replaced: Working | null, review: boolean): string {
-  if (!review) {
-    return `"${text}" is held as PENDING (id ${id}): this is a private DM, so it reaches the team only after the person confirms, by reacting ✅ to your reply or with /cairn confirm ${id}. Tell them so.`;
-  }
-  const what = replaced ? `${text ? `replacing "${displayEntry(replaced)}" with "${text}"` : `removing "${displayEntry(replaced)}"`}` : `"${text}"`;
-  return `${what} is held as PENDING (id ${id}): a review changes team memory, or what a person wrote, only once the person confirms. They will be told; do not repeat it.`;
 }

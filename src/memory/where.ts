@@ -42,3 +42,9 @@ export function visibleWhere(scope: Scope) {
   const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
   return { OR: targets.map((t) => targetWhere(scope, t)) };
 }
+
+/** What a place may read of memory's history: the same targets as `visibleWhere`, their superseded rows. */
+export function supersededWhere(scope: Scope) {
+  const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
+  return { OR: targets.map((t) => ({ ...targetWhere(scope, t), status: "superseded" })) };
+}

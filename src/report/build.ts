@@ -10,6 +10,7 @@ import { praisedThisWeek, type Praised } from "./praise.ts";
 import { writeNarrative, type Narrative, type RuleInfo } from "./narrative.ts";
 import type { RichPost } from "../ground/adapter.ts";
 import { reportLayout, reportMarkdown, reportRich } from "./render.ts";
+import { loopOfWeek, loopSections, type LoopData } from "./loop.ts";
 
 /** What Report.data holds. */
 export interface ReportData {
@@ -19,6 +20,8 @@ export interface ReportData {
   praised: Praised;
   learned: LearnedItem[];
   narrative: Narrative | null;
+  /** The curator's changes, facts that changed, what is due for confirmation, what waits for approval (loop.ts). */
+  loop: LoopData;
 }
 
 export interface BuiltReport {
@@ -32,7 +35,7 @@ export interface BuiltReport {
 }
 
 /** What building and posting the reports needs: the store, the model, the core's post, settings and log. */
-export interface ReportContext extends Pick<LearningContext, "model" | "reviewModel" | "post" | "settings" | "log"> {
+export interface ReportContext extends Pick<LearningContext, "model" | "reviewModel" | "post" | "settings" | "log" | "approvals"> {
   reports: ReportStore;
 }
 
@@ -46,16 +49,18 @@ export async function buildReport(ctx: ReportContext, ws: ReportWorkspace, end: 
   const period = periodEnding(end);
   const { reports } = ctx;
   const entries = await loadMemoryHistory(reports, ws.scope);
-  const [metrics, repeated, praised, learned] = await Promise.all([
+  const verifyDays = ctx.settings.learning.freshness.verifyDays;
+  const [metrics, repeated, praised, learned, loop] = await Promise.all([
     computeMetrics(reports, ws.scope, entries, period),
     repeatedProblems(reports, ws.scope, entries, period),
     praisedThisWeek(reports, ws.scope, period),
     learnedThisWeek(reports, ws.scope, entries, period),
+    loopOfWeek(reports, ctx.approvals, ws.scope, period, verifyDays),
   ]);
   const rules: RuleInfo[] = entries
     .filter((e) => e.kind === "rule" && e.scope === "team" && activeAt(e.life, period.end))
     .map((e) => ({ id: e.id, text: e.text, since: e.life.from!.toISOString().slice(0, 10), confidence: e.confidence, flag: e.flag }));
   const narrative = quiet(metrics, learned) ? null : await writeNarrative(ctx.model, ctx.reviewModel, { metrics, learned, rules, repeated }, ctx.log, signal);
-  const layout = reportLayout({ workspaceName: ws.workspace.name, metrics, repeated, praised, learned, rules, narrative });
-  return { start: period.start, end: period.end, data: { metrics, repeated, praised, learned, narrative }, text: reportMarkdown(layout), rich: reportRich(layout) };
+  const layout = reportLayout({ workspaceName: ws.workspace.name, metrics, repeated, praised, learned, rules, narrative, loop: loopSections(loop, period.end, verifyDays) });
+  return { start: period.start, end: period.end, data: { metrics, repeated, praised, learned, narrative, loop: loop.data }, text: reportMarkdown(layout), rich: reportRich(layout) };
 }

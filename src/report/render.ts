@@ -6,6 +6,7 @@
  * rich post (Slack blocks, a Discord embed) for platforms that have one.
  */
 import type { RichPost } from "../ground/adapter.ts";
+import type { ViewButton } from "../ground/view-model.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { LEARNED_MAX, type LearnedItem } from "./learned.ts";
 import type { ReportMetrics, ScopeGrowth, WeekFigures } from "./metrics.ts";
@@ -29,6 +30,8 @@ export interface ReportView {
   learned: readonly LearnedItem[];
   rules: readonly RuleInfo[];
   narrative: Narrative | null;
+  /** What closes the loop (loop.ts): the curator's changes, facts that changed, what is due, what waits. */
+  loop?: readonly ReportSection[];
 }
 
 const QUOTE = 140;
@@ -55,6 +58,8 @@ export interface ReportSection {
   heading: string;
   aside?: string;
   lines: string[];
+  /** Commands the lines list typed, as buttons in the rich post (a click runs them as the clicker). */
+  buttons?: readonly ViewButton[];
 }
 
 export interface ReportLayout {
@@ -143,7 +148,7 @@ function proposals(n: Narrative | null, rules: readonly RuleInfo[]): ReportSecti
 export function reportLayout(v: ReportView): ReportLayout {
   const m = v.metrics;
   const title = { lead: "cairn's weekly self-review", rest: `${v.workspaceName ? ` for ${v.workspaceName}` : ""}, ${day(m.periodStart)} to ${day(m.periodEnd)}` };
-  const sections = [numbers(m), repeated(v.repeated), praised(v.praised), learned(v.learned, v.narrative), proposals(v.narrative, v.rules)];
+  const sections = [numbers(m), repeated(v.repeated), praised(v.praised), learned(v.learned, v.narrative), ...(v.loop ?? []), proposals(v.narrative, v.rules)];
   return { title, narrative: v.narrative?.narrative || null, sections: sections.filter((s): s is ReportSection => s !== null) };
 }
 
@@ -160,7 +165,7 @@ export function reportRich(l: ReportLayout): RichPost {
     title: `${l.title.lead}${l.title.rest}`,
     sections: [
       ...(l.narrative ? [{ markdown: l.narrative }] : []),
-      ...l.sections.map((s) => ({ heading: s.aside ? `${s.heading} ${s.aside}` : s.heading, markdown: s.lines.join("\n") })),
+      ...l.sections.map((s) => ({ heading: s.aside ? `${s.heading} ${s.aside}` : s.heading, markdown: s.lines.join("\n"), ...(s.buttons?.length ? { buttons: s.buttons } : {}) })),
     ],
     footer: REPORT_FOOTER,
   };

@@ -58,6 +58,57 @@ export interface PraisedReply {
   praise: number;
 }
 
+/** One of the curator's changes of the week, as the report lists it. */
+export interface CuratorAction {
+  revisionId: string;
+  /** archive, merge, or create (a merged skill's umbrella). */
+  action: string;
+  entityId: string;
+  /** skill, or the entry's kind (fact, lesson, rule). */
+  kind: string;
+  /** The skill's name, or the entry's text. */
+  name: string;
+  reason: string | null;
+  at: Date;
+  /** A channel's entry: its channel (the report names it rather than quoting it); null otherwise. */
+  channelKey: string | null;
+}
+
+export interface SupersededRow {
+  id: string;
+  channelKey: string | null;
+  kind: string;
+  text: string;
+  until: Date;
+  byId: string | null;
+  byText: string | null;
+}
+
+export interface DecidedConflict {
+  revisionId: string;
+  channelKey: string | null;
+  action: string;
+  entryId: string;
+  text: string;
+  at: Date;
+}
+
+export interface ConfirmableRow {
+  id: string;
+  scope: string;
+  channelKey: string | null;
+  kind: string;
+  text: string;
+  createdAt: Date;
+  validFrom: Date | null;
+  verifiedAt: Date | null;
+}
+
+/** What the team reads: a channel's or the workspace's (a person's own are never listed). */
+const SHARED = ["team", "channel"];
+const CURATOR_ACTIONS = ["archive", "merge", "create"];
+export const KEEP_ACTIONS = ["keep_new", "keep_old", "keep_both"];
+
 const withScope = (workspace: Workspace): ReportWorkspace => ({ scope: workspaceScope(workspace), workspace });
 const inSpan = (p: Span) => ({ gte: p.start, lt: p.end });
 const CONTENT_CHANGES = ["patch", "edit", "write_file", "remove_file"];
@@ -204,6 +255,74 @@ export class ReportStore {
     if (names.length === 0) return new Set();
     const rows = await this.db.skill.findMany({ where: { name: { in: [...names] }, OR: [{ bundled: true }, { workspaceId: scope.workspaceId, scope: "team" }] }, select: { name: true } });
     return new Set(rows.map((r) => r.name));
+  }
+
+  /**
+   * The curator's archives and merges of the week (its revisions), oldest first, with the item each
+   * changed: only shared items (a person's own skill or profile entry is not the team's to read).
+   */
+  async curatorActions(scope: WorkspaceScope, p: Span): Promise<CuratorAction[]> {
+    const { workspaceId } = scope;
+    const revs = await this.db.revision.findMany({
+      where: { workspaceId, source: "curator", action: { in: [...CURATOR_ACTIONS] }, entityType: { in: ["memory", "skill"] }, createdAt: inSpan(p) },
+      select: { id: true, entityType: true, entityId: true, action: true, oldText: true, newText: true, reason: true, createdAt: true },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    });
+    if (revs.length === 0) return [];
+    const ids = [...new Set(revs.map((r) => r.entityId))];
+    const [skills, entries] = await Promise.all([
+      this.db.skill.findMany({ where: { workspaceId, id: { in: ids } }, select: { id: true, name: true, scope: true } }),
+      this.db.memoryEntry.findMany({ where: { workspaceId, id: { in: ids } }, select: { id: true, scope: true, kind: true, channelKey: true } }),
+    ]);
+    const skill = new Map(skills.map((s) => [s.id, s]));
+    const entry = new Map(entries.map((e) => [e.id, e]));
+    return revs.flatMap((r): CuratorAction[] => {
+      const item = r.entityType === "skill" ? skill.get(r.entityId) : entry.get(r.entityId);
+      if (!item || item.scope === "user") return [];
+      const name = r.entityType === "skill" ? (skill.get(r.entityId)?.name ?? r.entityId) : (r.newText ?? r.oldText ?? "");
+      const kind = r.entityType === "skill" ? "skill" : (entry.get(r.entityId)?.kind ?? "fact");
+      const channelKey = r.entityType === "memory" && item.scope === "channel" ? (entry.get(r.entityId)?.channelKey ?? null) : null;
+      return [{ revisionId: r.id, action: r.action, entityId: r.entityId, kind, name, reason: r.reason, at: r.createdAt, channelKey }];
+    });
+  }
+
+  /** Shared entries whose text stopped holding in the week (status "superseded"), each with the entry in force now. */
+  async superseded(scope: WorkspaceScope, p: Span): Promise<SupersededRow[]> {
+    const { workspaceId } = scope;
+    const rows = await this.db.memoryEntry.findMany({
+      where: { workspaceId, status: "superseded", scope: { in: SHARED }, validUntil: inSpan(p) },
+      select: { id: true, kind: true, text: true, channelKey: true, validUntil: true, supersededById: true },
+      orderBy: [{ validUntil: "asc" }, { id: "asc" }],
+    });
+    const byIds = rows.flatMap((r) => (r.supersededById ? [r.supersededById] : []));
+    const by = new Map(byIds.length ? (await this.db.memoryEntry.findMany({ where: { workspaceId, id: { in: byIds } }, select: { id: true, text: true } })).map((e) => [e.id, e.text]) : []);
+    return rows.map((r) => ({ id: r.id, kind: r.kind, text: r.text, channelKey: r.channelKey, until: r.validUntil ?? p.end, byId: r.supersededById, byText: r.supersededById ? (by.get(r.supersededById) ?? null) : null }));
+  }
+
+  /** Conflicts people decided in the week (keep new, keep old, keep both), oldest first, with the entry's text. */
+  async conflictsDecided(scope: WorkspaceScope, p: Span): Promise<DecidedConflict[]> {
+    const { workspaceId } = scope;
+    const revs = await this.db.revision.findMany({
+      where: { workspaceId, entityType: "memory", action: { in: [...KEEP_ACTIONS] }, createdAt: inSpan(p) },
+      select: { id: true, entityId: true, action: true, oldText: true, newText: true, createdAt: true },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    });
+    const entries = new Map(
+      revs.length ? (await this.db.memoryEntry.findMany({ where: { workspaceId, id: { in: revs.map((r) => r.entityId) } }, select: { id: true, scope: true, text: true, channelKey: true } })).map((e) => [e.id, e]) : [],
+    );
+    return revs.flatMap((r) => {
+      const e = entries.get(r.entityId);
+      return e && e.scope !== "user" ? [{ revisionId: r.id, action: r.action, entryId: r.entityId, text: r.newText ?? r.oldText ?? e.text, at: r.createdAt, channelKey: e.channelKey }] : [];
+    });
+  }
+
+  /** Shared active entries with the dates that say when they were last confirmed (validity.ts `isDue` picks the due ones). */
+  confirmable(scope: WorkspaceScope): Promise<ConfirmableRow[]> {
+    return this.db.memoryEntry.findMany({
+      where: { workspaceId: scope.workspaceId, status: "active", scope: { in: SHARED } },
+      select: { id: true, scope: true, channelKey: true, kind: true, text: true, createdAt: true, validFrom: true, verifiedAt: true },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    });
   }
 
   /** People of the workspace, by id (who taught and approved what the report lists). */

@@ -152,7 +152,9 @@ async function undoEntry(tx: Tx, entry: EntryRow, undo: Ok, prov: Provenance): P
   if (back) await refuseForgotten(tx, entry.workspaceId, [back]);
   if (undo.status) {
     if (entry.status === undo.status || undo.status === "stale") return null;
-    await tx.memoryEntry.update({ where: { id: entry.id }, data: { status: undo.status } });
+    // Back in force: a superseded or closed entry's interval is open again (memory/validity.ts).
+    const reopen = undo.status === "active" ? { validUntil: null, supersededById: null } : {};
+    await tx.memoryEntry.update({ where: { id: entry.id }, data: { status: undo.status, ...reopen } });
     return rev(null, null);
   }
   if (undo.clearFlag) {

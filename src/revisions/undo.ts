@@ -36,6 +36,9 @@ const STATUS_UNDO: Record<string, { status: Status; action: string }> = {
   reactivate: { status: "stale", action: "stale" },
   create: { status: "archived", action: "archive" },
   add: { status: "archived", action: "archive" },
+  // A contradiction settled (memory/conflict-store.ts): the entry it closed is back in force.
+  supersede: { status: "active", action: "restore" },
+  keep_old: { status: "active", action: "restore" },
 };
 
 const TEXT_ACTIONS = new Set(["edit", "patch", "merge", "replace", "rollback", "write_file", "remove_file"]);

@@ -71,7 +71,7 @@ export class SkillStore {
       () =>
         this.db.skill.findMany({
           where: { status: live, OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
-          select: { name: true, description: true, status: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true, createdById: true, createdAt: true, source: true },
+          select: { name: true, description: true, status: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true, createdById: true, createdAt: true, source: true, verifiedAt: true },
           orderBy: [{ name: "asc" }],
         }),
       () => this.writes,

@@ -32,6 +32,8 @@ export interface SnapshotDeps {
   /** The previous session's messages, for the note a new session starts with (carry-over.ts). */
   history: Pick<HistoryStore, "sessionMessages" | "names">;
   now: () => Date;
+  /** CAIRN_VERIFY_DAYS: shared items nobody confirmed this long show when they last were (issue 27). */
+  verifyDays?: number;
 }
 
 /** How a speaker is named to the model and to others. */
@@ -110,6 +112,7 @@ export class Snapshots {
       persona: current && { text: current.text, limit: persona.limit },
       carried,
       teachers,
+      ...(this.deps.verifyDays ? { verifyDays: this.deps.verifyDays } : {}),
     });
     // The profile block is the speaker's own (`profile`): only team and channel facts are everyone's.
     const shown = blocks.filter((b) => b.target !== "user").flatMap((b) => b.entries.map((e) => e.id));

@@ -25,6 +25,7 @@ import type { ToolRegistry } from "../tools/registry.ts";
 import type { Learning } from "../learning/learning.ts";
 import type { TraceSearch, TurnDrew } from "../learning/trace-store.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
+import { DEFAULT_FRESHNESS } from "../learning/settings.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { TurnLeases } from "./leases.ts";
 import { speakerName, type Snapshots } from "./snapshot.ts";
@@ -34,7 +35,8 @@ import type { Compression } from "./compression.ts";
 const LESSON_CONTEXT_MESSAGES = 3;
 
 export interface TurnDeps {
-  settings: { model: string; maxTokens: number; toolIterations: number };
+  /** `learning.freshness.verifyDays`: shared lessons unconfirmed this long show their date (issue 27). */
+  settings: { model: string; maxTokens: number; toolIterations: number; learning?: { freshness?: { verifyDays: number } } };
   /** The model, measured as "turn" calls. */
   model: ModelClient;
   tools: ToolRegistry;
@@ -93,7 +95,7 @@ export class TurnRunner {
         snapshot: compressed?.snapshot ?? snapshot,
         speakerId: place.person.id,
         summary,
-        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers), correction),
+        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers, { now: this.deps.now(), days: s.learning?.freshness?.verifyDays ?? DEFAULT_FRESHNESS.verifyDays }), correction),
         tools: tools.definitions(),
       });
       const result = await runToolLoop({

@@ -14,6 +14,7 @@
  *   the workspace's archived ones of the same kinds, so an admin can restore them.
  * Buttons are offered where the matching command would let the viewer act; the command checks again.
  */
+import { disputeItems, sinceWas, type ValidityDeps } from "./validity.ts";
 import type { Inbound, WorkspaceScope } from "../ground/types.ts";
 import type { MemoryEntry, Person, Skill, ViewStore } from "./view-store.ts";
 import { scopeOf, type HistoryStore, type Place } from "../history/store/store.ts";
@@ -23,10 +24,12 @@ import type { PersonaStore } from "../persona/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
+import { ageText } from "../learning/approval-queue.ts";
 import { proposalSummary } from "../learning/skill-proposals.ts";
 import type { SkillProposal } from "../skills/proposal-store.ts";
 import { DEFAULT_PAGE_SIZE, type Pane, type TeamView, type ViewButton, type ViewGroup, type ViewItem, type ViewRequest, type ViewSection } from "../ground/view-model.ts";
 import { weekLines } from "./week.ts";
+import { freshnessGroups, type FreshnessDeps } from "./freshness.ts";
 
 /** What a view is built from: the stores it reads, and who is an admin (for the buttons offered). */
 export interface ViewDeps {
@@ -37,7 +40,11 @@ export interface ViewDeps {
     pendingSkillChanges(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<SkillProposal[]>;
     /** What people asked cairn to remember for the team, kept where it was said until a teammate shares it. */
     pendingShares(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<MemoryEntry[]>;
-  };
+    /** The loop's clock: how long a proposal has waited (issue 27). */
+    ctx: { now: () => Date };
+    /** Shared items due for confirmation and decayed lessons and rules (issue 27): views/freshness.ts. */
+    freshness: FreshnessDeps;
+  } & ValidityDeps;
   history: HistoryStore;
   memory: MemoryStore;
   views: ViewStore;
@@ -83,11 +90,12 @@ async function you(ctx: Ctx): Promise<ViewSection> {
   const { deps, place } = ctx;
   const scope = scopeOf(place);
   const [entries, pending, messages] = await Promise.all([deps.memory.entries(scope, "user"), deps.memory.pendingBy(scope), deps.history.countByAuthor(scope)]);
+  const previous = await deps.learning.previousTexts(scope, entries);
   const facts = entries.filter((e) => kindOf(e) === "fact");
   const lessons = entries.filter((e) => kindOf(e) === "lesson");
   const entryItem = (e: MemoryEntry, what: string): ViewItem => ({
     id: e.id,
-    markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)}${e.proposedScope === "team" ? "; asked for the team: waiting for a teammate's approval" : ""})_`,
+    markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)}${sinceWas(e, previous)}${e.proposedScope === "team" ? "; asked for the team: waiting for a teammate's approval" : ""})_`,
     buttons: [{ label: "Delete", command: "forget", args: [e.id], style: "danger", confirm: confirmDelete(what, e.text) }],
   });
   const waiting = pending.map(
@@ -130,15 +138,19 @@ async function team(ctx: Ctx): Promise<ViewSection> {
   const { deps, place, admin } = ctx;
   const scope = scopeOf(place);
   const me = place.person.id;
+  // Every proposal says how long it has waited: nothing should wait unseen (learning/remind-job.ts).
+  const waited = (since: Date): string => `waiting ${ageText(deps.learning.ctx.now().getTime() - since.getTime())}`;
   // Membership is part of the query: a channel the viewer cannot read contributes no row.
-  const [{ rules, pendingRules, channelLessons, facts }, persona, doubtful, skillChanges, shares] = await Promise.all([
+  const [{ rules, pendingRules, channelLessons, facts }, persona, doubtful, skillChanges, shares, fresh] = await Promise.all([
     deps.views.teamMemory(scope, ctx.channels),
     deps.persona.get(scope),
     deps.learning.doubtfulRules(scope),
     deps.learning.pendingSkillChanges(scope, ctx.channels),
     deps.learning.pendingShares(scope, ctx.channels),
+    freshnessGroups(deps.learning.freshness, scope, { channels: ctx.channels, here: place.conversation, admin, me, group: (id, title, items) => group(ctx, id, title, items, "") }),
   ]);
   const people = await ctx.people([...[...rules, ...pendingRules, ...channelLessons, ...facts, ...shares].map((e) => e.createdById), ...skillChanges.map((p) => p.proposedById)]);
+  const [previous, disputes] = await Promise.all([deps.learning.previousTexts(scope, [...facts, ...rules, ...channelLessons]), deps.learning.disputes(scope)]);
   const proposed = [...pendingRules, ...channelLessons.filter((e) => e.proposalMessageId !== null)];
   // The same rule as ✅: the proposer's own approval does not count, unless they are an admin.
   const mayJudge = (e: MemoryEntry): boolean => admin || e.createdById !== me;
@@ -149,20 +161,20 @@ async function team(ctx: Ctx): Promise<ViewSection> {
   const proposals = proposed.map(
     (e): ViewItem => ({
       id: e.id,
-      markdown: `${e.text}  _(${e.kind === "rule" ? "would replace a team rule; " : ""}${taught(e, people)})_`,
+      markdown: `${e.text}  _(${e.kind === "rule" ? "would replace a team rule; " : ""}${taught(e, people)}; ${waited(e.createdAt)})_`,
       buttons: mayJudge(e) ? judgeButtons(e.id, e.text) : [],
     }),
   );
   // Asked for the team, kept where it was said: the same judgement as ✅ on cairn's reply (learning/shares.ts).
   const shareItems = shares.map((e): ViewItem => {
     const where = e.scope === "channel" ? `kept in ${channelName(e.channelKey)}` : "asked in a DM, kept as theirs";
-    return { id: e.id, markdown: `${e.text}  _(for the whole team${e.kind === "lesson" ? " (lesson)" : ""}; ${where}; ${taught(e, people)})_`, buttons: mayJudge(e) ? judgeButtons(e.id, e.text) : [] };
+    return { id: e.id, markdown: `${e.text}  _(for the whole team${e.kind === "lesson" ? " (lesson)" : ""}; ${where}; ${taught(e, people)}; ${waited(e.createdAt)})_`, buttons: mayJudge(e) ? judgeButtons(e.id, e.text) : [] };
   });
   const skillProposals = skillChanges.map((p): ViewItem => {
     const summary = proposalSummary(p);
     const who = nameOf(p.proposedById ? people.get(p.proposedById) : null);
     // A turn's proposal names the message that asked; a review's has none.
-    const from = `${p.sourceMessageId === null ? `from a review of ${who}'s conversation` : `asked by ${who}`}, ${day(p.createdAt)}`;
+    const from = `${p.sourceMessageId === null ? `from a review of ${who}'s conversation` : `asked by ${who}`}, ${day(p.createdAt)}; ${waited(p.createdAt)}`;
     return { id: p.id, markdown: `${summary}  _(${from})_`, buttons: admin || p.proposedById !== me ? judgeButtons(p.id, summary) : [] };
   });
   const archive = (e: MemoryEntry, what: string): ViewButton => ({ label: "Archive", command: "forget", args: [e.id], style: "danger", confirm: { title: `Archive this ${what}?`, text: excerpt(e.text, 250), yes: "Archive", no: "Cancel" } });
@@ -172,12 +184,12 @@ async function team(ctx: Ctx): Promise<ViewSection> {
   ];
   const ruleItems = rules.map((e): ViewItem => {
     const doubt = doubtful.has(e.id) ? " ⚠️ **doubtful**: answers it was in front of were corrected lately" : "";
-    return { id: e.id, markdown: `${e.text}  _(${taught(e, people)})_${doubt}`, buttons: admin ? [...(doubt ? judge(e) : []), archive(e, "team rule")] : [] };
+    return { id: e.id, markdown: `${e.text}  _(${taught(e, people)}${fresh.dated(e)})_${doubt}`, buttons: [...fresh.buttons(e), ...(admin ? [...(doubt ? judge(e) : []), archive(e, "team rule")] : [])] };
   });
   const lessonItems = channelLessons
     .filter((e) => e.proposalMessageId === null && e.proposedScope === null)
-    .map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(in ${channelName(e.channelKey)}; ${taught(e, people)})_`, buttons: admin || e.createdById === me ? [archive(e, "lesson")] : [] }));
-  const factItems = facts.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)})_`, buttons: [] }));
+    .map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(in ${channelName(e.channelKey)}; ${taught(e, people)}${fresh.dated(e)})_`, buttons: [...fresh.buttons(e), ...(admin || e.createdById === me ? [archive(e, "lesson")] : [])] }));
+  const factItems = facts.map((e): ViewItem => ({ id: e.id, markdown: `${e.text}  _(${e.source}, ${day(e.createdAt)}${sinceWas(e, previous)}${fresh.dated(e)})_`, buttons: fresh.buttons(e) }));
   const budget = deps.persona.limit;
   return {
     id: "team",
@@ -187,10 +199,12 @@ async function team(ctx: Ctx): Promise<ViewSection> {
       ? [{ label: "Edit persona", command: "persona", args: ["set"], input: { title: "Team persona", label: "How cairn speaks and what it always does", initial: persona?.text ?? "", maxLength: budget, multiline: true } }]
       : [],
     groups: [
+      ...(disputes.length ? [group(ctx, "disputes", "Disagreements: which is right?", disputeItems(disputes), "")] : []),
       group(ctx, "proposals", "Waiting for approval", [...proposals, ...shareItems, ...skillProposals], "No proposals waiting."),
       group(ctx, "rules", "Team rules", ruleItems, "No team rules yet: a correction approved with ✅ becomes one."),
       group(ctx, "channel-lessons", "Lessons of your channels", lessonItems, "No lessons in the channels you are in."),
       group(ctx, "team-memory", "Team memory", factItems, "Nothing saved for the whole team yet."),
+      ...fresh.groups,
     ],
   };
 }

@@ -1,7 +1,7 @@
 /**
  * One cairn process of the cluster test (schedule.test.ts starts two with `node --import tsx`):
  * a real Core on DATABASE_URL, its settings from the environment as `npm start` reads them, the
- * model a fake on 127.0.0.1, and test handlers for the curator and report kinds that record each
+ * model a fake on 127.0.0.1, and test handlers for the curator, report and verify kinds that record each
  * run in this process's own file, `runs-<pid>.jsonl` in CLUSTER_RUNS_DIR (one writer per file, so
  * lines never interleave; appended synchronously, so a SIGKILL loses nothing written).
  *
@@ -76,12 +76,23 @@ const report = defineJob({
   },
 });
 
+// The monthly review of memory due for confirmation (issue 27): run every 2 seconds here too.
+const verify = defineJob({
+  kind: "verify",
+  payload: z.object({ slot: z.string(), requestedBy: z.string().optional() }),
+  async run({ slot }) {
+    record("start", "verify", slot);
+    record("finish", "verify", slot);
+    return `recorded by ${process.pid}`;
+  },
+});
+
 const database = await openDatabase(cfg.DATABASE_URL);
 const model = createModelClient({ apiKey: cfg.ANTHROPIC_API_KEY ?? "unused", ...(cfg.ANTHROPIC_BASE_URL ? { baseURL: cfg.ANTHROPIC_BASE_URL } : {}), logger: log });
 const settings = agentSettings(cfg);
 // One job at a time: when the slow run is killed, this process held nothing else.
 const worker = { ...DEFAULT_LEARNING.worker, pollMs: 200, leaseMs: env.CLUSTER_LEASE_MS, concurrency: 1, backoffMs: 200 };
-const core = new Core({ database, model, settings: { ...settings, bundledSkillsDir: null, learning: { ...settings.learning, worker } }, log, handlers: [curator, report] });
+const core = new Core({ database, model, settings: { ...settings, bundledSkillsDir: null, learning: { ...settings.learning, worker } }, log, handlers: [curator, report, verify] });
 await core.startBackground();
 // The worker's poll and the schedules do not hold the process open (unref'd): this does, until SIGTERM.
 const alive = setInterval(() => undefined, 60_000);

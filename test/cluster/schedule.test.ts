@@ -1,7 +1,7 @@
 /**
  * Two cairn processes on one PostgreSQL database (`npm run test:cluster`; part of `vitest run` too):
  * real child processes (node.ts), each with its own node-cron schedules and job worker, sharing only
- * the database, as replicas do. A curator slot every 2 seconds must run exactly once, whichever
+ * the database, as replicas do. A curator slot (and a verify slot) every 2 seconds must run exactly once, whichever
  * process fires first; a process killed (SIGKILL) in the middle of a slot's run leaves that slot to
  * the other process, which runs it again once its lease has run out, and it finishes once.
  *
@@ -73,6 +73,8 @@ postgresSuite()("two cairn processes on one PostgreSQL database", () => {
         ANTHROPIC_BASE_URL: fake.url,
         LOG_LEVEL: "warn",
         CAIRN_CURATOR_CRON: "*/2 * * * * *",
+        // The monthly review of memory due for confirmation, every 2 seconds here: once per slot too.
+        CAIRN_VERIFY_CRON: "*/2 * * * * *",
         // Once a year: its only run is the slot start-up catches up (once, for both processes).
         CAIRN_REPORT_CRON: "0 0 0 1 1 *",
         CAIRN_TIMEZONE: "UTC",
@@ -163,6 +165,18 @@ postgresSuite()("two cairn processes on one PostgreSQL database", () => {
       // missed, so neither process caught it up (test/integration/scheduler.test.ts has a used one).
       const reports = all.filter((r) => r.kind === "report" && r.event === "finish");
       expect(reports).toEqual([]);
+
+      // The verify slots: every one from the first to the last, each finished exactly once, one job each.
+      const verifies = new Map<string, number>();
+      for (const r of all.filter((r) => r.kind === "verify" && r.event === "finish")) verifies.set(r.slot, (verifies.get(r.slot) ?? 0) + 1);
+      const verifySlots = [...verifies.keys()].sort();
+      expect(verifySlots.length).toBeGreaterThanOrEqual(SLOTS);
+      const firstVerify = Date.parse(verifySlots[0]!);
+      expect(verifySlots).toEqual(Array.from({ length: (Date.parse(verifySlots.at(-1)!) - firstVerify) / EVERY_MS + 1 }, (_, i) => new Date(firstVerify + i * EVERY_MS).toISOString()));
+      expect([...verifies.values()].filter((n) => n !== 1)).toEqual([]);
+      const verifyJobs = await db.prisma.job.findMany({ where: { kind: "verify" } });
+      expect(new Set(verifyJobs.map((j) => j.uniqueKey)).size).toBe(verifyJobs.length);
+      expect(verifyJobs.filter((j) => j.status === "failed")).toEqual([]);
 
       const byProcess = (pid: number) => curator.filter((r) => r.event === "finish" && r.pid === pid).length;
       process.stdout.write(

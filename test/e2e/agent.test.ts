@@ -150,7 +150,7 @@ forEachDatabase("agent core end to end", (getDb) => {
     expect(results[0]!.content).toContain("required for action 'add'");
     expect(results[1]!.content).toMatch(/'operations': .*array/i);
     expect(results[2]!.content).toContain('no team entry contains "nothing like this"');
-    expect(results[3]!.content).toBe("Unknown tool 'delete_everything'. Available tools: memory, skills_list, skill_view, skill_manage, session_search, record_correction.");
+    expect(results[3]!.content).toBe("Unknown tool 'delete_everything'. Available tools: memory, memory_history, skills_list, skill_view, skill_manage, session_search, record_correction.");
     expect(results[4]!.content).toContain("not a record of one incident");
     const db = getDb().prisma;
     const wsRow = await db.workspace.findFirstOrThrow({ where: { externalId: h.ws } });

@@ -18,7 +18,7 @@ import { COMMANDS } from "../../src/ground/commands.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startDiscord, DISCORD_INTENTS, type DiscordAdapter, type DiscordSettings } from "../../src/platforms/discord/adapter.ts";
 import { fencesBalanced } from "../../src/ground/chunk.ts";
-import { slashCommand, slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands/slash.ts";
+import { BUTTON_ONLY, slashCommand, slashCommands, UNKNOWN_INTERACTION_REPLY } from "../../src/platforms/discord/commands/slash.ts";
 import { WHY_MENU } from "../../src/platforms/discord/commands/why-menu.ts";
 import { NOTICES } from "../../src/platforms/discord/events.ts";
 import { registerCommands, registerSettingsFromEnv } from "../../scripts/discord-register.ts";
@@ -345,7 +345,7 @@ forEachDatabase("discord adapter end to end", (getDb) => {
     ]);
     const jobs = slashCommand().options!.find((o) => o.name === "jobs") as unknown as { options: { name: string; type: number; choices?: { value: string }[] }[] };
     expect(jobs.options.map((o) => [o.name, o.type, o.choices?.map((c) => c.value)])).toEqual([
-      ["run", 3, ["curator", "report"]],
+      ["run", 3, ["curator", "report", "verify", "remind"]],
       ["dry_run", 5, undefined],
     ]);
   });
@@ -561,7 +561,7 @@ describe("npm run discord:register", () => {
     expect(put!.headers["authorization"]).toBe(`Bot ${discord.token}`);
     expect(put!.body).toEqual(JSON.parse(JSON.stringify(slashCommands())));
     const body = put!.body as { name: string; type?: number; options: { name: string; type: number }[]; contexts: number[] }[];
-    expect(body[0]!.options.map((o) => o.name)).toEqual([...COMMANDS]);
+    expect(body[0]!.options.map((o) => o.name)).toEqual(COMMANDS.filter((c) => !BUTTON_ONLY.has(c)));
     expect(body[0]!.options.every((o) => o.type === 1)).toBe(true);
     // The message menu's command (type 3), offered where /cairn is.
     expect(body[1]).toMatchObject({ name: WHY_MENU, type: 3, contexts: body[0]!.contexts });

@@ -76,7 +76,7 @@ forEachDatabase("/cairn jobs", (getDb) => {
       await waitUntil("the curator's dry run", () => rec.runs.length === 2, 10_000);
       expect(rec.runs[1]).toMatchObject({ kind: "curator", dryRun: true, requestedBy: "slack:UADMIN" });
       expect((await as("UADMIN", "jobs run report --dry-run")).text).toMatch(/^Usage: /);
-      expect((await as("UADMIN", "jobs run backup")).text).toBe("Which job? `jobs run curator` or `jobs run report`.");
+      expect((await as("UADMIN", "jobs run backup")).text).toBe("Which job? `jobs run curator` or `jobs run report` or `jobs run verify` or `jobs run remind`.");
       expect(await manual()).toHaveLength(2);
     } finally {
       await core.stopBackground(1_000);

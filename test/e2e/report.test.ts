@@ -121,7 +121,8 @@ const Blocks = z.array(
   z.looseObject({
     type: z.string(),
     text: z.looseObject({ type: z.string(), text: z.string() }).optional(),
-    elements: z.array(z.looseObject({ type: z.string(), text: z.string() })).optional(),
+    // A context's texts, or an actions block's buttons (their text an object, their value a command line).
+    elements: z.array(z.looseObject({ type: z.string(), text: z.union([z.string(), z.looseObject({ text: z.string() })]), value: z.string().optional() })).optional(),
   }),
 );
 
@@ -280,6 +281,8 @@ forEachDatabase("weekly report", (getDb) => {
       "*This week in numbers*",
       "*Repeated problems*",
       "*What cairn learned this week*",
+      // The pending team rule R6, a day old at the week's end, with its buttons (report-loop.test.ts tests the rest of the loop).
+      "*Waiting for approval (1 in all, the oldest 1 day; a button runs the command as you)*",
       "*Proposals (cairn's suggestions; a person decides)*",
     ]);
     const numbers = sections[1]!.text;
@@ -287,7 +290,8 @@ forEachDatabase("weekly report", (getDb) => {
     expect(numbers).toContain(`• Corrections per 100 replies, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
     expect(sections[3]!.text).toContain("cairn no longer deploys to production on Friday afternoons. _(rule, taught by Ana, approved by Bo)_");
     // A divider between sections, the footer as context last.
-    expect(blocks.map((b) => b.type)).toEqual(["header", "section", "divider", "section", "divider", "section", "divider", "section", "divider", "section", "context"]);
+    expect(blocks.map((b) => b.type)).toEqual(["header", "section", "divider", "section", "divider", "section", "divider", "section", "divider", "section", "actions", "divider", "section", "context"]);
+    expect(blocks.find((b) => b.type === "actions")!.elements!.map((e) => e.value)).toEqual([`approve ${prefix}-R6`, `reject ${prefix}-R6`]);
     expect(blocks.at(-1)!.elements).toEqual([{ type: "plain_text", text: REPORT_FOOTER, emoji: true }]);
     // The one message is recorded as the delivery of the stored post, whose text is the report's Markdown.
     const delivery = await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId: post.ts, channelId: slackChannel } });

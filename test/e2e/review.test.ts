@@ -290,7 +290,7 @@ forEachDatabase("reviews after replies", (getDb) => {
     const confirmed = await t.core.memory.confirm(scope, [pending.id], { source: "tool", actorId: scope.personId, sourceMessageId: null, reason: "confirmed by the person" });
     expect(confirmed.map((e) => e.id)).toEqual([pending.id]);
     expect((await t.core.memory.entries(scope, "user")).map((e) => e.text)).toEqual(["Alice's editor is Helix"]);
-    expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: original.id } })).toMatchObject({ status: "archived" });
+    expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: original.id } })).toMatchObject({ status: "superseded", supersededById: pending.id });
   });
 
   it("holds a team fact a review saves until the person's ✅ on the notice, which nobody else's replaces; then it is the channel's until a teammate shares it", async () => {

@@ -102,7 +102,7 @@ forEachDatabase("learning signals", (getDb) => {
     expect((await db().memoryEntry.findUniqueOrThrow({ where: { id: lesson.id } })).confidence).toBeLessThan(gained);
   });
 
-  it("a rule that contradicts a team rule replaces it only when a person approves; the older one is archived with a revision", async () => {
+  it("a rule that contradicts a team rule replaces it only when a person approves; the older one is superseded by it, with a revision", async () => {
     const first = await corrected("C-one", "ann", "which CI do we use?", "No, we run CI on Jenkins.");
     await chat.react("bo", first.proposal!, "white_check_mark");
     await core.learning.drain();
@@ -122,7 +122,7 @@ forEachDatabase("learning signals", (getDb) => {
     await chat.react("ann", ask, "white_check_mark");
     await core.learning.drain();
     expect(await db().memoryEntry.findUniqueOrThrow({ where: { id: pending.id } })).toMatchObject({ status: "active" });
-    expect(await db().memoryEntry.findUniqueOrThrow({ where: { id: older.id } })).toMatchObject({ status: "archived" });
+    expect(await db().memoryEntry.findUniqueOrThrow({ where: { id: older.id } })).toMatchObject({ status: "superseded", validUntil: expect.any(Date) });
     expect(await db().revision.count({ where: { entityId: older.id, action: "replace", reason: { contains: pending.id } } })).toBe(1);
   });
 

@@ -68,7 +68,9 @@ forEachDatabase("MemoryStore: a review's writes", (getDb) => {
     expect(confirmed.map((e) => e.id)).toEqual(pending.map((e) => e.id));
     expect((await store.entries(scope, "user")).map((e) => e.text)).toEqual(["Prefers spaces"]);
     expect(await store.entries(scope, "channel")).toEqual([]);
-    expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: tabs.id } })).toMatchObject({ status: "archived" });
+    // Replaced: its text kept, closed and superseded by the confirmed entry (memory/validity.ts).
+    const confirmedTabs = confirmed.find((e) => e.replacesId === tabs.id)!;
+    expect(await db.memoryEntry.findUniqueOrThrow({ where: { id: tabs.id } })).toMatchObject({ status: "superseded", supersededById: confirmedTabs.id, text: "Prefers tabs" });
     const revisions = await db.revision.findMany({ where: { entityId: { in: [tabs.id, ops.id] }, action: { in: ["replace", "remove"] } } });
     expect(revisions.map((r) => [r.entityId, r.action, r.newText]).sort()).toEqual([[ops.id, "remove", null], [tabs.id, "replace", "Prefers spaces"]].sort());
     expect(await store.pendingBy(scope)).toEqual([]);

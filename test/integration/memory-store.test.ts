@@ -84,7 +84,10 @@ forEachDatabase("MemoryStore", (getDb) => {
     // Remove archives: the row stays, out of every read.
     const archived = await getDb().prisma.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, status: "archived" } });
     expect(archived.map((e) => e.text)).toEqual(["The on-call rota lives in PagerDuty"]);
-    expect(await counts(scope.workspaceId)).toEqual({ entries: 2, active: 1, revisions: 4 });
+    // The replaced text is kept too, superseded by the entry that holds the new one.
+    const superseded = await getDb().prisma.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, status: "superseded" } });
+    expect(superseded.map((e) => e.text)).toEqual(["Deploys happen on Tuesdays"]);
+    expect(await counts(scope.workspaceId)).toEqual({ entries: 3, active: 1, revisions: 4 });
   });
 
   it("stores user and channel entries under the person and the channel", async () => {

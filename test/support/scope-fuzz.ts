@@ -63,6 +63,8 @@ interface Marker {
   shared?: boolean;
   /** A proposed marker said in its author's DM (kept as theirs). */
   fromDm?: boolean;
+  /** Its text was replaced: the old text is superseded history (memory_history). */
+  changed?: boolean;
 }
 interface Where {
   ws: string;
@@ -271,6 +273,14 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       const teamSkill = mk(teamKind, channel);
       fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }, skillCall(chSkill, "channel"), skillCall(teamSkill, "team")] }, { text: "saved" });
       await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
+      // Then changed: the texts they had are kept as history (memory_history reads it), under the same scopes.
+      const changes = [
+        { action: "replace", target: "user", old_text: profile.token, content: `private note ${profile.token} (changed)` },
+        { action: "replace", target: "channel", old_text: chMem.token, content: `channel rule ${chMem.token} (changed)` },
+      ];
+      profile.changed = chMem.changed = true;
+      fake.enqueue({ toolUse: [{ name: "memory", input: { operations: changes } }] }, { text: "changed" });
+      await turn(place(ws, person, channel), "we changed those", { ws: ws.id, person, isDm: false, channel });
       if (teamKind === "proposed") proposals.push({ markers: [team, teamLesson, teamSkill], ws, at: place(ws, person, channel), platformId: answers.at(-1)!.platformId });
     }
   }
@@ -328,6 +338,14 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     const q = (here.length && rand() < 0.5 ? pick(here) : pick(markers)).token;
     queries.push(q);
     searches++;
+    // A quarter of the probes ask what memory said before (memory_history), mostly about a text of this
+    // workspace that was changed (its old text is history now), the rest search history.
+    if (rand() < 0.25) {
+      const changed = here.filter((m) => m.changed);
+      const topic = changed.length && rand() < 0.8 ? pick(changed).token : q;
+      if (topic !== q) queries.push(topic);
+      return { toolUse: [{ name: "memory_history", input: { topic } }] };
+    }
     return { toolUse: [{ name: "session_search", input: { query: q, limit: 20 } }] };
   });
   for (let t = 0; t < opts.turns; t++) {

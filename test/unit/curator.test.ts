@@ -47,6 +47,8 @@ function skill(name: string, o: Partial<LibrarySkill> = {}): LibrarySkill {
     createdAt: ago(100),
     updatedAt: ago(100),
     lastUsedAt: ago(1),
+    verifiedAt: null,
+    verifiedById: null,
     fileCount: 0,
     ...o,
   };
@@ -76,6 +78,14 @@ function entry(text: string, o: Partial<MemoryEntry> = {}): MemoryEntry {
     proposedScope: null,
     flag: null,
     scannedWith: null,
+    validFrom: null,
+    validUntil: null,
+    supersededById: null,
+    verifiedAt: null,
+    verifiedById: null,
+    conflictWithId: null,
+    conflictPostId: null,
+    remindedAt: null,
     ...o,
   };
 }

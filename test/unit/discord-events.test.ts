@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OAuth2Scopes, PermissionsBitField } from "discord.js";
 import { COMMANDS } from "../../src/ground/commands.ts";
-import { slashCommand, slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands/slash.ts";
+import { BUTTON_ONLY, slashCommand, slashCommands, SLASH_COMMAND } from "../../src/platforms/discord/commands/slash.ts";
 import { WHY_MENU } from "../../src/platforms/discord/commands/why-menu.ts";
 import { attachmentNote, decide, dmWorkspace, EMPTY_FACTS, stripBotMention, type MessageFacts } from "../../src/platforms/discord/events.ts";
 import { inviteUrl, REQUIRED_PERMISSIONS } from "../../src/platforms/discord/install.ts";
@@ -121,7 +121,7 @@ describe("install and registration", () => {
     const cmd = slashCommand();
     expect(chat).toEqual(cmd);
     expect(cmd).toMatchObject({ name: SLASH_COMMAND, contexts: [0, 1], integration_types: [0] });
-    expect(cmd!.options?.map((o) => o.name)).toEqual([...COMMANDS]);
+    expect(cmd!.options?.map((o) => o.name)).toEqual(COMMANDS.filter((c) => !BUTTON_ONLY.has(c)));
     for (const o of cmd!.options ?? []) expect(o.description.length).toBeLessThanOrEqual(100);
   });
 });

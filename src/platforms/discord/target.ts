@@ -18,6 +18,7 @@
 import type { Message, MessageMentionOptions, SendableChannels } from "discord.js";
 import type { ReplyTarget } from "../../ground/adapter.ts";
 import { richEmbeds } from "./rich.ts";
+import { postComponents } from "./views/post-buttons.ts";
 import { startTyping, type Typing } from "./typing.ts";
 
 /**
@@ -76,7 +77,8 @@ export function channelTarget(channel: SendableChannels, mentions: MessageMentio
     },
     sendRich: async (post) => {
       const embeds = richEmbeds(post);
-      return embeds ? (await channel.send({ embeds, allowedMentions: mentions })).id : null;
+      // Its sections' buttons as components under the embeds (views/post-buttons.ts).
+      return embeds ? (await channel.send({ embeds, components: postComponents(post), allowedMentions: mentions })).id : null;
     },
     edit: async (id, content) => void (await channel.messages.edit(id, { content, allowedMentions: mentions })),
     remove: async (id) => void (await channel.messages.delete(id)),

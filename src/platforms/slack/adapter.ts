@@ -52,6 +52,7 @@ import { channelHistory } from "./knowledge/history.ts";
 import { channelMembers } from "./knowledge/channel-members.ts";
 import { channelKind } from "./knowledge/channel-kind.ts";
 import { onWhyShortcut, WHY_CALLBACK_ID } from "./commands/why-shortcut.ts";
+import { onPostAction, POST_ACTION_ID } from "./replies/post-buttons.ts";
 
 export { DEFAULT_SLACK_API_URL } from "./settings.ts";
 /** HTTP mode's one path for events, slash commands and interactions (the manifest's request URLs end in it). */
@@ -308,6 +309,11 @@ async function connect(core: CorePort, cfg: SlackSettings, mode: "socket" | "htt
     // Acknowledged with nothing: the modal closes, and the answer comes as a new modal or the Home tab.
     await ack();
     track("home submission", () => onHomeSubmission(home, body));
+  });
+  // A button on one of cairn's posts (a report, a reminder): its command, run as the clicker (replies/post-buttons.ts).
+  app.action({ type: "block_actions", action_id: POST_ACTION_ID }, async ({ ack, body }) => {
+    await ack();
+    track("post button", () => onPostAction({ core, client, names, log: slog }, body));
   });
   // "Why this answer?" on a message (commands/why-shortcut.ts): acknowledged first, answered to the clicker alone.
   app.shortcut({ type: "message_action", callback_id: WHY_CALLBACK_ID }, async ({ ack, body }) => {

@@ -61,7 +61,8 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   },
   lessons: { description: "The lessons and team rules you can see, with ids and where each came from" },
   why: { description: "What cairn's last answer here drew on (Apps → Why this answer? picks any answer)" },
-  keep: { description: "Keep a doubtful team rule as it is (admins)", option: { name: "id", description: "The rule's id (from /cairn team)", required: true } },
+  keep: { description: "Keep a doubtful rule (admins), or say which of two disagreeing entries holds", option: { name: "id", description: "The rule's id, or new|old|both and the id in cairn's question", required: true } },
+  verify: { description: "Say shared items still hold (the team view's Still true)", option: { name: "ids", description: "Item ids, separated by spaces", required: false } },
   reword: {
     description: "Reword a team rule (admins): <id> <the rule as it should read>",
     option: { name: "change", description: "The rule's id, then its new wording", required: true, maxLength: 1000 },
@@ -109,6 +110,12 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
   },
 };
 
+/**
+ * Discord takes at most 25 subcommands: these commands are not registered there, and are reached
+ * through the views' buttons (a click runs the command line, ../views/ids.ts): `verify` is *Still true*.
+ */
+export const BUTTON_ONLY: ReadonlySet<CommandName> = new Set(["verify"]);
+
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";
 
 /** The JSON `PUT /applications/{app}/commands` takes (global or per guild): `/cairn`, and the message menu's "Why this answer?". */
@@ -125,7 +132,7 @@ export function slashCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
     // where cairn has no workspace to answer from.
     .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
     .setIntegrationTypes(ApplicationIntegrationType.GuildInstall);
-  for (const name of COMMANDS) {
+  for (const name of COMMANDS.filter((c) => !BUTTON_ONLY.has(c))) {
     const spec = SUBCOMMANDS[name];
     builder.addSubcommand((sub) => {
       sub.setName(name).setDescription(spec.description);

@@ -8,6 +8,7 @@
  *   cairn:i:<pane>:<pages>:<command line>  ask for text in a modal (the command takes it as its last argument)
  *   cairn:m:<pane>:<pages>:<command line>  that modal's submission: run the command with the text, redraw the view
  *   cairn:x:<command line>                 a next step's button on an answer: run it; its answer replaces the message
+ *   cairn:p:<command line>                 a button on one of cairn's posts (a report): run it, answer the clicker alone
  *
  * <pages> lists the groups not on their first page ("rules=1,skills=3"; empty when none), so a
  * redrawn view stays where the person was. The command line is what `/cairn` takes typed, and is
@@ -33,10 +34,10 @@ export type { CommandCall } from "../../../ground/commands.ts";
 
 export type RunKind = "run" | "step" | "ask" | "submit";
 
-export type ViewAction = { kind: "page"; state: ViewState } | { kind: RunKind; state: ViewState; call: CommandCall } | { kind: "answer"; call: CommandCall };
+export type ViewAction = { kind: "page"; state: ViewState } | { kind: RunKind; state: ViewState; call: CommandCall } | { kind: "answer" | "post"; call: CommandCall };
 
 const PREFIX = "cairn";
-const LETTER: Record<ViewAction["kind"], string> = { page: "v", run: "c", step: "s", ask: "i", submit: "m", answer: "x" };
+const LETTER: Record<ViewAction["kind"], string> = { page: "v", run: "c", step: "s", ask: "i", submit: "m", answer: "x", post: "p" };
 const KIND_OF: Record<string, ViewAction["kind"]> = Object.fromEntries(Object.entries(LETTER).map(([kind, letter]) => [letter, kind as ViewAction["kind"]]));
 
 const GROUP = /^[a-z0-9-]{1,40}$/;
@@ -78,12 +79,17 @@ export function answerId(call: CommandCall): string | null {
   return checked(`${PREFIX}:${LETTER.answer}:${commandLine(call)}`, call);
 }
 
+/** A button on a post of cairn's own: null when Discord would refuse the id (its command is typed in the text). */
+export function postId(call: CommandCall): string | null {
+  return checked(`${PREFIX}:${LETTER.post}:${commandLine(call)}`, call);
+}
+
 /** A custom id as Discord sends it back: within its limit, one of cairn's. */
 const CustomId = z
   .string()
   .min(1)
   .max(COMPONENT_LIMITS.customId)
-  .regex(/^cairn:[vcsimx]:/);
+  .regex(/^cairn:[vcsimxp]:/);
 const Pane = z.enum(DISCORD_PANES);
 const Pages = z
   .string()
@@ -97,7 +103,7 @@ export function parseCustomId(raw: unknown): ViewAction | null {
   const kind = KIND_OF[id.data[6] ?? ""];
   const rest = id.data.slice(8);
   if (!kind) return null;
-  if (kind === "answer") {
+  if (kind === "answer" || kind === "post") {
     const call = parseCommandLine(rest);
     return call && rest.trim() ? { kind, call } : null;
   }

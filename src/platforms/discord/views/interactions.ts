@@ -12,6 +12,8 @@
  *   step (Erase everything), whose answer then replaces that message.
  * - a command that takes text (Edit persona): a modal (modal.ts), whose submission runs the command
  *   with the text and redraws the view.
+ * - a button on one of cairn's posts (a report's Approve, Roll back): the command's answer, ephemerally;
+ *   the post is left as it is, for everyone else to act on.
  * Discord wants an answer within 3 seconds: work slower than `deferAfterMs` is deferred first
  * (../commands/deferral.ts), then answered when done; a modal cannot be deferred, so a lookup that slow is told
  * to type the command instead.
@@ -129,6 +131,24 @@ export async function handleViewButton(interaction: ButtonInteraction & ChannelI
     case "answer":
       await nextStep(interaction, action.call, deps);
       return true;
+    case "post":
+      await answerPost(interaction, action.call, deps);
+      return true;
+  }
+}
+
+/** A button on one of cairn's posts (a report, a reminder): its command as the clicker, answered to them alone; the post stays as it is. */
+async function answerPost(interaction: ChannelInteraction & Pick<Updates, "reply" | "deferReply" | "editReply" | "followUp">, call: CommandCall, deps: ViewDeps): Promise<void> {
+  const first = new FirstAnswer(() => interaction.deferReply({ flags: EPHEMERAL }), deps.deferAfterMs);
+  try {
+    await run(interaction, call, deps, (content) =>
+      first.answer<unknown>(
+        () => interaction.reply({ content, flags: EPHEMERAL, allowedMentions: NO_MENTIONS }),
+        () => interaction.editReply({ content, allowedMentions: NO_MENTIONS }),
+      ),
+    );
+  } finally {
+    first.close();
   }
 }
 
@@ -143,17 +163,7 @@ export async function handleViewModal(interaction: ModalSubmitInteraction & Chan
     return true;
   }
   // A modal not opened from a view message (none of cairn's are): the answer alone.
-  const first = new FirstAnswer(() => interaction.deferReply({ flags: EPHEMERAL }), deps.deferAfterMs);
-  try {
-    await run(interaction, call, deps, (content) =>
-      first.answer<unknown>(
-        () => interaction.reply({ content, flags: EPHEMERAL, allowedMentions: NO_MENTIONS }),
-        () => interaction.editReply({ content, allowedMentions: NO_MENTIONS }),
-      ),
-    );
-  } finally {
-    first.close();
-  }
+  await answerPost(interaction, call, deps);
   return true;
 }
 

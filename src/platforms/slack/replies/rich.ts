@@ -1,7 +1,8 @@
 /**
  * The core's rich posts (src/core/adapter.ts `RichPost`, a report) as one Slack message in Block
  * Kit: the title as a `header`, each section as `section` blocks of mrkdwn with `divider`s between
- * sections, the footer as a `context` block. The message's `text` is the post's Markdown rendered
+ * sections, a section's buttons as `actions` under it (post-buttons.ts: a click runs the button's
+ * command as the clicker), the footer as a `context` block. The message's `text` is the post's Markdown rendered
  * as mrkdwn, which Slack shows in notifications and in clients without Block Kit.
  *
  * Mass mentions stay inert as in any text of cairn's: section text goes through the same
@@ -14,6 +15,7 @@ import { withinLimit } from "../../../ground/text.ts";
 import { SLACK_CHUNK_LIMIT } from "./chunk.ts";
 import type { SlackBlock } from "../client.ts";
 import { escapeText, toMrkdwn } from "../mrkdwn.ts";
+import { postButtonBlocks } from "./post-buttons.ts";
 
 /** What Slack refuses beyond (chat.postMessage answers invalid_blocks). */
 export const SLACK_BLOCK_LIMITS = {
@@ -49,12 +51,15 @@ export function richBlocks(post: RichPost): SlackBlock[] | null {
   const title = post.title.trim();
   if (title) blocks.push({ type: "header", text: { type: "plain_text", text: clip(title, SLACK_BLOCK_LIMITS.headerText), emoji: true } });
   let first = true;
+  let counter = 0;
   for (const section of post.sections) {
     const pieces = sectionPieces(section.heading, section.markdown);
     if (pieces.length === 0) continue;
     if (!first) blocks.push({ type: "divider" });
     first = false;
     for (const text of pieces) blocks.push({ type: "section", text: { type: "mrkdwn", text } });
+    // A section's buttons (post-buttons.ts): each runs its command line as the person who clicks.
+    blocks.push(...postButtonBlocks(section.buttons ?? [], () => counter++));
   }
   const footer = post.footer?.trim();
   if (footer) blocks.push({ type: "context", elements: [{ type: "plain_text", text: clip(footer, SLACK_BLOCK_LIMITS.contextText), emoji: true }] });

@@ -62,6 +62,8 @@ export type SkillMinAggregateOutputType = {
   createdAt: Date | null
   updatedAt: Date | null
   lastUsedAt: Date | null
+  verifiedAt: Date | null
+  verifiedById: string | null
 }
 
 export type SkillMaxAggregateOutputType = {
@@ -86,6 +88,8 @@ export type SkillMaxAggregateOutputType = {
   createdAt: Date | null
   updatedAt: Date | null
   lastUsedAt: Date | null
+  verifiedAt: Date | null
+  verifiedById: string | null
 }
 
 export type SkillCountAggregateOutputType = {
@@ -110,6 +114,8 @@ export type SkillCountAggregateOutputType = {
   createdAt: number
   updatedAt: number
   lastUsedAt: number
+  verifiedAt: number
+  verifiedById: number
   _all: number
 }
 
@@ -150,6 +156,8 @@ export type SkillMinAggregateInputType = {
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
+  verifiedAt?: true
+  verifiedById?: true
 }
 
 export type SkillMaxAggregateInputType = {
@@ -174,6 +182,8 @@ export type SkillMaxAggregateInputType = {
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
+  verifiedAt?: true
+  verifiedById?: true
 }
 
 export type SkillCountAggregateInputType = {
@@ -198,6 +208,8 @@ export type SkillCountAggregateInputType = {
   createdAt?: true
   updatedAt?: true
   lastUsedAt?: true
+  verifiedAt?: true
+  verifiedById?: true
   _all?: true
 }
 
@@ -309,6 +321,8 @@ export type SkillGroupByOutputType = {
   createdAt: Date
   updatedAt: Date
   lastUsedAt: Date | null
+  verifiedAt: Date | null
+  verifiedById: string | null
   _count: SkillCountAggregateOutputType | null
   _avg: SkillAvgAggregateOutputType | null
   _sum: SkillSumAggregateOutputType | null
@@ -356,6 +370,8 @@ export type SkillWhereInput = {
   createdAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"Skill"> | Date | string | null
+  verifiedAt?: Prisma.DateTimeNullableFilter<"Skill"> | Date | string | null
+  verifiedById?: Prisma.StringNullableFilter<"Skill"> | string | null
   files?: Prisma.SkillFileListRelationFilter
 }
 
@@ -381,6 +397,8 @@ export type SkillOrderByWithRelationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedById?: Prisma.SortOrderInput | Prisma.SortOrder
   files?: Prisma.SkillFileOrderByRelationAggregateInput
 }
 
@@ -410,6 +428,8 @@ export type SkillWhereUniqueInput = Prisma.AtLeast<{
   createdAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"Skill"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableFilter<"Skill"> | Date | string | null
+  verifiedAt?: Prisma.DateTimeNullableFilter<"Skill"> | Date | string | null
+  verifiedById?: Prisma.StringNullableFilter<"Skill"> | string | null
   files?: Prisma.SkillFileListRelationFilter
 }, "id" | "workspaceId_name">
 
@@ -435,6 +455,8 @@ export type SkillOrderByWithAggregationInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedById?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.SkillCountOrderByAggregateInput
   _avg?: Prisma.SkillAvgOrderByAggregateInput
   _max?: Prisma.SkillMaxOrderByAggregateInput
@@ -467,6 +489,8 @@ export type SkillScalarWhereWithAggregatesInput = {
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"Skill"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"Skill"> | Date | string
   lastUsedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Skill"> | Date | string | null
+  verifiedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"Skill"> | Date | string | null
+  verifiedById?: Prisma.StringNullableWithAggregatesFilter<"Skill"> | string | null
 }
 
 export type SkillCreateInput = {
@@ -491,6 +515,8 @@ export type SkillCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
   files?: Prisma.SkillFileCreateNestedManyWithoutSkillInput
 }
 
@@ -516,6 +542,8 @@ export type SkillUncheckedCreateInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
   files?: Prisma.SkillFileUncheckedCreateNestedManyWithoutSkillInput
 }
 
@@ -541,6 +569,8 @@ export type SkillUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   files?: Prisma.SkillFileUpdateManyWithoutSkillNestedInput
 }
 
@@ -566,6 +596,8 @@ export type SkillUncheckedUpdateInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   files?: Prisma.SkillFileUncheckedUpdateManyWithoutSkillNestedInput
 }
 
@@ -591,6 +623,8 @@ export type SkillCreateManyInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
 }
 
 export type SkillUpdateManyMutationInput = {
@@ -615,6 +649,8 @@ export type SkillUpdateManyMutationInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type SkillUncheckedUpdateManyInput = {
@@ -639,6 +675,8 @@ export type SkillUncheckedUpdateManyInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type SkillWorkspaceIdNameCompoundUniqueInput = {
@@ -668,6 +706,8 @@ export type SkillCountOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrder
+  verifiedById?: Prisma.SortOrder
 }
 
 export type SkillAvgOrderByAggregateInput = {
@@ -699,6 +739,8 @@ export type SkillMaxOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrder
+  verifiedById?: Prisma.SortOrder
 }
 
 export type SkillMinOrderByAggregateInput = {
@@ -723,6 +765,8 @@ export type SkillMinOrderByAggregateInput = {
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   lastUsedAt?: Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrder
+  verifiedById?: Prisma.SortOrder
 }
 
 export type SkillSumOrderByAggregateInput = {
@@ -773,6 +817,8 @@ export type SkillCreateWithoutFilesInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
 }
 
 export type SkillUncheckedCreateWithoutFilesInput = {
@@ -797,6 +843,8 @@ export type SkillUncheckedCreateWithoutFilesInput = {
   createdAt?: Date | string
   updatedAt?: Date | string
   lastUsedAt?: Date | string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
 }
 
 export type SkillCreateOrConnectWithoutFilesInput = {
@@ -837,6 +885,8 @@ export type SkillUpdateWithoutFilesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type SkillUncheckedUpdateWithoutFilesInput = {
@@ -861,6 +911,8 @@ export type SkillUncheckedUpdateWithoutFilesInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 
@@ -916,6 +968,8 @@ export type SkillSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
   files?: boolean | Prisma.Skill$filesArgs<ExtArgs>
   _count?: boolean | Prisma.SkillCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["skill"]>
@@ -942,6 +996,8 @@ export type SkillSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
 }, ExtArgs["result"]["skill"]>
 
 export type SkillSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -966,6 +1022,8 @@ export type SkillSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
 }, ExtArgs["result"]["skill"]>
 
 export type SkillSelectScalar = {
@@ -990,9 +1048,11 @@ export type SkillSelectScalar = {
   createdAt?: boolean
   updatedAt?: boolean
   lastUsedAt?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
 }
 
-export type SkillOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "name" | "description" | "content" | "status" | "pinned" | "bundled" | "contentHash" | "confidence" | "source" | "createdById" | "sourceMessageId" | "useCount" | "successCount" | "createdAt" | "updatedAt" | "lastUsedAt", ExtArgs["result"]["skill"]>
+export type SkillOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "name" | "description" | "content" | "status" | "pinned" | "bundled" | "contentHash" | "confidence" | "source" | "createdById" | "sourceMessageId" | "useCount" | "successCount" | "createdAt" | "updatedAt" | "lastUsedAt" | "verifiedAt" | "verifiedById", ExtArgs["result"]["skill"]>
 export type SkillInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   files?: boolean | Prisma.Skill$filesArgs<ExtArgs>
   _count?: boolean | Prisma.SkillCountOutputTypeDefaultArgs<ExtArgs>
@@ -1033,6 +1093,11 @@ export type $SkillPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs 
     createdAt: Date
     updatedAt: Date
     lastUsedAt: Date | null
+    /**
+     * When a person last confirmed the skill still holds, and who (null: never).
+     */
+    verifiedAt: Date | null
+    verifiedById: string | null
   }, ExtArgs["result"]["skill"]>
   composites: {}
 }
@@ -1478,6 +1543,8 @@ export interface SkillFieldRefs {
   readonly createdAt: Prisma.FieldRef<"Skill", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"Skill", 'DateTime'>
   readonly lastUsedAt: Prisma.FieldRef<"Skill", 'DateTime'>
+  readonly verifiedAt: Prisma.FieldRef<"Skill", 'DateTime'>
+  readonly verifiedById: Prisma.FieldRef<"Skill", 'String'>
 }
     
 

@@ -54,6 +54,7 @@ export type SkillProposalMinAggregateOutputType = {
   proposalMessageId: number | null
   toScope: string | null
   sourceMessageId: number | null
+  remindedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -74,6 +75,7 @@ export type SkillProposalMaxAggregateOutputType = {
   proposalMessageId: number | null
   toScope: string | null
   sourceMessageId: number | null
+  remindedAt: Date | null
   createdAt: Date | null
   updatedAt: Date | null
 }
@@ -94,6 +96,7 @@ export type SkillProposalCountAggregateOutputType = {
   proposalMessageId: number
   toScope: number
   sourceMessageId: number
+  remindedAt: number
   createdAt: number
   updatedAt: number
   _all: number
@@ -126,6 +129,7 @@ export type SkillProposalMinAggregateInputType = {
   proposalMessageId?: true
   toScope?: true
   sourceMessageId?: true
+  remindedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -146,6 +150,7 @@ export type SkillProposalMaxAggregateInputType = {
   proposalMessageId?: true
   toScope?: true
   sourceMessageId?: true
+  remindedAt?: true
   createdAt?: true
   updatedAt?: true
 }
@@ -166,6 +171,7 @@ export type SkillProposalCountAggregateInputType = {
   proposalMessageId?: true
   toScope?: true
   sourceMessageId?: true
+  remindedAt?: true
   createdAt?: true
   updatedAt?: true
   _all?: true
@@ -273,6 +279,7 @@ export type SkillProposalGroupByOutputType = {
   proposalMessageId: number | null
   toScope: string | null
   sourceMessageId: number | null
+  remindedAt: Date | null
   createdAt: Date
   updatedAt: Date
   _count: SkillProposalCountAggregateOutputType | null
@@ -316,6 +323,7 @@ export type SkillProposalWhereInput = {
   proposalMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
   toScope?: Prisma.StringNullableFilter<"SkillProposal"> | string | null
   sourceMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
+  remindedAt?: Prisma.DateTimeNullableFilter<"SkillProposal"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
 }
@@ -336,6 +344,7 @@ export type SkillProposalOrderByWithRelationInput = {
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   toScope?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  remindedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -359,6 +368,7 @@ export type SkillProposalWhereUniqueInput = Prisma.AtLeast<{
   proposalMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
   toScope?: Prisma.StringNullableFilter<"SkillProposal"> | string | null
   sourceMessageId?: Prisma.IntNullableFilter<"SkillProposal"> | number | null
+  remindedAt?: Prisma.DateTimeNullableFilter<"SkillProposal"> | Date | string | null
   createdAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
   updatedAt?: Prisma.DateTimeFilter<"SkillProposal"> | Date | string
 }, "id">
@@ -379,6 +389,7 @@ export type SkillProposalOrderByWithAggregationInput = {
   proposalMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
   toScope?: Prisma.SortOrderInput | Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrderInput | Prisma.SortOrder
+  remindedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   _count?: Prisma.SkillProposalCountOrderByAggregateInput
@@ -407,6 +418,7 @@ export type SkillProposalScalarWhereWithAggregatesInput = {
   proposalMessageId?: Prisma.IntNullableWithAggregatesFilter<"SkillProposal"> | number | null
   toScope?: Prisma.StringNullableWithAggregatesFilter<"SkillProposal"> | string | null
   sourceMessageId?: Prisma.IntNullableWithAggregatesFilter<"SkillProposal"> | number | null
+  remindedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"SkillProposal"> | Date | string | null
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"SkillProposal"> | Date | string
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"SkillProposal"> | Date | string
 }
@@ -427,6 +439,7 @@ export type SkillProposalCreateInput = {
   proposalMessageId?: number | null
   toScope?: string | null
   sourceMessageId?: number | null
+  remindedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -447,6 +460,7 @@ export type SkillProposalUncheckedCreateInput = {
   proposalMessageId?: number | null
   toScope?: string | null
   sourceMessageId?: number | null
+  remindedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -467,6 +481,7 @@ export type SkillProposalUpdateInput = {
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -487,6 +502,7 @@ export type SkillProposalUncheckedUpdateInput = {
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -507,6 +523,7 @@ export type SkillProposalCreateManyInput = {
   proposalMessageId?: number | null
   toScope?: string | null
   sourceMessageId?: number | null
+  remindedAt?: Date | string | null
   createdAt?: Date | string
   updatedAt?: Date | string
 }
@@ -527,6 +544,7 @@ export type SkillProposalUpdateManyMutationInput = {
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -547,6 +565,7 @@ export type SkillProposalUncheckedUpdateManyInput = {
   proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   toScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
@@ -567,6 +586,7 @@ export type SkillProposalCountOrderByAggregateInput = {
   proposalMessageId?: Prisma.SortOrder
   toScope?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  remindedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -592,6 +612,7 @@ export type SkillProposalMaxOrderByAggregateInput = {
   proposalMessageId?: Prisma.SortOrder
   toScope?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  remindedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -612,6 +633,7 @@ export type SkillProposalMinOrderByAggregateInput = {
   proposalMessageId?: Prisma.SortOrder
   toScope?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
+  remindedAt?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
 }
@@ -639,6 +661,7 @@ export type SkillProposalSelect<ExtArgs extends runtime.Types.Extensions.Interna
   proposalMessageId?: boolean
   toScope?: boolean
   sourceMessageId?: boolean
+  remindedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["skillProposal"]>
@@ -659,6 +682,7 @@ export type SkillProposalSelectCreateManyAndReturn<ExtArgs extends runtime.Types
   proposalMessageId?: boolean
   toScope?: boolean
   sourceMessageId?: boolean
+  remindedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["skillProposal"]>
@@ -679,6 +703,7 @@ export type SkillProposalSelectUpdateManyAndReturn<ExtArgs extends runtime.Types
   proposalMessageId?: boolean
   toScope?: boolean
   sourceMessageId?: boolean
+  remindedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }, ExtArgs["result"]["skillProposal"]>
@@ -699,11 +724,12 @@ export type SkillProposalSelectScalar = {
   proposalMessageId?: boolean
   toScope?: boolean
   sourceMessageId?: boolean
+  remindedAt?: boolean
   createdAt?: boolean
   updatedAt?: boolean
 }
 
-export type SkillProposalOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "skillId" | "name" | "path" | "oldText" | "newText" | "reason" | "proposedById" | "conversationId" | "status" | "decidedById" | "proposalMessageId" | "toScope" | "sourceMessageId" | "createdAt" | "updatedAt", ExtArgs["result"]["skillProposal"]>
+export type SkillProposalOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "skillId" | "name" | "path" | "oldText" | "newText" | "reason" | "proposedById" | "conversationId" | "status" | "decidedById" | "proposalMessageId" | "toScope" | "sourceMessageId" | "remindedAt" | "createdAt" | "updatedAt", ExtArgs["result"]["skillProposal"]>
 
 export type $SkillProposalPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "SkillProposal"
@@ -749,6 +775,10 @@ export type $SkillProposalPayload<ExtArgs extends runtime.Types.Extensions.Inter
      * The person message of the turn that proposed it: a ✅ on cairn's reply to it approves.
      */
     sourceMessageId: number | null
+    /**
+     * When it was reminded in its thread for waiting too long (once).
+     */
+    remindedAt: Date | null
     createdAt: Date
     updatedAt: Date
   }, ExtArgs["result"]["skillProposal"]>
@@ -1189,6 +1219,7 @@ export interface SkillProposalFieldRefs {
   readonly proposalMessageId: Prisma.FieldRef<"SkillProposal", 'Int'>
   readonly toScope: Prisma.FieldRef<"SkillProposal", 'String'>
   readonly sourceMessageId: Prisma.FieldRef<"SkillProposal", 'Int'>
+  readonly remindedAt: Prisma.FieldRef<"SkillProposal", 'DateTime'>
   readonly createdAt: Prisma.FieldRef<"SkillProposal", 'DateTime'>
   readonly updatedAt: Prisma.FieldRef<"SkillProposal", 'DateTime'>
 }

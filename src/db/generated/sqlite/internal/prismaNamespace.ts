@@ -2290,7 +2290,15 @@ export const MemoryEntryScalarFieldEnum = {
   proposalMessageId: 'proposalMessageId',
   proposedScope: 'proposedScope',
   flag: 'flag',
-  scannedWith: 'scannedWith'
+  scannedWith: 'scannedWith',
+  validFrom: 'validFrom',
+  validUntil: 'validUntil',
+  supersededById: 'supersededById',
+  verifiedAt: 'verifiedAt',
+  verifiedById: 'verifiedById',
+  conflictWithId: 'conflictWithId',
+  conflictPostId: 'conflictPostId',
+  remindedAt: 'remindedAt'
 } as const
 
 export type MemoryEntryScalarFieldEnum = (typeof MemoryEntryScalarFieldEnum)[keyof typeof MemoryEntryScalarFieldEnum]
@@ -2317,7 +2325,9 @@ export const SkillScalarFieldEnum = {
   successCount: 'successCount',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt',
-  lastUsedAt: 'lastUsedAt'
+  lastUsedAt: 'lastUsedAt',
+  verifiedAt: 'verifiedAt',
+  verifiedById: 'verifiedById'
 } as const
 
 export type SkillScalarFieldEnum = (typeof SkillScalarFieldEnum)[keyof typeof SkillScalarFieldEnum]
@@ -2339,6 +2349,7 @@ export const SkillProposalScalarFieldEnum = {
   proposalMessageId: 'proposalMessageId',
   toScope: 'toScope',
   sourceMessageId: 'sourceMessageId',
+  remindedAt: 'remindedAt',
   createdAt: 'createdAt',
   updatedAt: 'updatedAt'
 } as const

@@ -30,12 +30,14 @@ export type MemoryEntryAvgAggregateOutputType = {
   confidence: number | null
   sourceMessageId: number | null
   proposalMessageId: number | null
+  conflictPostId: number | null
 }
 
 export type MemoryEntrySumAggregateOutputType = {
   confidence: number | null
   sourceMessageId: number | null
   proposalMessageId: number | null
+  conflictPostId: number | null
 }
 
 export type MemoryEntryMinAggregateOutputType = {
@@ -61,6 +63,14 @@ export type MemoryEntryMinAggregateOutputType = {
   proposedScope: string | null
   flag: string | null
   scannedWith: string | null
+  validFrom: Date | null
+  validUntil: Date | null
+  supersededById: string | null
+  verifiedAt: Date | null
+  verifiedById: string | null
+  conflictWithId: string | null
+  conflictPostId: number | null
+  remindedAt: Date | null
 }
 
 export type MemoryEntryMaxAggregateOutputType = {
@@ -86,6 +96,14 @@ export type MemoryEntryMaxAggregateOutputType = {
   proposedScope: string | null
   flag: string | null
   scannedWith: string | null
+  validFrom: Date | null
+  validUntil: Date | null
+  supersededById: string | null
+  verifiedAt: Date | null
+  verifiedById: string | null
+  conflictWithId: string | null
+  conflictPostId: number | null
+  remindedAt: Date | null
 }
 
 export type MemoryEntryCountAggregateOutputType = {
@@ -111,6 +129,14 @@ export type MemoryEntryCountAggregateOutputType = {
   proposedScope: number
   flag: number
   scannedWith: number
+  validFrom: number
+  validUntil: number
+  supersededById: number
+  verifiedAt: number
+  verifiedById: number
+  conflictWithId: number
+  conflictPostId: number
+  remindedAt: number
   _all: number
 }
 
@@ -119,12 +145,14 @@ export type MemoryEntryAvgAggregateInputType = {
   confidence?: true
   sourceMessageId?: true
   proposalMessageId?: true
+  conflictPostId?: true
 }
 
 export type MemoryEntrySumAggregateInputType = {
   confidence?: true
   sourceMessageId?: true
   proposalMessageId?: true
+  conflictPostId?: true
 }
 
 export type MemoryEntryMinAggregateInputType = {
@@ -150,6 +178,14 @@ export type MemoryEntryMinAggregateInputType = {
   proposedScope?: true
   flag?: true
   scannedWith?: true
+  validFrom?: true
+  validUntil?: true
+  supersededById?: true
+  verifiedAt?: true
+  verifiedById?: true
+  conflictWithId?: true
+  conflictPostId?: true
+  remindedAt?: true
 }
 
 export type MemoryEntryMaxAggregateInputType = {
@@ -175,6 +211,14 @@ export type MemoryEntryMaxAggregateInputType = {
   proposedScope?: true
   flag?: true
   scannedWith?: true
+  validFrom?: true
+  validUntil?: true
+  supersededById?: true
+  verifiedAt?: true
+  verifiedById?: true
+  conflictWithId?: true
+  conflictPostId?: true
+  remindedAt?: true
 }
 
 export type MemoryEntryCountAggregateInputType = {
@@ -200,6 +244,14 @@ export type MemoryEntryCountAggregateInputType = {
   proposedScope?: true
   flag?: true
   scannedWith?: true
+  validFrom?: true
+  validUntil?: true
+  supersededById?: true
+  verifiedAt?: true
+  verifiedById?: true
+  conflictWithId?: true
+  conflictPostId?: true
+  remindedAt?: true
   _all?: true
 }
 
@@ -312,6 +364,14 @@ export type MemoryEntryGroupByOutputType = {
   proposedScope: string | null
   flag: string | null
   scannedWith: string | null
+  validFrom: Date | null
+  validUntil: Date | null
+  supersededById: string | null
+  verifiedAt: Date | null
+  verifiedById: string | null
+  conflictWithId: string | null
+  conflictPostId: number | null
+  remindedAt: Date | null
   _count: MemoryEntryCountAggregateOutputType | null
   _avg: MemoryEntryAvgAggregateOutputType | null
   _sum: MemoryEntrySumAggregateOutputType | null
@@ -360,6 +420,14 @@ export type MemoryEntryWhereInput = {
   proposedScope?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   flag?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  validFrom?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  validUntil?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  supersededById?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  verifiedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  verifiedById?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  conflictWithId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  conflictPostId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
+  remindedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
 }
 
 export type MemoryEntryOrderByWithRelationInput = {
@@ -385,6 +453,14 @@ export type MemoryEntryOrderByWithRelationInput = {
   proposedScope?: Prisma.SortOrderInput | Prisma.SortOrder
   flag?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
+  validFrom?: Prisma.SortOrderInput | Prisma.SortOrder
+  validUntil?: Prisma.SortOrderInput | Prisma.SortOrder
+  supersededById?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedById?: Prisma.SortOrderInput | Prisma.SortOrder
+  conflictWithId?: Prisma.SortOrderInput | Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrderInput | Prisma.SortOrder
+  remindedAt?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
@@ -413,6 +489,14 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   proposedScope?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   flag?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  validFrom?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  validUntil?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  supersededById?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  verifiedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  verifiedById?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  conflictWithId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
+  conflictPostId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
+  remindedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
 }, "id">
 
 export type MemoryEntryOrderByWithAggregationInput = {
@@ -438,6 +522,14 @@ export type MemoryEntryOrderByWithAggregationInput = {
   proposedScope?: Prisma.SortOrderInput | Prisma.SortOrder
   flag?: Prisma.SortOrderInput | Prisma.SortOrder
   scannedWith?: Prisma.SortOrderInput | Prisma.SortOrder
+  validFrom?: Prisma.SortOrderInput | Prisma.SortOrder
+  validUntil?: Prisma.SortOrderInput | Prisma.SortOrder
+  supersededById?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  verifiedById?: Prisma.SortOrderInput | Prisma.SortOrder
+  conflictWithId?: Prisma.SortOrderInput | Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrderInput | Prisma.SortOrder
+  remindedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.MemoryEntryCountOrderByAggregateInput
   _avg?: Prisma.MemoryEntryAvgOrderByAggregateInput
   _max?: Prisma.MemoryEntryMaxOrderByAggregateInput
@@ -471,6 +563,14 @@ export type MemoryEntryScalarWhereWithAggregatesInput = {
   proposedScope?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   flag?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
   scannedWith?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  validFrom?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
+  validUntil?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
+  supersededById?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  verifiedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
+  verifiedById?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  conflictWithId?: Prisma.StringNullableWithAggregatesFilter<"MemoryEntry"> | string | null
+  conflictPostId?: Prisma.IntNullableWithAggregatesFilter<"MemoryEntry"> | number | null
+  remindedAt?: Prisma.DateTimeNullableWithAggregatesFilter<"MemoryEntry"> | Date | string | null
 }
 
 export type MemoryEntryCreateInput = {
@@ -496,6 +596,14 @@ export type MemoryEntryCreateInput = {
   proposedScope?: string | null
   flag?: string | null
   scannedWith?: string | null
+  validFrom?: Date | string | null
+  validUntil?: Date | string | null
+  supersededById?: string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
+  conflictWithId?: string | null
+  conflictPostId?: number | null
+  remindedAt?: Date | string | null
 }
 
 export type MemoryEntryUncheckedCreateInput = {
@@ -521,6 +629,14 @@ export type MemoryEntryUncheckedCreateInput = {
   proposedScope?: string | null
   flag?: string | null
   scannedWith?: string | null
+  validFrom?: Date | string | null
+  validUntil?: Date | string | null
+  supersededById?: string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
+  conflictWithId?: string | null
+  conflictPostId?: number | null
+  remindedAt?: Date | string | null
 }
 
 export type MemoryEntryUpdateInput = {
@@ -546,6 +662,14 @@ export type MemoryEntryUpdateInput = {
   proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  validFrom?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  validUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  supersededById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type MemoryEntryUncheckedUpdateInput = {
@@ -571,6 +695,14 @@ export type MemoryEntryUncheckedUpdateInput = {
   proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  validFrom?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  validUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  supersededById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type MemoryEntryCreateManyInput = {
@@ -596,6 +728,14 @@ export type MemoryEntryCreateManyInput = {
   proposedScope?: string | null
   flag?: string | null
   scannedWith?: string | null
+  validFrom?: Date | string | null
+  validUntil?: Date | string | null
+  supersededById?: string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
+  conflictWithId?: string | null
+  conflictPostId?: number | null
+  remindedAt?: Date | string | null
 }
 
 export type MemoryEntryUpdateManyMutationInput = {
@@ -621,6 +761,14 @@ export type MemoryEntryUpdateManyMutationInput = {
   proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  validFrom?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  validUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  supersededById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type MemoryEntryUncheckedUpdateManyInput = {
@@ -646,6 +794,14 @@ export type MemoryEntryUncheckedUpdateManyInput = {
   proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  validFrom?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  validUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  supersededById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
 }
 
 export type MemoryEntryCountOrderByAggregateInput = {
@@ -671,12 +827,21 @@ export type MemoryEntryCountOrderByAggregateInput = {
   proposedScope?: Prisma.SortOrder
   flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
+  validFrom?: Prisma.SortOrder
+  validUntil?: Prisma.SortOrder
+  supersededById?: Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrder
+  verifiedById?: Prisma.SortOrder
+  conflictWithId?: Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrder
+  remindedAt?: Prisma.SortOrder
 }
 
 export type MemoryEntryAvgOrderByAggregateInput = {
   confidence?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrder
 }
 
 export type MemoryEntryMaxOrderByAggregateInput = {
@@ -702,6 +867,14 @@ export type MemoryEntryMaxOrderByAggregateInput = {
   proposedScope?: Prisma.SortOrder
   flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
+  validFrom?: Prisma.SortOrder
+  validUntil?: Prisma.SortOrder
+  supersededById?: Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrder
+  verifiedById?: Prisma.SortOrder
+  conflictWithId?: Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrder
+  remindedAt?: Prisma.SortOrder
 }
 
 export type MemoryEntryMinOrderByAggregateInput = {
@@ -727,12 +900,21 @@ export type MemoryEntryMinOrderByAggregateInput = {
   proposedScope?: Prisma.SortOrder
   flag?: Prisma.SortOrder
   scannedWith?: Prisma.SortOrder
+  validFrom?: Prisma.SortOrder
+  validUntil?: Prisma.SortOrder
+  supersededById?: Prisma.SortOrder
+  verifiedAt?: Prisma.SortOrder
+  verifiedById?: Prisma.SortOrder
+  conflictWithId?: Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrder
+  remindedAt?: Prisma.SortOrder
 }
 
 export type MemoryEntrySumOrderByAggregateInput = {
   confidence?: Prisma.SortOrder
   sourceMessageId?: Prisma.SortOrder
   proposalMessageId?: Prisma.SortOrder
+  conflictPostId?: Prisma.SortOrder
 }
 
 export type FloatFieldUpdateOperationsInput = {
@@ -768,6 +950,14 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
+  validFrom?: boolean
+  validUntil?: boolean
+  supersededById?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
+  conflictWithId?: boolean
+  conflictPostId?: boolean
+  remindedAt?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -793,6 +983,14 @@ export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.E
   proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
+  validFrom?: boolean
+  validUntil?: boolean
+  supersededById?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
+  conflictWithId?: boolean
+  conflictPostId?: boolean
+  remindedAt?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -818,6 +1016,14 @@ export type MemoryEntrySelectUpdateManyAndReturn<ExtArgs extends runtime.Types.E
   proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
+  validFrom?: boolean
+  validUntil?: boolean
+  supersededById?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
+  conflictWithId?: boolean
+  conflictPostId?: boolean
+  remindedAt?: boolean
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectScalar = {
@@ -843,9 +1049,17 @@ export type MemoryEntrySelectScalar = {
   proposedScope?: boolean
   flag?: boolean
   scannedWith?: boolean
+  validFrom?: boolean
+  validUntil?: boolean
+  supersededById?: boolean
+  verifiedAt?: boolean
+  verifiedById?: boolean
+  conflictWithId?: boolean
+  conflictPostId?: boolean
+  remindedAt?: boolean
 }
 
-export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "proposedScope" | "flag" | "scannedWith", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "proposedScope" | "flag" | "scannedWith" | "validFrom" | "validUntil" | "supersededById" | "verifiedAt" | "verifiedById" | "conflictWithId" | "conflictPostId" | "remindedAt", ExtArgs["result"]["memoryEntry"]>
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
@@ -918,6 +1132,37 @@ export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.Interna
      * RULES_VERSION); prompts re-check entries written under other rules, or none.
      */
     scannedWith: string | null
+    /**
+     * When the current text came into force (null: createdAt). A replace moves it; the text it
+     * replaced is kept as a row of its own, status "superseded" (src/memory/validity.ts).
+     */
+    validFrom: Date | null
+    /**
+     * Set when the entry stopped being true: replaced, or superseded by a contradicting entry.
+     */
+    validUntil: Date | null
+    /**
+     * The entry that replaced or superseded this one (status "superseded").
+     */
+    supersededById: string | null
+    /**
+     * When a person last confirmed it still holds (null: never since validFrom); who did.
+     */
+    verifiedAt: Date | null
+    verifiedById: string | null
+    /**
+     * An active entry another active entry contradicts, waiting for a person to say which is right:
+     * set on both (src/memory/conflict-store.ts).
+     */
+    conflictWithId: string | null
+    /**
+     * The stored id of the post asking which of two conflicting entries is right.
+     */
+    conflictPostId: number | null
+    /**
+     * When a proposal waiting for approval was reminded in its thread (once).
+     */
+    remindedAt: Date | null
   }, ExtArgs["result"]["memoryEntry"]>
   composites: {}
 }
@@ -1363,6 +1608,14 @@ export interface MemoryEntryFieldRefs {
   readonly proposedScope: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly flag: Prisma.FieldRef<"MemoryEntry", 'String'>
   readonly scannedWith: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly validFrom: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
+  readonly validUntil: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
+  readonly supersededById: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly verifiedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
+  readonly verifiedById: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly conflictWithId: Prisma.FieldRef<"MemoryEntry", 'String'>
+  readonly conflictPostId: Prisma.FieldRef<"MemoryEntry", 'Int'>
+  readonly remindedAt: Prisma.FieldRef<"MemoryEntry", 'DateTime'>
 }
     
 
