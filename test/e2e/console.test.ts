@@ -199,6 +199,30 @@ describe("npm start: the console chat", () => {
     }
   });
 
+  it("keeps what memory said before: a replaced fact, /me says since … (was: …), the next session reads the new text, memory_history the old", async () => {
+    const model = await startFakeAnthropic();
+    try {
+      const env = { ANTHROPIC_API_KEY: model.apiKey, ANTHROPIC_BASE_URL: model.url, DATABASE_URL: `file:${join(dir, "validity.db")}`, CAIRN_CONSOLE_USER: "dana", LOG_LEVEL: "silent" };
+      // Contradiction checks (on by default) find nothing near a profile's only entry: no call is scripted for them.
+      const op = (o: Record<string, unknown>) => ({ toolUse: [{ name: "memory", input: { operations: [o] } }] });
+      model.enqueue(op({ action: "add", target: "user", content: "Dana's editor is vim" }), { text: "Noted." }, op({ action: "replace", target: "user", old_text: "vim", content: "Dana's editor is Helix" }), { text: "Updated." });
+      const answered = (out: string, sent: number) => (out.match(/^(cairn> |Your profile)/gm)?.length ?? 0) >= sent;
+      const first = await runCairn(env, ["I use vim", "I switched to Helix", "/me"], answered);
+      expect(first.code).toBe(0);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(first.stdout).toMatch(new RegExp(`• Dana's editor is Helix .*since ${today} \\(was: Dana's editor is vim\\)`));
+      model.enqueue({ toolUse: [{ name: "memory_history", input: { topic: "editor" } }] }, { text: "You used vim before." });
+      const second = await runCairn(env, ["which editor did I use before?"], answered);
+      expect(second.stdout).toContain("cairn> You used vim before.");
+      const [ask, after] = model.requests.slice(-2);
+      expect(systemText(ask!)).toContain("Dana's editor is Helix");
+      expect(systemText(ask!)).not.toContain("Dana's editor is vim");
+      expect(JSON.stringify(after!.body.messages)).toContain(`\\"Dana's editor is vim\\" (user fact): held from ${today} until ${today}; replaced by \\"Dana's editor is Helix\\"`);
+    } finally {
+      await model.close();
+    }
+  });
+
   it("runs from the compiled build (npm run build, then node dist/src/main.js), finding its migrations and bundled skills", async () => {
     const build = spawnSync("npm", ["run", "build"], { cwd: root, encoding: "utf8" });
     expect(build.status, build.stdout + build.stderr).toBe(0);
