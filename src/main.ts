@@ -3,9 +3,10 @@ import { userInfo } from "node:os";
 import dotenv from "dotenv";
 import { ConfigError, loadConfig, MISSING_API_KEY_MESSAGE } from "./app/config.ts";
 import { consoleLogFile, createLogger, errText, type Logger } from "./ground/log.ts";
-import { databaseProblem, listenProblem, StartupError } from "./app/startup-errors.ts";
+import { databaseProblem, keyRefusedProblem, listenProblem, StartupError } from "./app/startup-errors.ts";
 import { openDatabase } from "./db/client.ts";
 import { createModelClient } from "./agent/model.ts";
+import { checkModelKey, type KeyCheck } from "./agent/key-check.ts";
 import { Core } from "./app/core.ts";
 import type { ConsoleAdapter } from "./platforms/console/console.ts";
 import { agentSettings } from "./app/settings.ts";
@@ -20,6 +21,8 @@ import { journalDir } from "./app/settings.ts";
 
 /** A signal this soon after the first is the same request arriving again, not a second one. */
 const REPEATED_SIGNAL_MS = 2_000;
+/** The start-up key check's one attempt: long enough for a slow API, short enough not to stall start-up. */
+const KEY_CHECK_TIMEOUT_MS = 15_000;
 
 /**
  * Resolves on the first SIGINT or SIGTERM: platform adapters run until the process is asked to
@@ -96,6 +99,16 @@ async function main(): Promise<number> {
     maxAttempts: cfg.CAIRN_MODEL_MAX_ATTEMPTS,
     logger: log,
   });
+  // The key is tried while the rest starts (one attempt, bounded): a refused one stops start-up
+  // below, before any platform connects; anything else only warns (src/agent/key-check.ts).
+  const keyCheck: Promise<KeyCheck> | null =
+    cfg.CAIRN_CHECK_KEY === "on"
+      ? checkModelKey(
+          createModelClient({ apiKey: cfg.ANTHROPIC_API_KEY, ...(cfg.ANTHROPIC_BASE_URL ? { baseURL: cfg.ANTHROPIC_BASE_URL } : {}), timeoutMs: KEY_CHECK_TIMEOUT_MS, maxAttempts: 1 }),
+          cfg.CAIRN_SUMMARY_MODEL,
+          KEY_CHECK_TIMEOUT_MS,
+        )
+      : null;
   const metrics = new Metrics();
   // A rejection some library leaves unhandled (a platform client's event handler meeting a payload
   // it did not expect) is logged and counted, not allowed to end the process: that would cut every
@@ -161,6 +174,13 @@ async function main(): Promise<number> {
     });
     log.info({ port: health.port }, "health and metrics endpoints listening");
   }
+  const checked = await keyCheck;
+  if (checked?.outcome === "refused") {
+    await health?.close();
+    await database.close();
+    throw new StartupError(keyRefusedProblem(checked.status, cfg.ANTHROPIC_BASE_URL));
+  }
+  if (checked?.outcome === "unchecked") log.warn({ err: checked.reason }, "could not confirm ANTHROPIC_API_KEY at start-up (it was not refused); starting anyway");
   await core.start();
 
   for (const adapter of adapters) {

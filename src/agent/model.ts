@@ -4,7 +4,7 @@
  * testable through an injected `sleep`), and turns every final failure into one error type,
  * `ModelUnavailableError`, that the caller can answer with a polite apology.
  */
-import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AuthenticationError, PermissionDeniedError } from "@anthropic-ai/sdk";
 
 export interface ModelClient {
   create(
@@ -83,6 +83,15 @@ export class ModelUnavailableError extends Error {
     this.reason = args.reason;
     this.cause = args.cause;
   }
+}
+
+/**
+ * The API refused the key itself (401, 403): no wait fixes that, only an admin changing
+ * ANTHROPIC_API_KEY, so callers say so instead of apologising for an outage.
+ */
+export function isKeyRefused(err: unknown): boolean {
+  const cause = err instanceof ModelUnavailableError ? err.cause : err;
+  return cause instanceof AuthenticationError || cause instanceof PermissionDeniedError;
 }
 
 /** Error-body types that mean "try again later" even when no HTTP status is attached (mid-stream errors). */

@@ -8,7 +8,15 @@ import cron from "node-cron";
 import { DEFAULT_SCHEDULES, timeZoneOf } from "../jobs/schedules.ts";
 import { LISTEN_CHANNEL } from "../knowledge/listen-channel.ts";
 
-const int = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+const WHOLE = "must be a whole number";
+/**
+ * A whole number from `min` to `max`; empty or unset = `def`. Its problems are worded as the end of
+ * a sentence ("must be a whole number"): checkConfig puts the variable's name before them.
+ */
+const int = (def: number, min: number, max: number) => {
+  const range = { message: `must be between ${min} and ${max}` };
+  return optionalString.pipe(z.coerce.number<string | undefined>({ message: WHOLE }).int({ message: WHOLE }).min(min, range).max(max, range).default(def));
+};
 const optionalString = z
   .string()
   .trim()
@@ -91,6 +99,8 @@ export const configSchema = z.object({
   CAIRN_MAX_TOKENS: int(4096, 256, 64_000),
   CAIRN_MODEL_TIMEOUT_MS: int(120_000, 1_000, 600_000),
   CAIRN_MODEL_MAX_ATTEMPTS: int(4, 1, 10),
+  /** One 1-token request at start-up (src/agent/key-check.ts): a refused key stops start-up. On unless "off". */
+  CAIRN_CHECK_KEY: optionalString.transform((v) => v?.toLowerCase()).pipe(z.enum(["on", "off"], { message: "expected on (the default) or off" }).default("on")),
   CAIRN_MEMORY_USER_CHARS: int(1375, 200, 20_000),
   CAIRN_MEMORY_CHANNEL_CHARS: int(1500, 200, 20_000),
   CAIRN_MEMORY_TEAM_CHARS: int(2200, 200, 40_000),
@@ -229,7 +239,13 @@ export function checkConfig(env: Record<string, string | undefined> = process.en
   const invalid = new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? "")));
   const problems = parsed.error.issues.map((issue) => {
     const name = issue.path.join(".") || "(environment)";
-    return `${name}: ${issue.message} (got ${JSON.stringify(env[String(issue.path[0])] ?? null)})`;
+    const raw = env[String(issue.path[0])];
+    // A number's problem reads as one sentence: 'X must be a whole number, got "lots"', '... got 500'.
+    if (issue.message.startsWith("must be ")) {
+      const got = issue.code === "too_small" || issue.code === "too_big" ? String(raw ?? "").trim() : JSON.stringify(raw ?? null);
+      return `${name} ${issue.message}, got ${got}`;
+    }
+    return `${name}: ${issue.message} (got ${JSON.stringify(raw ?? null)})`;
   });
   const rest = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([key]) => !invalid.has(key))));
   if (!rest.success) return { config: null, problems, invalid };

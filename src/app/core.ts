@@ -54,6 +54,7 @@ import { countDelivery } from "../ops/core-metrics.ts";
 import type { CoreDeps, AgentSettings } from "./agent-settings.ts";
 import { Intake, type HandleOptions } from "../turn/intake.ts";
 import { TurnRunner } from "../turn/turn.ts";
+import { KeyAlarm } from "../turn/key-alarm.ts";
 import { Snapshots } from "../turn/snapshot.ts";
 import { Compression } from "../turn/compression.ts";
 import { Reactions } from "../learning/reactions.ts";
@@ -157,6 +158,7 @@ export class Core implements CorePort {
     });
     this.leases = new TurnLeases(leaseStore, { ...DEFAULT_LEASES, ...s.leases }, () => turns.activeKeys > 0 || this.delivery.inFlight > 0, log, now);
     const snapshots = new Snapshots({ memory: this.memory, skills: this.skills, persona: this.persona, sessions: this.sessions, history: this.history, doubtfulRules: (scope: Scope) => this.learning.doubtfulRules(scope), now, verifyDays: learningSettings.freshness.verifyDays });
+    const keyAlarm = new KeyAlarm({ access: s.access, post: (platform, target, markdown) => this.post(platform, target, markdown), log, now });
     const runner = new TurnRunner({
       settings: s,
       model: models.turn,
@@ -171,6 +173,7 @@ export class Core implements CorePort {
       metrics,
       log,
       now,
+      onKeyRefused: (place) => keyAlarm.raise(place),
     });
     this.recovery = new Recovery({
       store: leaseStore,

@@ -35,6 +35,11 @@ export function databaseProblem(url: string, err: unknown): string {
     return `could not open the PostgreSQL database at ${where}: ${message}.`;
   }
   const path = url.replace(/^file:/, "");
+  // Its folder could not be made (file:/proc/..., a file where a folder should be, no permission).
+  const { syscall, path: folder } = (typeof err === "object" && err !== null ? err : {}) as { syscall?: unknown; path?: unknown };
+  if (syscall === "mkdir" && typeof folder === "string") {
+    return `could not create the folder ${folder} for the SQLite file ${path} (${code}): set DATABASE_URL to a file in a folder cairn may write.`;
+  }
   if (code.startsWith("SQLITE_CANTOPEN") || ["EACCES", "EROFS", "ENOTDIR", "EISDIR", "EPERM"].includes(code)) {
     return `could not open the SQLite file ${path} (${code}): make sure its folder exists and is writable, or set DATABASE_URL to another file.`;
   }
@@ -51,4 +56,14 @@ export function listenProblem(err: unknown, port: number, setting = "PORT", host
   if (code === "EACCES") return `not allowed to listen on port ${port}: use a port above 1023, or set ${setting}.`;
   if (hostSetting && (code === "EADDRNOTAVAIL" || code === "ENOTFOUND")) return `cannot listen on port ${port}: ${hostSetting} is not an address of this machine (${code}); fix it or unset it.`;
   return null;
+}
+
+/**
+ * The model API refused ANTHROPIC_API_KEY at the start-up check (`status`: 401 or 403). Named with
+ * its endpoint when ANTHROPIC_BASE_URL points elsewhere: a gateway may want its own key.
+ */
+export function keyRefusedProblem(status: number | undefined, baseURL: string | undefined): string {
+  const where = baseURL ? `the model API at ${baseURL}` : "the Anthropic API";
+  const code = status !== undefined ? ` (${status})` : "";
+  return `${where} refused ANTHROPIC_API_KEY${code}: set a valid key (console.anthropic.com, API keys), or CAIRN_CHECK_KEY=off to start without checking it.`;
 }

@@ -2,12 +2,12 @@
  * Opens the database named by DATABASE_URL: a SQLite file (better-sqlite3 driver adapter) or
  * PostgreSQL (pg driver adapter), applies migrations, and returns one Prisma client type for both.
  */
-import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts";
 import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } from "./migrate.ts";
 import { pgDirect, sqliteDirect, type DirectSql } from "./direct.ts";
 import { keepConnectionsOnStatementErrors } from "./pg-pool.ts";
+import { makeFolders } from "../ground/paths.ts";
 
 /**
  * Both generated clients come from one logical model (prisma/models.prisma), so their model APIs
@@ -84,7 +84,8 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
       import("./sqlite-checkpoint.ts"),
     ]);
     const path = sqlitePath(url);
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    // Not mkdirSync(recursive): it spins forever on a folder that cannot exist (file:/proc/...).
+    if (path !== ":memory:") makeFolders(dirname(path));
     // Migrate with a short-lived direct connection, then hand the file to Prisma's adapter.
     const raw = new BetterSqlite3(path);
     let migrations: MigrateResult;

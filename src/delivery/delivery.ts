@@ -291,7 +291,7 @@ export class DeliveryPath {
         log.info({ reply: reply.replyMessageId }, "stopping: the answer is left to the next process");
         return { kind: "dropped", reason: "stopping" };
       }
-      if (reply.status !== "ok") log.warn({ reply: reply.replyMessageId, status: reply.status }, "posting the core's non-answer (apology, refusal or limit)");
+      if (reply.status !== "ok" && reply.status !== "command") log.warn({ reply: reply.replyMessageId, status: reply.status }, "posting the core's non-answer (apology, refusal or limit)");
       const shown = await turn.surface.finish(reply.text, reply.status === "ok" ? "answer" : "notice");
       // The working mark comes off before the delivery is recorded, which ends the turn's lease: a
       // process killed between the two leaves a turn recovery still finishes (it finds the posted

@@ -1,6 +1,7 @@
 /**
  * The database: can it be opened, and are this build's migrations applied? Nothing is written: the
- * doctor never applies migrations (cairn does at start-up), it says which are pending.
+ * doctor never applies migrations (cairn does at start-up), it says which are pending; only an
+ * edited, unfinished or unknown one is a problem.
  */
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
@@ -32,9 +33,10 @@ export function migrationLine(status: MigrationStatus): CheckLine {
   if (status.unknown.length) {
     return fail(MIGRATIONS, `the database has ${plural(status.unknown.length, "migration")} this build of cairn does not: ${list(status.unknown)}`, "run the cairn version that applied them, or a newer one: this build is older than the database");
   }
-  if (status.pending.length) {
-    return fail(MIGRATIONS, `${plural(status.pending.length, "migration")} not applied yet: ${list(status.pending)}`, "start cairn once: it applies them at start-up (replicas starting together take turns); then run the doctor again");
-  }
+  // Pending is the normal state of a new or older database, not a problem: cairn applies them
+  // itself at start-up (replicas starting together take turns), so the doctor passes it.
+  if (status.pending.length && status.applied.length === 0) return pass(MIGRATIONS, `a new database: all ${status.pending.length} will be applied at start`);
+  if (status.pending.length) return pass(MIGRATIONS, `${plural(status.pending.length, "migration")} not applied yet (${list(status.pending)}): will be applied at start`);
   return pass(MIGRATIONS, `all ${status.applied.length} applied, none pending`);
 }
 
@@ -57,10 +59,8 @@ async function sqliteLines(url: string, timeoutMs: number): Promise<CheckLine[]>
   if (!existsSync(path)) {
     const { dir, writable } = creatable(path);
     if (!writable) return [fail(LABEL, `no SQLite file at ${path}, and ${dir} is not writable`, "make the folder writable for the user cairn runs as, or set DATABASE_URL to a file in a writable folder")];
-    return [
-      pass(LABEL, `SQLite ${path} does not exist yet; ${dir} is writable`),
-      fail(MIGRATIONS, `all ${migrations.length} to apply to a new database`, "start cairn once: it creates the file and applies them; then run the doctor again"),
-    ];
+    // Nothing is created here: cairn creates the file (and its folders) at start.
+    return [pass(LABEL, `SQLite ${path} does not exist yet: cairn creates it at start (${dir} is writable)`), migrationLine(compareMigrations(migrations, []))];
   }
   const { default: BetterSqlite3 } = await import("better-sqlite3");
   let db;

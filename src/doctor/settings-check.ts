@@ -27,7 +27,8 @@ export function settingsLines(check: ConfigCheck, env: Record<string, string | u
     return [pass(LABEL, `${set ? `${set} set` : "none set (defaults)"}, all valid; ${database}; ${platforms(check)}`)];
   }
   return check.problems.map((problem) => {
-    const name = /^([A-Z0-9_]+): /.exec(problem)?.[1];
+    // "NAME: expected ..." or, for a number, "NAME must be ...".
+    const name = /^([A-Z0-9_]+)(?::| must be) /.exec(problem)?.[1];
     // An invalid value says what was expected; a disagreement between settings says what to set.
     return name && check.invalid.has(name)
       ? fail(LABEL, problem, `give ${name} a valid value in the environment or .env, or unset it for its default (.env.example documents each setting)`)

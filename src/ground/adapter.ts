@@ -223,7 +223,7 @@ export type Received =
   /** `stopping`: the process is stopping; the stored answer is posted by the process that takes its lease. */
   /** `waiting_for_storage`: kept in the journal, answered once storage is back (its conversation was told). */
   | { kind: "dropped"; reason: "duplicate" | "bot" | "empty" | "not_addressed" | "stopping" | "taken_over" | "waiting_for_storage" }
-  | { kind: "replied"; status: "ok" | "failed" | "refused" | "limited"; replyMessageId: number | null; posted: string[]; failed: boolean }
+  | { kind: "replied"; status: "ok" | "failed" | "refused" | "limited" | "command"; replyMessageId: number | null; posted: string[]; failed: boolean }
   /** A refusal for someone chatting in a followed thread: they did not ask cairn anything. */
   | { kind: "silent"; status: "refused" };
 

@@ -1,4 +1,5 @@
-import { mkdirSync, openSync } from "node:fs";
+import { openSync } from "node:fs";
+import { makeFolders } from "./paths.ts";
 import { dirname } from "node:path";
 import { pino, type Logger } from "pino";
 
@@ -55,7 +56,7 @@ export function createLogger(level: string = "info", opts: LoggerOptions = {}): 
   const stderr = (opts.stderr ?? process.stderr) as pino.DestinationStream;
   let destination = stderr;
   if (opts.file) {
-    mkdirSync(dirname(opts.file), { recursive: true });
+    makeFolders(dirname(opts.file));
     const file = pino.destination({ dest: openSync(opts.file, "a"), sync: false });
     // A full disk or a lost mount must not end the process: say so, once, where a person looks.
     let told = false;

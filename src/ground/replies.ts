@@ -3,6 +3,12 @@ import type { Platform } from "./types.ts";
 
 export const MODEL_UNAVAILABLE_REPLY =
   "Sorry, I can't reach my language model right now, so I couldn't answer. Your message is saved; please try again in a few minutes.";
+/** The model API refused cairn's key (401/403): no wait fixes that, so the person is told who can. */
+export const MODEL_KEY_REFUSED_REPLY =
+  "Sorry, I can't answer: cairn's model key was refused, so an admin needs to fix ANTHROPIC_API_KEY. Your message is saved.";
+/** DMed to the admins (CAIRN_ADMINS) when a turn meets a refused key, at most once an hour. */
+export const MODEL_KEY_REFUSED_ADMIN_NOTICE =
+  "cairn's model key was refused (401/403) while answering a question: set a valid ANTHROPIC_API_KEY and restart cairn. Until then everyone who asks is told an admin needs to fix it. (This note comes at most once an hour.)";
 /** For an answer that broke off while it was being shown: the person saw part of it disappear. */
 export const MODEL_INTERRUPTED_REPLY =
   "Sorry, my answer broke off because my language model stopped responding partway through. Your message is saved; please ask again in a moment.";

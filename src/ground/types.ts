@@ -49,10 +49,11 @@ export interface Outbound {
   /**
    * `ok` an answer; `failed` the model could not be reached (`text` is a polite apology); `refused`
    * the person or channel is not allowed (`text` says so; nothing was stored); `limited` the
-   * person's rate limit is spent (`text` says when to come back). The delivery path shows `text`
+   * person's rate limit is spent (`text` says when to come back); `command` the message was a
+   * command typed without its slash (`text` points to it; ground/typed-command.ts). The delivery path shows `text`
    * in every case (src/core/delivery.ts); adapters only move the rendered parts.
    */
-  status: "ok" | "failed" | "refused" | "limited";
+  status: "ok" | "failed" | "refused" | "limited" | "command";
   text: string;
   conversationId: string | null;
   /** The stored id of the reply (its posted parts are recorded as deliveries under it); null if nothing was stored. */

@@ -9,7 +9,8 @@
  * Delivery is at least once: an entry whose batch failed after its bytes reached the file may come
  * back as pending after a restart, and the caller dedupes by key.
  */
-import { mkdir, realpath } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
+import { makeFolders } from "../ground/paths.ts";
 import { resolve } from "node:path";
 import { causeText, JournalWriteError, unwritable } from "./errors.ts";
 import { releaseLock, takeLock } from "./lock.ts";
@@ -78,7 +79,8 @@ export class FileJournal {
     const abs = resolve(dir);
     const options: Required<JournalOptions> = { maxBytes: 64 * MiB, segmentBytes: 4 * MiB, batchMs: 2, now: Date.now, ...definedOnly(opts) };
     try {
-      await mkdir(abs, { recursive: true });
+      // Not mkdir(recursive): it spins forever on a folder that cannot exist (under /proc).
+      makeFolders(abs);
     } catch (err) {
       throw unwritable(abs, err);
     }

@@ -93,10 +93,19 @@ export class ConflictStore {
       if (!head) return false;
       let first: MemoryEntry | null = null;
       for (const older of olders) {
+        const row = await tx.memoryEntry.findFirst({ where: { id: older.id, workspaceId: older.workspaceId, status: "active" } });
+        if (!row) continue;
+        // Its dispute so far, if any: the entry it names either heads it, or (named back, and older) is its first member.
+        const other = row.conflictWithId ? await tx.memoryEntry.findFirst({ where: { id: row.conflictWithId } }) : null;
+        const headed = other !== null && other.conflictWithId === row.id && isNewer(row, other);
         // Members of a dispute this older entry headed join the new one: one question settles them all.
-        await tx.memoryEntry.updateMany({ where: { workspaceId: older.workspaceId, status: "active", conflictWithId: older.id, id: { not: newer.id } }, data: { conflictWithId: newer.id } });
-        const r = await tx.memoryEntry.updateMany({ where: { id: older.id, workspaceId: older.workspaceId, status: "active" }, data: { conflictWithId: newer.id } });
-        if (r.count !== 1) continue;
+        if (headed) await tx.memoryEntry.updateMany({ where: { workspaceId: row.workspaceId, status: "active", conflictWithId: row.id, id: { not: newer.id } }, data: { conflictWithId: newer.id } });
+        await tx.memoryEntry.update({ where: { id: row.id }, data: { conflictWithId: newer.id } });
+        // A member moved out of another dispute: its head names another member, or is no longer disputed.
+        if (other && !headed && other.conflictWithId === row.id) {
+          const left = await tx.memoryEntry.findFirst({ where: { workspaceId: other.workspaceId, status: "active", conflictWithId: other.id, id: { not: other.id } }, select: { id: true } });
+          await tx.memoryEntry.update({ where: { id: other.id }, data: { conflictWithId: left?.id ?? null } });
+        }
         first ??= older;
         await writeRevision(tx, rev(older, "conflict", older.text, newer.text), prov);
       }

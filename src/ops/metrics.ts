@@ -10,7 +10,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** How a message given to the core ended: the reply's status, or why it was not a turn. */
-export const TURN_OUTCOMES = ["ok", "failed", "refused", "limited", "dropped_duplicate", "dropped_bot", "dropped_empty", "dropped_taken_over", "error"] as const;
+export const TURN_OUTCOMES = ["ok", "failed", "refused", "limited", "command", "dropped_duplicate", "dropped_bot", "dropped_empty", "dropped_taken_over", "error"] as const;
 export type TurnOutcome = (typeof TURN_OUTCOMES)[number];
 
 /**

@@ -24,6 +24,7 @@ import type { Recovery } from "./recovery.ts";
 import type { TurnRunner } from "./turn.ts";
 import { notATurn } from "../delivery/delivery.ts";
 import { NotStoredError } from "../ground/errors.ts";
+import { didYouMean, typedCommand } from "../ground/typed-command.ts";
 
 export interface HandleOptions {
   leased?: boolean;
@@ -101,6 +102,10 @@ export class Intake {
       storedYet = true;
       if (!stored) return null;
       hooks.onAccepted?.();
+      // A command typed without its slash is never a turn: the model would only chat about it
+      // (ground/typed-command.ts says which lines are one). It costs no model call, so no rate.
+      const typed = typedCommand(inbound.text);
+      if (typed) return { turn: this.pointTo(place, session.id, stored.id, didYouMean(inbound.platform, typed.call), lease()) };
       const rate = await limiter.take(personScopeOf(place), stored.id, this.deps.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far.
@@ -132,6 +137,13 @@ export class Intake {
     if (!reply) return { kind: "dropped", reason: "taken_over" };
     // The person is told what was left out of an over-long message, with the answer to the rest.
     return { kind: "reply", reply: fitted.cut ? { ...reply, text: `${cutNote(fitted.cut, limit)}\n\n${reply.text}` } : reply };
+  }
+
+  /** A typed command: the pointer to it is stored as the reply, as a limit's notice is; no model call. */
+  private async pointTo(place: Place, sessionId: string, messageId: number, text: string, lease: Lease | null): Promise<Outbound | null> {
+    const reply = await this.deps.runner.recordReply(place, sessionId, messageId, text, "sent", lease);
+    this.deps.log.info({ person: place.person.id }, "a command typed as a message: pointed to, not run");
+    return reply && { status: "command", text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
 
   /** Over the rate limit: the message stays stored (and in history); the reply says when to return. */

@@ -13,11 +13,11 @@ import type { Logger } from "../ground/log.ts";
 import { errText } from "../ground/log.ts";
 import type { Outbound, TurnHooks } from "../ground/types.ts";
 import { storable } from "../ground/text.ts";
-import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
+import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_KEY_REFUSED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
 import { scopeOf, type HistoryMessage, type HistoryStore, type Lease, type Message, type Place } from "../history/store/store.ts";
 import type { MemoryStore } from "../memory/store.ts";
 import { relevantLessons } from "../lessons/recall.ts";
-import { ModelUnavailableError, type ModelClient } from "../agent/model.ts";
+import { isKeyRefused, ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { readSnapshot, type SessionManager, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, withLessons } from "../agent/prompt.ts";
 import { runToolLoop, type LoopResult } from "../agent/loop.ts";
@@ -51,6 +51,8 @@ export interface TurnDeps {
   metrics: Metrics;
   log: Logger;
   now: () => Date;
+  /** A refused model key met at `place`: the admins are told (key-alarm.ts). */
+  onKeyRefused?: (place: Place) => void;
 }
 
 export class TurnRunner {
@@ -115,7 +117,9 @@ export class TurnRunner {
       status = "failed";
       if (err instanceof ModelUnavailableError) {
         log.warn({ err: err.message, attempts: err.attempts, status: err.lastStatus, reason: err.reason }, "model unavailable");
-        text = err.reason === "interrupted" ? MODEL_INTERRUPTED_REPLY : MODEL_UNAVAILABLE_REPLY;
+        // A refused key is no outage: "try again in a few minutes" would never come true.
+        text = err.reason === "interrupted" ? MODEL_INTERRUPTED_REPLY : isKeyRefused(err) ? MODEL_KEY_REFUSED_REPLY : MODEL_UNAVAILABLE_REPLY;
+        if (text === MODEL_KEY_REFUSED_REPLY) this.deps.onKeyRefused?.(place);
       } else {
         log.error({ err }, "turn failed");
         this.deps.metrics.error("turn");

@@ -124,7 +124,7 @@ postgresSuite()("two cairn processes on one PostgreSQL database", () => {
       // The next slot's run sleeps; its process is killed in the middle of it.
       writeFileSync(join(dir, "slow"), "");
       const slot = await waitUntil("a slow run started", () => slowSlot(), 15_000);
-      const victim = await waitUntil("the slow run's process", () => runs().find((r) => r.event === "start" && r.slot === slot)?.pid, 5_000);
+      const victim = await waitUntil("the slow run's process", () => runs().find((r) => r.kind === "curator" && r.event === "start" && r.slot === slot)?.pid, 5_000);
       const killed = victim === a!.pid ? a! : b!;
       const survivor = killed === a ? b! : a!;
       killed.child.kill("SIGKILL");

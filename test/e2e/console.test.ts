@@ -2,52 +2,17 @@
  * cairn as a newcomer runs it: the real entry point in a child process, talking on stdin/stdout,
  * against the fake Anthropic server and a fresh SQLite file.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createServer, type AddressInfo } from "node:net";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic, systemText, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { loadMigrations } from "../../src/db/migrate.ts";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const tsx = join(root, "node_modules/.bin/tsx");
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs `src/main.ts` (or `command`) with only the given environment (plus PATH), feeding `lines`
- * one at a time.
- */
-function runCairn(env: Record<string, string>, lines: string[], waitFor?: (stdout: string, sent: number) => boolean, command: [string, string[]] = [tsx, ["src/main.ts"]]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command[0], command[1], { cwd: root, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env } });
-    let stdout = "";
-    let stderr = "";
-    let sent = 0;
-    const pump = () => {
-      // Send the next line once the previous answer has appeared, as a person typing would.
-      while (sent < lines.length && (!waitFor || waitFor(stdout, sent))) child.stdin.write(`${lines[sent++]}\n`);
-      if (sent === lines.length) child.stdin.end();
-    };
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      pump();
-    });
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.on("error", () => {});
-    pump();
-  });
-}
+import { root, runCairn } from "../support/run-cairn.ts";
 
 describe("npm start: the console chat", () => {
   let fake: FakeAnthropic;
@@ -73,7 +38,7 @@ describe("npm start: the console chat", () => {
   it("with a wrong setting exits naming the variable", async () => {
     const run = await runCairn({ ANTHROPIC_API_KEY: "k", CAIRN_SESSION_IDLE_MINUTES: "soon" }, []);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("CAIRN_SESSION_IDLE_MINUTES");
+    expect(run.stderr).toContain('CAIRN_SESSION_IDLE_MINUTES must be a whole number, got "soon"');
     // A schedule node-cron refuses stops start-up the same way, before anything is opened.
     const cron = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${join(dir, "never.db")}`, CAIRN_REPORT_CRON: "0 9 * * 8" }, []);
     expect(cron.code).toBe(2);
@@ -91,6 +56,22 @@ describe("npm start: the console chat", () => {
     const notAFile = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${folder}` }, []);
     expect(notAFile.code).toBe(1);
     expect(notAFile.stderr.trim()).toMatch(new RegExp(`^cairn could not start: could not open the SQLite file ${folder} \\([A-Z_]+\\): make sure its folder exists and is writable, or set DATABASE_URL to another file\\.$`));
+  });
+
+  // Node's own mkdir -p spun at full CPU there, deaf to SIGTERM: a folder no one can create.
+  it.skipIf(!existsSync("/proc/self"))("says in one sentence, at once, that the data path cannot hold a database (file:/proc/...)", async () => {
+    const folder = `/proc/cairn-${process.pid}`;
+    const started = Date.now();
+    // Slack's HTTP mode: no log file beside the database, so the database is the first to need the folder.
+    const slack = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${folder}/cairn.db`, SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s" }, []);
+    expect(slack.code).toBe(1);
+    expect(slack.stderr.trim()).toBe(`cairn could not start: could not create the folder ${folder} for the SQLite file ${folder}/cairn.db (ENOENT): set DATABASE_URL to a file in a folder cairn may write.`);
+    // The console keeps its log beside the database: that folder is refused first, as plainly.
+    const chat = await runCairn({ ANTHROPIC_API_KEY: "k", DATABASE_URL: `file:${folder}/cairn.db` }, []);
+    expect(chat.code).toBe(1);
+    expect(chat.stderr.trim()).toMatch(new RegExp(`^cairn could not start: could not write the log file ${folder}/cairn\\.log \\(ENOENT: [^\\n]*\\): make its folder writable, or set DATABASE_URL to a file in a writable folder\\.$`));
+    // Two starts of a Node process that compiles the sources; a spin would run until the test's timeout.
+    expect(Date.now() - started).toBeLessThan(60_000);
   });
 
   it("says in one sentence that CAIRN_HEALTH_PORT is taken", async () => {
@@ -218,6 +199,27 @@ describe("npm start: the console chat", () => {
       expect(systemText(ask!)).toContain("Dana's editor is Helix");
       expect(systemText(ask!)).not.toContain("Dana's editor is vim");
       expect(JSON.stringify(after!.body.messages)).toContain(`\\"Dana's editor is vim\\" (user fact): held from ${today} until ${today}; replaced by \\"Dana's editor is Helix\\"`);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it("never sends a command typed without its slash to the model: runs a read-only one, points to one that changes something", async () => {
+    const model = await startFakeAnthropic();
+    try {
+      const env = { ANTHROPIC_API_KEY: model.apiKey, ANTHROPIC_BASE_URL: model.url, DATABASE_URL: `file:${join(dir, "typed.db")}`, CAIRN_CONSOLE_USER: "dana", LOG_LEVEL: "silent" };
+      model.enqueue({ text: "Glad it is fine." });
+      const lines = ["forget about it, the deploy is fine", "forget me confirm", "skills"];
+      const run = await runCairn(env, lines, (out, sent) => (out.match(/^(cairn> |Skills)/gm)?.length ?? 0) >= sent);
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      // The sentence is chat; the command is neither chat nor run: nothing was erased.
+      expect(run.stdout).toContain("cairn> Glad it is fine.");
+      expect(run.stdout).toContain("cairn> Did you mean /forget me confirm? I did not run it");
+      expect(run.stdout).not.toContain("Erased");
+      expect(run.stdout).toMatch(/^Skills \(\d+\)\n• cairn-guide \(bundled\)/m);
+      expect(model.requests).toHaveLength(1);
+      expect(JSON.stringify(model.requests[0]!.body.messages)).toContain("forget about it, the deploy is fine");
+      expect(model.requests.filter((r) => JSON.stringify(r.body).includes("forget me confirm"))).toEqual([]);
     } finally {
       await model.close();
     }

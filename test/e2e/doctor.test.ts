@@ -5,12 +5,13 @@
  * to fix it.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
+import pgDriver from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.ts";
 import { loadMigrations } from "../../src/db/migrate.ts";
@@ -151,7 +152,17 @@ describe("cairn doctor", { timeout: 90_000 }, () => {
     }
   });
 
-  it("lists a pending migration without applying it", async () => {
+  it("passes a new SQLite file, and creates neither it nor its folder", async () => {
+    const folder = join(dir, "new");
+    const run = await doctor({ ...healthy(), DATABASE_URL: `file:${join(folder, "cairn.db")}` });
+    expect(line(run, "✓ database")).toBe(`✓ database: SQLite ${join(folder, "cairn.db")} does not exist yet: cairn creates it at start (${dir} is writable)`);
+    expect(line(run, "✓ migrations")).toBe(`✓ migrations: a new database: all ${loadMigrations("sqlite").length} will be applied at start`);
+    expect(run.lines.at(-1)).toBe("All checks passed: cairn is ready to start.");
+    expect(run.code).toBe(0);
+    expect(existsSync(folder)).toBe(false);
+  });
+
+  it("passes a pending migration without applying it; one the build does not know is a problem", async () => {
     const url = `file:${join(dir, "behind.db")}`;
     await (await openDatabase(url)).close();
     const last = loadMigrations("sqlite").at(-1)!.name;
@@ -161,11 +172,16 @@ describe("cairn doctor", { timeout: 90_000 }, () => {
     raw.close();
 
     const run = await doctor({ ...healthy(), DATABASE_URL: url });
-    expect(run.code).toBe(1);
-    expect(line(run, "✗ migrations")).toBe(`✗ migrations: 1 migration not applied yet: ${last}. Fix: start cairn once: it applies them at start-up (replicas starting together take turns); then run the doctor again`);
-    const after = new BetterSqlite3(url.slice("file:".length), { readonly: true });
+    expect(line(run, "✓ migrations")).toBe(`✓ migrations: 1 migration not applied yet (${last}): will be applied at start`);
+    expect(run.code).toBe(0);
+    const after = new BetterSqlite3(url.slice("file:".length));
     expect(after.prepare(`SELECT count(*) AS n FROM "_prisma_migrations" WHERE migration_name = ?`).get(last)).toEqual({ n: 0 });
+    // As if a newer cairn had migrated it: this build must not start on it.
+    after.prepare(`INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ('x', 'x', CURRENT_TIMESTAMP, '99999999999999_future', 1)`).run();
     after.close();
+    const newer = await doctor({ ...healthy(), DATABASE_URL: url });
+    expect(line(newer, "✗ migrations")).toMatch(/^✗ migrations: the database has 1 migration this build of cairn does not: 99999999999999_future\. Fix: /);
+    expect(newer.code).toBe(1);
   });
 
   it("lists every invalid setting at once, and skips the checks that read one", async () => {
@@ -174,7 +190,7 @@ describe("cairn doctor", { timeout: 90_000 }, () => {
     const settings = run.lines.filter((l) => l.startsWith("✗ settings"));
     expect(settings).toHaveLength(3);
     expect(settings[0]).toMatch(/^✗ settings: ANTHROPIC_BASE_URL: expected a URL like https:\/\/api\.anthropic\.com \(got "not a url"\)/);
-    expect(settings[1]).toMatch(/^✗ settings: CAIRN_MAX_CONCURRENCY: .*\(got "lots"\)\. Fix: give CAIRN_MAX_CONCURRENCY a valid value in the environment or \.env, or unset it for its default/);
+    expect(settings[1]).toMatch(/^✗ settings: CAIRN_MAX_CONCURRENCY must be a whole number, got "lots"\. Fix: give CAIRN_MAX_CONCURRENCY a valid value in the environment or \.env, or unset it for its default/);
     expect(settings[2]).toBe("✗ settings: CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived");
     expect(line(run, "✗ model")).toBe("✗ model: not checked while ANTHROPIC_BASE_URL is invalid (see above)");
     // The checks that read only valid settings still run.
@@ -190,6 +206,22 @@ describe("cairn doctor", { timeout: 90_000 }, () => {
     });
     afterAll(async () => {
       await pg?.drop();
+    });
+
+    it("exits 0 on a brand-new database, and leaves it empty", async () => {
+      const empty = await freshPostgres();
+      try {
+        const run = await doctor({ ...healthy(), DATABASE_URL: empty.url });
+        expect(line(run, "✓ migrations")).toBe(`✓ migrations: a new database: all ${loadMigrations("postgresql").length} will be applied at start`);
+        expect(run.code).toBe(0);
+        const client = new pgDriver.Client({ connectionString: empty.url });
+        await client.connect();
+        const tables = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`);
+        await client.end();
+        expect(tables.rows[0]?.n).toBe(0);
+      } finally {
+        await empty.drop();
+      }
     });
 
     it("exits 0 with every migration applied", async () => {

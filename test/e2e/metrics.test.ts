@@ -143,7 +143,7 @@ forEachDatabase("metrics end to end", (getDb) => {
 
     const f = await scrape();
     const turns = Object.fromEntries(samplesOf(f, "cairn_turns_total").map((s) => [s.labels.outcome, s.value]));
-    expect(turns).toEqual({ ok: 5, failed: 1, refused: 1, limited: 1, dropped_duplicate: 1, dropped_bot: 1, dropped_empty: 1, dropped_taken_over: 0, error: 0 });
+    expect(turns).toEqual({ ok: 5, failed: 1, refused: 1, limited: 1, command: 0, dropped_duplicate: 1, dropped_bot: 1, dropped_empty: 1, dropped_taken_over: 0, error: 0 });
     expect(sumOf(f, "cairn_turn_duration_seconds_count", { outcome: "ok" })).toBe(5);
     expect(sumOf(f, "cairn_turn_duration_seconds_count", { outcome: "failed" })).toBe(1);
 

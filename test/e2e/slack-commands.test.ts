@@ -150,4 +150,23 @@ forEachDatabase("slack commands through the delivery path", (getDb) => {
       failing.mockRestore();
     }
   });
+
+  it("answers `forget me confirm` sent as a DM or a mention by pointing to /cairn: the model never sees it, nothing is erased", async () => {
+    const asked = anthropic.requests.length;
+    const dmChannel = `DUALICE${team.slice(2)}`;
+    const dmTs = slack.nextTs();
+    await postSigned(eventsUrl, eventCallback(team, { type: "message", channel: dmChannel, channel_type: "im", user: "UALICE", text: "forget me confirm", ts: dmTs, event_ts: dmTs }));
+    const channel = uniqueId("C");
+    const text = `<@${slack.bot.userId}> forget me confirm`;
+    const ts = slack.seedMessage({ channel, user: "UALICE", text });
+    await postSigned(eventsUrl, eventCallback(team, { type: "app_mention", channel, user: "UALICE", text, ts, event_ts: ts }));
+    for (const where of [dmChannel, channel]) {
+      const [post] = await waitUntil(`the pointer in ${where}`, () => botPosts(where).length >= 1 && botPosts(where), 15_000);
+      expect(String(post!.args.text)).toContain("Did you mean `/cairn forget me confirm`? I did not run it");
+    }
+    expect(anthropic.requests.slice(asked).filter((r) => JSON.stringify(r.body).includes("forget me confirm"))).toEqual([]);
+    const workspaceId = (await db().workspace.findFirstOrThrow({ where: { externalId: team } })).id;
+    // Not even the first step (`forget me` asks for one) was taken.
+    expect(await db().erasureRequest.count({ where: { workspaceId } })).toBe(0);
+  });
 });

@@ -9,6 +9,7 @@
 import http from "node:http";
 import { z } from "zod";
 import { flattenHeaders, listenLocal, readBody } from "./http.ts";
+import { KEY_CHECK_PROMPT } from "../../src/agent/key-check.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Request shape. Loose on purpose: the fake must accept whatever a valid SDK request carries
@@ -122,6 +123,12 @@ export interface FakeAnthropic {
   /** Every request that passed routing, auth and validation, in arrival order (errors included). */
   readonly requests: RecordedRequest[];
   readonly rejected: RejectedRequest[];
+  /**
+   * cairn's start-up key checks (src/agent/key-check.ts): answered "ok" (or with `failForever`'s
+   * error) without spending a scripted reply, and kept out of `requests`, so tests that spawn
+   * `src/main.ts` script their turns as before.
+   */
+  readonly keyChecks: RecordedRequest[];
   enqueue(...steps: Step[]): void;
   /** Steps still waiting in the queue. */
   pendingSteps(): number;
@@ -163,6 +170,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
   const apiKey = opts.apiKey ?? DEFAULT_API_KEY;
   const requests: RecordedRequest[] = [];
   const rejected: RejectedRequest[] = [];
+  const keyChecks: RecordedRequest[] = [];
   const queue: Step[] = [];
   let defaultResponder: Responder | null = null;
   let failure: { status: FakeErrorStatus; message?: string } | null = null;
@@ -218,6 +226,11 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
       return reject(400, "invalid_request_error", z.prettifyError(parsed.error));
     }
 
+    if (parsed.data.max_tokens === 1 && lastUserText({ seq: 0, method, path, headers, body: parsed.data }) === KEY_CHECK_PROMPT) {
+      const check: RecordedRequest = { seq: keyChecks.length + 1, method, path, headers, body: parsed.data };
+      keyChecks.push(check);
+      return respond(res, check, failure ? { error: failure.status } : { text: "ok" });
+    }
     const recorded: RecordedRequest = { seq: ++reqCounter, method, path, headers, body: parsed.data };
     requests.push(recorded);
     inFlight++;
@@ -328,6 +341,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
     apiKey,
     requests,
     rejected,
+    keyChecks,
     enqueue: (...steps) => {
       queue.push(...steps);
     },
@@ -363,6 +377,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
     reset: () => {
       requests.length = 0;
       rejected.length = 0;
+      keyChecks.length = 0;
       reqCounter = 0;
       maxInFlight = inFlight;
       queue.length = 0;

@@ -64,6 +64,17 @@ describe("config", () => {
     expect((caught as ConfigError).problems).toHaveLength(3);
   });
 
+  it("says a wrong number in words: not a whole number, or out of its range; empty is its default", () => {
+    const said = (value: string): string[] => checkConfig({ CAIRN_MAX_CONCURRENCY: value }).problems;
+    expect(said("lots")).toEqual(['CAIRN_MAX_CONCURRENCY must be a whole number, got "lots"']);
+    expect(said("2.5")).toEqual(['CAIRN_MAX_CONCURRENCY must be a whole number, got "2.5"']);
+    expect(said(" 5000 ")).toEqual(["CAIRN_MAX_CONCURRENCY must be between 1 and 1024, got 5000"]);
+    expect(said("0")).toEqual(["CAIRN_MAX_CONCURRENCY must be between 1 and 1024, got 0"]);
+    // Empty is unset, as for every other setting (it used to read as 0).
+    expect(checkConfig({ CAIRN_MAX_CONCURRENCY: "", CAIRN_REVIEW_EVERY_TURNS: " " }).config).toMatchObject({ CAIRN_MAX_CONCURRENCY: 64, CAIRN_REVIEW_EVERY_TURNS: 10 });
+    expect(loadConfig({ CAIRN_MAX_CONCURRENCY: " 8 " }).CAIRN_MAX_CONCURRENCY).toBe(8);
+  });
+
   it("refuses platform settings that do not work together", () => {
     expect(() => loadConfig({ SLACK_BOT_TOKEN: "xoxb-1" })).toThrow(/neither SLACK_APP_TOKEN \(Socket Mode\) nor SLACK_SIGNING_SECRET/);
     expect(() => loadConfig({ SLACK_APP_TOKEN: "xapp-1" })).toThrow(/without SLACK_BOT_TOKEN/);
@@ -74,7 +85,7 @@ describe("config", () => {
   it("lists every problem at once: invalid variables and, among the valid ones, those that disagree", () => {
     const check = checkConfig({ CAIRN_MAX_CONCURRENCY: "lots", DISCORD_TOKEN: "t", CAIRN_CURATOR_STALE_DAYS: "40", DISCORD_GUILD_ID: "x" });
     expect(check.problems).toHaveLength(4);
-    expect(check.problems[0]).toMatch(/^CAIRN_MAX_CONCURRENCY: .*\(got "lots"\)$/);
+    expect(check.problems[0]).toBe('CAIRN_MAX_CONCURRENCY must be a whole number, got "lots"');
     expect(check.problems[1]).toMatch(/^DISCORD_GUILD_ID: expected a Discord id/);
     expect(check.problems.slice(2)).toEqual([
       "DISCORD_TOKEN is set without DISCORD_APPLICATION_ID: copy the application id from the developer portal",

@@ -22,7 +22,7 @@ describe("Metrics", () => {
     const m = new Metrics({ processMetrics: false });
     let f = await scrape(m);
     expect(samplesOf(f, "cairn_turns_total").map((s) => s.labels.outcome).sort()).toEqual(
-      ["dropped_bot", "dropped_duplicate", "dropped_empty", "dropped_taken_over", "error", "failed", "limited", "ok", "refused"],
+      ["command", "dropped_bot", "dropped_duplicate", "dropped_empty", "dropped_taken_over", "error", "failed", "limited", "ok", "refused"],
     );
     expect(sumOf(f, "cairn_turns_total")).toBe(0);
     expect(samplesOf(f, "cairn_errors_total").map((s) => s.labels.kind).sort()).toEqual(["delivery", "job", "model", "tool", "turn", "unhandled"]);

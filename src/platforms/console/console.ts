@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 import { randomUUID } from "node:crypto";
 import type { Readable, Writable } from "node:stream";
 import { parseCommandLine } from "../../ground/commands.ts";
+import { typedCommand } from "../../ground/typed-command.ts";
 import type { AdapterHost, Capabilities, CommandTarget, PlatformAdapter, ReplySurface, ReplyTarget, Shown } from "../../ground/adapter.ts";
 import type { Inbound } from "../../ground/types.ts";
 import { renderTerminal } from "./render.ts";
@@ -126,7 +127,11 @@ export class ConsoleAdapter implements PlatformAdapter {
         if (cmd) await core.answer(this.inbound(line), cmd, this.commandTarget());
         else this.write(`Unknown command ${line}. Try /help, /me, /skills, /learn, /lessons, /new, /forget or /quit.\n`);
       } else if (line) {
-        await core.receive(this.inbound(line), this.target());
+        // A command typed without its slash: one that only answers is run (a terminal is private);
+        // one that changes something reaches the core, which points to it (ground/typed-command.ts).
+        const typed = typedCommand(line);
+        if (typed && !typed.changes) await core.answer(this.inbound(line), typed.call, this.commandTarget());
+        else await core.receive(this.inbound(line), this.target());
       }
       showPrompt();
     }
