@@ -9,7 +9,7 @@ import { createModelClient } from "./agent/model.ts";
 import { checkModelKey, type KeyCheck } from "./agent/key-check.ts";
 import { Core } from "./app/core.ts";
 import type { ConsoleAdapter } from "./platforms/console/console.ts";
-import { agentSettings } from "./app/settings.ts";
+import { agentSettings, withConsoleOperator } from "./app/settings.ts";
 import { slackSettings } from "./app/slack-settings.ts";
 import type { PlatformAdapter } from "./ground/adapter.ts";
 import { Metrics } from "./ops/metrics.ts";
@@ -127,7 +127,9 @@ async function main(): Promise<number> {
         throw err instanceof JournalOpenError ? new StartupError(err.message, { cause: err }) : err;
       });
   if (kept?.pending.length) log.info({ pending: kept.pending.length }, "the journal holds messages an earlier process kept; they are answered now");
-  const core = new Core({ database, model, settings: agentSettings(cfg), log, metrics, ...(kept ? { journal: { backend: kept.journal, pending: kept.pending } } : {}) });
+  const consoleUser = cfg.CAIRN_CONSOLE_USER ?? userInfo().username;
+  const settings = consoleMode ? withConsoleOperator(agentSettings(cfg), consoleUser) : agentSettings(cfg);
+  const core = new Core({ database, model, settings, log, metrics, ...(kept ? { journal: { backend: kept.journal, pending: kept.pending } } : {}) });
 
   // The configured platforms, made now so that /readyz names them (not connected) from the start.
   // Each is attached to the core (its replies and the core's own posts go through it), then started.
@@ -158,7 +160,7 @@ async function main(): Promise<number> {
     ? new (await import("./platforms/console/console.ts")).ConsoleAdapter({
         input: process.stdin,
         output: process.stdout,
-        user: cfg.CAIRN_CONSOLE_USER ?? userInfo().username,
+        user: consoleUser,
         prompt: process.stdin.isTTY === true,
         color: process.stdout.isTTY === true,
       })

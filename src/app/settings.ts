@@ -64,3 +64,12 @@ export function journalDir(cfg: Pick<Config, "CAIRN_JOURNAL_DIR" | "DATABASE_URL
   const file = cfg.DATABASE_URL.startsWith("file:") ? cfg.DATABASE_URL.slice("file:".length) : "";
   return join(file && file !== ":memory:" ? dirname(file) : "./data", "journal");
 }
+
+/**
+ * The console's person is the operator at their own terminal: an admin there (issue 28), so
+ * `/jobs run`, rollbacks and the rest can be tried alone, whatever CAIRN_ADMINS names.
+ */
+export function withConsoleOperator(settings: AgentSettings, user: string): AgentSettings {
+  const access = settings.access;
+  return { ...settings, access: { ...access, admins: new Set([...access.admins, `console:${user}`]) } };
+}

@@ -204,6 +204,20 @@ describe("npm start: the console chat", () => {
     }
   });
 
+  it("treats the person at the console as the operator: an admin there without CAIRN_ADMINS", async () => {
+    const model = await startFakeAnthropic();
+    try {
+      const env = { ANTHROPIC_API_KEY: model.apiKey, ANTHROPIC_BASE_URL: model.url, DATABASE_URL: `file:${join(dir, "operator.db")}`, CAIRN_CONSOLE_USER: "dana", LOG_LEVEL: "silent" };
+      const run = await runCairn(env, ["/jobs run report"], (out, sent) => (out.match(/^(Queued|Only cairn admins)/gm)?.length ?? 0) >= sent);
+      expect(run.code, run.stderr + run.stdout).toBe(0);
+      expect(run.stdout).toMatch(/^Queued a report run now \(job \w+\)/m);
+      expect(run.stdout).not.toContain("Only cairn admins");
+      expect(model.requests).toHaveLength(0);
+    } finally {
+      await model.close();
+    }
+  });
+
   it("never sends a command typed without its slash to the model: runs a read-only one, points to one that changes something", async () => {
     const model = await startFakeAnthropic();
     try {
