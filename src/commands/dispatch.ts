@@ -28,6 +28,7 @@ import { verifyCommand, type VerifyDeps } from "./verify.ts";
 import { isConflictVerdict, keepConflict, KEEP_VERDICTS, type ConflictDeps } from "./conflict.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 import type { Learning } from "../learning/learning.ts";
+import { dayOf, sinceOf } from "../memory/validity.ts";
 
 /** What the dispatcher answers itself (help, new, me, skills, confirm, report, forget): the stores it reads and writes, and the session to end. */
 export interface DispatchDeps {
@@ -151,9 +152,9 @@ async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "s
   const skills = (await deps.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
   const messages = await deps.history.countByAuthor(scope);
-  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; proposedScope?: string | null }) => {
+  const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; validFrom?: Date | null; proposedScope?: string | null }) => {
     const was = previous.get(e.id);
-    const since = was ? `; since ${(entries.find((x) => x.id === e.id)?.validFrom ?? e.createdAt).toISOString().slice(0, 10)} (was: ${was.text})` : "";
+    const since = was ? `; since ${dayOf(sinceOf({ createdAt: e.createdAt, validFrom: e.validFrom ?? null }))} (was: ${was.text})` : "";
     return `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)}${since}${e.proposedScope === "team" ? "; asked for the team: a teammate's `approve` shares it" : ""})*`;
   };
   // A review's pending change to an existing entry says what it would do to it.
