@@ -150,7 +150,7 @@ async function main(): Promise<void> {
   try {
     await seed(database.prisma);
     const settings = benchSettings({ bundledSkillsDir: BUNDLED_SKILLS_DIR, access: accessPolicy({ admins: ["slack:U0ANA"], users: [], channels: [], roles: [] }) });
-    const core = new Core({ database, model: fakeModel(() => ({ text: "unused" })), settings, log: silentLogger });
+    const core = new Core({ database, model: fakeModel(() => ({ text: "unused" })), settings, log: silentLogger, now: () => NOW });
     // Imports the bundled skills (nothing else runs: no jobs, no schedules).
     await core.start();
     const ana: Inbound = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the Prisma CLI on a machine that cannot download Prisma's native schema engine, through the
-# offline stand-in in ../shared/tools/prisma-schema-engine (see README "Authoring migrations").
+# offline stand-in in ../shared/tools/prisma-schema-engine (see CONTRIBUTING.md, "The data model and migrations").
 # The stand-in resolves its packages from where it sits, so it is copied under node_modules first.
 # Usage: scripts/prisma-cli.sh sqlite|postgresql <prisma args...>
 set -euo pipefail

@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/report-example.ts`: the weekly self-review of a made-up team's week, as it would
+ * `npx tsx scripts/report-example.ts`: the weekly report of a made-up team's week, as it would
  * be posted to Slack. A temporary SQLite database is seeded with nine weeks of rows (five people,
  * corrections, lessons, a rule approved with ✅, a rule promoted by a repeated correction, skills
  * read), the `report` job runs through the job worker with a fake model (no keys, no network), and
@@ -15,6 +15,7 @@ import { openDatabase } from "../src/db/client.ts";
 import type { Db } from "../src/db/client.ts";
 import { Core } from "../src/app/core.ts";
 import { silentLogger } from "../src/ground/log.ts";
+import { MODEL_UNAVAILABLE_REPLY } from "../src/ground/replies.ts";
 import type { PostTarget, ReplyTarget } from "../src/ground/adapter.ts";
 import type { SlackBlock } from "../src/platforms/slack/client.ts";
 import { richMessage, type SlackRichMessage } from "../src/platforms/slack/replies/rich.ts";
@@ -50,7 +51,7 @@ function respond(req: Anthropic.MessageCreateParamsNonStreaming): Reply {
         "A steadier week: more questions than last week and fewer corrections per reply. Production migrations came up twice, from Ana and Cy, and are now a team rule. The release-tagging rule keeps showing up in answers people corrected; it may need rewording or pruning.",
       learned: input.learned.flatMap((l) => (SUMMARIES[l.text] ? [{ id: l.id, summary: SUMMARIES[l.text] }] : [])),
       proposals: [
-        ...(noisy ? [{ kind: "prune", rule_ids: [noisy], reason: "It was in front of the model in corrected answers more than once this week." }] : []),
+        ...(noisy ? [{ kind: "prune", rule_ids: [noisy], reason: "It was followed in answers people corrected more than once this week." }] : []),
         ...(squash.length === 2 ? [{ kind: "conflict", rule_ids: squash, reason: "One says to squash every pull request, the other never to squash on release branches." }] : []),
       ],
     }),
@@ -64,6 +65,16 @@ async function seed(db: Db): Promise<void> {
   const channel = async (c: string) => db.conversation.create({ data: { workspaceId: ws.id, key: `slack:T0NORTHWIND:${c}:main`, channelId: c, isDm: false, createdAt: ago(90) } });
   const [backend, ops] = [await channel("C0BACKEND"), await channel("C0OPS")];
   await channel(REPORTS);
+  // What the week's model calls used, as the usage ledger keeps it (ops/usage-ledger.ts): by hour,
+  // model and purpose. The answers on Sonnet, summaries and reviews on Haiku.
+  const hour = (days: number) => ago(days).toISOString().slice(0, 13);
+  await db.modelUsage.createMany({
+    data: [
+      { workspaceId: ws.id, hour: hour(5), model: "claude-sonnet-5", purpose: "turn", calls: 30, inputTokens: 96_000, outputTokens: 21_500, cacheReadTokens: 410_000, cacheWriteTokens: 38_000 },
+      { workspaceId: ws.id, hour: hour(2), model: "claude-sonnet-5", purpose: "turn", calls: 18, failures: 2, inputTokens: 61_000, outputTokens: 13_200, cacheReadTokens: 250_000, cacheWriteTokens: 22_000 },
+      { workspaceId: ws.id, hour: hour(3), model: "claude-haiku-4-5", purpose: "review", calls: 9, inputTokens: 12_000, outputTokens: 2_100, cacheReadTokens: 88_000, cacheWriteTokens: 0 },
+    ],
+  });
   const revise = (entityId: string, action: string, days: number, who: Who | null, entityType = "memory") =>
     db.revision.create({ data: { workspaceId: ws.id, entityType, entityId, action, actorId: who ? id[who] : null, source: "reaction", createdAt: ago(days) } });
 
@@ -73,12 +84,15 @@ async function seed(db: Db): Promise<void> {
   const skillsRead = (i: number) => (i < 14 ? ["deploy-checklist"] : i < 20 ? ["incident-report"] : i < 23 ? ["sql-style"] : []);
   const correctors: Who[] = ["Ana", "Cy", "Dan", "Bo", "Eve", "Ana", "Cy"];
   const tagRule = "rule-release-tags";
+  /** This week's replies by index: a lesson's case names the reply it corrected. */
+  const thisWeek: { question: number; reply: number }[] = [];
   for (let week = 0; week < replies.length; week++) {
     for (let i = 0; i < replies[week]!; i++) {
       const t = new Date(END.getTime() - (week + 1) * 7 * DAY + i * 3.5 * 60 * 60 * 1000);
       const conv = i % 3 === 0 ? ops : backend;
       const q = await db.message.create({ data: { workspaceId: ws.id, conversationId: conv.id, role: "user", text: "a question", status: "answered", authorId: id[PEOPLE[i % 5]!], createdAt: t } });
       const r = await db.message.create({ data: { workspaceId: ws.id, conversationId: conv.id, role: "assistant", text: "an answer", status: "sent", replyToId: q.id, createdAt: t } });
+      if (week === 0) thisWeek[i] = { question: q.id, reply: r.id };
       const corrected = i < corrections[week]!;
       const shown = week === 0 && (i === 1 || i === 3) ? [tagRule] : [];
       await db.replyTrace.create({ data: { messageId: r.id, workspaceId: ws.id, conversationId: conv.id, skills: JSON.stringify(week === 0 ? skillsRead(i + 5) : []), lessons: JSON.stringify(shown), createdAt: t } });
@@ -86,9 +100,19 @@ async function seed(db: Db): Promise<void> {
     }
   }
 
-  const entry = async (e: { id: string; scope: string; kind: string; text: string; by: Who; days: number; status?: string; channel?: string; fromCorrection?: boolean }) => {
+  // Two turns this week that got an apology instead of an answer: the model was unreachable (one in a DM).
+  for (const [who, dm, days] of [["Eve", true, 2.5], ["Dan", false, 1.2]] as const) {
+    const conv = await db.conversation.create({ data: { workspaceId: ws.id, key: `slack:T0NORTHWIND:${dm ? `D0${who.toUpperCase()}` : "C0OPS:t1"}`, channelId: dm ? `D0${who.toUpperCase()}` : "C0OPS", threadId: dm ? null : "t1", isDm: dm, ownerId: dm ? id[who] : null, createdAt: ago(days) } });
+    const q = await db.message.create({ data: { workspaceId: ws.id, conversationId: conv.id, role: "user", text: "a question", status: "failed", authorId: id[who], createdAt: ago(days) } });
+    await db.message.create({ data: { workspaceId: ws.id, conversationId: conv.id, role: "assistant", text: MODEL_UNAVAILABLE_REPLY, status: "failed", replyToId: q.id, createdAt: ago(days) } });
+  }
+
+  /** `asked`: the question of this week's reply `reply` the lesson corrected, as it was asked. */
+  const entry = async (e: { id: string; scope: string; kind: string; text: string; by: Who; days: number; status?: string; channel?: string; fromCorrection?: boolean; asked?: { reply: number; text: string } }) => {
+    const corrected = e.asked ? thisWeek[e.asked.reply]! : null;
+    if (e.asked && corrected) await db.message.update({ where: { id: corrected.question }, data: { text: e.asked.text } });
     const origin = e.fromCorrection
-      ? JSON.stringify({ question: null, wrongAnswer: "…", correction: e.text, by: { id: id[e.by], name: e.by }, at: ago(e.days).toISOString(), conversationId: backend.id, channel: e.channel ?? "C0BACKEND", isDm: e.scope === "user", replyMessageId: 1, correctionMessageId: 2, link: null })
+      ? JSON.stringify({ question: e.asked?.text ?? null, wrongAnswer: "…", correction: e.text, by: { id: id[e.by], name: e.by }, at: ago(e.days).toISOString(), conversationId: backend.id, channel: e.channel ?? "C0BACKEND", isDm: e.scope === "user", replyMessageId: corrected?.reply ?? 0, correctionMessageId: 2, link: null })
       : null;
     await db.memoryEntry.create({
       data: { id: e.id, workspaceId: ws.id, scope: e.scope, kind: e.kind, text: e.text, status: e.status ?? "active", source: e.fromCorrection ? "reaction" : "tool", createdById: id[e.by], ownerId: e.scope === "user" ? id[e.by] : null, channelKey: e.scope === "channel" ? (e.channel ?? "C0BACKEND") : null, origin, createdAt: ago(e.days), updatedAt: ago(e.days) },
@@ -105,14 +129,14 @@ async function seed(db: Db): Promise<void> {
   }
   // This week: Ana's correction, approved by Bo with ✅, becomes a team rule.
   const migrate = "ALWAYS run `pnpm db:migrate --dry-run` before applying a migration in production";
-  await entry({ id: "lesson-ana-migrate", scope: "channel", kind: "lesson", text: migrate, by: "Ana", days: 3.5, status: "archived", fromCorrection: true });
+  await entry({ id: "lesson-ana-migrate", scope: "channel", kind: "lesson", text: migrate, by: "Ana", days: 3.5, status: "archived", fromCorrection: true, asked: { reply: 4, text: "How do I apply the new billing migration in production?" } });
   await revise("lesson-ana-migrate", "add", 3.5, "Ana");
   await revise("lesson-ana-migrate", "approval", 3, "Bo");
   await revise("lesson-ana-migrate", "promote", 3, "Bo");
   await entry({ id: "rule-migrate", scope: "team", kind: "rule", text: migrate, by: "Ana", days: 3, fromCorrection: true });
   await revise("rule-migrate", "add", 3, "Bo");
   // Cy corrects the same topic later in the week (a channel lesson, waiting for a ✅).
-  await entry({ id: "lesson-cy-migrate", scope: "channel", kind: "lesson", text: "NEVER apply a production migration without a dry run first", by: "Cy", days: 1.5, fromCorrection: true });
+  await entry({ id: "lesson-cy-migrate", scope: "channel", kind: "lesson", text: "NEVER apply a production migration without a dry run first", by: "Cy", days: 1.5, fromCorrection: true, asked: { reply: 8, text: "Can I run the orders table migration on prod right now? It's blocking the release." } });
   // Eve corrected this last week in #ops, Dan again this week: promoted at once.
   const payments = "NEVER suggest restarting the payments worker before the on-call engineer has been paged";
   await entry({ id: "lesson-eve-payments", scope: "channel", kind: "lesson", text: payments, by: "Eve", days: 12, channel: "C0OPS", status: "archived", fromCorrection: true });

@@ -9,6 +9,7 @@ import { createModelClient } from "./agent/model.ts";
 import { checkModelKey, type KeyCheck } from "./agent/key-check.ts";
 import { Core } from "./app/core.ts";
 import type { ConsoleAdapter } from "./platforms/console/console.ts";
+import { Attention } from "./platforms/console/attention.ts";
 import { agentSettings, withConsoleOperator } from "./app/settings.ts";
 import { slackSettings } from "./app/slack-settings.ts";
 import type { PlatformAdapter } from "./ground/adapter.ts";
@@ -77,11 +78,13 @@ async function main(): Promise<number> {
   const discordOn = Boolean(cfg.DISCORD_TOKEN && cfg.DISCORD_APPLICATION_ID);
   const consoleMode = !slack && !discordOn;
   // In the console, logs go to a file in the data folder (warnings and errors still to stderr), so
-  // the chat stays readable.
+  // the chat stays readable. A person at a terminal gets one short line for those instead of JSON
+  // (platforms/console/attention.ts); a pipe or a file still gets the JSON lines.
   const logFile = consoleMode ? consoleLogFile(cfg.DATABASE_URL) : null;
+  const attention = logFile && process.stderr.isTTY === true ? new Attention(logFile, (line) => void process.stderr.write(`${line}\n`)) : null;
   let log;
   try {
-    log = createLogger(cfg.LOG_LEVEL, logFile ? { file: logFile } : {});
+    log = createLogger(cfg.LOG_LEVEL, logFile ? { file: logFile, ...(attention ? { onProblem: () => attention.seen() } : {}) } : {});
     stopLog = log;
   } catch (err) {
     throw new StartupError(`could not write the log file ${logFile} (${err instanceof Error ? err.message : String(err)}): make its folder writable, or set DATABASE_URL to a file in a writable folder.`, { cause: err });
@@ -163,9 +166,12 @@ async function main(): Promise<number> {
         user: consoleUser,
         prompt: process.stdin.isTTY === true,
         color: process.stdout.isTTY === true,
+        terminal: process.stdin.isTTY === true && process.stdout.isTTY === true,
       })
     : null;
   const platforms: readonly PlatformAdapter[] = chat ? [...adapters, chat] : adapters;
+  // In the terminal chat, a problem's line prints above the prompt, not across it.
+  if (chat && attention && process.stdin.isTTY === true && process.stdout.isTTY === true) attention.sink = (line) => chat.notice(line);
 
   let health: HealthServer | null = null;
   if (cfg.CAIRN_HEALTH_PORT !== undefined) {

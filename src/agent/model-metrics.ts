@@ -6,6 +6,7 @@
 import { APIUserAbortError } from "@anthropic-ai/sdk";
 import { ModelUnavailableError, type ModelClient } from "./model.ts";
 import type { Metrics, ModelCallResult, ModelUsage } from "../ops/metrics.ts";
+import { currentWorkspace } from "../ground/usage-context.ts";
 
 function resultOf(err: unknown): ModelCallResult {
   if (err instanceof ModelUnavailableError) return err.reason;
@@ -21,10 +22,10 @@ export function instrumentModel(client: ModelClient, metrics: Metrics, purpose: 
     const seconds = (): number => (performance.now() - started) / 1000;
     try {
       const message = await call();
-      metrics.modelCall({ purpose, model, seconds: seconds(), usage: message.usage, result: "ok" });
+      metrics.modelCall({ purpose, model, seconds: seconds(), usage: message.usage, result: "ok", workspaceId: currentWorkspace() });
       return message;
     } catch (err) {
-      metrics.modelCall({ purpose, model, seconds: seconds(), usage: null, result: resultOf(err) });
+      metrics.modelCall({ purpose, model, seconds: seconds(), usage: null, result: resultOf(err), workspaceId: currentWorkspace() });
       throw err;
     }
   };

@@ -1,5 +1,6 @@
 /**
- * One zod schema for the whole environment. Every setting is documented in .env.example; a wrong
+ * One zod schema for the whole environment. What each setting does is in setting-notes.ts, from which
+ * `npm run docs:settings` writes .env.example and the table in docs/operations.md; a wrong
  * value fails start-up with the variable's name and what was expected.
  */
 import { z } from "zod";
@@ -26,6 +27,21 @@ const csv = z
   .string()
   .optional()
   .transform((v) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+
+const PRICES_HINT = 'must be JSON like {"claude-sonnet-5-5": {"input": 3, "output": 15}} (USD per million tokens)';
+const usd = z.number({ message: PRICES_HINT }).nonnegative({ message: PRICES_HINT });
+/** Model prices for the weekly report's cost estimate, merged over report/prices.ts; unset = none. */
+const modelPrices = optionalString
+  .transform((v, ctx): unknown => {
+    if (v === undefined) return undefined;
+    try {
+      return JSON.parse(v);
+    } catch {
+      ctx.addIssue({ code: "custom", message: PRICES_HINT });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string().min(1), z.object({ input: usd, output: usd, cacheRead: usd.optional(), cacheWrite: usd.optional() }, { message: PRICES_HINT }), { message: PRICES_HINT }).optional());
 
 /** true/false (also 1/0, yes/no, on/off, any case); empty or unset = `def`. */
 const flag = (def: boolean) =>
@@ -114,7 +130,7 @@ export const configSchema = z.object({
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
   CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
   // Conversations answered at once. A turn mostly waits on the model, so the bound that matters is
-  // the model's rate limit (429s are retried after their retry-after), not this process: see README.
+  // the model's rate limit (429s are retried after their retry-after), not this process: see docs/operations.md.
   CAIRN_MAX_CONCURRENCY: int(64, 1, 1_024),
   // Crash recovery and stopping (src/core/leases.ts, recovery.ts): a dead process's turns are taken
   // over once their leases (renewed every third of their length) run out; a lost message older than
@@ -135,7 +151,7 @@ export const configSchema = z.object({
   CAIRN_JOURNAL_IN_FLIGHT: int(64, 1, 4_096),
   CAIRN_CONSOLE_USER: optionalString,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  // Platform settings: read by the adapters that later issues add.
+  // Platform settings: src/app/slack-settings.ts and main.ts hand them to the adapters.
   SLACK_BOT_TOKEN: optionalString,
   SLACK_APP_TOKEN: optionalString,
   SLACK_SIGNING_SECRET: optionalString,
@@ -152,6 +168,7 @@ export const configSchema = z.object({
   // Schedules (node-cron; six fields when seconds are wanted), read in CAIRN_TIMEZONE.
   CAIRN_CURATOR_CRON: cronExpression(DEFAULT_SCHEDULES.curator),
   CAIRN_REPORT_CRON: cronExpression(DEFAULT_SCHEDULES.report),
+  CAIRN_MODEL_PRICES: modelPrices,
   CAIRN_VERIFY_CRON: cronExpression(DEFAULT_SCHEDULES.verify),
   CAIRN_REMIND_CRON: cronExpression(DEFAULT_SCHEDULES.remind),
   // Memory that stays true (issue 27): shared items unconfirmed this long show their date and are

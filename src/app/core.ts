@@ -8,6 +8,7 @@ import { errText, type Logger } from "../ground/log.ts";
 import type { FeedbackEvent, FeedbackResult, HandleResult, Inbound, Outbound, Platform, Scope, TurnHooks } from "../ground/types.ts";
 import { JobQueue } from "../jobs/job-store.ts";
 import { ErasureStore } from "../erasure/erasure-store.ts";
+import { ShortIdStore } from "../ids/short-id-store.ts";
 import { TombstoneStore } from "../erasure/tombstone-store.ts";
 import { HistoryStore, scopeOf } from "../history/store/store.ts";
 import { MemoryStore } from "../memory/store.ts";
@@ -35,6 +36,8 @@ import { DEFAULT_LEARNING } from "../learning/settings.ts";
 import { Scheduler } from "../jobs/scheduler.ts";
 import { DEFAULT_SCHEDULES } from "../jobs/schedules.ts";
 import { Metrics } from "../ops/metrics.ts";
+import { UsageLedger } from "../ops/usage-ledger.ts";
+import { UsageStore } from "../ops/usage-store.ts";
 import { DEFAULT_PERSONA_CHARS, PersonaStore } from "../persona/store.ts";
 import { ViewStore } from "../views/view-store.ts";
 import { RevisionStore } from "../revisions/revision-store.ts";
@@ -75,6 +78,8 @@ export class Core implements CorePort {
   readonly skillReach: SkillReach;
   readonly persona: PersonaStore;
   readonly revisions: RevisionStore;
+  /** Ids found by the first characters a person typed (commands/short-id.ts). */
+  readonly shortIds: ShortIdStore;
   readonly curation: CurationStore;
   readonly reports: ReportStore;
   readonly views: ViewStore;
@@ -109,6 +114,7 @@ export class Core implements CorePort {
   /** What adapters keep before acknowledging their platform, handed back to them (journal/). */
   readonly journal: InboundLog;
   private readonly now: () => Date;
+  private readonly usage: UsageLedger;
 
   constructor(private readonly deps: CoreDeps) {
     const db = deps.database.prisma;
@@ -116,6 +122,8 @@ export class Core implements CorePort {
     const now = (this.now = deps.now ?? (() => new Date()));
     const log = deps.log;
     const metrics = (this.metrics = deps.metrics ?? new Metrics({ processMetrics: false }));
+    // Every model call's tokens, kept per workspace and day for the weekly report.
+    this.usage = UsageLedger.of(new UsageStore(db), metrics, (err) => log.warn({ err }, "could not record model usage; kept for the next try"));
     const learningSettings = { ...DEFAULT_LEARNING, ...s.learning };
 
     // Stores: the only code that touches the database.
@@ -129,6 +137,7 @@ export class Core implements CorePort {
     this.persona = new PersonaStore(db, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     this.revisions = new RevisionStore(db, [this.skills, this.memory], now);
+    this.shortIds = new ShortIdStore(db);
     this.curation = new CurationStore(db, [this.skills, this.memory]);
     this.reports = new ReportStore(db);
     this.views = new ViewStore(db);
@@ -143,7 +152,7 @@ export class Core implements CorePort {
     const screen = (this.screen = writeScreen(s, deps.model, metrics));
     const loop = loopStores(db, { memory: this.memory, skills: this.skills, budgets: s.budgets, now, correctionWindowMs: learningSettings.correctionWindowMs });
     this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: loop.skillProposals, screen };
-    const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id) });
+    const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id), timeZone: s.schedules?.timezone ?? DEFAULT_SCHEDULES.timezone, now });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
@@ -187,9 +196,9 @@ export class Core implements CorePort {
         metrics.turn(reply ? reply.status : "dropped_taken_over");
         return reply;
       },
-      giveUp: async (place, sessionId, messageId, text) => {
-        const reply = await this.history.recordReply(place, await runner.sessionFor(place, sessionId), messageId, text, "failed", this.leases.next());
-        return reply && { status: "failed", text, conversationId: place.conversation.id, replyMessageId: reply.id };
+      giveUp: async (place, sessionId, messageId, text, command) => {
+        const reply = await this.history.recordReply(place, await runner.sessionFor(place, sessionId), messageId, text, command ? "sent" : "failed", this.leases.next());
+        return reply && { status: command ? "command" : "failed", text, conversationId: place.conversation.id, replyMessageId: reply.id };
       },
       post: (reply, workspace, conversation, answers) => this.delivery.resume(reply, workspace, conversation, answers),
       clearWorking: (platform, channelId, messageId) => this.delivery.clearWorking(platform, channelId, messageId),
@@ -197,7 +206,7 @@ export class Core implements CorePort {
       now,
     });
     const limiter = new RateLimiter(new RateStore(deps.database), s.rateLimitPerHour);
-    this.intake = new Intake({ settings: s, history: this.history, sessions: this.sessions, limiter, leases: this.leases, recovery: this.recovery, queue: turns, runner, metrics, log, now });
+    this.intake = new Intake({ settings: s, history: this.history, sessions: this.sessions, limiter, leases: this.leases, recovery: this.recovery, queue: turns, runner, metrics, log, now, command: (inbound, name, args) => this.command(inbound, name, args) });
 
     // Background: channel knowledge, the learning loop's jobs, the schedules.
     this.knowledge = new ChannelKnowledge({
@@ -230,7 +239,7 @@ export class Core implements CorePort {
       // Slack names emoji: its reading turns those names (settings, older queued jobs) into characters, and leaves a character bare.
       readEmoji: slackEmoji,
     }, (as) => [
-      reportJob({ ...as("report"), reports: this.reports }),
+      reportJob({ ...as("report"), reports: this.reports, usage: this.usage }),
       curatorJob({ ...as("curator"), curation: this.curation }),
       verifyJob({ ...as("verify"), reports: this.reports }),
       backfillJob(this.knowledge),
@@ -252,6 +261,7 @@ export class Core implements CorePort {
     this.delivery.setOpen(true);
     this.leases.start();
     this.learning.start();
+    this.usage.start();
     await this.scheduler.start();
     await this.knowledge.start();
     // The turns a process left when it died (this one before a restart, or another replica).
@@ -267,6 +277,7 @@ export class Core implements CorePort {
     this.knowledge.stop();
     await this.scheduler.stop();
     await this.learning.stop(graceMs);
+    await this.usage.stop();
   }
 
   /**

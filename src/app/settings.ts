@@ -52,6 +52,7 @@ export function agentSettings(cfg: Config): AgentSettings {
       worker: { ...DEFAULT_LEARNING.worker, concurrency: cfg.CAIRN_JOB_CONCURRENCY },
       reportChannel: parseReportChannel(cfg.CAIRN_REPORT_CHANNEL),
       contradictions: cfg.CAIRN_CONTRADICTIONS === "on",
+      modelPrices: cfg.CAIRN_MODEL_PRICES ?? {},
       freshness: { verifyDays: cfg.CAIRN_VERIFY_DAYS, decayDays: cfg.CAIRN_DECAY_DAYS, remindHours: cfg.CAIRN_APPROVAL_REMIND_HOURS },
       curator: { staleDays: cfg.CAIRN_CURATOR_STALE_DAYS, archiveDays: cfg.CAIRN_CURATOR_ARCHIVE_DAYS, lessonDays: cfg.CAIRN_CURATOR_LESSON_DAYS },
     },

@@ -45,8 +45,11 @@ export interface TurnToolDeps {
   readable(scope: Scope): Promise<string[]>;
   /** A correction typed in words, to the learning loop. */
   recordCorrection: Parameters<typeof correctionTool>[0];
+  /** The workspace's zone (CAIRN_TIMEZONE) and clock: session_search reads "yesterday" by them. */
+  timeZone?: string;
+  now?: () => Date;
 }
 
 export function turnTools(d: TurnToolDeps): Tool[] {
-  return [memoryTool(d.memory, d.screen) as Tool, memoryHistoryTool(d.memoryHistory) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable) as Tool, correctionTool(d.recordCorrection) as Tool];
+  return [memoryTool(d.memory, d.screen) as Tool, memoryHistoryTool(d.memoryHistory) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable, { timeZone: d.timeZone, now: d.now }) as Tool, correctionTool(d.recordCorrection) as Tool];
 }

@@ -6,7 +6,7 @@
 import type { Inbound } from "../ground/types.ts";
 import type { Logger } from "../ground/log.ts";
 import { scopeOf, type HistoryStore, type Place } from "../history/store/store.ts";
-import { budgetHeader, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
+import { budgetWords, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import type { ErasureCounts, ErasureStore } from "../erasure/erasure-store.ts";
@@ -26,6 +26,10 @@ import { whyCommand, type WhyDeps } from "./why.ts";
 import { teachersCommand, type TeachersDeps } from "./teachers.ts";
 import { verifyCommand, type VerifyDeps } from "./verify.ts";
 import { isConflictVerdict, keepConflict, KEEP_VERDICTS, type ConflictDeps } from "./conflict.ts";
+import { withFullIds, type ShortIdDeps } from "./short-id.ts";
+import { correctElsewhere, goodCommand, type FeedbackCommandDeps } from "./feedback.ts";
+import { helpText } from "./help.ts";
+import { shortIds } from "../ground/short-id.ts";
 import type { CommandName, CommandReply } from "../ground/commands.ts";
 import type { Learning } from "../learning/learning.ts";
 import { dayOf, sinceOf } from "../memory/validity.ts";
@@ -56,30 +60,19 @@ export type CommandServices = DispatchDeps &
   WhyDeps &
   TeachersDeps &
   VerifyDeps &
+  FeedbackCommandDeps &
+  ShortIdDeps &
   ViewDeps;
 
-const HELP = `**cairn** remembers what your team teaches it.
-- Talk to it in a DM, or mention it in a channel; it follows the thread after that.
-- Tell it your preferences ("I prefer bullet points"), team conventions and decisions: it saves them.
-- It keeps a shared library of skills (procedures) the whole team can use and improve.
-- What you tell it in a DM stays yours. What you ask it to remember for the team, and a team skill you make, stays where you said it (this channel, or yours from a DM) until a teammate approves it with ✅ or \`approve <id>\`; a change to a team skill waits for their approval too.
-Commands:
-\`help\` this text · \`me\` what cairn knows about you · \`team\` the team's rules, lessons, proposals and memory · \`skills\` the skill library · \`new\` start a fresh session
-\`learn <text>\` turn pasted text into a skill (\`learn\` alone: learn from this conversation; cairn opens no links)
-\`lessons\` the lessons and team rules you can see, with their ids and where each came from · \`why\` what my last answer here drew on (rules, lessons, facts, skills, searches; on Slack and Discord, *Why this answer?* on any answer of mine)
-\`forget <id>\` delete one of your entries or private lessons, archive a channel lesson you taught (admins: a team rule) · \`forget me\` erase everything cairn holds about you
-\`confirm <id>\` share an entry you proposed from a DM with the team · \`approve <id>\` / \`reject <id>\` a proposed team rule, team skill or change to one, or fact for the whole team (as ✅ does; not your own) · \`keep <id>\` / \`reword <id> <text>\` a doubtful team rule (admins) · \`keep new|old|both <id>\` say which of two disagreeing entries holds · \`verify <id>\` say a shared fact, rule, lesson or team skill still holds (\`verify\` alone: what is due here)
-\`pin|unpin|archive|restore <skill>\` keep the skill library (admins) · \`persona\` how cairn speaks here (\`persona set <text>\`, \`persona clear\`: admins)
-\`listen on|off|status\` keep this channel's messages so people who can read it can ask what was said (on/off: admins) · \`listen exclude-me\` leave yours out
-\`report\` the latest weekly self-review: what cairn learned, its corrections and trends
-\`history <skill or entry id>\` every change to it, with revision ids · \`rollback <revision id>\` undo one change (admins; your own private items: you)
-\`teachers list|add|remove <user>\` people whose team writes need no approval (admins) · \`jobs\` the curator's and the weekly report's last and next runs · \`jobs run curator|report\` run one now (admins; \`--dry-run\`: the curator only says what it would change)`;
-
-export async function runCommand(services: CommandServices, inbound: Inbound, name: CommandName, args: readonly string[]): Promise<CommandReply> {
+export async function runCommand(services: CommandServices, inbound: Inbound, name: CommandName, typed: readonly string[]): Promise<CommandReply> {
   const place = (): Promise<Place> => services.history.resolve(inbound);
+  // A short id typed for a full one (short-id.ts): made whole, or asked back when it could be several.
+  const whole = await withFullIds(services, place, name, typed);
+  if ("reply" in whole) return whole.reply;
+  const { args } = whole;
   switch (name) {
     case "help":
-      return { text: HELP, ephemeral: true };
+      return { text: helpText(inbound.platform), ephemeral: true };
     case "new": {
       await services.endSession(inbound, "request");
       return { text: "Started a new session: I'll take a fresh look at memory and skills from your next message. Earlier conversations stay searchable.", ephemeral: false };
@@ -95,6 +88,11 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
       return learnCommand(services, inbound, await place(), args.join(" "));
     case "lessons":
       return listLessons(services, await place());
+    case "correct":
+      // A correction is answered by a turn, which only the command service's answer can run (service.ts).
+      return correctElsewhere(inbound, args.join(" "));
+    case "good":
+      return goodCommand(services, await place());
     case "why":
       return whyCommand(services, await place(), args[0]);
     case "keep":
@@ -144,30 +142,32 @@ export async function runCommand(services: CommandServices, inbound: Inbound, na
   }
 }
 
-async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "skills"> & { learning: Pick<Learning, "previousTexts"> }, p: Place): Promise<string> {
+async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "skills" | "erasure"> & { learning: Pick<Learning, "previousTexts"> }, p: Place): Promise<string> {
   const scope = scopeOf(p);
   const entries = await deps.memory.entries(scope, "user");
   const previous = await deps.learning.previousTexts(scope, entries);
   const pending = await deps.memory.pendingBy(scope);
   const skills = (await deps.skills.list(scope)).filter((s) => s.scope === "user" && s.ownerId === p.person.id);
   const used = usedChars(entries.filter((e) => kindOf(e) === "fact").map((e) => e.text));
-  const messages = await deps.history.countByAuthor(scope);
+  // Messages an erasure left as tombstones are not held: counted apart, so `/me` after `forget me` is true.
+  const [messages, erased] = await Promise.all([deps.history.countByAuthor(scope), deps.erasure.erasedMessages(scope)]);
+  const short = shortIds([...entries, ...pending].flatMap((e) => [e.id, ...(e.replacesId ? [e.replacesId] : [])]));
   const line = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; validFrom?: Date | null; proposedScope?: string | null }) => {
     const was = previous.get(e.id);
     const since = was ? `; since ${dayOf(sinceOf({ createdAt: e.createdAt, validFrom: e.validFrom ?? null }))} (was: ${was.text})` : "";
-    return `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${e.id}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)}${since}${e.proposedScope === "team" ? "; asked for the team: a teammate's `approve` shares it" : ""})*`;
+    return `- ${kindOf(e) === "lesson" ? "(lesson) " : ""}${e.text}  *(id ${short(e.id)}, ${e.source}, ${e.createdAt.toISOString().slice(0, 10)}${since}${e.proposedScope === "team" ? "; asked for the team: a teammate's `approve` shares it" : ""})*`;
   };
   // A review's pending change to an existing entry says what it would do to it.
   const pendingLine = (e: { id: string; kind: string; text: string; source: string; createdAt: Date; scope: string; replacesId: string | null }) =>
     e.replacesId === null
       ? line({ ...e, text: `${e.text}${e.scope === "team" ? " (for the team)" : ""}` })
-      : line({ ...e, text: e.text ? `replace an entry (${e.replacesId}) with: ${e.text}` : `remove the entry ${e.replacesId}` });
+      : line({ ...e, text: e.text ? `replace an entry (${short(e.replacesId)}) with: ${e.text}` : `remove the entry ${short(e.replacesId)}` });
   return [
-    `**Your profile** ${budgetHeader(used, deps.memory.limit("user"))}`,
+    `**Your profile** (${budgetWords(used, deps.memory.limit("user"))})`,
     ...(entries.length ? entries.map(line) : ["- (nothing yet)"]),
     ...(pending.length ? ["**Waiting for your confirmation** (`confirm <id>`; a ✅ on the message that announced it works too)", ...pending.map(pendingLine)] : []),
     ...(skills.length ? ["**Your private skills**", ...skills.map((s) => `- \`${s.name}\` (id ${s.id})`)] : []),
-    `Stored messages from you: ${messages}.`,
+    `Stored messages from you: ${messages}.${erased ? ` ${erased} earlier ${erased === 1 ? "message keeps" : "messages keep"} only a tombstone: the text was erased.` : ""}`,
     "`forget <id>` deletes one entry; `forget me` erases everything cairn holds about you.",
   ].join("\n");
 }

@@ -23,8 +23,9 @@ import type { Provenance } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Learning } from "../learning/learning.ts";
+import { forWorkspace } from "../ground/usage-context.ts";
 import { scopeOf, type HistoryMessage, type HistoryStore, type Place } from "../history/store/store.ts";
-import { ModelUnavailableError } from "../agent/model.ts";
+import { isKeyRefused, ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
 import { ToolError, ToolRegistry, type Tool, type ToolContext } from "../tools/registry.ts";
 import { UserFacingError } from "../ground/errors.ts";
@@ -36,6 +37,9 @@ import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
 
 export const PASTE_INSTEAD = "I don't open links: paste the text instead (`learn <text>`), and I'll turn it into a skill.";
+/** The model API refused cairn's key during a learn run: the turn's honest wording (ground/replies.ts), for a command. */
+export const learnKeyRefused = (from: string): string =>
+  `Sorry, I could not learn from ${from}: cairn's model key was refused, so an admin needs to fix ANTHROPIC_API_KEY. Nothing was saved.`;
 export const NOTHING_TO_LEARN = "There is nothing in this conversation for me to learn from yet. Paste the text instead: `learn <text>`.";
 
 /** What a learn run needs: the conversation, the skill library, the models, and where it is counted. */
@@ -86,7 +90,8 @@ export async function learnCommand(deps: LearnDeps, inbound: Inbound, place: Pla
   if (text && onlyLinks(text)) return { text: PASTE_INSTEAD, ephemeral: true };
   const material = text ? fromPasted(inbound, place, text) : await fromConversation(deps, place);
   if ("refusal" in material) return { text: material.refusal, ephemeral: true };
-  return run(deps, place, material);
+  // The model calls of a learn run are the workspace's usage, like a turn's.
+  return forWorkspace(scopeOf(place).workspaceId, () => run(deps, place, material));
 }
 
 function fromPasted(inbound: Inbound, place: Place, text: string): Material | { refusal: string } {
@@ -236,6 +241,8 @@ async function run(deps: LearnDeps, place: Place, material: Material): Promise<C
   deps.log.info({ person: place.person.id, source: material.from, skills: written.map((w) => `${w.action}:${w.name}`) }, "learn command");
   if (written.length > 0) return { text: await answer(deps, place, material, written, failure !== null), ephemeral: false };
   if (failure) {
+    // A refused key is no outage: "try again" would not help, only an admin can (as a turn says it).
+    if (isKeyRefused(failure)) return { text: learnKeyRefused(material.from), ephemeral: true };
     const why = failure instanceof ModelUnavailableError ? "I could not reach the model" : "something went wrong on my side";
     return { text: `I could not learn from ${material.from}: ${why}. Nothing was saved; please try again.`, ephemeral: true };
   }

@@ -24,6 +24,7 @@ import { nameOf } from "../learning/places.ts";
 import { proposalSummary } from "../learning/skill-proposals.ts";
 import type { Learning } from "../learning/learning.ts";
 import { scanForWrite } from "../safety/scanner.ts";
+import { shortIds } from "../ground/short-id.ts";
 
 /** Lines of lessons and rules in one answer; the rest are counted. */
 export const LESSONS_SHOWN = 30;
@@ -48,30 +49,34 @@ export async function listLessons(deps: Pick<LessonsDeps, "learning">, place: Pl
   ];
   const total = own.length + channel.length + rules.length;
   if (total === 0 && skillChanges.length === 0) {
-    return { text: `No lessons or team rules ${c.isDm ? "for you here" : "for you or this channel"} yet. cairn learns them when you correct an answer (react 👎, then say what it should have done).`, ephemeral: true };
+    // The console has no reactions: there an answer is corrected with `/correct`.
+    const how = place.workspace.platform === "console" ? "`/correct <what was wrong>` after it" : "react 👎, then say what it should have done";
+    return { text: `No lessons or team rules ${c.isDm ? "for you here" : "for you or this channel"} yet. cairn learns them when you correct an answer (${how}).`, ephemeral: true };
   }
   const lines = [`**Lessons and rules** (${total})`];
+  const short = shortIds([...own, ...channel, ...rules, ...skillChanges].map((e) => e.id));
   let shown = 0;
   for (const [title, entries] of sections) {
     if (entries.length === 0 || shown >= LESSONS_SHOWN) continue;
     lines.push(title);
-    for (const e of entries.slice(0, LESSONS_SHOWN - shown)) lines.push(lessonLine(e, people.get(e.createdById ?? "")));
+    for (const e of entries.slice(0, LESSONS_SHOWN - shown)) lines.push(lessonLine(e, people.get(e.createdById ?? ""), short));
     shown += Math.min(entries.length, LESSONS_SHOWN - shown);
   }
   if (total > shown) lines.push(`…and ${total - shown} more.`);
-  if (skillChanges.length) lines.push("**Team skill changes proposed here** (`approve <id>` / `reject <id>`)", ...skillChanges.slice(0, LESSONS_SHOWN).map((p) => `- \`${p.id}\` ${proposalSummary(p)}`));
+  if (skillChanges.length) lines.push("**Team skill changes proposed here** (`approve <id>` / `reject <id>`)", ...skillChanges.slice(0, LESSONS_SHOWN).map((p) => `- \`${short(p.id)}\` ${proposalSummary(p)}`));
   lines.push("`forget <id>` removes one of your lessons (admins: a team rule).");
   return { text: lines.join("\n"), ephemeral: true };
 }
 
-export function lessonLine(e: MemoryEntry, author: { displayName: string | null; externalId: string } | undefined): string {
+/** `short`: how the answer shows ids (ground/short-id.ts); the whole id without it. */
+export function lessonLine(e: MemoryEntry, author: { displayName: string | null; externalId: string } | undefined, short: (id: string) => string = (id) => id): string {
   const lessonCase = parseCase(e.origin);
   const who = lessonCase?.by.name ?? (author ? nameOf(author) : "someone");
   const when = (lessonCase?.at ?? e.createdAt.toISOString()).slice(0, 10);
   const quote = e.quote ? ` "${excerpt(e.quote, QUOTE_CHARS)}"` : "";
   const link = lessonCase?.link ? ` ([correction](${lessonCase.link}))` : "";
   const waiting = e.status === "pending" ? " *(waiting for ✅)*" : "";
-  return `- \`${e.id}\` ${e.text}${waiting} —${quote} *(${who}, ${when})*${link}`;
+  return `- \`${short(e.id)}\` ${e.text}${waiting} —${quote} *(${who}, ${when})*${link}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import { excerpt } from "../lessons/lesson-case.ts";
 import { nameOf } from "../learning/places.ts";
 import type { PersonaStore } from "../persona/store.ts";
 import type { Revision, RevisionStore } from "../revisions/revision-store.ts";
+import { shortId, shortIds } from "../ground/short-id.ts";
 
 /** What the persona's history needs (its revisions), and its rollback (the persona, and who is an admin). */
 export interface PersonaHistoryDeps {
@@ -27,8 +28,9 @@ export async function personaHistory(deps: Pick<PersonaHistoryDeps, "revisions">
   const revisions = await deps.revisions.ofPersona(scope, SHOWN);
   if (revisions.length === 0) return { text: "The team persona was never set here: cairn follows its built-in guidance alone.", ephemeral: true };
   const people = await deps.revisions.actors(scope, revisions);
+  const short = shortIds(revisions.map((r) => r.id));
   const line = (r: Revision): string =>
-    `- \`${r.id}\` ${r.createdAt.toISOString().slice(0, 10)} **${r.action}** by ${r.actorId ? nameOf(people.get(r.actorId)) : r.source}${r.reason ? `: ${r.reason}` : ""} — ${glimpse(r.oldText)} → ${glimpse(r.newText)}`;
+    `- \`${short(r.id)}\` ${r.createdAt.toISOString().slice(0, 10)} **${r.action}** by ${r.actorId ? nameOf(people.get(r.actorId)) : r.source}${r.reason ? `: ${r.reason}` : ""} — ${glimpse(r.oldText)} → ${glimpse(r.newText)}`;
   return { text: ["**History of the team persona**", ...revisions.map(line), "`rollback <revision id>` brings back the text from before that change (cairn admins)."].join("\n"), ephemeral: true };
 }
 
@@ -38,6 +40,6 @@ export async function personaRollback(deps: Pick<PersonaHistoryDeps, "persona" |
   }
   const prov = { source: "tool" as const, actorId: place.person.id, sourceMessageId: null, reason: `rollback of revision ${rev.id} (${rev.action})` };
   const change = await deps.persona.set(workspaceScopeOf(place), rev.oldText ?? "", prov);
-  if (change.kind === "unchanged") return { text: `Nothing to roll back: the team persona is already as it was before revision ${rev.id}.`, ephemeral: true, outcome: "done" };
-  return { text: `Rolled back revision ${rev.id} (${rev.action}) of the team persona: ${rev.oldText === null ? "none is set now" : "its earlier text is back, exactly"}. It applies from each conversation's next session.`, ephemeral: true, outcome: "done" };
+  if (change.kind === "unchanged") return { text: `Nothing to roll back: the team persona is already as it was before revision ${shortId(rev.id)}.`, ephemeral: true, outcome: "done" };
+  return { text: `Rolled back revision ${shortId(rev.id)} (${rev.action}) of the team persona: ${rev.oldText === null ? "none is set now" : "its earlier text is back, exactly"}. It applies from each conversation's next session.`, ephemeral: true, outcome: "done" };
 }

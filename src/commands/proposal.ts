@@ -8,6 +8,7 @@
 import type { CommandReply } from "../ground/commands.ts";
 import type { Place } from "../history/store/store.ts";
 import type { Judged, Learning } from "../learning/learning.ts";
+import { shortId } from "../ground/short-id.ts";
 
 /** What approve and reject need: the learning loop, which judges a proposal as ✅ does. */
 export interface ProposalDeps {
@@ -58,7 +59,7 @@ function skillAnswer({ proposal, judgement }: Extract<Judged, { of: "skill" }>, 
     case "own":
       return own(verdict);
     case "applied":
-      return { text: `Approved: ${skill} now reads as proposed. Revision ${judgement.revisionId}; \`rollback ${judgement.revisionId}\` undoes it (admins).`, ephemeral: true, outcome: "done" };
+      return { text: `Approved: ${skill} now reads as proposed. Revision ${shortId(judgement.revisionId)}; \`rollback ${shortId(judgement.revisionId)}\` undoes it (admins).`, ephemeral: true, outcome: "done" };
     case "rejected":
       return { text: `Rejected: ${skill} stays as it is.`, ephemeral: true, outcome: "done" };
     case "stale":

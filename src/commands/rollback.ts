@@ -17,6 +17,7 @@ import type { Provenance } from "../revisions/revision-store.ts";
 import { undoOf, type Undo } from "../revisions/undo.ts";
 import { ForgottenError } from "../revisions/revision-store.ts";
 import { personaRollback, type PersonaHistoryDeps } from "./persona-history.ts";
+import { shortId, shortIds } from "../ground/short-id.ts";
 
 /** What `rollback` needs: the revisions (which undo), the persona for its own rollbacks, and who is an admin. */
 export interface RollbackDeps extends PersonaHistoryDeps {
@@ -42,7 +43,7 @@ export async function rollbackCommand(deps: RollbackDeps, inbound: Inbound, plac
     return reply(owner ? "Only that item's owner or a cairn admin can roll it back." : "Only cairn admins can roll back shared skills and entries; your own private ones you can roll back yourself.");
   }
   const undo = undoOf(rev);
-  if (!undo.ok) return reply(`Revision ${rev.id} cannot be rolled back: ${undo.why}.`);
+  if (!undo.ok) return reply(`Revision ${shortId(rev.id)} cannot be rolled back: ${undo.why}.`);
   if (item.type === "memory" && undo.status === "active" && item.row.replacesId !== null) {
     return reply("That entry is a proposed change waiting for confirmation; confirm it with `confirm`, or let it be.");
   }
@@ -53,13 +54,14 @@ export async function rollbackCommand(deps: RollbackDeps, inbound: Inbound, plac
     newId = await revisions.undo(item, undo, prov);
   } catch (err) {
     // Forgotten at a person's request: a rollback does not bring it back.
-    if (err instanceof ForgottenError) return reply(`Revision ${rev.id} cannot be rolled back: ${err.forgotten.kind === "entry" ? `this was forgotten on ${day(err.forgotten.at)} at a person's request; not restored` : err.message}.`);
+    if (err instanceof ForgottenError) return reply(`Revision ${shortId(rev.id)} cannot be rolled back: ${err.forgotten.kind === "entry" ? `this was forgotten on ${day(err.forgotten.at)} at a person's request; not restored` : err.message}.`);
     throw err;
   }
   deps.log.info({ person: place.person.id, revision: rev.id, undo: newId }, "revision rolled back");
-  const what = item.type === "skill" ? `skill \`${item.row.name}\`` : `entry \`${item.row.id}\``;
-  if (!newId) return reply(`Nothing to roll back: ${what} is already as it was before revision ${rev.id}.`);
-  return reply(`Rolled back revision ${rev.id} (${rev.action}) of ${what}: ${done(undo)}. This was recorded as revision ${newId}; \`rollback ${newId}\` undoes it.`);
+  const short = shortIds([rev.id, item.row.id, ...(newId ? [newId] : [])]);
+  const what = item.type === "skill" ? `skill \`${item.row.name}\`` : `entry \`${short(item.row.id)}\``;
+  if (!newId) return reply(`Nothing to roll back: ${what} is already as it was before revision ${short(rev.id)}.`);
+  return reply(`Rolled back revision ${short(rev.id)} (${rev.action}) of ${what}: ${done(undo)}. This was recorded as revision ${short(newId)}; \`rollback ${short(newId)}\` undoes it.`);
 }
 
 function done(undo: Extract<Undo, { ok: true }>): string {

@@ -9,6 +9,7 @@ import type { CommandReply } from "../ground/commands.ts";
 import { scopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";
 import type { Learning } from "../learning/learning.ts";
 import { dueNote, itemText } from "../freshness/lines.ts";
+import { shortIds } from "../ground/short-id.ts";
 
 /** What verify needs: the freshness store, its windows and clock (the learning loop holds them). */
 export interface VerifyDeps {
@@ -39,8 +40,9 @@ async function dueHere(deps: VerifyDeps, place: Place): Promise<CommandReply> {
   const due = await store.due(workspaceScopeOf(place), { now: now(), days: settings.verifyDays, limit: LISTED, channels });
   if (due.total === 0) return { text: `Nothing here has gone unconfirmed for ${settings.verifyDays} days.`, ephemeral: true };
   const more = due.total > due.items.length ? [`…and ${due.total - due.items.length} more.`] : [];
+  const short = shortIds(due.items.map((i) => i.id));
   return {
-    text: [`**Due for confirmation** (${due.total}; \`verify <id>\` if it still holds, \`forget <id>\` if not)`, ...due.items.map((i) => `- \`${i.id}\` ${itemText(i)}  _(${dueNote(i)})_`), ...more].join("\n"),
+    text: [`**Due for confirmation** (${due.total}; \`verify <id>\` if it still holds, \`forget <id>\` if not)`, ...due.items.map((i) => `- \`${short(i.id)}\` ${itemText(i)}  _(${dueNote(i)})_`), ...more].join("\n"),
     ephemeral: true,
   };
 }

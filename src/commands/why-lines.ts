@@ -6,6 +6,7 @@ import type { CitedMessage } from "../history/store/store.ts";
 import type { MemoryEntry } from "../memory/store.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { lessonLine } from "./lessons.ts";
+import { shortIds } from "../ground/short-id.ts";
 
 export interface Explained {
   replyId: number;
@@ -31,7 +32,8 @@ export interface Explained {
 const HIT_CHARS = 100;
 
 export function whyText(x: Explained): string {
-  const line = (e: MemoryEntry) => lessonLine(e, x.authors.get(e.createdById ?? ""));
+  const short = shortIds([...x.rules, ...x.lessons, ...x.facts].map((e) => e.id));
+  const line = (e: MemoryEntry) => lessonLine(e, x.authors.get(e.createdById ?? ""), short);
   const out = [`**${x.latest ? "Why my last answer here" : "Why this answer"}** (reply ${x.replyId})`];
   if (x.rules.length) {
     out.push("Team rules in its prompt (react 👎 on the answer if one led it wrong; admins: `forget <id>` archives one, `reword <id> <text>` rewords it):", ...x.rules.map(line));
@@ -40,7 +42,7 @@ export function whyText(x: Explained): string {
   if (x.facts.length) {
     out.push(
       "Facts from memory in its prompt (yours: `forget <id>` deletes one; the team's or the channel's: tell me what changed, or find the change with `history <id>` and undo it with `rollback <revision>`):",
-      ...x.facts.map((e) => factLine(e, x.personId)),
+      ...x.facts.map((e) => factLine(e, x.personId, short)),
     );
   }
   if (x.skills.length) out.push(`Skills it read: ${x.skills.map((s) => `\`${s}\``).join(", ")} (\`history <skill>\` shows their changes; admins: \`archive <skill>\`)`);
@@ -56,9 +58,9 @@ export function whyText(x: Explained): string {
   return out.join("\n");
 }
 
-function factLine(e: MemoryEntry, personId: string): string {
+function factLine(e: MemoryEntry, personId: string, short: (id: string) => string): string {
   const where = e.scope === "team" ? "team memory" : e.scope === "channel" ? "this channel's memory" : e.ownerId === personId ? "your profile" : "a profile";
-  return `- \`${e.id}\` ${e.text} *(${where})*`;
+  return `- \`${short(e.id)}\` ${e.text} *(${where})*`;
 }
 
 function searchLines(s: Explained["searches"][number]): string[] {

@@ -18,6 +18,7 @@
  *   workspace per run (skills, memory), none when there are no candidates.
  * - It posts nothing: the weekly report summarizes; a line per workspace goes to the log.
  */
+import { forWorkspace } from "../ground/usage-context.ts";
 import type { LearningContext } from "../learning/context.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { errText } from "../ground/log.ts";
@@ -73,7 +74,7 @@ export async function runCurator(ctx: CuratorContext, run: CuratorRun): Promise<
     const id = scope.workspaceId;
     if (run.signal?.aborted) break;
     try {
-      const w = await curateWorkspace(ctx, scope, run);
+      const w = await forWorkspace(id, () => curateWorkspace(ctx, scope, run));
       outcome.workspaces.push(w);
       const counts = countChanges(run.dryRun ? w.planned : w.applied);
       ctx.log.info({ workspace: id, run: run.runId, dryRun: run.dryRun, ...counts, skipped: w.skipped.length, dropped: w.dropped, rejected: w.rejected, modelCalls: w.modelCalls }, "curator pass over a workspace");

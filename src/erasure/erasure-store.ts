@@ -21,8 +21,9 @@ import type { Db } from "../db/client.ts";
 import type { PersonScope } from "../ground/types.ts";
 import { countErasure, ownEntriesWhere, planErasure, tallied, type ErasureCounts } from "./plan-store.ts";
 import { bury } from "./tombstone-store.ts";
+import { ERASED_TEXT } from "../history/store/store.ts";
 
-export const TOMBSTONE = "[erased at the author's request]";
+export const TOMBSTONE = ERASED_TEXT;
 
 export const ERASURE_CONFIRM_WINDOW_MS = 10 * 60 * 1000;
 
@@ -50,6 +51,11 @@ export class ErasureStore {
     this.caches.memory.forgetCached();
     this.caches.skills.forgetCached();
     return counts;
+  }
+
+  /** The person's messages an erasure left as a tombstone (`/me` counts them apart from those it holds). */
+  async erasedMessages(person: PersonScope): Promise<number> {
+    return this.db.message.count({ where: { workspaceId: person.workspaceId, authorId: person.personId, text: TOMBSTONE } });
   }
 
   /** What `erasePerson` would do now, counted by the same clauses (plan-store.ts); nothing is written. */

@@ -4,7 +4,7 @@
  * map their syntax to these; the dispatcher (commands/dispatch.ts) answers them.
  */
 
-export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs", "why", "keep", "reword", "teachers", "verify"] as const;
+export const COMMANDS = ["help", "me", "team", "skills", "learn", "lessons", "new", "forget", "confirm", "approve", "reject", "pin", "unpin", "archive", "restore", "persona", "listen", "report", "history", "rollback", "jobs", "why", "keep", "reword", "teachers", "verify", "correct", "good"] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 export interface CommandReply {
@@ -30,9 +30,9 @@ export function parseCommand(word: string): CommandName | null {
 }
 
 /** Commands whose argument is free text, kept whole (line breaks and all) as one argument. */
-const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn", "persona"]);
+const FREE_TEXT: ReadonlySet<CommandName> = new Set(["learn", "persona", "correct"]);
 
-/** A command's arguments from the text after its name: words, or the whole text for `learn`. */
+/** A command's arguments from the text after its name: words, or the whole text for `learn`, `persona`, `correct`. */
 export function commandArgs(name: CommandName, rest: string): string[] {
   if (FREE_TEXT.has(name)) return rest.trim() ? [rest.trim()] : [];
   return rest.split(/\s+/).filter(Boolean);

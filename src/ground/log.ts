@@ -34,6 +34,11 @@ export interface LoggerOptions {
   file?: string;
   /** Where lines go without a file, and warnings and errors with one. Tests pass their own. */
   stderr?: NodeJS.WritableStream;
+  /**
+   * With `file`: called for each warning or error instead of writing it to `stderr`. The terminal
+   * chat tells its person in one short line (platforms/console/attention.ts): JSON there is noise.
+   */
+  onProblem?: () => void;
 }
 
 /**
@@ -65,9 +70,10 @@ export function createLogger(level: string = "info", opts: LoggerOptions = {}): 
       told = true;
     });
     // The logger's level filters first; the file takes what passes, stderr warnings and errors.
+    const onProblem = opts.onProblem;
     destination = pino.multistream([
       { level: "trace", stream: file },
-      { level: "warn", stream: stderr },
+      { level: "warn", stream: onProblem ? { write: () => onProblem() } : stderr },
     ]);
   }
   return pino(

@@ -3,7 +3,7 @@
  * Sent to the model as chat it would do nothing, and a model might even say it was done: a privacy
  * trap for `forget me confirm`. So such a line never becomes a turn. The rule, the same everywhere:
  * - a command that only answers (`skills`, `history <id>`, `listen status`…) is run where its answer
- *   is seen by the asker alone (the console: a terminal nobody else reads);
+ *   is seen by the asker alone (a DM with cairn, by the intake; the console: a terminal nobody else reads);
  * - anything else (every command that changes something, and any command where the answer would be
  *   a public message) is answered "did you mean `/cairn …`?" and not run: a sentence like
  *   "forget me" could be chat, and a change is made only by the command itself.

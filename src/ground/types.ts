@@ -50,7 +50,7 @@ export interface Outbound {
    * `ok` an answer; `failed` the model could not be reached (`text` is a polite apology); `refused`
    * the person or channel is not allowed (`text` says so; nothing was stored); `limited` the
    * person's rate limit is spent (`text` says when to come back); `command` the message was a
-   * command typed without its slash (`text` points to it; ground/typed-command.ts). The delivery path shows `text`
+   * command typed without its slash (`text` points to it, or in a DM is a read-only one's answer; ground/typed-command.ts). The delivery path shows `text`
    * in every case (src/core/delivery.ts); adapters only move the rendered parts.
    */
   status: "ok" | "failed" | "refused" | "limited" | "command";

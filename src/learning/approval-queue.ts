@@ -40,7 +40,7 @@ export function describe(row: WaitingRow, w: Wording = {}): string {
   const q = (text: string) => (hidden ? `in <#${entry?.channelKey ?? "?"}>` : `"${excerpt(text, TEXT)}"`);
   switch (row.kind) {
     case "rule":
-      return row.entry.kind === "rule" ? `Team rule ${q(row.entry.text)} (would replace one in force)` : `Lesson ${q(row.entry.text)} proposed as a team rule`;
+      return row.entry.kind === "rule" ? `Team rule ${q(row.entry.text)} (would replace a rule the team has now)` : `Lesson ${q(row.entry.text)} proposed as a team rule`;
     case "share":
       return `${row.entry.status === "held" ? "Held by the safety screen" : "Asked for the whole team"}: ${q(row.entry.text)}`;
     case "skill":

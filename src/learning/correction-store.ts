@@ -102,6 +102,21 @@ export class CorrectionStore {
     }
   }
 
+  /** The correction of one reply, whatever its status (one per reply). */
+  async ofReply(scope: WorkspaceScope, replyMessageId: number): Promise<Correction | null> {
+    return this.db.correction.findFirst({ where: { workspaceId: scope.workspaceId, replyMessageId } });
+  }
+
+  /**
+   * Takes back a correction opened for `/correct` whose turn never claimed it (the message was
+   * refused, limited, or not stored): deleted while still asked and never shown to anyone, so the
+   * person's next message is not taken for it and the reply can still be corrected.
+   */
+  async withdraw(id: string): Promise<boolean> {
+    const r = await this.db.correction.deleteMany({ where: { id, status: "asked", questionMessageId: null } });
+    return r.count === 1;
+  }
+
   /** The correction a person's message was taken as (status received), if any. */
   async receivedFor(scope: WorkspaceScope, correctionMessageId: number): Promise<Correction | null> {
     return this.db.correction.findFirst({ where: { workspaceId: scope.workspaceId, correctionMessageId, status: "received" } });

@@ -16,6 +16,7 @@ import type { ClaimedCorrection } from "./correction-store.ts";
 import type { TypedCorrection } from "../ground/types.ts";
 import { EmojiSignals } from "./emoji.ts";
 import { feedbackJob } from "./feedback-job.ts";
+import { openCorrection, praiseLastAnswer, type OpenedCorrection } from "./command-feedback.ts";
 import { lessonJob } from "./lesson-job.ts";
 import { reviewJob } from "./review.ts";
 import { remindJobs } from "./remind-job.ts";
@@ -174,6 +175,23 @@ export class Learning {
   /** A correction the person typed, as the turn's model judged it (the `record_correction` tool). */
   recordTypedCorrection(scope: Scope, messageId: number): Promise<TypedCorrection> {
     return this.ctx.corrections.recordTyped(scope, messageId);
+  }
+
+  /** `/correct <text>`: a correction opened for the conversation's last answer (command-feedback.ts). */
+  openCorrection(scope: Scope): Promise<OpenedCorrection> {
+    return openCorrection(this.ctx, scope);
+  }
+
+  /** A `/correct` whose turn did not claim its correction: taken back (CorrectionStore.withdraw). */
+  withdrawCorrection(id: string): Promise<boolean> {
+    return this.ctx.corrections.withdraw(id);
+  }
+
+  /** `/good`: the conversation's last answer praised, as a 👍 does (command-feedback.ts). */
+  async praiseLastAnswer(scope: Scope): Promise<"recorded" | "duplicate" | "no_answer"> {
+    const praised = await praiseLastAnswer(this.ctx, scope);
+    if (praised === "recorded") this.worker.kick();
+    return praised;
   }
 
   /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */

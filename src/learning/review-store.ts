@@ -3,9 +3,13 @@
  * skill reviews read through (marks on the conversation, moved forward only), what was said and
  * done since, and which conversations went quiet.
  */
+import { typedCommand } from "../ground/typed-command.ts";
 import type { Db } from "../db/client.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { ConversationScope } from "../ground/types.ts";
+
+/** Replies looked at for the last answer: a few typed commands in a row are skipped. */
+const LAST_REPLIES = 5;
 
 /** A review job's unique key: one review per conversation and reply it reads through. */
 export const reviewKey = (conversationId: string, replyMessageId: number): string => `review:${conversationId}:${replyMessageId}`;
@@ -52,14 +56,23 @@ export class ReviewStore {
     return sum._sum.toolCalls ?? 0;
   }
 
-  /** The conversation's latest answer to a person, or null. */
+  /**
+   * The conversation's latest answer to a person, or null. A command typed without its slash gets a
+   * stored reply too (its answer, or the pointer to it: turn/intake.ts); that is no answer of the
+   * model's to judge, correct or explain, so the answer before it is the last one.
+   */
   async lastReply(scope: ConversationScope): Promise<ReviewedReply | null> {
-    const reply = await this.db.message.findFirst({
+    const replies = await this.db.message.findMany({
       where: { conversationId: scope.conversationId, workspaceId: scope.workspaceId, role: "assistant", status: "sent", replyToId: { not: null } },
       orderBy: { id: "desc" },
+      take: LAST_REPLIES,
       select: { id: true, replyToId: true },
     });
-    return reply?.replyToId ? { id: reply.id, replyToId: reply.replyToId } : null;
+    if (replies.length === 0) return null;
+    const asked = await this.db.message.findMany({ where: { id: { in: replies.map((r) => r.replyToId!) }, workspaceId: scope.workspaceId }, select: { id: true, text: true } });
+    const commands = new Set(asked.filter((m) => typedCommand(m.text) !== null).map((m) => m.id));
+    const reply = replies.find((r) => !commands.has(r.replyToId!));
+    return reply ? { id: reply.id, replyToId: reply.replyToId! } : null;
   }
 
   /** Conversations with cairn whose last message is in [from, to): the ones that went quiet. */

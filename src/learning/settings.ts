@@ -74,6 +74,8 @@ export interface LearningSettings {
    * settings (tests of other things) leaves it off, as it does the safety screen.
    */
   contradictions: boolean;
+  /** The weekly report's model prices, USD per million tokens, over report/prices.ts (CAIRN_MODEL_PRICES). */
+  modelPrices: Readonly<Record<string, { input: number; output: number; cacheRead?: number | undefined; cacheWrite?: number | undefined }>>;
 }
 
 export const DEFAULT_LEARNING: LearningSettings = {
@@ -93,4 +95,5 @@ export const DEFAULT_LEARNING: LearningSettings = {
   curator: DEFAULT_CURATOR,
   freshness: DEFAULT_FRESHNESS,
   contradictions: false,
+  modelPrices: {},
 };

@@ -78,6 +78,11 @@ export function budgetHeader(used: number, limit: number): string {
   return `[${pct}% - ${grouped(used)}/${grouped(limit)} chars]`;
 }
 
+/** "82 of 1,375 characters used": the budget as people read it (`/me`, the views); the model reads `budgetHeader`. */
+export function budgetWords(used: number, limit: number): string {
+  return `${grouped(used)} of ${grouped(limit)} characters used`;
+}
+
 export interface ApplyOutcome {
   /** One line per operation, in order: what happened. */
   lines: string[];

@@ -27,6 +27,14 @@ const HELD = { status: "held", proposedScope: { not: null } } as const;
 const JUDGED = { OR: [OPEN, HELD] };
 const NEWEST = [{ createdAt: "desc" as const }, { id: "desc" as const }];
 
+/** The proposals a viewer reading `channels` may see (`waiting`; short ids are looked up through it too). */
+export function waitingWhere(channels: ReadonlySet<string>) {
+  const where = [{ scope: "channel", channelKey: { in: [...channels] } }, { scope: "user" }];
+  // Held team writes are judged by anyone in the workspace; held channel writes by who reads the channel.
+  const held = [{ scope: "team" }, { scope: "channel", channelKey: { in: [...channels] } }];
+  return { OR: [{ ...OPEN, OR: where }, { ...HELD, OR: held }] };
+}
+
 export class ShareStore {
   constructor(
     private readonly db: Db,
@@ -52,10 +60,7 @@ export class ShareStore {
    * a DM (the person asked for the whole team to see them; no one else can approve them otherwise).
    */
   async waiting(scope: WorkspaceScope, channels: ReadonlySet<string>): Promise<MemoryEntry[]> {
-    const where = [{ scope: "channel", channelKey: { in: [...channels] } }, { scope: "user" }];
-    // Held team writes are judged by anyone in the workspace; held channel writes by who reads the channel.
-    const held = [{ scope: "team" }, { scope: "channel", channelKey: { in: [...channels] } }];
-    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, OR: [{ ...OPEN, OR: where }, { ...HELD, OR: held }] }, orderBy: NEWEST });
+    return this.db.memoryEntry.findMany({ where: { workspaceId: scope.workspaceId, ...waitingWhere(channels) }, orderBy: NEWEST });
   }
 
   /** Moves an open proposal to the team, or releases a held write where it was asked to go. Throws MemoryError when there is no room for it. */

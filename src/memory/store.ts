@@ -27,7 +27,7 @@ import { disputedIds } from "./validity.ts";
 import { cleanForWrite, displayEntry, grouped, kindOf, LESSON_LIMITS, listEntries, MemoryError, normalize, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp, type Working } from "./entries.ts";
 
 // What services import with the store: the vocabulary of entries (entries.ts) and the revision's provenance.
-export { budgetHeader, displayEntry, kindOf, LESSON_LIMITS, MemoryError, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
+export { budgetHeader, budgetWords, displayEntry, kindOf, LESSON_LIMITS, MemoryError, TARGETS, usedChars, type ApplyOptions, type ApplyOutcome, type MemoryBudgets, type MemoryKind, type MemoryOp } from "./entries.ts";
 export type { Provenance };
 export { pendingWhere, targetWhere, visibleWhere };
 export type { ReachOf, TeamReach } from "./reach.ts";

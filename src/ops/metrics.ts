@@ -49,6 +49,8 @@ export interface ModelCall {
   /** Null when the call failed. */
   usage: ModelUsage | null;
   result: ModelCallResult;
+  /** The workspace the call served ("" outside any): the usage ledger counts it there. */
+  workspaceId?: string;
 }
 
 export interface QueueDepth {
@@ -105,6 +107,7 @@ async function readOrNone(read: () => Promise<readonly QueueDepth[]>): Promise<r
 export class Metrics {
   readonly registry = new Registry();
   private sources: MetricsSources = {};
+  private readonly modelListeners: ((call: ModelCall) => void)[] = [];
 
   private readonly turns: Counter<"outcome">;
   private readonly turnSeconds: Histogram<"outcome">;
@@ -216,7 +219,13 @@ export class Metrics {
     if (seconds !== undefined) this.turnSeconds.observe({ outcome }, seconds);
   }
 
+  /** Also tells `listener` of every model call (the usage ledger keeps them per workspace). */
+  onModelCall(listener: (call: ModelCall) => void): void {
+    this.modelListeners.push(listener);
+  }
+
   modelCall(call: ModelCall): void {
+    for (const l of this.modelListeners) l(call);
     const labels = { purpose: call.purpose, model: call.model, result: call.result };
     this.modelCalls.inc(labels);
     this.modelSeconds.observe(labels, call.seconds);

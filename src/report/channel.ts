@@ -1,5 +1,5 @@
 /**
- * CAIRN_REPORT_CHANNEL: where the weekly self-review is posted. `slack:C0123` (a Slack channel id),
+ * CAIRN_REPORT_CHANNEL: where the weekly report is posted. `slack:C0123` (a Slack channel id),
  * `discord:123456789` (a Discord channel id) or `console`. Unset: reports are stored only.
  *
  * A channel belongs to one workspace, and only that workspace's report is posted there (every

@@ -1,5 +1,5 @@
 /**
- * The `report` job: the weekly self-review of every workspace for one schedule slot, queued by the
+ * The `report` job: the weekly report of every workspace for one schedule slot, queued by the
  * scheduler with `{ slot, requestedBy? }`. The week is [slot - 7 days, slot).
  *
  * Invariants kept here:
@@ -14,6 +14,7 @@ import { defineJob } from "../jobs/worker.ts";
 import { errText } from "../ground/log.ts";
 import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel } from "./channel.ts";
 import type { ReportChannel } from "../learning/settings.ts";
+import { forWorkspace } from "../ground/usage-context.ts";
 import { buildReport, type BuiltReport, type ReportContext } from "./build.ts";
 import type { ReportWorkspace } from "./report-store.ts";
 
@@ -53,7 +54,8 @@ export async function runReports(ctx: ReportContext, p: ReportPayload, signal?: 
       counts.already++;
       continue;
     }
-    const report = await buildReport(ctx, ws, end, signal);
+    // The narrative's model call is this workspace's usage.
+    const report = await forWorkspace(ws.scope.workspaceId, () => buildReport(ctx, ws, end, signal));
     if (signal?.aborted) break;
     // Another run stored it first (null): that run posts it.
     const row = await ctx.reports.save(ws.scope, p.slot, report);

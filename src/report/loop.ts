@@ -89,24 +89,24 @@ function curatorSection(d: LoopData): ReportSection | null {
   const shown = d.curator.slice(0, LOOP_LISTED);
   const buttons: ViewButton[] = shown.slice(0, LOOP_BUTTONS).map((c, i) => ({ label: `Roll back ${i + 1}`, command: "rollback", args: [c.revisionId] }));
   return {
-    heading: "What the curator did",
-    aside: "(admins can roll any of it back)",
+    heading: "What cairn tidied up",
+    aside: "(its weekly clean-up of what it knows; admins can undo any of it)",
     lines: [...shown.map((c, i) => curatorLine(c).replace(/^- /, `- ${i + 1}. `)), ...more(d.curator.length, shown.length, "`/cairn history <item>` lists them")],
     buttons,
   };
 }
 
-const KEPT: Record<string, string> = { keep_new: "kept the new one", keep_old: "kept the old one", keep_both: "kept both" };
+const KEPT: Record<string, string> = { keep_new: "the newer one kept", keep_old: "the older one kept", keep_both: "both kept" };
 
 function changedSection(d: LoopData): ReportSection | null {
   const { superseded, conflicts } = d;
   if (superseded.length === 0 && conflicts.decided.length === 0 && conflicts.open === 0) return null;
   const lines = superseded.slice(0, LOOP_LISTED).map((s) => `- A ${s.kind} ${q(s.text, s.channelKey)} no longer holds since ${s.until.slice(0, 10)}${s.byText && !s.channelKey ? `; now: ${q(s.byText)}` : ""}`);
   lines.push(...more(superseded.length, Math.min(superseded.length, LOOP_LISTED), "`/cairn history <entry>` shows each one's past"));
-  for (const c of conflicts.decided.slice(0, LOOP_LISTED)) lines.push(`- Conflict decided, ${KEPT[c.action] ?? c.action}: ${q(c.text, c.channelKey)} (${c.at.slice(0, 10)})`);
+  for (const c of conflicts.decided.slice(0, LOOP_LISTED)) lines.push(`- Disagreement settled, ${KEPT[c.action] ?? c.action}: ${q(c.text, c.channelKey)} (${c.at.slice(0, 10)})`);
   lines.push(...more(conflicts.decided.length, Math.min(conflicts.decided.length, LOOP_LISTED), "`/cairn history <entry>` shows them"));
-  if (conflicts.open) lines.push(`- ${conflicts.open} conflict${conflicts.open === 1 ? "" : "s"} still open: listed under "Waiting for approval"`);
-  return { heading: "Facts that changed", aside: `(${superseded.length} superseded, ${conflicts.decided.length} conflict${conflicts.decided.length === 1 ? "" : "s"} decided, ${conflicts.open} open)`, lines };
+  if (conflicts.open) lines.push(`- ${conflicts.open} disagreement${conflicts.open === 1 ? "" : "s"} between things cairn was told still open: listed under "Waiting for approval"`);
+  return { heading: "Facts that changed", aside: `(${superseded.length} no longer true, ${conflicts.decided.length} disagreement${conflicts.decided.length === 1 ? "" : "s"} settled, ${conflicts.open} open)`, lines };
 }
 
 /** `verify` is another part's command: its buttons appear once the command exists, the typed form always. */
@@ -117,7 +117,7 @@ function dueSection(d: LoopData, verifyDays: number): ReportSection | null {
   const lines = d.due.items.map((e, i) => `- ${i + 1}. ${q(e.text, e.channelKey)} (${e.scope} ${e.kind}, last confirmed ${e.lastConfirmed}) · ${typed("verify", e.id)}`);
   lines.push(...more(d.due.count, d.due.items.length, "`/cairn team` lists them"));
   const buttons: ViewButton[] = VERIFY ? d.due.items.slice(0, LOOP_BUTTONS).map((e, i) => ({ label: `Still true ${i + 1}`, command: VERIFY, args: [e.id] })) : [];
-  return { heading: "Due for confirmation", aside: `(${d.due.count} shared item${d.due.count === 1 ? "" : "s"} nobody confirmed for ${verifyDays} days)`, lines, buttons };
+  return { heading: "Due for confirmation", aside: `(${d.due.count} thing${d.due.count === 1 ? "" : "s"} the team taught cairn that nobody has said are still true for ${verifyDays} days)`, lines, buttons };
 }
 
 function queueOf(waiting: readonly WaitingRow[], end: Date): ReportSection | null {
@@ -125,7 +125,7 @@ function queueOf(waiting: readonly WaitingRow[], end: Date): ReportSection | nul
   const { lines, buttons } = queueSection(waiting, end, LOOP_QUEUE, CHANNELS_UNQUOTED);
   const oldest = waiting[0]!;
   const days = Math.floor((end.getTime() - oldest.since.getTime()) / (24 * HOUR_MS));
-  return { heading: "Waiting for approval", aside: `(${waiting.length} in all, the oldest ${days} day${days === 1 ? "" : "s"}; a button runs the command as you)`, lines, buttons };
+  return { heading: "Waiting for approval", aside: `(${waiting.length} in all, the oldest ${days} day${days === 1 ? "" : "s"}; a button runs the command as whoever clicks it)`, lines, buttons };
 }
 
 /** The loop's sections, in the order the report shows them; empty ones left out. */

@@ -1,5 +1,5 @@
 /**
- * The weekly self-review's numbers, all from the database (never from the model), for one
+ * The weekly report's numbers, all from the database (never from the model), for one
  * workspace and the week [end - 7 days, end), where end is the schedule slot. docs/report.md
  * defines each; the comments below say which rows and revisions they count.
  */

@@ -1,14 +1,15 @@
 /**
  * The week's most praised answers: what they were about and which skills they read. Praise is a
  * positive reaction or feedback button still on an answer (ReplyTrace.positive). Topics are the
- * answered questions grouped as repeated problems group lessons (topics.ts); a lone question is a
- * topic of its own. Only what anyone in the workspace may see: no DM's answers, and of the skills
+ * answered questions grouped as repeated problems group lessons (topics.ts), each named by one of
+ * its questions (topics.ts `representative`); a lone question is a topic of its own. Only what anyone in the workspace may see: no DM's answers, and of the skills
  * read only team and bundled ones (a person's or a channel's skill is not named).
  */
 import type { WorkspaceScope } from "../ground/scope.ts";
 import type { Period } from "./metrics.ts";
 import type { ReportStore } from "./report-store.ts";
-import { groupByWords, sharedWords } from "./topics.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
+import { groupByWords, QUESTION_CHARS, representative } from "./topics.ts";
 
 /** Topics and skills listed, the most praised first. */
 export const PRAISED_MAX = 3;
@@ -21,8 +22,8 @@ export interface PraisedCount {
 }
 
 export interface PraisedTopic extends PraisedCount {
-  /** Words the topic's questions share (a lone question's own words). */
-  words: string[];
+  /** One of the topic's questions (the most like the others), cut to QUESTION_CHARS. */
+  question: string;
 }
 
 export interface PraisedSkill extends PraisedCount {
@@ -42,7 +43,8 @@ export async function praisedThisWeek(reports: ReportStore, scope: WorkspaceScop
   const questions = replies.map((r) => r.question);
   const topics = groupByWords(questions, 1).map((group) => {
     const members = group.map((i) => replies[i]!);
-    return { words: sharedWords(members.map((m) => m.question)), replies: members.length, praise: members.reduce((n, m) => n + m.praise, 0) };
+    const named = representative(members.map((m) => ({ text: m.question, at: m.at })))!;
+    return { question: excerpt(named.text, QUESTION_CHARS), replies: members.length, praise: members.reduce((n, m) => n + m.praise, 0) };
   });
   const shown = await reports.teamSkills(scope, [...new Set(replies.flatMap((r) => r.skills))]);
   const skills = new Map<string, PraisedSkill>();
@@ -56,7 +58,7 @@ export async function praisedThisWeek(reports: ReportStore, scope: WorkspaceScop
   return {
     replies: replies.length,
     praise: replies.reduce((n, r) => n + r.praise, 0),
-    topics: most(topics, (t) => t.words.join(" ")),
+    topics: most(topics, (t) => t.question),
     skills: most([...skills.values()], (s) => s.name),
   };
 }

@@ -1,13 +1,15 @@
 /**
- * What the weekly self-review reads and writes: the workspaces it reports on (each returned with
+ * What the weekly report reads and writes: the workspaces it reports on (each returned with
  * its scope), the stored reports, and one workspace's counts for a week (replies, corrections,
- * skills, reply traces, praised answers, the memory entries with their revisions, the people who taught them).
+ * who talked to cairn, failed replies, skills, reply traces, praised answers, the questions behind
+ * corrected answers, the memory entries with their revisions, the people who taught them).
  * Every read of a workspace's rows takes its scope; the report's arithmetic stays with its services.
  */
 import { z } from "zod";
 import type { Db } from "../db/client.ts";
 import type { Person, Report, Workspace } from "../db/generated/sqlite/client.ts";
 import { isUniqueViolation } from "../db/errors.ts";
+import { TOMBSTONE } from "../erasure/erasure-store.ts";
 import { workspaceScope } from "../db/scopes.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import type { Platform } from "../ground/types.ts";
@@ -51,9 +53,10 @@ export interface SkillActivity {
   neverUsed: string[];
 }
 
-/** An answer people praised: the question it answered, the skills its turn read, its praise. */
+/** An answer people praised: the question it answered (and when it was answered), the skills its turn read, its praise. */
 export interface PraisedReply {
   question: string;
+  at: Date;
   skills: string[];
   praise: number;
 }
@@ -205,6 +208,47 @@ export class ReportStore {
     return this.db.correction.count({ where: { workspaceId: scope.workspaceId, createdAt: inSpan(p), status: "learned" } });
   }
 
+  /**
+   * Who talked to cairn in the week: distinct people (not bots) who wrote in a conversation with it,
+   * and those conversations. DMs are counted (never quoted); a listened channel's own messages are not.
+   */
+  async activity(scope: WorkspaceScope, p: Span): Promise<{ people: number; conversations: number }> {
+    const rows = await this.db.message.findMany({
+      where: { workspaceId: scope.workspaceId, role: "user", authorId: { not: null }, createdAt: inSpan(p), conversation: { kind: "chat" }, author: { isBot: false } },
+      select: { authorId: true, conversationId: true },
+      distinct: ["authorId", "conversationId"],
+    });
+    return { people: new Set(rows.map((r) => r.authorId)).size, conversations: new Set(rows.map((r) => r.conversationId)).size };
+  }
+
+  /**
+   * Replies of the week stored as failed (an apology, a rate limit's notice, an answer no platform
+   * took), and of those, the ones whose text is one of `apologies` (the model could not be reached).
+   */
+  async unanswered(scope: WorkspaceScope, p: Span, apologies: readonly string[]): Promise<{ failed: number; apologised: number }> {
+    const where = { workspaceId: scope.workspaceId, role: "assistant", status: "failed", replyToId: { not: null }, createdAt: inSpan(p) };
+    const [failed, apologised] = await Promise.all([this.db.message.count({ where }), this.db.message.count({ where: { ...where, text: { in: [...apologies] } } })]);
+    return { failed, apologised };
+  }
+
+  /**
+   * The questions these replies answered, with when they were asked: only from channel
+   * conversations (a DM's text never reaches the report) and never an erased message.
+   */
+  async questionsAnswered(scope: WorkspaceScope, replyIds: readonly number[]): Promise<{ replyId: number; text: string; at: Date }[]> {
+    if (replyIds.length === 0) return [];
+    const { workspaceId } = scope;
+    const replies = await this.db.message.findMany({ where: { workspaceId, id: { in: [...replyIds] }, role: "assistant", conversation: { isDm: false, kind: "chat" } }, select: { id: true, replyToId: true } });
+    const asked = replies.flatMap((r) => (r.replyToId === null ? [] : [r.replyToId]));
+    if (asked.length === 0) return [];
+    const questions = await this.db.message.findMany({ where: { workspaceId, id: { in: asked }, role: "user", conversation: { isDm: false }, NOT: { text: TOMBSTONE } }, select: { id: true, text: true, createdAt: true } });
+    const byId = new Map(questions.map((q) => [q.id, q]));
+    return replies.flatMap((r) => {
+      const q = r.replyToId === null ? undefined : byId.get(r.replyToId);
+      return q ? [{ replyId: r.id, text: q.text, at: q.createdAt }] : [];
+    });
+  }
+
   async skills(scope: WorkspaceScope, p: Span): Promise<SkillActivity> {
     const { workspaceId } = scope;
     const [created, patches, traces, unused] = await Promise.all([
@@ -238,15 +282,15 @@ export class ReportStore {
     // Answers to a person, as the week's replies are counted.
     const replies = await this.db.message.findMany({
       where: { workspaceId, id: { in: traces.map((t) => t.messageId) }, role: "assistant", status: "sent", replyToId: { not: null }, createdAt: inSpan(p), conversation: { isDm: false } },
-      select: { id: true, replyToId: true },
+      select: { id: true, replyToId: true, createdAt: true },
     });
     const asked = replies.flatMap((r) => (r.replyToId === null ? [] : [r.replyToId]));
-    const questions = new Map((await this.db.message.findMany({ where: { workspaceId, id: { in: asked } }, select: { id: true, text: true } })).map((q) => [q.id, q.text]));
+    const questions = new Map((await this.db.message.findMany({ where: { workspaceId, id: { in: asked }, NOT: { text: TOMBSTONE } }, select: { id: true, text: true } })).map((q) => [q.id, q.text]));
     const byReply = new Map(traces.map((t) => [t.messageId, t]));
     return replies.flatMap((r) => {
       const question = r.replyToId === null ? undefined : questions.get(r.replyToId);
       const trace = byReply.get(r.id);
-      return question === undefined || !trace ? [] : [{ question, skills: shownIds(trace.skills), praise: trace.positive }];
+      return question === undefined || !trace ? [] : [{ question, at: r.createdAt, skills: shownIds(trace.skills), praise: trace.positive }];
     });
   }
 

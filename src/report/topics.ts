@@ -1,10 +1,12 @@
 /**
  * Repeated problems: this week's corrections on the same topic.
- * - By words: this week's channel lessons (a learned correction each) whose texts share
+ * - By question: this week's channel lessons (a learned correction each) whose texts share
  *   distinctive words (distill.ts `overlap`, ALWAYS/NEVER left out) are one topic; a topic of two or
- *   more is a repeated problem. Private (DM) lessons are never read here.
- * - By rule: corrected answers of this week that had the same team rule in front of the model
- *   (the reply trace's lessons shown): the rule did not prevent the mistake, or caused it.
+ *   more is a repeated problem, named by a question people asked (the one most like the others,
+ *   the latest among equals). Questions come from channel conversations only; private (DM) lessons
+ *   are never read here, and a DM's question is never quoted.
+ * - By rule: corrected answers of this week whose prompt held the same team rule (the reply
+ *   trace's rules and lessons shown): the rule did not prevent the mistake, or caused it.
  */
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { overlap } from "../learning/distill.ts";
@@ -14,14 +16,20 @@ import { within } from "./lifetime.ts";
 import type { HistoryEntry } from "./memory-history.ts";
 import type { Period } from "./metrics.ts";
 import type { ReportStore } from "./report-store.ts";
+import { excerpt } from "../lessons/lesson-case.ts";
 
 /** Lessons at least this alike (cosine of their distinctive words) are on the same topic. */
 export const SAME_TOPIC = 0.3;
 const TOPIC_WORDS = 3;
 const RULE_WORDS = new Set(["always", "never"]);
 
+/** How long a quoted question may be. */
+export const QUESTION_CHARS = 80;
+
 export interface WordTopic {
-  /** Words the topic's lessons share, most shared first. */
+  /** A question people asked on the topic, cut to QUESTION_CHARS; null when none can be shown. */
+  question: string | null;
+  /** Words the topic's lessons share, most shared first (for the model; the report quotes the question). */
   words: string[];
   lessons: number;
   /** Who made the corrections (the lesson cases' `by.name`), distinct, in order. */
@@ -78,12 +86,27 @@ export function sharedWords(texts: readonly string[]): string[] {
     .map((c) => c.word);
 }
 
+/** The text most like the others (summed overlap), the latest among equals; null for none. */
+export function representative<T extends { text: string; at: Date }>(items: readonly T[]): T | null {
+  let best: { item: T; score: number } | null = null;
+  for (const item of items) {
+    const score = items.reduce((n, other) => (other === item ? n : n + overlap(item.text, other.text)), 0);
+    if (!best || score > best.score || (score === best.score && item.at > best.item.at)) best = { item, score };
+  }
+  return best?.item ?? null;
+}
+
 export async function repeatedProblems(reports: ReportStore, scope: WorkspaceScope, entries: readonly HistoryEntry[], p: Period): Promise<RepeatedProblems> {
   const lessons = entries.filter((e) => e.kind === "lesson" && e.scope === "channel" && within(e.createdAt, p.start, p.end));
-  const byWords = groupByWords(lessons.map((l) => l.text)).map((group) => {
-    const members = group.map((i) => lessons[i]!);
+  const groups = groupByWords(lessons.map((l) => l.text)).map((group) => group.map((i) => lessons[i]!));
+  // The corrected replies' questions, read from the messages: an erased one is gone, a DM's never read.
+  const replyIds = groups.flatMap((members) => members.flatMap((m) => parseCase(m.origin)?.replyMessageId ?? []));
+  const asked = new Map((await reports.questionsAnswered(scope, replyIds)).map((q) => [q.replyId, q]));
+  const byWords = groups.map((members): WordTopic => {
     const people = [...new Set(members.map((m) => parseCase(m.origin)?.by.name).filter((n): n is string => !!n))];
-    return { words: sharedWords(members.map((m) => m.text)), lessons: members.length, people };
+    const questions = members.flatMap((m) => asked.get(parseCase(m.origin)?.replyMessageId ?? -1) ?? []);
+    const question = representative(questions);
+    return { question: question ? excerpt(question.text, QUESTION_CHARS) : null, words: sharedWords(members.map((m) => m.text)), lessons: members.length, people };
   });
   const traces = await reports.correctedShown(scope, p);
   const rules = new Map(entries.filter((e) => e.kind === "rule" && e.scope === "team").map((e) => [e.id, e]));

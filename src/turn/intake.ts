@@ -24,7 +24,9 @@ import type { Recovery } from "./recovery.ts";
 import type { TurnRunner } from "./turn.ts";
 import { notATurn } from "../delivery/delivery.ts";
 import { NotStoredError } from "../ground/errors.ts";
-import { didYouMean, typedCommand } from "../ground/typed-command.ts";
+import { didYouMean, typedCommand, type TypedCommand } from "../ground/typed-command.ts";
+import type { CommandName, CommandReply } from "../ground/commands.ts";
+import { runCommandSafely } from "../delivery/command-answer.ts";
 
 export interface HandleOptions {
   leased?: boolean;
@@ -43,6 +45,8 @@ export interface IntakeDeps {
   queue: KeyedQueue;
   runner: TurnRunner;
   metrics: Metrics;
+  /** Runs a command as its asker (the command service, access rules and all): a read-only command typed in a DM. */
+  command?: (inbound: Inbound, name: CommandName, args: readonly string[]) => Promise<CommandReply>;
   log: Logger;
   now: () => Date;
 }
@@ -105,6 +109,8 @@ export class Intake {
       // A command typed without its slash is never a turn: the model would only chat about it
       // (ground/typed-command.ts says which lines are one). It costs no model call, so no rate.
       const typed = typedCommand(inbound.text);
+      const run = typed && this.runsHere(inbound, typed);
+      if (run) return { turn: queue.run(key, () => this.runTyped(run, inbound, typed, place, session.id, stored.id, lease())) };
       if (typed) return { turn: this.pointTo(place, session.id, stored.id, didYouMean(inbound.platform, typed.call), lease()) };
       const rate = await limiter.take(personScopeOf(place), stored.id, this.deps.now());
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
@@ -137,6 +143,30 @@ export class Intake {
     if (!reply) return { kind: "dropped", reason: "taken_over" };
     // The person is told what was left out of an over-long message, with the answer to the rest.
     return { kind: "reply", reply: fitted.cut ? { ...reply, text: `${cutNote(fitted.cut, limit)}\n\n${reply.text}` } : reply };
+  }
+
+  /**
+   * How a typed command is run here, or null when it is only pointed to. Only a read-only one in a
+   * DM: nobody but the asker reads a DM, so its answer is as private as `/cairn …`'s. In a channel
+   * or thread the reply to a message is public (`ReplyTarget` has no private surface: Slack's
+   * ephemeral posts and Discord's ephemeral replies reach the core only as `CommandTarget.private`,
+   * for commands the platform itself hands in), so there it is pointed to. A change never runs.
+   */
+  private runsHere(inbound: Inbound, typed: TypedCommand): IntakeDeps["command"] | null {
+    return !typed.changes && inbound.channel.isDm ? (this.deps.command ?? null) : null;
+  }
+
+  /**
+   * A read-only command typed in a DM, run as its asker and its answer stored as the reply (in the
+   * DM's history, which only its asker reads, as the pointer would be); no model call, no rate. In
+   * the conversation's turn order, so it answers after the turn of a message sent before it.
+   */
+  private async runTyped(run: NonNullable<IntakeDeps["command"]>, inbound: Inbound, typed: TypedCommand, place: Place, sessionId: string, messageId: number, lease: Lease | null): Promise<Outbound | null> {
+    const { log } = this.deps;
+    const answer = await runCommandSafely(() => run(inbound, typed.call.name, typed.call.args), log.child({ platform: inbound.platform, command: typed.call.name }));
+    const reply = await this.deps.runner.recordReply(place, sessionId, messageId, answer.text, "sent", lease);
+    log.info({ person: place.person.id, command: typed.call.name }, "a read-only command typed in a DM: run");
+    return reply && { status: "command", text: answer.text, conversationId: place.conversation.id, replyMessageId: reply.id };
   }
 
   /** A typed command: the pointer to it is stored as the reply, as a limit's notice is; no model call. */

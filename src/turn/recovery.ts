@@ -12,6 +12,7 @@
  *   across replicas.
  * - The working mark (👀) on a recovered message is taken off either way.
  */
+import { didYouMean, typedCommand } from "../ground/typed-command.ts";
 import type { Conversation, Message, Place, Workspace } from "../history/store/store.ts";
 import { excerpt } from "../lessons/lesson-case.ts";
 import { errText, type Logger } from "../ground/log.ts";
@@ -42,8 +43,11 @@ export interface RecoveryDeps {
   inQueue<T>(conversationKey: string, work: () => Promise<T>): Promise<T>;
   /** The turn for a stored message: the model is asked, the reply stored under a lease. */
   answer(place: Place, sessionId: string | null, messageId: number): Promise<Outbound | null>;
-  /** Stores `text` as the failed reply to a message (the trigger marks the message failed). */
-  giveUp(place: Place, sessionId: string | null, messageId: number, text: string): Promise<Outbound | null>;
+  /**
+   * Stores `text` as the failed reply to a message (the trigger marks the message failed), or, for
+   * a `command` typed without its slash, as the pointer to it (sent, as the intake stores it).
+   */
+  giveUp(place: Place, sessionId: string | null, messageId: number, text: string, command?: boolean): Promise<Outbound | null>;
   /** Posts a stored reply into its conversation (`answers`: the person's message); whether it is on the platform. */
   post(reply: Outbound, workspace: Workspace, conversation: Conversation, answers: string | null): Promise<boolean>;
   /** Takes the working mark off a person's message. */
@@ -177,7 +181,14 @@ export class Recovery {
     const place: Place = { workspace, person: author, conversation };
     const age = this.deps.now().getTime() - row.createdAt.getTime();
     const late = age > this.deps.settings.maxAgeMs;
-    const reply = late ? await this.deps.giveUp(place, row.sessionId, row.id, notAnsweredText(row)) : await this.deps.answer(place, row.sessionId, row.id);
+    // A command typed without its slash is never a turn, not even one recovered after a crash: it is
+    // pointed to, as the intake would have (never run here, where nothing asks as its author).
+    const typed = typedCommand(row.text);
+    const reply = typed
+      ? await this.deps.giveUp(place, row.sessionId, row.id, didYouMean(platform, typed.call), true)
+      : late
+        ? await this.deps.giveUp(place, row.sessionId, row.id, notAnsweredText(row))
+        : await this.deps.answer(place, row.sessionId, row.id);
     // Null: yet another process took it over meanwhile (this one stalled past its lease); it posts.
     if (!reply) return;
     await this.postReply(reply, row.id, workspace, conversation, row.platformId);

@@ -19,7 +19,7 @@ import type { Inbound, WorkspaceScope } from "../ground/types.ts";
 import type { MemoryEntry, Person, Skill, ViewStore } from "./view-store.ts";
 import { scopeOf, type HistoryStore, type Place } from "../history/store/store.ts";
 import { isAdmin, type AccessPolicy } from "../admission/access.ts";
-import { budgetHeader, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
+import { budgetWords, kindOf, usedChars, type MemoryStore } from "../memory/store.ts";
 import type { PersonaStore } from "../persona/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import { excerpt, parseCase, QUOTE_CHARS } from "../lessons/lesson-case.ts";
@@ -108,7 +108,7 @@ async function you(ctx: Ctx): Promise<ViewSection> {
   return {
     id: "you",
     title: "You",
-    lines: [`Your profile ${budgetHeader(usedChars(facts.map((e) => e.text)), deps.memory.limit("user"))}. Stored messages from you: ${messages}.`],
+    lines: [`Your profile: ${budgetWords(usedChars(facts.map((e) => e.text)), deps.memory.limit("user"))}. Stored messages from you: ${messages}.`],
     buttons: [
       {
         label: "Forget me",

@@ -13,6 +13,7 @@ import { waitUntil } from "../fakes/http.ts";
 import { makeCore } from "../support/agent.ts";
 import type { Database } from "../support/db.ts";
 import { answerIn, Observer, type Driver, type Place } from "./contract.ts";
+import { expandIds } from "../support/short-ids.ts";
 
 const ADMIN = "cairn-admin";
 const SKILL = (body: string) => `---\nname: release-notes\ndescription: Use when writing release notes\n---\n# Release notes\n${body}\n`;
@@ -104,7 +105,7 @@ export function skillProposalContract(driver: Driver, getDb: () => Database): vo
     // An admin rolls the revision back.
     const inbound = observer.received.find((r) => r.inbound.messageId === asked.id)!.inbound;
     const rolled = await core.command({ ...inbound, author: { externalId: ADMIN, displayName: "Ada" }, messageId: `cmd-${asked.id}` }, "rollback", [rev.id]);
-    expect(rolled.text).toContain(`Rolled back revision ${rev.id}`);
+    expect(expandIds(rolled.text, [rev.id])).toContain(`Rolled back revision ${rev.id}`);
     expect((await db().skill.findUniqueOrThrow({ where: { id: skill.id } })).content).toBe(SKILL(BEFORE));
   });
 }

@@ -108,7 +108,7 @@ describe("npm start: the console chat", () => {
     expect(first.stdout).toContain("cairn> Hello Dana.");
     expect(first.stdout).toContain("cairn> Noted.");
     // Markdown rendered for the terminal: no raw markup.
-    expect(first.stdout).toMatch(/^Your profile \[\d+% - 28\/1,375 chars\]\n• Dana is on the payments team/m);
+    expect(first.stdout).toMatch(/^Your profile \(28 of 1,375 characters used\)\n• Dana is on the payments team/m);
     expect(first.stdout).toContain("• cairn-guide (bundled)");
     expect(first.stdout).not.toMatch(/\*\*|`/);
     expect(existsSync(dbPath)).toBe(true);

@@ -12,6 +12,7 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { scopeOf } from "../../src/history/store/store.ts";
 import type { Core } from "../../src/app/core.ts";
 import type { HandleResult } from "../../src/ground/types.ts";
+import { expandIds } from "../support/short-ids.ts";
 
 const ADMIN = "UADMIN";
 const ACCESS = accessPolicy({ admins: [`slack:${ADMIN}`], users: [], channels: [], roles: [] });
@@ -69,7 +70,7 @@ forEachDatabase("forgetting sticks", (getDb) => {
     const tea = await db().memoryEntry.findFirstOrThrow({ where: { text: "Carol drinks tea at 4pm", status: "active", workspaceId: await wsId() } });
     await h.core.command(inboundFor(carol), "forget", [tea.id]);
     const refused = await h.core.command(inboundFor(carol), "rollback", [replaced.id]);
-    expect(refused.text).toMatch(new RegExp(`Revision ${replaced.id} cannot be rolled back: this was ${FORGOTTEN.source}`));
+    expect(expandIds(refused.text, [replaced.id])).toMatch(new RegExp(`Revision ${replaced.id} cannot be rolled back: this was ${FORGOTTEN.source}`));
     expect((await db().memoryEntry.findUniqueOrThrow({ where: { id: entry.id } })).text).toBe("Carol drinks coffee at 4pm");
     expect(await db().revision.count({ where: { entityId: entry.id } })).toBe(2);
 

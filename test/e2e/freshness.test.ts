@@ -19,6 +19,7 @@ import { payloadFor, slotKey } from "../../src/jobs/schedules.ts";
 import { lastUserText, startFakeAnthropic, systemText, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { makeCore } from "../support/agent.ts";
 import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from "../support/db.ts";
+import { showsId } from "../support/short-ids.ts";
 
 const DAY = 86_400_000;
 const ago = (days: number) => new Date(Date.now() - days * DAY);
@@ -123,8 +124,8 @@ forEachDatabase("memory that stays true: verification dates", (getDb) => {
     expect(systemText(next)).not.toMatch(/deploy-checklist[^\n]*last confirmed/);
     // `verify` alone lists what is still due here: the rule.
     const listed = await h.command(inboundFor(alice), "verify", []);
-    expect(listed.text).toContain(rule.id);
-    expect(listed.text).not.toContain(old.id);
+    expect(showsId(listed.text, rule.id, rule.text)).toBe(true);
+    expect(listed.text).not.toContain(old.text);
   });
 
   it("✅ on an answer confirms the shared items it drew on that the reactor may see; 👍 confirms nothing", async () => {

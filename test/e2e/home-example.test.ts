@@ -13,7 +13,7 @@ it("the Home example prints Ana's Home tab as Slack shows it, with only what she
   // Her profile with its Delete button, the proposal with Approve and Reject, the admin's buttons.
   expect(stdout).toContain("  • Ana prefers answers as bullet points  _(tool, 2025-05-17)_   [ Delete ⚠ ]");
   // How long it has waited is read from the clock the example runs at (issue 27's approval queue).
-  expect(stdout).toMatch(/ {2}• ALWAYS run `pnpm db:migrate --dry-run` before a production migration {2}_\(taught by Bo, 2025-06-15; waiting \d+ days\)_\n {4}\[ Approve \] \[ Reject ⚠ \]/);
+  expect(stdout).toMatch(/ {2}• ALWAYS run `pnpm db:migrate --dry-run` before a production migration {2}_\(taught by Bo, 2025-06-15; waiting 1 day\)_\n {4}\[ Approve \] \[ Reject ⚠ \]/);
   expect(stdout).toContain("[ Forget me ]");
   expect(stdout).toContain("[ Edit persona ]");
   expect(stdout).toContain("`deploy-checklist` (pinned): Steps to ship the backend to production  _(used 120 times, last 2025-06-15)_   [ Unpin ]");

@@ -11,6 +11,7 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { PASTE_INSTEAD } from "../../src/commands/learn.ts";
 import { LESSONS_SHOWN } from "../../src/commands/lessons.ts";
 import type { LessonCase } from "../../src/lessons/lesson-case.ts";
+import { expandIds, showsId } from "../support/short-ids.ts";
 
 const ROLLBACK = `---
 name: deploy-rollback
@@ -162,30 +163,31 @@ forEachDatabase("learn, lessons and forget commands", (getDb) => {
 
   it("lists the lessons and rules a person may see, where they may see them, with ids and origins", async () => {
     const { mine, chan, rule, pending } = await seed();
+    const ids = [mine.id, chan.id, rule.id, pending.id];
     const own = await h.core.command(inboundFor(channel("UALICE", "C-backend")), "lessons");
     expect(own.ephemeral).toBe(true);
-    expect(own.text).toContain(`\`${mine.id}\` ALWAYS answer Alice in bullet points`);
-    expect(own.text).toContain('"bullets please"');
-    expect(own.text).toContain(`\`${chan.id}\` ALWAYS link the ticket in #backend — "link the ticket!" *(Alice, 2025-03-04)* ([correction](https://slack.com/archives/C-backend/p1700000000000100))`);
-    expect(own.text).toContain(`\`${rule.id}\` NEVER deploy on Fridays — "not on a Friday" *(Bob, 2025-03-04)*`);
-    expect(own.text).toContain(`\`${pending.id}\` ALWAYS deploy with a second reviewer *(waiting for ✅)*`);
-    expect(own.text).not.toContain("Globex");
+    expect(expandIds(own.text, ids)).toContain(`\`${mine.id}\` ALWAYS answer Alice in bullet points`);
+    expect(expandIds(own.text, ids)).toContain('"bullets please"');
+    expect(expandIds(own.text, ids)).toContain(`\`${chan.id}\` ALWAYS link the ticket in #backend — "link the ticket!" *(Alice, 2025-03-04)* ([correction](https://slack.com/archives/C-backend/p1700000000000100))`);
+    expect(expandIds(own.text, ids)).toContain(`\`${rule.id}\` NEVER deploy on Fridays — "not on a Friday" *(Bob, 2025-03-04)*`);
+    expect(expandIds(own.text, ids)).toContain(`\`${pending.id}\` ALWAYS deploy with a second reviewer *(waiting for ✅)*`);
+    expect(expandIds(own.text, ids)).not.toContain("Globex");
 
     const bobs = await h.core.command(inboundFor(channel("UBOB", "C-backend")), "lessons");
-    expect(bobs.text).not.toContain(mine.id);
-    expect(bobs.text).toContain(chan.id);
-    expect(bobs.text).toContain(rule.id);
+    expect(bobs.text).not.toContain("ALWAYS answer Alice in bullet points");
+    expect(showsId(bobs.text, chan.id, "ALWAYS link the ticket")).toBe(true);
+    expect(showsId(bobs.text, rule.id, "NEVER deploy on Fridays")).toBe(true);
 
     const elsewhere = await h.core.command(inboundFor(channel("UALICE", "C-frontend")), "lessons");
-    expect(elsewhere.text).not.toContain(chan.id);
-    expect(elsewhere.text).toContain(mine.id);
-    expect(elsewhere.text).toContain(rule.id);
+    expect(elsewhere.text).not.toContain("ALWAYS link the ticket");
+    expect(showsId(elsewhere.text, mine.id, "ALWAYS answer Alice in bullet points")).toBe(true);
+    expect(showsId(elsewhere.text, rule.id, "NEVER deploy on Fridays")).toBe(true);
 
     const inDm = await h.core.command(inboundFor(dm("UBOB")), "lessons");
-    expect(inDm.text).not.toContain(chan.id);
-    expect(inDm.text).not.toContain("This channel's lessons");
-    expect(inDm.text).toContain(pending.id);
-    expect(inDm.text).not.toContain("Globex");
+    expect(inDm.text).not.toContain("ALWAYS link the ticket");
+    expect(expandIds(inDm.text, ids)).not.toContain("This channel's lessons");
+    expect(showsId(inDm.text, pending.id, "ALWAYS deploy with a second reviewer")).toBe(true);
+    expect(expandIds(inDm.text, ids)).not.toContain("Globex");
   });
 
   it("caps the list and counts the rest", async () => {

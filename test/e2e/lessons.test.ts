@@ -83,6 +83,6 @@ forEachDatabase("lessons", (getDb) => {
     await teach(channel("UCAROL"), "user", "Carol wants release dates in ISO format");
     const me = await h.core.command(inboundFor(channel("UCAROL")), "me");
     expect(me.text).toContain("(lesson) Carol wants release dates in ISO format");
-    expect(me.text).toContain("[0% - 0/1,375 chars]");
+    expect(me.text).toContain("(0 of 1,375 characters used)");
   });
 });

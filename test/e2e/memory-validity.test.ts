@@ -16,6 +16,7 @@ import { isCheck, weekdayNominator } from "../support/nominator.ts";
 import { DISPUTED_MARK } from "../../src/memory/validity.ts";
 import { DEFAULT_LEARNING } from "../../src/learning/settings.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
+import { expandIds } from "../support/short-ids.ts";
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -145,7 +146,7 @@ forEachDatabase("memory that stays true", (getDb) => {
     // Nothing deleted; an admin's rollback of the supersession brings the team fact back in force.
     expect(await db().memoryEntry.count({ where: { workspaceId: scope.workspaceId } })).toBe(2);
     const rolled = await t.command(t.at("UADMIN", "Ada", "COPS"), "rollback", [rev.id]);
-    expect(rolled.text).toContain(`Rolled back revision ${rev.id}`);
+    expect(expandIds(rolled.text, [rev.id])).toContain(`Rolled back revision ${rev.id}`);
     expect(await db().memoryEntry.findUniqueOrThrow({ where: { id: team.id } })).toMatchObject({ status: "active", supersededById: null, validUntil: null });
   });
 

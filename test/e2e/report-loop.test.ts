@@ -158,13 +158,14 @@ forEachDatabase("the report closes the loop", (getDb) => {
 
   /** Every section, with the figures of the spec. */
   const headings = (prefix: string) => [
-    "This week in numbers",
-    "Most praised answers (👍 and other praise this week, DMs left out)",
+    "Who used cairn (private messages counted, never quoted)",
+    "Corrections and what cairn remembers",
+    "Most praised answers (a 👍 or other praise this week; private messages left out)",
     "What cairn learned this week",
-    "What the curator did (admins can roll any of it back)",
-    `Facts that changed (${want.superseded} superseded, ${want.decided} conflicts decided, ${want.open} open)`,
-    `Due for confirmation (${want.due.length} shared items nobody confirmed for ${VERIFY_DAYS} days)`,
-    `Waiting for approval (${want.queue} in all, the oldest ${want.oldest} days; a button runs the command as you)`,
+    "What cairn tidied up (its weekly clean-up of what it knows; admins can undo any of it)",
+    `Facts that changed (${want.superseded} no longer true, ${want.decided} disagreements settled, ${want.open} open)`,
+    `Due for confirmation (${want.due.length} things the team taught cairn that nobody has said are still true for ${VERIFY_DAYS} days)`,
+    `Waiting for approval (${want.queue} in all, the oldest ${want.oldest} days; a button runs the command as whoever clicks it)`,
   ].map((h) => `${prefix}${h}${prefix}`);
 
   it("posts every section to Slack as blocks, with buttons that run each command as the person who clicks", async () => {
@@ -176,7 +177,7 @@ forEachDatabase("the report closes the loop", (getDb) => {
     expect(sections.map((t) => t.split("\n")[0])).toEqual(headings("*"));
     const text = (h: string) => sections.find((t) => t.startsWith(`*${h}`))!;
     expect(text("Most praised answers")).toContain("2 answers, praised 3 times");
-    const curator = text("What the curator did");
+    const curator = text("What cairn tidied up");
     expect(want.curator.map((k) => curator.includes(`\`/cairn rollback ${slackRevs[k]}\``))).toEqual(want.curator.map(() => true));
     expect(curator).not.toContain(slackRevs.mine);
     expect(curator).not.toContain(slackRevs["old-arch"]);
@@ -210,7 +211,8 @@ forEachDatabase("the report closes the loop", (getDb) => {
     expect(await entryStatus(`${p}-s-arch`)).toBe("archived");
     // The admin's click undoes it, as `/cairn rollback` typed would.
     const done = await click("UADMIN");
-    expect(String(done.args.text)).toContain(`Rolled back revision ${slackRevs.arch}`);
+    // The answer names the revision by its id or the id's short form (its first characters).
+    expect(String(done.args.text)).toContain(`Rolled back revision ${slackRevs.arch!.slice(0, 8)}`);
     expect(await entryStatus(`${p}-s-arch`)).toBe("active");
   });
 
@@ -237,7 +239,7 @@ forEachDatabase("the report closes the loop", (getDb) => {
     expect(refused.content).toContain("Only cairn admins can roll back");
     expect(await entryStatus(`${p}-d-arch`)).toBe("archived");
     const done = await click(ada);
-    expect(done.content).toContain(`Rolled back revision ${discordRevs.arch}`);
+    expect(done.content).toContain(`Rolled back revision ${discordRevs.arch!.slice(0, 8)}`);
     expect(await entryStatus(`${p}-d-arch`)).toBe("active");
     // The report itself is left as it was, for the others to act on.
     expect(discord.posts.filter((m) => m.id === posted.id && m.via === "update")).toHaveLength(0);

@@ -26,7 +26,7 @@ const READS: Record<string, string[]> = {
 };
 
 const afterTool = (req: RecordedRequest) => JSON.stringify(req.body.messages.at(-1)?.content ?? "").includes("tool_result");
-const isReport = (req: RecordedRequest) => systemText(req).startsWith("You write the short weekly self-review");
+const isReport = (req: RecordedRequest) => systemText(req).startsWith("You write the short weekly report");
 
 function respond(req: RecordedRequest): Step {
   // The review model's prose is not the JSON asked for: the report is the numbers alone.
@@ -127,8 +127,9 @@ forEachDatabase("praise in the weekly report and in rules' confidence", (getDb) 
       replies: 3,
       praise: 4,
       topics: [
-        { words: ["tag", "release"], replies: 2, praise: 3 },
-        { words: ["export", "invoices", "csv"], replies: 1, praise: 1 },
+        // Named by a question asked (of two alike, the later one), not by a bag of words.
+        { question: "what tag does a release get?", replies: 2, praise: 3 },
+        { question: "how do I export invoices as CSV?", replies: 1, praise: 1 },
       ],
       skills: [
         { name: "release-tagging", replies: 2, praise: 3 },
@@ -136,11 +137,11 @@ forEachDatabase("praise in the weekly report and in rules' confidence", (getDb) 
       ],
     });
     expect(section(row.text, "Most praised answers").split("\n")).toEqual([
-      "**Most praised answers** (👍 and other praise this week, DMs left out)",
+      "**Most praised answers** (a 👍 or other praise this week; private messages left out)",
       "- 3 answers, praised 4 times",
-      "- On tag, release: 2 answers, praised 3 times",
-      "- On export, invoices, csv: 1 answer, praised 1 time",
-      "- Skills they read: `release-tagging` (2 answers, praised 3 times), `invoice-export` (1 answer, praised 1 time)",
+      '- "what tag does a release get?": 2 answers, praised 3 times',
+      '- "how do I export invoices as CSV?": 1 answer, praised 1 time',
+      "- Skills those answers used: `release-tagging` (2 answers, praised 3 times), `invoice-export` (1 answer, praised 1 time)",
     ]);
     // Nowhere in the report: the DM's question, Ann's own skill (not even under "most used"), the other workspace.
     for (const hidden of ["passport", "photos", "ann-notes", "globex", "customers"]) expect(row.text).not.toContain(hidden);
@@ -150,7 +151,7 @@ forEachDatabase("praise in the weekly report and in rules' confidence", (getDb) 
 
     // The other workspace's report has its own praise only.
     const theirs = await db().report.findUniqueOrThrow({ where: { workspaceId_slot: { workspaceId: other.workspaceId, slot } } });
-    expect(section(theirs.text, "Most praised answers")).toContain("- Skills they read: `globex-billing` (1 answer, praised 1 time)");
+    expect(section(theirs.text, "Most praised answers")).toContain("- Skills those answers used: `globex-billing` (1 answer, praised 1 time)");
     expect(theirs.text).not.toContain("release-tagging");
   });
 

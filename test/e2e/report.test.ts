@@ -1,5 +1,5 @@
 /**
- * The weekly self-review on nine weeks of seeded rows (explicit dates): the numbers the test
+ * The weekly report on nine weeks of seeded rows (explicit dates): the numbers the test
  * computes from its own seed list, posted once through the real Slack adapter (fake Slack, Block
  * Kit with a text fallback) and once through the real Discord adapter (fake Discord, an embed),
  * never twice for a slot; an unusable model answer still gives the numbers; `/cairn report` shows
@@ -38,6 +38,10 @@ const spark = (vs: (number | null)[]) => {
   return vs.map((v) => (v === null ? "·" : max === 0 ? BLOCKS[0] : BLOCKS[Math.round((v / max) * 7)])).join("");
 };
 
+/** Said in a DM: counted in the report, never quoted (not even as a repeated problem's name). */
+const DM_QUESTION = "between us: can I sneak a production deploy in on Friday night?";
+const INVOICE_QUESTION = "How do I export the March invoices as a CSV for accounting, with every customer's id in a column of its own?";
+
 function acme(prefix: string, channel: string): TeamSpec {
   const E = (s: string) => `${prefix}-${s}`;
   const entries: EntrySpec[] = [
@@ -55,11 +59,12 @@ function acme(prefix: string, channel: string): TeamSpec {
     { id: E("F3"), scope: "team", kind: "fact", text: "The team's main language is TypeScript", status: "active", by: "Bo", created: 50, inForce: [50, null] },
     { id: E("F4"), scope: "team", kind: "fact", text: "Standup is at half past nine", status: "archived", by: "Bo", created: 12, revs: [["remove", 6, "Bo"]], inForce: [12, 6] },
     // Channel lessons: two topics this week (Friday deploys, invoice exports) and one on its own.
-    { id: E("L1"), scope: "channel", kind: "lesson", text: "NEVER deploy to production on Friday afternoons", status: "archived", by: "Ana", created: 5, revs: [["approval", 4, "Bo"], ["promote", 4, "Bo"]], inForce: [5, 4], fromCorrection: true },
+    // The Friday topic is named by its latest channel question; the DM one (L5's) is never quoted.
+    { id: E("L1"), scope: "channel", kind: "lesson", text: "NEVER deploy to production on Friday afternoons", status: "archived", by: "Ana", created: 5, revs: [["approval", 4, "Bo"], ["promote", 4, "Bo"]], inForce: [5, 4], fromCorrection: true, asked: { reply: 2, text: "Can we ship the billing service to production this Friday afternoon?" } },
     { id: E("L2"), scope: "channel", kind: "lesson", text: "ALWAYS export invoices as CSV with the customer id column", status: "archived", by: "Cy", created: 10, revs: [["promote", 2, "Dan"]], inForce: [10, 2], fromCorrection: true },
-    { id: E("L3"), scope: "channel", kind: "lesson", text: "ALWAYS export invoices as CSV with the customer id column", status: "archived", by: "Dan", created: 2.1, revs: [["promote", 2, "Dan"]], inForce: [2.1, 2], fromCorrection: true },
-    { id: E("L4"), scope: "channel", kind: "lesson", text: "ALWAYS check with #ops before a Friday production deploy", status: "active", by: "Bo", created: 3, inForce: [3, null], fromCorrection: true },
-    { id: E("L5"), scope: "channel", kind: "lesson", text: "NEVER start a production deploy on Friday without the release captain", status: "active", by: "Cy", created: 1, inForce: [1, null], fromCorrection: true },
+    { id: E("L3"), scope: "channel", kind: "lesson", text: "ALWAYS export invoices as CSV with the customer id column", status: "archived", by: "Dan", created: 2.1, revs: [["promote", 2, "Dan"]], inForce: [2.1, 2], fromCorrection: true, asked: { reply: 6, text: INVOICE_QUESTION } },
+    { id: E("L4"), scope: "channel", kind: "lesson", text: "ALWAYS check with #ops before a Friday production deploy", status: "active", by: "Bo", created: 3, inForce: [3, null], fromCorrection: true, asked: { reply: 4, text: "Is it OK to deploy to production on a Friday?" } },
+    { id: E("L5"), scope: "channel", kind: "lesson", text: "NEVER start a production deploy on Friday without the release captain", status: "active", by: "Cy", created: 1, inForce: [1, null], fromCorrection: true, asked: { turn: 0 } },
     { id: E("L6"), scope: "channel", kind: "lesson", text: "ALWAYS include the customer id when exporting invoices", status: "active", by: "Eve", created: 1.5, inForce: [1.5, null], fromCorrection: true },
     { id: E("L7"), scope: "channel", kind: "lesson", text: "ALWAYS link the Jira ticket in commit messages", status: "active", by: "Ana", created: 0.5, inForce: [0.5, null], fromCorrection: true },
     { id: E("C1"), scope: "channel", kind: "fact", text: "This channel is for backend questions", status: "active", by: "Bo", created: 20, inForce: [20, null] },
@@ -91,6 +96,11 @@ function acme(prefix: string, channel: string): TeamSpec {
       { week: 1, index: 1, skills: ["release-notes"], shown: [E("R1")] },
     ],
     entries,
+    turns: [
+      { who: "Cy", where: "dm", question: DM_QUESTION, days: 1.2, reply: "model" },
+      { who: "Dan", where: "thread", question: "Where do the staging credentials live?", days: 2.5, reply: "model" },
+      { who: "Eve", where: "thread", question: "Who is on call tonight?", days: 0.7, reply: "none" },
+    ],
     skills: [
       { name: "deploy-checklist", created: 60, useCount: 20, revs: [["patch", 2], ["edit", 1]] },
       { name: "incident-notes", created: 3, useCount: 4, revs: [["create", 3]] },
@@ -126,7 +136,7 @@ const Blocks = z.array(
   }),
 );
 
-const isReport = (r: RecordedRequest) => systemText(r).startsWith("You write the short weekly self-review");
+const isReport = (r: RecordedRequest) => systemText(r).startsWith("You write the short weekly report");
 const userText = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
 interface StoredData {
@@ -138,7 +148,8 @@ interface StoredData {
     skills: unknown;
     memory: unknown;
   };
-  repeated: { byWords: { words: string[]; lessons: number; people: string[] }[]; byRule: { ruleId: string; corrections: number }[] };
+  usage: unknown;
+  repeated: { byWords: { question: string | null; words: string[]; lessons: number; people: string[] }[]; byRule: { ruleId: string; corrections: number }[] };
   learned: { id: string; taughtBy: string | null; approvedBy: string | null }[];
   narrative: unknown;
 }
@@ -201,7 +212,7 @@ forEachDatabase("weekly report", (getDb) => {
             { id: `${prefix}-F1`, summary: "The staging database is reset every 7 days." },
           ],
           proposals: [
-            { kind: "prune", rule_ids: [`${prefix}-R1`], reason: "It was in front of several corrected answers this week." },
+            { kind: "prune", rule_ids: [`${prefix}-R1`], reason: "It was followed in several answers people corrected this week." },
             { kind: "conflict", rule_ids: ["no-such-rule", `${prefix}-R2`], reason: "They disagree." },
           ],
         }),
@@ -237,6 +248,12 @@ forEachDatabase("weekly report", (getDb) => {
     ]);
     expect(data.repeated.byWords[0]!.words).toEqual(expect.arrayContaining(["deploy", "friday"]));
     expect(data.repeated.byWords[1]!.words).toEqual(expect.arrayContaining(["customer"]));
+    // Each named by a question people asked in the channel: of two alike, the latest; a long one cut at 80 characters.
+    expect(data.repeated.byWords.map((t) => t.question)).toEqual(["Is it OK to deploy to production on a Friday?", "How do I export the March invoices as a CSV for accounting, with every…"]);
+
+    // Who used cairn: Ana, and Cy, Dan and Eve in turns of their own (Cy's a DM); three failed replies, two of them the model's.
+    expect(data.usage).toMatchObject(want.usage);
+    expect(want.usage).toMatchObject({ people: 4, conversations: 4, answered: 12, unanswered: 3, modelFailures: 2, tokens: null });
     expect(data.repeated.byRule).toEqual([{ ruleId: `${prefix}-R1`, text: A.entries[0]!.text, corrections: 2 }]);
 
     // What cairn learned: team entries in force since this week, with who taught and who approved them.
@@ -252,17 +269,29 @@ forEachDatabase("weekly report", (getDb) => {
     // The message: numbers by code, sparklines, the model's sentences where they passed the checks.
     const text = row.text;
     const [thisWeek, lastWeek] = [want.weeks[7]!, want.weeks[6]!];
-    expect(text).toContain(`Replies: **${thisWeek.replies}** (last week ${lastWeek.replies})`);
-    expect(text).toContain(spark(want.weeks.map((w) => w.replies)));
-    expect(text).toContain(`Corrections per 100 replies, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
-    expect(text).toContain(`Corrections: **${thisWeek.corrections}**, ${thisWeek.per100!.toFixed(1)} per 100 replies`);
+    expect(text).toContain("- People who talked to cairn: **4** · conversations: **4**");
+    expect(text).toContain(`- Questions answered: **${thisWeek.replies}** (last week ${lastWeek.replies}) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
+    expect(text).toContain("- Questions cairn couldn't answer: **3** (it apologised instead: 2 because its AI model could not be reached or stopped mid-answer; 1 for another reason, such as the hourly message limit or a post the platform refused)");
+    expect(text).toContain("- AI model failures: **2**");
+    // No token record yet: no token line rather than a made-up one.
+    expect(text).not.toContain("tokens");
+    expect(text).toContain(`Corrections per 100 answers, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
+    expect(text).toContain(`Answers people corrected: **${thisWeek.corrections}**, ${thisWeek.per100!.toFixed(1)} per 100 answers`);
+    expect(text).toContain('- "Is it OK to deploy to production on a Friday?" needed correcting 3 times (Ana, Bo, Cy)');
+    expect(text).toContain(`- The team rule "${A.entries[0]!.text}" was among the rules cairn followed in 2 answers people corrected: admins can keep it (\`/cairn keep ${prefix}-R1\`)`);
+    // A DM's words appear nowhere: not its question, not as a topic's name.
+    expect(text).not.toContain("sneak");
+    expect(row.data).not.toContain("sneak");
+    // Plain words: none of the old jargon.
+    for (const jargon of ["in force", "in front of", "superseded", "Replies:"]) expect(text).not.toContain(jargon);
     expect(text).toContain("A busier week, with more corrections than last week");
-    expect(text).toContain("cairn no longer deploys to production on Friday afternoons. _(rule, taught by Ana, approved by Bo)_");
+    expect(text).toContain("cairn no longer deploys to production on Friday afternoons. _(team rule, taught by Ana, approved by Bo)_");
     // A summary with a number its rule does not have is dropped: the rule's own text stands.
     expect(text).not.toContain("every 7 days");
     expect(text).toContain("The staging database is reset every Monday _(fact, taught by Cy)_");
-    expect(text).toContain(`Prune "${A.entries[0]!.text}"`);
-    expect(text).not.toContain("Resolve");
+    // Every suggestion with its command (and a button, below).
+    expect(text).toContain(`- Retire the team rule "${A.entries[0]!.text}": It was followed in several answers people corrected this week. · admins: \`/cairn forget ${prefix}-R1\``);
+    expect(text).not.toContain("disagree:");
     // Private lessons are counted, never shown.
     expect(text).not.toContain("NEVER deploy on Friday");
 
@@ -270,28 +299,28 @@ forEachDatabase("weekly report", (getDb) => {
     const posts = botPostsIn(slackChannel);
     expect(posts).toHaveLength(1);
     const post = posts[0]!;
-    expect(post.text).toContain("*This week in numbers*");
+    expect(post.text).toContain("*Who used cairn*");
     expect(post.text).toContain(spark(want.weeks.map((w) => w.per100)));
     const blocks = Blocks.parse(post.blocks);
-    expect(blocks[0]).toEqual({ type: "header", text: { type: "plain_text", text: "cairn's weekly self-review for Acme, 2025-03-03 to 2025-03-10", emoji: true } });
+    expect(blocks[0]).toEqual({ type: "header", text: { type: "plain_text", text: "cairn's weekly report for Acme, 2025-03-03 to 2025-03-10", emoji: true } });
     const sections = blocks.filter((b) => b.type === "section").map((b) => b.text!);
     expect(sections.every((t) => t.type === "mrkdwn")).toBe(true);
     expect(sections.map((t) => t.text.split("\n")[0])).toEqual([
       "A busier week, with more corrections than last week, mostly about Friday deploys and invoice exports. Two of them became team rules.",
-      "*This week in numbers*",
-      "*Repeated problems*",
+      "*Who used cairn (private messages counted, never quoted)*",
+      "*Corrections and what cairn remembers*",
+      "*Repeated problems (the same kind of question corrected more than once this week)*",
       "*What cairn learned this week*",
       // The pending team rule R6, a day old at the week's end, with its buttons (report-loop.test.ts tests the rest of the loop).
-      "*Waiting for approval (1 in all, the oldest 1 day; a button runs the command as you)*",
-      "*Proposals (cairn's suggestions; a person decides)*",
+      "*Waiting for approval (1 in all, the oldest 1 day; a button runs the command as whoever clicks it)*",
+      "*Suggestions (cairn's suggestions; a person decides)*",
     ]);
-    const numbers = sections[1]!.text;
-    expect(numbers).toContain(`• Replies: *${thisWeek.replies}* (last week ${lastWeek.replies}) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
-    expect(numbers).toContain(`• Corrections per 100 replies, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
-    expect(sections[3]!.text).toContain("cairn no longer deploys to production on Friday afternoons. _(rule, taught by Ana, approved by Bo)_");
+    expect(sections[1]!.text).toContain(`• Questions answered: *${thisWeek.replies}* (last week ${lastWeek.replies}) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
+    expect(sections[2]!.text).toContain(`• Corrections per 100 answers, 8 weeks: ${spark(want.weeks.map((w) => w.per100))}`);
+    expect(sections[4]!.text).toContain("cairn no longer deploys to production on Friday afternoons. _(team rule, taught by Ana, approved by Bo)_");
     // A divider between sections, the footer as context last.
-    expect(blocks.map((b) => b.type)).toEqual(["header", "section", "divider", "section", "divider", "section", "divider", "section", "divider", "section", "actions", "divider", "section", "context"]);
-    expect(blocks.find((b) => b.type === "actions")!.elements!.map((e) => e.value)).toEqual([`approve ${prefix}-R6`, `reject ${prefix}-R6`]);
+    expect(blocks.map((b) => b.type)).toEqual(["header", "section", "divider", "section", "divider", "section", "divider", "section", "divider", "section", "divider", "section", "actions", "divider", "section", "actions", "context"]);
+    expect(blocks.filter((b) => b.type === "actions").map((b) => b.elements!.map((e) => e.value))).toEqual([[`approve ${prefix}-R6`, `reject ${prefix}-R6`], [`forget ${prefix}-R1`]]);
     expect(blocks.at(-1)!.elements).toEqual([{ type: "plain_text", text: REPORT_FOOTER, emoji: true }]);
     // The one message is recorded as the delivery of the stored post, whose text is the report's Markdown.
     const delivery = await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId: post.ts, channelId: slackChannel } });
@@ -318,8 +347,10 @@ forEachDatabase("weekly report", (getDb) => {
     const want = expectedFigures(B);
     expect(data.narrative).toBeNull();
     expect(data.metrics.weeks.map((w) => ({ replies: w.replies, corrections: w.corrections, per100: w.per100 }))).toEqual(want.weeks);
-    expect(row.text).toContain("Replies: **3** (last week 2)");
-    expect(row.text).toContain("Corrections: **1**, 33.3 per 100 replies");
+    expect(row.text).toContain("Questions answered: **3** (last week 2)");
+    expect(row.text).toContain("Answers people corrected: **1**, 33.3 per 100 answers");
+    expect(row.text).toContain("- People who talked to cairn: **1** · conversations: **1**");
+    expect(row.text).toContain("- Questions cairn couldn't answer: **1** (it apologised instead: 1 for another reason, such as the hourly message limit or a post the platform refused)\n- AI model failures: **0**");
     expect(row.text).toContain("- Deploys go through the release train _(fact, taught by Ana)_");
     // Nothing of the model's prose, and none of its numbers.
     expect(row.text).not.toContain("40%");
@@ -331,14 +362,13 @@ forEachDatabase("weekly report", (getDb) => {
     expect(posted.allowedMentions).toMatchObject({ parse: [] });
     expect(posted.embeds).toHaveLength(1);
     const embed = posted.embeds[0]!;
-    expect(embed.title).toBe("cairn's weekly self-review for Globex, 2025-03-03 to 2025-03-10");
+    expect(embed.title).toBe("cairn's weekly report for Globex, 2025-03-03 to 2025-03-10");
     // No narrative: nothing opens the embed before the numbers.
     expect(embed.description).toBeUndefined();
-    expect(embed.fields?.map((f) => f.name)).toEqual(["This week in numbers", "What cairn learned this week"]);
-    const numbers = embed.fields![0]!.value;
-    expect(numbers).toContain(`- Replies: **3** (last week 2) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
-    expect(numbers).toContain("Corrections: **1**, 33.3 per 100 replies");
-    expect(embed.fields![1]!.value).toBe("- Deploys go through the release train _(fact, taught by Ana)_");
+    expect(embed.fields?.map((f) => f.name)).toEqual(["Who used cairn (private messages counted, never quoted)", "Corrections and what cairn remembers", "What cairn learned this week"]);
+    expect(embed.fields![0]!.value).toContain(`- Questions answered: **3** (last week 2) · 8 weeks ${spark(want.weeks.map((w) => w.replies))}`);
+    expect(embed.fields![1]!.value).toContain("Answers people corrected: **1**, 33.3 per 100 answers");
+    expect(embed.fields![2]!.value).toBe("- Deploys go through the release train _(fact, taught by Ana)_");
     expect(embed.footer?.text).toBe(REPORT_FOOTER);
     const delivery = await getDb().prisma.delivery.findFirstOrThrow({ where: { platformId: posted.id, channelId: discordChannel } });
     expect((await getDb().prisma.message.findUniqueOrThrow({ where: { id: delivery.messageId } })).text).toBe(row.text);
@@ -367,8 +397,8 @@ forEachDatabase("weekly report", (getDb) => {
     const id = discord.sendCommand({ user: dora, channelId: discordChannel, subcommand: "report" });
     const answer = await waitFor(() => discord.posts.find((p) => p.interactionId === id), "the /cairn report answer");
     expect(answer.flags & 64).toBe(64);
-    expect(answer.content).toContain("cairn's weekly self-review");
-    expect(answer.content).toContain("Replies: **3** (last week 2)");
+    expect(answer.content).toContain("cairn's weekly report");
+    expect(answer.content).toContain("Questions answered: **3** (last week 2)");
   });
   it("takes a 👎 on the Slack report and a ✅ on the Discord one as reactions on cairn's posts", async () => {
     const db = getDb().prisma;

@@ -11,6 +11,7 @@ import { systemText, type RecordedRequest } from "../fakes/anthropic.ts";
 import { loadMemoryHistory } from "../../src/report/memory-history.ts";
 import { repeatedProblems } from "../../src/report/topics.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
+import { expandIds } from "../support/short-ids.ts";
 
 const RULE = "ALWAYS tag releases with the date";
 
@@ -88,14 +89,14 @@ forEachDatabase("team rules judged by their results", (getDb) => {
     h.fake.setDefault({ text: "Tag it with the date." });
     const r = await h.core.handle(inboundFor(alice, "how do I list the release steps?"));
     if (r.kind !== "reply") throw new Error("not answered");
-    const asAlice = (await h.core.command(inboundFor(alice, "/cairn why"), "why")).text;
+    const asAlice = expandIds((await h.core.command(inboundFor(alice, "/cairn why"), "why")).text, [rule.id, mine.id]);
     expect(asAlice).toContain(`\`${rule.id}\` ${RULE}`);
     expect(asAlice).toContain(`\`${mine.id}\` ALWAYS list release steps for Alice as bullets`);
     const asBob = await h.core.command(inboundFor(bob, "/cairn why"), "why");
     expect(asBob.ephemeral).toBe(true);
     expect(asBob.text).toContain(RULE);
     expect(asBob.text).not.toContain("as bullets");
-    expect(asBob.text).not.toContain(mine.id);
+    expect(expandIds(asBob.text, [rule.id, mine.id])).not.toContain(mine.id);
     expect(asBob.text).toContain("1 more item was private to someone else");
   });
 });

@@ -27,9 +27,12 @@ forEachDatabase("scope fuzz", (getDb) => {
     const core = makeCore(getDb(), fake, { bundledSkillsDir: null, teamWrites: { teachers: fuzzTeachers(opts) } });
     const report = await runScopeFuzz(core, getDb(), fake, opts);
     console.log(
-      `scope fuzz: ${report.promptsChecked} prompts checked, ${report.searches} searches, ${report.markers} markers, ${report.knowledgeSeen} channel-knowledge finds, ${report.whyChecked} why answers (${report.whyExplained} explained), ${report.approvals} approvals (${report.shared} shared), ${report.violations.length} violations`,
+      `scope fuzz: ${report.promptsChecked} prompts checked, ${report.searches} searches, ${report.markers} markers, ${report.knowledgeSeen} channel-knowledge finds, ${report.whyChecked} why answers (${report.whyExplained} explained), ${report.approvals} approvals (${report.shared} shared), ${report.modeProbes} session_search mode/filter probes (${report.modeFinds} showed messages), ${report.shortIds.probes} short-id probes (${report.shortIds.found} found, ${report.shortIds.ambiguous} ambiguous), ${report.violations.length} violations`,
     );
     expect(report.violations).toEqual([]);
+    // Short ids typed by everyone, of entries they may or may not see: found, and asked back about.
+    expect(report.shortIds.found).toBeGreaterThan(0);
+    expect(report.shortIds.ambiguous).toBeGreaterThan(0);
     // Approval states: proposals approved by their authors (nothing) and by teammates (shared).
     expect(report.approvals).toBeGreaterThan(5);
     expect(report.shared).toBeGreaterThan(1);
@@ -38,6 +41,9 @@ forEachDatabase("scope fuzz", (getDb) => {
     expect(report.whyExplained).toBeGreaterThan(20);
     expect(report.promptsChecked).toBeGreaterThan(150);
     expect(report.searches).toBeGreaterThan(20);
+    // session_search's session, around and recent modes and its filters, on ids and names of every scope.
+    expect(report.modeProbes).toBeGreaterThan(10);
+    expect(report.modeFinds).toBeGreaterThan(3);
     // Listened channels' messages are found by their readers while membership changes.
     expect(report.knowledgeSeen).toBeGreaterThan(3);
     // A few seconds alone; a loaded CI machine with every suite on one PostgreSQL takes several times that.

@@ -13,6 +13,7 @@ import { FakeAdapter } from "../support/fake-adapter.ts";
 import { startFakeAnthropic, type FakeAnthropic, type RecordedRequest } from "../fakes/anthropic.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import type { SkillProposal } from "../../src/skills/proposal-store.ts";
+import { expandIds } from "../support/short-ids.ts";
 
 const SKILL = (body: string) => `---\nname: release-notes\ndescription: Use when writing release notes\n---\n# Release notes\n${body}\n`;
 const BEFORE = "1. List the merged PRs.\n2. Post them in #releases.";
@@ -100,13 +101,13 @@ forEachDatabase("team skill proposals", (getDb) => {
     const rev = await db().revision.findFirstOrThrow({ where: { entityId: t.skill.id, action: "edit" } });
     expect(rev).toMatchObject({ actorId: bob, source: "tool", oldText: SKILL(BEFORE), newText: proposal.newText });
     expect(rev.reason).toContain(`proposal ${proposal.id} approved by Bob`);
-    expect(approved.text).toContain(rev.id);
+    expect(expandIds(approved.text, [rev.id])).toContain(rev.id);
     expect(await db().skillProposal.findUniqueOrThrow({ where: { id: proposal.id } })).toMatchObject({ status: "applied", decidedById: bob });
     expect(t.adapter.sent.at(-1)).toMatchObject({ channel: "C-ops", text: expect.stringContaining("Approved by Bob: team skill `release-notes`") });
     // Decided once.
     expect((await t.command(t.admin, "approve", [proposal.id])).outcome).toBe("not_found");
     // An admin's rollback of that revision brings the text back.
-    expect((await t.command(t.admin, "rollback", [rev.id])).text).toContain(`Rolled back revision ${rev.id}`);
+    expect(expandIds((await t.command(t.admin, "rollback", [rev.id])).text, [rev.id])).toContain(`Rolled back revision ${rev.id}`);
     expect(await t.content()).toBe(SKILL(BEFORE));
   });
 
@@ -150,8 +151,8 @@ forEachDatabase("team skill proposals", (getDb) => {
     expect((await items(t.alice)).find((i) => i.id === proposal.id)!.buttons).toEqual([]);
     // Someone who cannot read C-ops does not see it.
     expect((await items(t.as("UCAROL", "Carol", { channel: "C-elsewhere" }))).some((i) => i.id === proposal.id)).toBe(false);
-    expect((await t.command(t.bob, "team")).text).toContain(`Approve: \`approve ${proposal.id}\``);
-    expect((await t.command(t.bob, "lessons")).text).toContain(`\`${proposal.id}\` Change to team skill \`release-notes\``);
+    expect(expandIds((await t.command(t.bob, "team")).text, [proposal.id])).toContain(`Approve: \`approve ${proposal.id}\``);
+    expect(expandIds((await t.command(t.bob, "lessons")).text, [proposal.id])).toContain(`\`${proposal.id}\` Change to team skill \`release-notes\``);
     // The Approve button is the command.
     const button = asBob.buttons[0]!;
     expect((await t.core.command(inboundFor(t.bob), button.command, button.args)).outcome).toBe("done");

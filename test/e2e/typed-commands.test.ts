@@ -38,18 +38,19 @@ forEachDatabase("commands typed as messages", (getDb) => {
     expect(await db.memoryEntry.count({ where: { workspaceId, text: "Alice drinks tea" } })).toBe(1);
   });
 
-  it("points to changes with an id (approve, rollback, forget <id>), and to read-only commands, but not in chat", async () => {
+  it("points to changes with an id (approve, rollback, forget <id>), and to read-only commands in a channel (run in a DM: typed-command-platforms.test.ts)", async () => {
     const bob = dm("UBOB");
-    const cases: [string, string][] = [
-      ["approve cm1a2b3c4d5e6f7g8h9i0j1k2", "/cairn approve cm1a2b3c4d5e6f7g8h9i0j1k2"],
-      ["rollback 7c1f9a", "/cairn rollback 7c1f9a"],
-      ["forget cm1a2b", "/cairn forget cm1a2b"],
-      ["keep both cm1a2b3c", "/cairn keep both cm1a2b3c"],
-      ["skills", "/cairn skills"],
-      ["cairn, listen status", "/cairn listen status"],
+    const inChannel: PlaceOptions = { workspace: h.ws, user: "UBOB", channel: "C-general", isDm: false, thread: "t-1", name: "UBOB" };
+    const cases: [string, string, PlaceOptions][] = [
+      ["approve cm1a2b3c4d5e6f7g8h9i0j1k2", "/cairn approve cm1a2b3c4d5e6f7g8h9i0j1k2", bob],
+      ["rollback 7c1f9a", "/cairn rollback 7c1f9a", bob],
+      ["forget cm1a2b", "/cairn forget cm1a2b", bob],
+      ["keep both cm1a2b3c", "/cairn keep both cm1a2b3c", bob],
+      ["skills", "/cairn skills", inChannel],
+      ["cairn, listen status", "/cairn listen status", inChannel],
     ];
-    for (const [line, command] of cases) {
-      const reply = replyOf(await h.core.handle(inboundFor(bob, line)));
+    for (const [line, command, where] of cases) {
+      const reply = replyOf(await h.core.handle(inboundFor(where, line)));
       expect(reply, line).toMatchObject({ status: "command" });
       expect(reply.text).toContain(`\`${command}\``);
     }

@@ -21,6 +21,7 @@ import { accessPolicy } from "../../src/admission/access.ts";
 import { curatorJob } from "../../src/curator/job.ts";
 import { DAY_MS } from "../../src/curator/policy.ts";
 import type { MemoryEntry, Skill } from "../../src/db/generated/sqlite/client.ts";
+import { expandIds } from "../support/short-ids.ts";
 
 const T0 = new Date();
 let clock = T0;
@@ -277,10 +278,10 @@ forEachDatabase("the curator", (getDb) => {
     // history lists an entry's revisions by id, and a skill's by name, with their ids.
     const mergeRev = await revOf(e.standup1.id, "merge");
     const history = await h.core.command(admin, "history", [e.standup1.id]);
-    expect(history.text).toContain(mergeRev.id);
+    expect(expandIds(history.text, [mergeRev.id])).toContain(mergeRev.id);
     expect(history.text).toContain("run curator:");
     const archiveRev = await revOf(s.web.id, "archive");
-    expect((await h.core.command(admin, "history", ["deploy-web"])).text).toContain(archiveRev.id);
+    expect(expandIds((await h.core.command(admin, "history", ["deploy-web"])).text, [archiveRev.id])).toContain(archiveRev.id);
 
     const undo = await h.core.command(admin, "rollback", [mergeRev.id]);
     expect(undo.text).toContain("Rolled back");
@@ -339,7 +340,7 @@ forEachDatabase("the curator", (getDb) => {
     expect((await db().skill.findUniqueOrThrow({ where: { id: team.id } })).status).toBe("archived");
 
     const asAlice = inboundFor(opts("UALICE", true));
-    expect((await h.core.command(asAlice, "history", ["deploy-web"])).text).toContain(rev.id);
+    expect(expandIds((await h.core.command(asAlice, "history", ["deploy-web"])).text, [rev.id])).toContain(rev.id);
     expect((await h.core.command(asAlice, "rollback", [rev.id])).text).toContain("Rolled back");
     expect((await db().skill.findUniqueOrThrow({ where: { id: web.id } })).status).toBe("active");
     expect(await db().revision.findFirst({ where: { entityId: web.id, action: "restore", actorId: alice.scope.personId } })).not.toBeNull();

@@ -168,6 +168,21 @@ forEachDatabase("turn recovery", (getDb) => {
     expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).status).toBe("failed");
   });
 
+  it("points a command typed without its slash to the command after a crash, never asking the model or running it", async () => {
+    const db = getDb();
+    const { stored, place } = await lostMessage(db, { ...where(), isDm: true, thread: undefined, channel: "D1" }, "forget me confirm");
+    const before = await db.prisma.person.findUniqueOrThrow({ where: { id: place.person.id } });
+    const { core, adapter } = live();
+    await core.startBackground();
+    await until("the pointer", () => adapter.sent.length === 1);
+    expect(adapter.sent[0]!.text).toMatch(/^Did you mean `\/cairn forget me confirm`\? I did not run it/);
+    expect(fake.requests).toHaveLength(0);
+    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).status).toBe("answered");
+    // Nothing erased: the person and their message are as they were.
+    expect(await db.prisma.person.findUniqueOrThrow({ where: { id: place.person.id } })).toEqual(before);
+    expect((await db.prisma.message.findUniqueOrThrow({ where: { id: stored.id } })).text).toBe("forget me confirm");
+  });
+
   it("posts a reply that was stored but never posted as it was stored, once, without asking the model again", async () => {
     const db = getDb();
     const { history, place, session, stored } = await lostMessage(db, where(), "q3 who is on call?");

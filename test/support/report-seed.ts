@@ -7,6 +7,7 @@
  * (0, 7] are this week, (7, 14] last week, and so on.
  */
 import type { Db } from "../../src/db/client.ts";
+import { INTERNAL_ERROR_REPLY, MODEL_UNAVAILABLE_REPLY } from "../../src/ground/replies.ts";
 
 export const DAY = 24 * 60 * 60 * 1000;
 export type Name = "Ana" | "Bo" | "Cy" | "Dan" | "Eve";
@@ -39,6 +40,22 @@ export interface EntrySpec {
   inForce: [number | null, number | null];
   /** Learned from a correction by `by`: the lesson case is stored. */
   fromCorrection?: boolean;
+  /**
+   * The question whose answer was corrected: this week's reply `reply` (its question given `text`),
+   * or the reply of `turns[turn]`. Without it the case names no stored reply.
+   */
+  asked?: { reply: number; text: string } | { turn: number };
+}
+
+/** A turn of this week besides the replies: its reply failed (the model's apology, another failure) or never came. */
+export interface TurnSpec {
+  who: Name;
+  /** A DM of its own, or a new thread of the team's channel. */
+  where: "dm" | "thread";
+  question: string;
+  /** Days before the slot. */
+  days: number;
+  reply: "model" | "other" | "none";
 }
 
 export interface SkillSpec {
@@ -61,6 +78,7 @@ export interface TeamSpec {
   traces: ReplySpec[];
   entries: EntrySpec[];
   skills: SkillSpec[];
+  turns?: TurnSpec[];
 }
 
 export const at = (end: Date, daysBefore: number) => new Date(end.getTime() - daysBefore * DAY);
@@ -87,10 +105,13 @@ export async function seedTeam(db: Db, end: Date, spec: TeamSpec): Promise<Seede
     const q = await say("user", new Date(t.getTime() - 60_000), { authorId: people.Ana });
     return say("assistant", t, { replyToId: q.id, status });
   };
+  /** This week's replies by index, with their questions. */
+  const thisWeek: { question: number; reply: number }[] = [];
   for (let week = 0; week < spec.replies.length; week++) {
     for (let i = 0; i < spec.replies[week]!; i++) {
       const t = replyTime(end, week, i);
       const r = await reply(t);
+      if (week === 0) thisWeek[i] = { question: r.replyToId!, reply: r.id };
       const trace = spec.traces.find((x) => x.week === week && x.index === i);
       const corrected = i < (spec.corrections[week] ?? 0);
       if (trace) await db.replyTrace.create({ data: { messageId: r.id, workspaceId: ws.id, conversationId: conv.id, skills: JSON.stringify(trace.skills ?? []), lessons: JSON.stringify(trace.shown ?? []), createdAt: t } });
@@ -107,10 +128,30 @@ export async function seedTeam(db: Db, end: Date, spec: TeamSpec): Promise<Seede
   const next = await reply(end);
   await db.correction.create({ data: { workspaceId: ws.id, conversationId: conv.id, replyMessageId: next.id, reactorId: people.Bo, createdAt: end } });
 
+  // This week's other turns, each in a conversation of its own; the apology is stored as the real turn stores it.
+  const turnReplies: (number | null)[] = [];
+  for (const [i, turn] of (spec.turns ?? []).entries()) {
+    const person = people[turn.who];
+    const dm = turn.where === "dm";
+    const c = await db.conversation.create({
+      data: { workspaceId: ws.id, key: `${spec.platform}:${spec.externalId}:${dm ? `D-${turn.who}` : `${spec.channel}:t${i}`}`, channelId: dm ? `D-${turn.who}` : spec.channel, threadId: dm ? null : `t${i}`, isDm: dm, ownerId: dm ? person : null, createdAt: at(end, turn.days) },
+    });
+    const q = await db.message.create({ data: { workspaceId: ws.id, conversationId: c.id, role: "user", text: turn.question, status: turn.reply === "none" ? "received" : "failed", authorId: person, createdAt: at(end, turn.days) } });
+    const text = turn.reply === "model" ? MODEL_UNAVAILABLE_REPLY : INTERNAL_ERROR_REPLY;
+    const r = turn.reply === "none" ? null : await db.message.create({ data: { workspaceId: ws.id, conversationId: c.id, role: "assistant", text, status: "failed", replyToId: q.id, createdAt: new Date(at(end, turn.days).getTime() + 30_000) } });
+    turnReplies.push(r?.id ?? null);
+  }
+
   for (const e of spec.entries) {
     const lastRev = e.revs?.at(-1)?.[1];
+    let replyMessageId = 0;
+    if (e.asked && "reply" in e.asked) {
+      const r = thisWeek[e.asked.reply]!;
+      await db.message.update({ where: { id: r.question }, data: { text: e.asked.text } });
+      replyMessageId = r.reply;
+    } else if (e.asked) replyMessageId = turnReplies[e.asked.turn] ?? 0;
     const lessonCase = e.fromCorrection
-      ? JSON.stringify({ question: "q", wrongAnswer: "w", correction: e.text, by: { id: people[e.by], name: e.by }, at: at(end, e.created).toISOString(), conversationId: conv.id, channel: spec.channel, isDm: e.scope === "user", replyMessageId: 1, correctionMessageId: 2, link: null })
+      ? JSON.stringify({ question: "q", wrongAnswer: "w", correction: e.text, by: { id: people[e.by], name: e.by }, at: at(end, e.created).toISOString(), conversationId: conv.id, channel: spec.channel, isDm: e.scope === "user", replyMessageId, correctionMessageId: 2, link: null })
       : null;
     await db.memoryEntry.create({
       data: {
@@ -159,6 +200,7 @@ const has = (e: EntrySpec, action: string, inWeek = false) => revsOf(e).some(([a
 const rate = (c: number, r: number) => (r === 0 ? null : Math.round((c / r) * 1000) / 10);
 
 export function expectedFigures(spec: TeamSpec) {
+  const turns = spec.turns ?? [];
   const weeks = [7, 6, 5, 4, 3, 2, 1, 0].map((w) => ({ replies: spec.replies[w] ?? 0, corrections: spec.corrections[w] ?? 0, per100: rate(spec.corrections[w] ?? 0, spec.replies[w] ?? 0) }));
   const team = (e: EntrySpec) => e.scope === "team" && e.kind === "rule";
   const growth = (scope: string) => ({ start: spec.entries.filter((e) => e.scope === scope && inForceAt(e, 7)).length, end: spec.entries.filter((e) => e.scope === scope && inForceAt(e, 0)).length });
@@ -187,6 +229,18 @@ export function expectedFigures(spec: TeamSpec) {
       neverUsedCount: never.length,
     },
     memory: { user: growth("user"), channel: growth("channel"), team: growth("team") },
+    /**
+     * Who used cairn: Ana asks every seeded question (and the failed one), each turn's person theirs;
+     * the team's channel and one conversation per turn; the seed's failed reply and each turn's.
+     */
+    usage: {
+      people: new Set<Name>(["Ana", ...turns.map((t) => t.who)]).size,
+      conversations: 1 + turns.length,
+      answered: spec.replies[0] ?? 0,
+      unanswered: 1 + turns.filter((t) => t.reply !== "none").length,
+      modelFailures: turns.filter((t) => t.reply === "model").length,
+      tokens: null,
+    },
     /** Team entries that came into force this week and still are, oldest first. */
     learned: spec.entries.filter((e) => e.scope === "team" && thisWeek(e.inForce[0]) && inForceAt(e, 0)).sort((a, b) => b.inForce[0]! - a.inForce[0]!),
   };

@@ -19,6 +19,7 @@ import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts
 import { systemText } from "../fakes/anthropic.ts";
 import { inboundFor, type PlaceOptions } from "./db.ts";
 import { channelPlatform } from "./channel-platform.ts";
+import { sessionKey } from "../../src/history/store/search.ts";
 
 export interface FuzzOptions {
   seed: number;
@@ -44,6 +45,11 @@ export interface FuzzReport {
   /** Approvals tried (by the proposer, which must do nothing, or by a teammate) and proposals shared. */
   approvals: number;
   shared: number;
+  /** session_search calls in its other modes (session, around, recent) or with filters, and how many showed messages. */
+  modeProbes: number;
+  modeFinds: number;
+  /** `history <first 6-9 characters of an entry's id>`: tried, answered with the entry, answered with a list of candidates. */
+  shortIds: { probes: number; found: number; ambiguous: number };
   violations: string[];
 }
 
@@ -160,6 +166,13 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
   const whyPick = <T>(xs: readonly T[]): T => xs[Math.floor(whyRand() * xs.length)]!;
   /** Every answer, posted as a platform message (a recorded delivery) a why can be picked on. */
   const answers: { ws: (typeof wss)[number]; at: PlaceOptions; platformId: string }[] = [];
+  // session_search's other modes and filters draw from a sequence of their own too.
+  const modeRand = prng(opts.seed ^ 0x2545f491);
+  const modePick = <T>(xs: readonly T[]): T => xs[Math.floor(modeRand() * xs.length)]!;
+  let modeProbes = 0;
+  let modeFinds = 0;
+  /** Which tool_use ids were mode probes: their results are counted when the next request carries them. */
+  const probeIds = new Set<string>();
   /** Each person's private skill, by name: the why phase reads it. */
   const privateSkills = new Map<string, string>();
 
@@ -218,6 +231,14 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     for (const req of fake.requests.slice(before)) {
       promptsChecked++;
       const seen = visibleText(req, queries);
+      for (const m of req.body.messages) {
+        if (typeof m.content === "string") continue;
+        for (const b of m.content as { type: string; tool_use_id?: unknown; content?: unknown }[]) {
+          const id = typeof b.tool_use_id === "string" ? b.tool_use_id : "";
+          if (b.type !== "tool_result" || !probeIds.delete(id)) continue;
+          if (/\[(msg|session) /.test(typeof b.content === "string" ? b.content : JSON.stringify(b.content))) modeFinds++;
+        }
+      }
       for (const m of markers) {
         if (m.kind === "knowledge" && seen.includes(m.token) && allowed(m, where, canRead)) knowledgeSeen++;
         if (seen.includes(m.token) && !allowed(m, where, canRead)) {
@@ -346,7 +367,7 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       if (topic !== q) queries.push(topic);
       return { toolUse: [{ name: "memory_history", input: { topic } }] };
     }
-    return { toolUse: [{ name: "session_search", input: { query: q, limit: 20 } }] };
+    return modeRand() < 0.4 ? modeProbe(q) : { toolUse: [{ name: "session_search", input: { query: q, limit: 20 } }] };
   });
   for (let t = 0; t < opts.turns; t++) {
     const ws = pick(wss);
@@ -371,6 +392,21 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       await whyProbe(a, `${a.ws.id}-p${Math.floor(whyRand() * opts.people)}`);
     }
   }
+  // Modes phase: everyone reads history by session, around a message and by recent sessions, with
+  // filters, from their DM or a channel (its own sequence: the turns above stay those of the seed).
+  for (const ws of wss) {
+    for (let p = 0; p < opts.people; p++) {
+      const person = `${ws.id}-p${p}`;
+      for (let k = 0; k < 4; k++) {
+        const channel = modeRand() < 0.4 ? null : `${ws.id}-c${Math.floor(modeRand() * opts.channels)}`;
+        const q = modePick(markers).token;
+        queries.push(q);
+        searches++;
+        fake.enqueue({ reply: () => modeProbe(q) }, { text: "ok" });
+        await turn(place(ws, person, channel), `what happened ${k}?`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
+      }
+    }
+  }
   // Why phase: each person asks in a channel something whose search finds their own DM (the model
   // looks for its marker) and reads their private skill, with their profile and private lessons in
   // front of it; then everyone of
@@ -390,8 +426,71 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       for (let q = 0; q < opts.people; q++) await whyProbe(answer, `${ws.id}-p${q}`, [answer.platformId]);
     }
   }
+  // Short-id phase (commands/short-id.ts): everyone types the first 6-7 characters of entries'
+  // ids (a cuid starts with its time: ids made within a second or so share those) or 12-17 (past the
+  // id's counter: one id), theirs or not, into `history`; whatever answers (the entry, or a list of
+  // the ids that prefix could be) carries no marker the asker may not see. Its own sequence, as above.
+  const idRand = prng(opts.seed ^ 0x68e31da4);
+  const idMarkers = markers.filter((m) => m.kind !== "knowledge" && m.kind !== "dm");
+  const shortIds = { probes: 0, found: 0, ambiguous: 0 };
+  for (const ws of wss) {
+    for (let p = 0; p < opts.people && idMarkers.length; p++) {
+      const person = `${ws.id}-p${p}`;
+      const channel = idRand() < 0.4 ? null : `${ws.id}-c${Math.floor(idRand() * opts.channels)}`;
+      const where: Where = { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` };
+      for (let k = 0; k < 3; k++) {
+        const target = idMarkers[Math.floor(idRand() * idMarkers.length)]!;
+        const entry = await db.memoryEntry.findFirst({ where: { text: { contains: target.token } }, select: { id: true } });
+        if (!entry) continue;
+        const reply = await core.command(inboundFor(place(ws, person, channel)), "history", [entry.id.slice(0, idRand() < 0.5 ? 6 + Math.floor(idRand() * 2) : 12 + Math.floor(idRand() * 6))]);
+        shortIds.probes++;
+        if (reply.text.startsWith("**History of")) shortIds.found++;
+        if (reply.text.includes("is the start of more than one id")) shortIds.ambiguous++;
+        for (const m of markers) {
+          if (reply.text.includes(m.token) && !allowed(m, where, canRead)) violations.push(`short id: ${m.kind} marker of ${m.person}@${m.ws}/${m.channel} reached ${person}@${ws.id} ${where.isDm ? "DM" : where.channel}`);
+        }
+      }
+    }
+  }
   fake.setDefault(null);
-  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, whyChecked, whyExplained, approvals, shared, violations };
+  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, whyChecked, whyExplained, approvals, shared, modeProbes, modeFinds, shortIds, violations };
+
+  /**
+   * session_search in another mode, or with filters: ids of marker messages (the asker's own
+   * workspace half the time, else any: others' DMs, listened channels, other workspaces), people
+   * and channels of any workspace. Whatever comes back is checked like every prompt.
+   */
+  async function modeProbe(q: string): Promise<Step> {
+    modeProbes++;
+    const ws = current && modeRand() < 0.5 ? current.ws : null;
+    const rows = await db.message.findMany({
+      where: { text: { contains: "zq" }, role: { in: ["user", "channel"] }, ...(ws ? { conversation: { workspace: { externalId: ws } } } : {}) },
+      select: { id: true, sessionId: true, conversationId: true, createdAt: true },
+      orderBy: { id: "asc" },
+    });
+    const row = rows.length ? modePick(rows) : null;
+    const w = modePick(wss);
+    const filters: Record<string, string> = {};
+    if (modeRand() < 0.4) {
+      const author = modePick([`${w.id}-p${Math.floor(modeRand() * opts.people)}`, "me"]);
+      filters.author = author;
+      queries.push(author);
+    }
+    if (modeRand() < 0.4) filters.channel = modePick([`${w.id}-c${Math.floor(modeRand() * opts.channels)}`, `${w.id}-k${Math.floor(modeRand() * (opts.listened ?? 2))}`, `D-${w.id}-p${Math.floor(modeRand() * opts.people)}`, "dm"]);
+    if (modeRand() < 0.3) filters[modePick(["after", "before"])] = modePick(["yesterday", "today", "2020-01-01", "last week", "3 days ago"]);
+    const mode = modePick(["session", "around", "recent", "filters"] as const);
+    const input =
+      mode === "filters" || !row
+        ? { query: q, limit: 20, ...filters }
+        : mode === "session"
+          ? { mode, session_id: sessionKey(row.sessionId, row.conversationId, row.createdAt), limit: 50, ...filters }
+          : mode === "around"
+            ? { mode, message_id: row.id, window: 20, ...filters }
+            : { mode, limit: 20, ...filters };
+    const id = `toolu_mode_${modeProbes}`;
+    probeIds.add(id);
+    return { toolUse: [{ name: "session_search", input, id }] };
+  }
 
   /**
    * Someone of the answer's workspace asks why: about that answer, where it was posted (its thread,

@@ -8,6 +8,7 @@ import { expect } from "vitest";
 import type { Core } from "../../src/app/core.ts";
 import type { Database } from "../../src/db/client.ts";
 import { scopeOf, type Place } from "../../src/history/store/store.ts";
+import { showsId } from "./short-ids.ts";
 
 export interface WhySeed {
   rule: { id: string; text: string };
@@ -90,8 +91,9 @@ export async function dmHits(database: Database, trace: StoredTrace): Promise<Se
  */
 export function expectWhy(text: string, asker: "alice" | "bob", seed: WhySeed, trace: StoredTrace, dms: ReadonlySet<number>): void {
   const has = (id: string, s: string) => {
-    expect(text).toContain(`\`${id}\``);
+    // Ids are shown short: the item's line carries its id's first characters.
     expect(text).toContain(s);
+    expect(showsId(text, id, s)).toBe(true);
   };
   expect(trace.rules).toContain(seed.rule.id);
   has(seed.rule.id, seed.rule.text);

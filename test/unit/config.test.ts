@@ -75,6 +75,14 @@ describe("config", () => {
     expect(loadConfig({ CAIRN_MAX_CONCURRENCY: " 8 " }).CAIRN_MAX_CONCURRENCY).toBe(8);
   });
 
+  it("reads the operator's model prices as JSON, and says how to write them when they are not", () => {
+    expect(checkConfig({}).config?.CAIRN_MODEL_PRICES).toBeUndefined();
+    expect(checkConfig({ CAIRN_MODEL_PRICES: '{"claude-sonnet-5-5": {"input": 3, "output": 15}}' }).config?.CAIRN_MODEL_PRICES).toEqual({ "claude-sonnet-5-5": { input: 3, output: 15 } });
+    for (const bad of ["{claude: 3}", '{"claude-x": {"input": -1, "output": 2}}', '{"claude-x": 3}']) {
+      expect(checkConfig({ CAIRN_MODEL_PRICES: bad }).problems.join("\n")).toMatch(/CAIRN_MODEL_PRICES\S* must be JSON like/);
+    }
+  });
+
   it("refuses platform settings that do not work together", () => {
     expect(() => loadConfig({ SLACK_BOT_TOKEN: "xoxb-1" })).toThrow(/neither SLACK_APP_TOKEN \(Socket Mode\) nor SLACK_SIGNING_SECRET/);
     expect(() => loadConfig({ SLACK_APP_TOKEN: "xapp-1" })).toThrow(/without SLACK_BOT_TOKEN/);

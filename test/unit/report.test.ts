@@ -1,11 +1,13 @@
-/** The weekly report's pure parts: the channel setting, sparklines, lifetimes, topics and the model's answer checks. */
+/** The weekly report's pure parts: the channel setting, sparklines, lifetimes, topics, prices, the usage lines and the model's answer checks. */
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/app/config.ts";
 import { agentSettings } from "../../src/app/settings.ts";
 import { parseReportChannel } from "../../src/report/channel.ts";
-import { sparkline } from "../../src/report/render.ts";
+import { reportLayout, reportMarkdown, sparkline } from "../../src/report/render.ts";
+import { estimateCost, priceOf, PRICES, withPrices } from "../../src/report/prices.ts";
+import type { ReportUsage } from "../../src/report/usage.ts";
 import { activeAt, lifetimeOf, type RevisionRow } from "../../src/report/lifetime.ts";
-import { groupByWords, sharedWords } from "../../src/report/topics.ts";
+import { groupByWords, representative, sharedWords } from "../../src/report/topics.ts";
 import { ModelAnswer, vet, type NarrativeInput } from "../../src/report/narrative.ts";
 import { slotEnd, ReportPayload } from "../../src/report/job.ts";
 import { per100, type ReportMetrics } from "../../src/report/metrics.ts";
@@ -107,6 +109,82 @@ describe("repeated problems by shared words", () => {
   });
 });
 
+describe("a topic's name", () => {
+  const day0 = (h: number) => new Date(Date.UTC(2025, 2, 10, h));
+  it("is the question most like the others, the latest among equals", () => {
+    const asked = [
+      { text: "how do I deploy staging?", at: day0(1) },
+      { text: "how do I deploy to staging on a Friday?", at: day0(2) },
+      { text: "can I deploy on a Friday?", at: day0(3) },
+    ];
+    expect(representative(asked)?.text).toBe("how do I deploy to staging on a Friday?");
+    expect(representative(asked.slice(0, 1))?.text).toBe("how do I deploy staging?");
+    expect(representative([asked[0]!, { text: "how do I deploy staging?", at: day0(5) }])?.at).toEqual(day0(5));
+    expect(representative([])).toBeNull();
+  });
+});
+
+describe("the week's tokens and their estimated cost", () => {
+  it("prices a model by its id or a dated id of it, never a later version by an earlier one's price", () => {
+    expect(priceOf("claude-sonnet-5")).toEqual({ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 });
+    expect(priceOf("claude-opus-4-5-20251101")?.input).toBe(5);
+    expect(priceOf("claude-opus-4-1-20250805")?.input).toBe(15);
+    expect(priceOf("claude-opus-4-20250514")?.input).toBe(15);
+    // A version the table does not list is not priced as the version before it.
+    expect(priceOf("claude-sonnet-5-5")).toBeNull();
+    expect(priceOf("claude-sonnet-50")).toBeNull();
+    expect(priceOf("gpt-5")).toBeNull();
+    // 1M in, 100k out, 2M read from cache, 200k written to it on Sonnet 5: 3 + 1.5 + 0.6 + 0.75 dollars.
+    expect(estimateCost({ model: "claude-sonnet-5", input: 1_000_000, output: 100_000, cacheRead: 2_000_000, cacheWrite: 200_000 })).toBeCloseTo(5.85, 10);
+    expect(estimateCost({ model: "my-local-model", input: 5, output: 5, cacheRead: 0, cacheWrite: 0 })).toBeNull();
+  });
+
+  it("takes the operator's prices over the table (CAIRN_MODEL_PRICES), cache prices following input", () => {
+    const prices = withPrices({ "claude-sonnet-5-5": { input: 2, output: 10 }, "claude-sonnet-5": { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 } });
+    expect(priceOf("claude-sonnet-5-5", prices)).toEqual({ input: 2, output: 10, cacheRead: 0.2, cacheWrite: 2.5 });
+    expect(priceOf("claude-sonnet-5", prices)).toEqual({ input: 1, output: 1, cacheRead: 0, cacheWrite: 0 });
+    expect(priceOf("claude-opus-4-5", prices)?.input).toBe(5);
+  });
+
+  const week = { start: "", replies: 12, corrections: 0, per100: 0 };
+  const metrics: ReportMetrics = {
+    periodStart: "2025-03-03T09:00:00.000Z",
+    periodEnd: "2025-03-10T09:00:00.000Z",
+    weeks: [...Array.from({ length: 7 }, () => ({ ...week, replies: 10 })), week],
+    correctionsLearned: 0,
+    lessons: { proposed: 0, approved: 0, promoted: 0, private: 0 },
+    rules: { added: 0, archived: 0, active: 0 },
+    skills: { created: 0, patched: 0, mostUsed: [], neverUsed: [], neverUsedCount: 0 },
+    memory: { user: { start: 0, end: 0 }, channel: { start: 0, end: 0 }, team: { start: 0, end: 0 } },
+  };
+  const render = (usage: ReportUsage) =>
+    reportMarkdown(reportLayout({ workspaceName: "Acme", metrics, usage, repeated: { byWords: [], byRule: [] }, praised: { replies: 0, praise: 0, topics: [], skills: [] }, learned: [], rules: [], narrative: null }));
+
+  it("shows the tokens and the estimate, and tokens only for a model without a price", () => {
+    const text = render({
+      people: 3,
+      conversations: 5,
+      answered: 12,
+      unanswered: 0,
+      modelFailures: 0,
+      tokens: [
+        { model: "claude-sonnet-5", input: 1_000_000, output: 100_000, cacheRead: 2_000_000, cacheWrite: 200_000 },
+        { model: "my-local-model", input: 1000, output: 10, cacheRead: 0, cacheWrite: 0 },
+      ],
+      prices: PRICES,
+    });
+    expect(text).toContain("- People who talked to cairn: **3** · conversations: **5**");
+    expect(text).toContain("- Questions cairn couldn't answer: **0**\n- AI model failures: **0**");
+    expect(text).toContain(
+      "- AI model tokens: 1,201,000 sent, 2,000,000 re-read from cache, 100,010 written · estimated cost about $5.85 (an estimate from list prices, not a bill) · unknown model `my-local-model`: tokens only",
+    );
+  });
+
+  it("leaves the token line out while tokens are not recorded", () => {
+    expect(render({ people: 1, conversations: 1, answered: 12, unanswered: 2, modelFailures: 2, tokens: null, prices: PRICES })).not.toContain("tokens");
+  });
+});
+
 describe("the model's part, checked", () => {
   const input = {
     metrics: {} as ReportMetrics,
@@ -115,6 +193,7 @@ describe("the model's part, checked", () => {
       { id: "R1", text: "ALWAYS squash-merge", since: "", confidence: 1, flag: null },
       { id: "R2", text: "NEVER squash release branches", since: "", confidence: 1, flag: null },
     ],
+    usage: { people: 0, conversations: 0, answered: 0, unanswered: 0, modelFailures: 0, tokens: null, prices: PRICES },
     repeated: { byWords: [], byRule: [] },
   } satisfies NarrativeInput;
   const answer = (a: unknown) => vet(ModelAnswer.parse(a), input);

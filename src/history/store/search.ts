@@ -28,6 +28,10 @@ export interface SearchHit {
   threadId: string | null;
   role: string;
   author: string | null;
+  /** The author's person id (session_search's author filter); null for cairn's own messages. */
+  authorId: string | null;
+  /** Its session as ranking groups them (`sessionKey`): what session_search's session mode reads. */
+  sessionKey: string;
   createdAt: Date;
   snippet: string;
   /** A listened channel's message (role "channel"): where it is on the platform, to cite. */
@@ -128,6 +132,8 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
       threadId: c[4],
       role: doc.role ?? "user",
       author: doc.authorId === null ? null : (names.get(doc.authorId) ?? null),
+      authorId: doc.authorId,
+      sessionKey: doc.sessionKey,
       createdAt: doc.createdAt,
       snippet: makeSnippet(doc.text, keys),
       link: null,

@@ -18,6 +18,7 @@ import { sortByTurn } from "../turns.ts";
 import { conversationKey, type Lease, type Place } from "./place.ts";
 import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
 import { citedMessages, type CitedMessage } from "./cited.ts";
+import { historyBrowse, type HistoryBrowse } from "./browse.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
@@ -42,6 +43,9 @@ const LAST_MESSAGE_RESOLUTION_MS = 60_000;
  * The statements of every message (store it, read the session, store the reply) and the look-ups
  * of the place it comes from take the direct path (db/direct.ts; their SQL is in rows.ts).
  */
+/** What an erased message's text becomes (erasure/erasure-store.ts): the row stays, so conversations stay consistent. */
+export const ERASED_TEXT = "[erased at the author's request]";
+
 export class HistoryStore {
   private readonly places = new TtlCache<string, Place>({ ttlMs: PLACE_TTL_MS, max: 10_000 });
   private readonly workspaces = new TtlCache<string, Workspace>({ ttlMs: PLACE_TTL_MS, max: 1_000 });
@@ -348,6 +352,8 @@ export class HistoryStore {
     return searchMessages(this.database, scope, query, opts);
   }
 
+  /** Reading by session, around a message, newest first, recent sessions: in the asker's scope (browse.ts). */
+  get browse(): HistoryBrowse { return historyBrowse(this.db); }
   /** Of these messages (a reply's search results), those the person may see now (cited.ts). */
   cited(scope: PersonScope, ids: readonly number[], readable: readonly string[]): Promise<CitedMessage[]> {
     return citedMessages(this.db, scope, ids, readable);
@@ -387,7 +393,8 @@ export class HistoryStore {
     );
   }
 
+  /** The person's messages whose text is held: not those an erasure left as a tombstone. */
   async countByAuthor(scope: PersonScope): Promise<number> {
-    return this.db.message.count({ where: { workspaceId: scope.workspaceId, authorId: scope.personId } });
+    return this.db.message.count({ where: { workspaceId: scope.workspaceId, authorId: scope.personId, NOT: { text: ERASED_TEXT } } });
   }
 }

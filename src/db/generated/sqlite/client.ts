@@ -170,3 +170,9 @@ export type EventClaim = Prisma.EventClaimModel
  * (src/admission/trust.ts). CAIRN_TEACHERS names more at start-up.
  */
 export type Teacher = Prisma.TeacherModel
+/**
+ * Model ModelUsage
+ * Model usage by workspace, UTC hour, model and purpose (turn, review, summary, report…): what the
+ * weekly report counts as tokens, cost and failures. Counts are added in batches (ops/usage-ledger.ts).
+ */
+export type ModelUsage = Prisma.ModelUsageModel

@@ -108,13 +108,16 @@ const SUBCOMMANDS: Record<CommandName, SubcommandSpec> = {
     choice: { name: "run", description: "Run this job now (admins)", values: SCHEDULE_NAMES, words: (value) => ["run", value] },
     flags: [{ name: "dry_run", description: "With run curator: only say what it would change, change nothing", word: "--dry-run" }],
   },
+  correct: { description: "Correct cairn's last answer here", option: { name: "text", description: "What was wrong, and what is right", required: true, maxLength: 2000 }, publicAnswer: true },
+  good: { description: "Say cairn's last answer here was right" },
 };
 
 /**
- * Discord takes at most 25 subcommands: these commands are not registered there, and are reached
- * through the views' buttons (a click runs the command line, ../views/ids.ts): `verify` is *Still true*.
+ * Discord takes at most 25 subcommands: these commands are not registered there. `verify` is reached
+ * through the views' buttons (a click runs the command line, ../views/ids.ts): *Still true*.
+ * `correct` and `good` are the console's 👎 and 👍: on Discord, reactions (and corrections typed in words) are.
  */
-export const BUTTON_ONLY: ReadonlySet<CommandName> = new Set(["verify"]);
+export const BUTTON_ONLY: ReadonlySet<CommandName> = new Set(["verify", "correct", "good"]);
 
 export const UNKNOWN_INTERACTION_REPLY = "I don't know that one. Try `/cairn help` to see what I can do.";
 

@@ -73,7 +73,8 @@ export const ModelName = {
   ListenExclusion: 'ListenExclusion',
   Tombstone: 'Tombstone',
   EventClaim: 'EventClaim',
-  Teacher: 'Teacher'
+  Teacher: 'Teacher',
+  ModelUsage: 'ModelUsage'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -465,6 +466,23 @@ export const TeacherScalarFieldEnum = {
 } as const
 
 export type TeacherScalarFieldEnum = (typeof TeacherScalarFieldEnum)[keyof typeof TeacherScalarFieldEnum]
+
+
+export const ModelUsageScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  hour: 'hour',
+  model: 'model',
+  purpose: 'purpose',
+  calls: 'calls',
+  failures: 'failures',
+  inputTokens: 'inputTokens',
+  outputTokens: 'outputTokens',
+  cacheReadTokens: 'cacheReadTokens',
+  cacheWriteTokens: 'cacheWriteTokens',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ModelUsageScalarFieldEnum = (typeof ModelUsageScalarFieldEnum)[keyof typeof ModelUsageScalarFieldEnum]
 
 
 export const SortOrder = {

@@ -419,7 +419,8 @@ export const ModelName = {
   ListenExclusion: 'ListenExclusion',
   Tombstone: 'Tombstone',
   EventClaim: 'EventClaim',
-  Teacher: 'Teacher'
+  Teacher: 'Teacher',
+  ModelUsage: 'ModelUsage'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -435,7 +436,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "tombstone" | "eventClaim" | "teacher"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "tombstone" | "eventClaim" | "teacher" | "modelUsage"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2141,6 +2142,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    ModelUsage: {
+      payload: Prisma.$ModelUsagePayload<ExtArgs>
+      fields: Prisma.ModelUsageFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.ModelUsageFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.ModelUsageFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>
+        }
+        findFirst: {
+          args: Prisma.ModelUsageFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.ModelUsageFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>
+        }
+        findMany: {
+          args: Prisma.ModelUsageFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>[]
+        }
+        create: {
+          args: Prisma.ModelUsageCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>
+        }
+        createMany: {
+          args: Prisma.ModelUsageCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.ModelUsageCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>[]
+        }
+        delete: {
+          args: Prisma.ModelUsageDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>
+        }
+        update: {
+          args: Prisma.ModelUsageUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>
+        }
+        deleteMany: {
+          args: Prisma.ModelUsageDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.ModelUsageUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.ModelUsageUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>[]
+        }
+        upsert: {
+          args: Prisma.ModelUsageUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$ModelUsagePayload>
+        }
+        aggregate: {
+          args: Prisma.ModelUsageAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateModelUsage>
+        }
+        groupBy: {
+          args: Prisma.ModelUsageGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ModelUsageGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.ModelUsageCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.ModelUsageCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2552,6 +2627,23 @@ export const TeacherScalarFieldEnum = {
 export type TeacherScalarFieldEnum = (typeof TeacherScalarFieldEnum)[keyof typeof TeacherScalarFieldEnum]
 
 
+export const ModelUsageScalarFieldEnum = {
+  workspaceId: 'workspaceId',
+  hour: 'hour',
+  model: 'model',
+  purpose: 'purpose',
+  calls: 'calls',
+  failures: 'failures',
+  inputTokens: 'inputTokens',
+  outputTokens: 'outputTokens',
+  cacheReadTokens: 'cacheReadTokens',
+  cacheWriteTokens: 'cacheWriteTokens',
+  updatedAt: 'updatedAt'
+} as const
+
+export type ModelUsageScalarFieldEnum = (typeof ModelUsageScalarFieldEnum)[keyof typeof ModelUsageScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -2782,6 +2874,7 @@ export type GlobalOmitConfig = {
   tombstone?: Prisma.TombstoneOmit
   eventClaim?: Prisma.EventClaimOmit
   teacher?: Prisma.TeacherOmit
+  modelUsage?: Prisma.ModelUsageOmit
 }
 
 /* Types for Logging */
