@@ -203,6 +203,7 @@ async function main(): Promise<number> {
   // Reviews, reactions, lessons and the scheduled curator and report run on the job worker, after
   // replies, never in front of them.
   await core.startBackground();
+  if (!chat) log.info({ platforms: adapters.map((a) => a.platform) }, "cairn is up; if something looks wrong, `npm run doctor` checks the settings, the database and the platforms");
   if (chat) {
     // The console chat, until the input ends, /quit, or a signal. A signal exits through
     // process.exit, so the log file's buffered lines are flushed.
@@ -231,7 +232,10 @@ main().then(
   (code) => process.exit(code),
   (err: unknown) => {
     // What a person can fix is one sentence; anything else is a bug and keeps its stack.
-    const said = err instanceof StartupError ? `cairn could not start: ${err.message}` : `cairn stopped: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`;
+    const said =
+      err instanceof StartupError
+        ? `cairn could not start: ${err.message}`
+        : `cairn stopped: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n\`npm run doctor\` checks the settings, the database and the platforms.`;
     process.stderr.write(`${said}\n`);
     process.exit(1);
   },

@@ -205,7 +205,8 @@ describe("the console in a terminal", () => {
     term.type("who owns it?\r");
     await term.until("the second question sent", (s) => /you> who owns it\?\n/.test(s));
     first.release();
-    await term.until("both answers", (s) => s.includes("cairn> Team payments owns it."));
+    // The prompt is drawn again after the answer is printed: wait for it too, not just the words.
+    await term.until("both answers and the prompt below them", (s) => /cairn> Team payments owns it\.\nyou>\s*$/.test(s));
     // The person's lines stay where they were sent; the first answer names its question, the
     // second (to the newest message) needs no name; no thinking line is left on the screen.
     const screen = visible(term.raw);
@@ -300,7 +301,7 @@ describe("the console with piped input", () => {
       const env = { ANTHROPIC_API_KEY: fake.apiKey, ANTHROPIC_BASE_URL: fake.url, DATABASE_URL: `file:${join(dir, "cairn.db")}`, CAIRN_CONSOLE_USER: "dana", LOG_LEVEL: "silent" };
       const run = await runCairn(env, ["first line", "second line"], (out, sent) => (out.match(/^cairn> /gm)?.length ?? 0) >= sent);
       expect(run.code).toBe(0);
-      expect(run.stdout).toBe("cairn console: talking as dana. /help for commands, /quit to leave.\ncairn> One.\ncairn> Two.\n");
+      expect(run.stdout).toBe("cairn console: talking as dana. /help for commands, /quit to leave. Something wrong? Run npm run doctor.\ncairn> One.\ncairn> Two.\n");
       expect(fake.requests.map((r) => lastUserText(r))).toEqual([expect.stringContaining("first line"), expect.stringContaining("second line")]);
     } finally {
       await fake.close();

@@ -166,7 +166,7 @@ export class ConsoleAdapter implements PlatformAdapter {
     await this.start();
     // Every start is a new session: what was learned last time reaches this one's snapshot.
     await core.endSession(this.inbound(""), "restart");
-    this.opts.output.write(`cairn console: talking as ${this.opts.user}. /help for commands, /quit to leave.\n`);
+    this.opts.output.write(`cairn console: talking as ${this.opts.user}. /help for commands, /quit to leave. Something wrong? Run npm run doctor.\n`);
     if (this.opts.terminal) await this.chatInTerminal(core);
     else await this.chatByLines(core);
     await this.stop();
