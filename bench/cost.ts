@@ -34,7 +34,7 @@ async function measure(core: Core, model: FakeModel, queries: () => number, plac
     const q0 = queries();
     const m0 = model.spentMs;
     const t0 = now();
-    await replyText(core, channelMessage(p.ws, p.user, p.channel, `question ${seq} about the deploy pipeline and the staging database`, `cost-${seq++}`));
+    await replyText(core, channelMessage(p.ws, p.user, p.channel, `question ${seq} about the deploy pipeline and the staging database`, `cost-${seq++}`), { answered: true });
     const ms = now() - t0 - (model.spentMs - m0);
     return { ms, q: queries() - q0 };
   };

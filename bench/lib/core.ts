@@ -34,8 +34,10 @@ export function channelMessage(workspace: string, user: string, channel: string,
 }
 
 /** The reply text of a handled message; throws if the core dropped it. */
-export async function replyText(core: Core, inbound: Inbound): Promise<string> {
+export async function replyText(core: Core, inbound: Inbound, opts: { answered?: boolean } = {}): Promise<string> {
   const r = await core.handle(inbound);
   if (r.kind !== "reply") throw new Error(`message dropped: ${r.reason}`);
+  // `answered`: a failed turn (an apology) sends fewer statements and takes less time; counted, it would read as a gain.
+  if (opts.answered && r.reply.status !== "ok") throw new Error(`the turn did not answer (${r.reply.status}): ${r.reply.text.slice(0, 200)}`);
   return r.reply.text;
 }

@@ -17,6 +17,7 @@ import type { ScheduleSettings } from "../jobs/schedules.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { KnowledgeSettings } from "../knowledge/knowledge.ts";
 import type { JournalBackend, StoredEntry } from "../journal/inbound-log.ts";
+import type { MemoryProvider } from "../ground/memory-provider.ts";
 
 export interface AgentSettings {
   model: string;
@@ -54,6 +55,8 @@ export interface AgentSettings {
   recovery?: Partial<RecoverySettings>;
   /** Kept events handed to the adapters at once; the rest wait in the journal (default 64). */
   journalInFlight?: number;
+  /** How long a turn waits for memory providers' items (default DEFAULT_PROVIDER_DEADLINE_MS). */
+  providerDeadlineMs?: number;
 }
 
 export interface CoreDeps {
@@ -71,6 +74,8 @@ export interface CoreDeps {
    * Default: one kept in memory (an outage is waited out; a killed process loses what it held).
    */
   journal?: { backend: JournalBackend; pending: readonly StoredEntry[] };
+  /** Memory providers (ground/memory-provider.ts), registered in code: no setting picks them yet. */
+  providers?: readonly MemoryProvider[];
 }
 
 export { MODEL_INTERRUPTED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";

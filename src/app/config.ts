@@ -127,6 +127,12 @@ export const configSchema = z.object({
   CAIRN_LISTEN_CHANNELS: csv.refine((list) => list.every((c) => LISTEN_CHANNEL.test(c)), "each entry is platform:workspace/channel, e.g. slack:T0123/C0456 or discord:<guild id>/<channel id>"),
   CAIRN_SESSION_IDLE_MINUTES: int(120, 1, 7 * 24 * 60),
   CAIRN_TOOL_ITERATIONS: int(20, 1, 100),
+  /** How long a turn waits for memory providers' items before going on without them (src/providers/). */
+  CAIRN_PROVIDER_DEADLINE_MS: int(300, 10, 10_000),
+  CAIRN_EMBEDDINGS_URL: optionalString.pipe(z.url({ message: "expected the embeddings API's base URL, like https://host/v1 (cairn posts to <url>/embeddings)" }).optional()),
+  CAIRN_EMBEDDINGS_MODEL: optionalString,
+  CAIRN_EMBEDDINGS_API_KEY: optionalString,
+  CAIRN_EMBEDDINGS_DIMENSIONS: optionalString.pipe(z.coerce.number<string | undefined>({ message: WHOLE }).int({ message: WHOLE }).min(8, { message: "must be between 8 and 8192" }).max(8192, { message: "must be between 8 and 8192" }).optional()),
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
   CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
   // Conversations answered at once. A turn mostly waits on the model, so the bound that matters is
@@ -223,6 +229,9 @@ function crossCheck(cfg: Config): CrossProblem[] {
   }
   if (cfg.CAIRN_HEALTH_PORT !== undefined && cfg.CAIRN_HEALTH_PORT === cfg.PORT && cfg.SLACK_BOT_TOKEN && cfg.SLACK_SIGNING_SECRET && !cfg.SLACK_APP_TOKEN) {
     problems.push({ keys: ["CAIRN_HEALTH_PORT", "PORT"], text: "CAIRN_HEALTH_PORT is PORT, where Slack's HTTP mode already serves /healthz, /readyz and /metrics: unset CAIRN_HEALTH_PORT or choose another port" });
+  }
+  if (cfg.CAIRN_EMBEDDINGS_URL && !cfg.CAIRN_EMBEDDINGS_MODEL) {
+    problems.push({ keys: ["CAIRN_EMBEDDINGS_URL", "CAIRN_EMBEDDINGS_MODEL"], text: "CAIRN_EMBEDDINGS_URL is set without CAIRN_EMBEDDINGS_MODEL: name the embedding model the endpoint serves" });
   }
   if (cfg.CAIRN_CURATOR_ARCHIVE_DAYS <= cfg.CAIRN_CURATOR_STALE_DAYS) {
     problems.push({ keys: ["CAIRN_CURATOR_ARCHIVE_DAYS", "CAIRN_CURATOR_STALE_DAYS"], text: "CAIRN_CURATOR_ARCHIVE_DAYS must be more than CAIRN_CURATOR_STALE_DAYS: a skill goes stale before it is archived" });

@@ -54,9 +54,12 @@ import type { ChannelEvent } from "../ground/channel-events.ts";
 import type { TeamView, ViewRequest } from "../ground/view-model.ts";
 import { instrumentModel } from "../agent/model-metrics.ts";
 import { countDelivery } from "../ops/core-metrics.ts";
+import { portFor } from "./core-port.ts";
+import { DEFAULT_PROVIDER_DEADLINE_MS, Providers } from "../providers/providers.ts";
 import type { CoreDeps, AgentSettings } from "./agent-settings.ts";
 import { Intake, type HandleOptions } from "../turn/intake.ts";
 import { TurnRunner } from "../turn/turn.ts";
+import { TurnStartStore } from "../turn/turn-start-store.ts";
 import { KeyAlarm } from "../turn/key-alarm.ts";
 import { Snapshots } from "../turn/snapshot.ts";
 import { Compression } from "../turn/compression.ts";
@@ -91,6 +94,8 @@ export class Core implements CorePort {
   readonly jobs: JobQueue;
   /** Real deletion: one entry, or everything of a person, and the two-step request of it. */
   readonly erasure: ErasureStore;
+  /** Memory providers (providers/providers.ts): prefetched in turns, synced after delivery, told of erasures. */
+  readonly providers: Providers;
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
   /** Reviews, corrections, lessons and rules, run by the job worker after replies. */
@@ -145,6 +150,7 @@ export class Core implements CorePort {
     this.claims = new ClaimStore(deps.database, now, log);
     this.erasure = new ErasureStore(db, { memory: this.memory, skills: this.skills, sessions: this.sessions, history: this.history });
     const listens = new ListenStore(deps.database);
+    this.providers = new Providers({ providers: deps.providers ?? [], deadlineMs: s.providerDeadlineMs ?? DEFAULT_PROVIDER_DEADLINE_MS, metrics, log });
     const leaseStore = new LeaseStore(deps.database);
 
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
@@ -173,6 +179,7 @@ export class Core implements CorePort {
       model: models.turn,
       tools: this.tools,
       history: this.history,
+      starts: new TurnStartStore(deps.database, this.history, loop.corrections),
       memory: this.memory,
       sessions: this.sessions,
       snapshots,
@@ -183,6 +190,7 @@ export class Core implements CorePort {
       log,
       now,
       onKeyRefused: (place) => keyAlarm.raise(place),
+      providers: this.providers,
     });
     this.recovery = new Recovery({
       store: leaseStore,
@@ -301,12 +309,14 @@ export class Core implements CorePort {
   /** A reply none of whose parts reached the platform: recorded as failed, no longer in flight. */
   private async undelivered(reply: Outbound): Promise<void> {
     if (reply.replyMessageId === null) return;
+    this.providers.undelivered(reply.replyMessageId);
     await this.history.recordUndelivered(reply.replyMessageId);
   }
 
   /** A reply reached the platform: queue what it triggers (reviews, the lesson of a correction). Never throws. */
   private async delivered(reply: Outbound): Promise<void> {
     if (reply.status !== "ok" || reply.replyMessageId === null || reply.conversationId === null) return;
+    this.providers.delivered(reply.replyMessageId);
     try {
       await this.learning.afterDelivered(reply.replyMessageId, reply.conversationId);
     } catch (err) {
@@ -317,19 +327,7 @@ export class Core implements CorePort {
   /** Makes a platform reachable for the core's own posts; the port it returns renders replies with that adapter. */
   attach(adapter: PlatformAdapter): CorePort {
     this.delivery.attach(adapter);
-    return {
-      // What a platform delivers is made storable once, here (text.ts): names and ids included.
-      receive: (inbound, target, opts) => countDelivery(this.metrics, this.delivery.receive(storableStrings(inbound), target, adapter, opts)),
-      feedback: (event) => this.feedback(storableStrings(event)),
-      endSession: (inbound, reason) => this.endSession(storableStrings(inbound), reason),
-      answer: (inbound, call, target) => this.answer(storableStrings(inbound), { name: call.name, args: storableStrings(call.args) }, target, adapter),
-      command: (inbound, name, args) => this.command(storableStrings(inbound), name, args && storableStrings(args)),
-      view: (inbound, request) => this.view(storableStrings(inbound), storableStrings(request)),
-      observe: (event) => this.observe(storableStrings(event)),
-      claim: (key, windowMs) => this.claim(key, windowMs),
-      journal: this.journal.lane(),
-      log: this.log,
-    };
+    return portFor(this, adapter);
   }
 
   /** A message through the adapter attached last for its platform. */

@@ -17,6 +17,7 @@ export function agentSettings(cfg: Config): AgentSettings {
     budgets: { user: cfg.CAIRN_MEMORY_USER_CHARS, channel: cfg.CAIRN_MEMORY_CHANNEL_CHARS, team: cfg.CAIRN_MEMORY_TEAM_CHARS },
     sessionIdleMs: cfg.CAIRN_SESSION_IDLE_MINUTES * 60_000,
     toolIterations: cfg.CAIRN_TOOL_ITERATIONS,
+    providerDeadlineMs: cfg.CAIRN_PROVIDER_DEADLINE_MS,
     historyCharLimit: cfg.CAIRN_HISTORY_CHAR_LIMIT,
     historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,

@@ -10,6 +10,7 @@ import { budgetWords, kindOf, usedChars, type MemoryStore } from "../memory/stor
 import type { SkillStore } from "../skills/store.ts";
 import type { ReportStore } from "../report/report-store.ts";
 import type { ErasureCounts, ErasureStore } from "../erasure/erasure-store.ts";
+import type { Providers } from "../providers/providers.ts";
 import { learnCommand, type LearnDeps } from "./learn.ts";
 import { forgetLessonOrRule, judgeRule, listLessons, type LessonsDeps } from "./lessons.ts";
 import { latestReport } from "./report.ts";
@@ -41,6 +42,8 @@ export interface DispatchDeps {
   skills: SkillStore;
   reports: ReportStore;
   erasure: ErasureStore;
+  /** `forget me` reaches every memory provider too. */
+  providers: Pick<Providers, "forget">;
   log: Logger;
   endSession(inbound: Inbound, reason: "request"): Promise<void>;
 }
@@ -172,7 +175,7 @@ async function describePerson(deps: Pick<DispatchDeps, "history" | "memory" | "s
   ].join("\n");
 }
 
-async function forget(deps: Pick<DispatchDeps, "erasure" | "log"> & LessonsDeps, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
+async function forget(deps: Pick<DispatchDeps, "erasure" | "providers" | "log"> & LessonsDeps, inbound: Inbound, p: Place, args: readonly string[]): Promise<CommandReply> {
   const [what, ...rest] = args;
   if (!what) return { text: "Usage: `forget <id>` (ids are listed by `me` and `lessons`) or `forget me`.", ephemeral: true };
   if (what.toLowerCase() !== "me") {
@@ -199,6 +202,8 @@ async function forget(deps: Pick<DispatchDeps, "erasure" | "log"> & LessonsDeps,
   }
   const anonymize = rest.some((a) => a.toLowerCase() === "anonymous");
   const counts = await deps.erasure.erasePerson(scopeOf(p), { anonymize });
+  // After cairn's own erasure: a failing provider is logged and counted there, and undoes nothing here.
+  await deps.providers.forget(scopeOf(p), { kind: "person", personId: p.person.id });
   // Logged without content: counts only.
   deps.log.info({ person: p.person.id, ...counts, anonymize }, "person data erased");
   return {

@@ -7,6 +7,7 @@
  * - off (admins): nothing new is kept; what was kept stays, searchable by the channel's members,
  *   until retention or its deletion on the platform removes it. A tombstone records the off: `on`
  *   again means new messages only, from then on (the backfill reads nothing older, backfill.ts).
+ *   Every memory provider is told to forget the channel (src/providers/).
  * - status: whether it listens, what it kept, how far the backfill got.
  * - exclude-me / include-me (anyone): leave one's own messages out of every listened channel of
  *   the workspace (those kept so far are removed at once), or let them be kept again: new ones
@@ -19,6 +20,7 @@ import type { CommandReply } from "../ground/commands.ts";
 import { personScopeOf, workspaceScopeOf, type Place } from "../history/store/store.ts";
 import { isAdmin, type AccessPolicy } from "../admission/access.ts";
 import type { ChannelKnowledge } from "../knowledge/knowledge.ts";
+import type { Providers } from "../providers/providers.ts";
 
 /**
  * What `listen` needs: the channel knowledge (its listens, what it kept, its members, its backfill),
@@ -30,6 +32,8 @@ export interface ListenDeps {
   delivery: { adapterOf(platform: Platform): Pick<PlatformAdapter, "canRead" | "channelKind"> | null };
   post(platform: Platform, target: PostTarget, markdown: string): Promise<unknown>;
   settings: { access: AccessPolicy };
+  /** `listen off` tells every memory provider to forget the channel. */
+  providers: Pick<Providers, "forget">;
   log: Logger;
 }
 
@@ -101,6 +105,7 @@ export async function listenCommand(deps: ListenDeps, inbound: Inbound, place: P
   if (sub === "off") {
     if (!current || current.status === "off") return reply("I don't listen in this channel.", "done");
     await listens.switchOff(scope, channel, place.person.id);
+    await deps.providers.forget(scope, { kind: "channel", platform: inbound.platform, channelId: channel });
     return reply("Stopped: I keep nothing new from this channel. What I kept stays searchable by its members until it is deleted here or passes the retention. Turned on again, I keep only messages posted from then on.", "done");
   }
   if (current?.status === "on") return reply("I already listen in this channel: `listen status` shows what I kept.", "done");

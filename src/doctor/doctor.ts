@@ -1,7 +1,7 @@
 /**
  * `cairn doctor`: checks what cairn needs before it starts, and says for each problem what is
  * wrong and how to fix it. Every setting (all problems at once), the database and its migrations
- * (never applied here), the model endpoint, Slack and Discord when configured. Each network check
+ * (never applied here), the model endpoint, the embeddings endpoint, Slack and Discord when configured. Each network check
  * is time-boxed; they run side by side and print in a fixed order.
  */
 import { checkConfig, type Config, type ConfigCheck } from "../app/config.ts";
@@ -9,6 +9,7 @@ import { fail, formatLine, seconds, timeBoxed, type CheckLine } from "./check.ts
 import { checkDatabase } from "./database-check.ts";
 import { checkDiscord } from "./discord-check.ts";
 import { checkModel } from "./model-check.ts";
+import { checkEmbeddings } from "./embeddings-check.ts";
 import { settingsLines } from "./settings-check.ts";
 import { checkSlack } from "./slack-check.ts";
 
@@ -31,6 +32,12 @@ const CHECKS: readonly NetworkCheck[] = [
     reads: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CAIRN_MODEL", "CAIRN_SUMMARY_MODEL", "CAIRN_REVIEW_MODEL"],
     applies: () => true,
     run: (cfg, ms, signal) => checkModel(cfg, ms, signal),
+  },
+  {
+    label: "embeddings",
+    reads: ["CAIRN_EMBEDDINGS_URL", "CAIRN_EMBEDDINGS_MODEL", "CAIRN_EMBEDDINGS_API_KEY", "CAIRN_EMBEDDINGS_DIMENSIONS"],
+    applies: (cfg) => Boolean(cfg.CAIRN_EMBEDDINGS_URL && cfg.CAIRN_EMBEDDINGS_MODEL),
+    run: (cfg, ms, signal) => checkEmbeddings(cfg, ms, signal),
   },
   { label: "Slack", reads: ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_API_URL"], applies: (cfg) => Boolean(cfg.SLACK_BOT_TOKEN), run: (cfg, _ms, signal) => checkSlack(cfg, signal) },
   {

@@ -9,6 +9,7 @@
  * - A question waits `windowMs`; after that the reactor's messages are ordinary messages again.
  */
 import type { Db } from "../db/client.ts";
+import type { Provider } from "../db/migrate.ts";
 import type { Correction, Message } from "../db/generated/sqlite/client.ts";
 import type { Scope, TypedCorrection, WorkspaceScope } from "../ground/types.ts";
 
@@ -19,6 +20,21 @@ export interface ClaimedCorrection {
   id: string;
   question: string | null;
   wrongAnswer: string;
+}
+
+/**
+ * The id of the correction `claim` would find, as a column of another statement (the turn's session
+ * read, turn/turn-start-store.ts), so a turn with none open spends no statement on it. The same
+ * WHERE as `claim`; its values: workspace id, conversation id, person id, `openSince()`
+ * (PostgreSQL's placeholders numbered from `first`).
+ */
+export function openCorrectionColumn(provider: Provider, first: number): string {
+  const pg = provider === "postgresql";
+  const q = (c: string): string => (pg ? `"${c}"` : c);
+  // SQLite numbers a bare `?` by its place in the statement's text. Named, or its "id" would be a
+  // second output column of that name, which PostgreSQL's ORDER BY id finds ambiguous.
+  const p = (n: number): string => (pg ? `$${first + n}` : "?");
+  return `(SELECT id FROM ${q("Correction")} WHERE ${q("workspaceId")} = ${p(0)} AND ${q("conversationId")} = ${p(1)} AND ${q("reactorId")} = ${p(2)} AND status = 'asked' AND ${q("createdAt")} >= ${p(3)} ORDER BY ${q("createdAt")} DESC LIMIT 1) AS ${q("openCorrectionId")}`;
 }
 
 function isUniqueViolation(err: unknown): boolean {
@@ -56,7 +72,7 @@ export class CorrectionStore {
    * correction (the latest, within the window) for this message. Null when there is none.
    */
   async claim(scope: Scope, messageId: number): Promise<ClaimedCorrection | null> {
-    const since = new Date(this.now().getTime() - this.windowMs);
+    const since = this.openSince();
     const open = await this.db.correction.findFirst({
       where: { conversationId: scope.conversationId, workspaceId: scope.workspaceId, reactorId: scope.personId, status: "asked", createdAt: { gte: since } },
       orderBy: { createdAt: "desc" },
@@ -67,6 +83,11 @@ export class CorrectionStore {
     const reply = await this.db.message.findFirst({ where: { id: open.replyMessageId, conversationId: open.conversationId } });
     const question = reply?.replyToId ? await this.db.message.findFirst({ where: { id: reply.replyToId, conversationId: open.conversationId } }) : null;
     return { id: open.id, question: question?.text ?? null, wrongAnswer: reply?.text ?? "" };
+  }
+
+  /** The oldest an asked correction may be and still be claimed (the window). */
+  openSince(): Date {
+    return new Date(this.now().getTime() - this.windowMs);
   }
 
   /**

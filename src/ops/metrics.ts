@@ -31,6 +31,9 @@ export type ToolResult = "ok" | "refused" | "invalid" | "failed";
 /** A job attempt: done, failed and queued again, failed for good, or its lease was lost (another worker runs it). */
 export type JobResult = "done" | "retry" | "failed" | "lost";
 
+/** A memory provider's call (src/providers/): answered, past the deadline, threw or answered nonsense; `blocked`: one item the scanner refused. */
+export type ProviderResult = "ok" | "late" | "failed" | "blocked";
+
 /** Token counts as the Messages API reports them (cache fields are null when caching was not used). */
 export interface ModelUsage {
   input_tokens: number;
@@ -117,6 +120,7 @@ export class Metrics {
   private readonly toolCalls: Counter<"tool" | "result">;
   private readonly errors: Counter<"kind">;
   private readonly jobs: Counter<"kind" | "result">;
+  private readonly providerCalls: Counter<"provider" | "call" | "result">;
   private readonly journalReplays: Counter<"platform">;
   private readonly journalGivenUp: Counter<"platform">;
   private readonly ackSeconds: Histogram<"platform">;
@@ -148,6 +152,12 @@ export class Metrics {
     this.toolCalls = new Counter({ name: "cairn_tool_calls_total", help: "Tool calls the model made, by tool and result.", labelNames: ["tool", "result"], registers });
     this.errors = new Counter({ name: "cairn_errors_total", help: "Errors, by kind (model, turn, tool, job, delivery, unhandled).", labelNames: ["kind"], registers });
     this.jobs = new Counter({ name: "cairn_jobs_total", help: "Background job attempts, by kind and result (done, retry, failed, lost).", labelNames: ["kind", "result"], registers });
+    this.providerCalls = new Counter({
+      name: "cairn_provider_calls_total",
+      help: "Memory provider calls, by provider, call (prefetch, sync, forget) and result (ok, late, failed; blocked: an item the scanner refused).",
+      labelNames: ["provider", "call", "result"],
+      registers,
+    });
     this.journalReplays = new Counter({
       name: "cairn_journal_replays_total",
       help: "Kept events handed to their platform's handler again: left by an earlier process, or after storage failed.",
@@ -257,6 +267,10 @@ export class Metrics {
   job(kind: string, result: JobResult): void {
     this.jobs.inc({ kind, result });
     if (result === "retry" || result === "failed") this.error("job");
+  }
+
+  providerCall(provider: string, call: "prefetch" | "sync" | "forget", result: ProviderResult): void {
+    this.providerCalls.inc({ provider, call, result });
   }
 
   /** A kept event handed on again (an earlier process's, or after storage failed). */

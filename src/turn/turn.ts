@@ -12,7 +12,7 @@
 import { forWorkspace } from "../ground/usage-context.ts";
 import type { Logger } from "../ground/log.ts";
 import { errText } from "../ground/log.ts";
-import type { Outbound, TurnHooks } from "../ground/types.ts";
+import type { Outbound, Scope, TurnHooks } from "../ground/types.ts";
 import { storable } from "../ground/text.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_KEY_REFUSED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
 import { scopeOf, type HistoryMessage, type HistoryStore, type Lease, type Message, type Place } from "../history/store/store.ts";
@@ -28,9 +28,12 @@ import type { TraceSearch, TurnDrew } from "../learning/trace-store.ts";
 import { withCorrection } from "../learning/correction-frame.ts";
 import { DEFAULT_FRESHNESS } from "../learning/settings.ts";
 import type { Metrics } from "../ops/metrics.ts";
+import type { Providers } from "../providers/providers.ts";
+import { withProviderItems } from "../providers/quoted.ts";
 import type { TurnLeases } from "./leases.ts";
 import { speakerName, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
+import type { TurnStart, TurnStartStore } from "./turn-start-store.ts";
 
 /** Earlier person messages of the session read with the message when lessons are picked. */
 const LESSON_CONTEXT_MESSAGES = 3;
@@ -42,6 +45,8 @@ export interface TurnDeps {
   model: ModelClient;
   tools: ToolRegistry;
   history: HistoryStore;
+  /** The session read with the open-correction check in one statement (without it: two reads). */
+  starts?: Pick<TurnStartStore, "read">;
   memory: MemoryStore;
   sessions: SessionManager;
   snapshots: Snapshots;
@@ -52,6 +57,8 @@ export interface TurnDeps {
   metrics: Metrics;
   log: Logger;
   now: () => Date;
+  /** Memory providers: items fetched beside the lessons, the delivered turn synced (providers.ts). */
+  providers?: Pick<Providers, "prefetch" | "replied">;
   /** A refused model key met at `place`: the admins are told (key-alarm.ts). */
   onKeyRefused?: (place: Place) => void;
 }
@@ -79,10 +86,13 @@ export class TurnRunner {
     let inPrompt: Pick<TurnDrew, "ruleIds" | "factIds"> = { ruleIds: [], factIds: [] };
     // The searches the model ran and the messages they showed it (the trace keeps them: why this answer?).
     const searches: TraceSearch[] = [];
+    let question = "";
     try {
       const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
       let summary = session.summary;
-      let messages = known ?? (await history.sessionMessages(scope, session.id, session.summaryThroughId, messageId));
+      // A new session's first message has no read for the correction check to ride on: claim looks.
+      const start = known ? { messages: known, correctionOpen: true } : await this.readStart(scope, session.id, session.summaryThroughId, messageId);
+      let messages = start.messages;
       const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
       if (compressed) ({ summary, messages } = compressed);
       inPrompt = promptMemory(compressed?.snapshot ?? snapshot, place.person.id);
@@ -91,9 +101,12 @@ export class TurnRunner {
       const asked = messages[at]?.text ?? "";
       // The few messages people wrote just before it name the topic a short follow-up leaves out.
       const earlier = messages.slice(0, Math.max(0, at)).filter((m) => m.role === "user").slice(-LESSON_CONTEXT_MESSAGES).map((m) => m.text);
+      // Started now, awaited with the prompt: it runs while lessons and the correction are read.
+      const provided = this.deps.providers?.prefetch(scope, { text: asked, recent: earlier }) ?? Promise.resolve([]);
+      question = asked;
       const lessons = relevantLessons(await memory.lessons(scope), asked, undefined, earlier);
       // The person's message after cairn asked them what it should have done: the correction.
-      const correction = await learning.claimCorrection(scope, messageId);
+      const correction = start.correctionOpen ? await learning.claimCorrection(scope, messageId) : null;
       shownLessons = lessons.map((l) => l.id);
       // Each lesson names who taught it; the names come from the history's cache of people.
       const teachers = await history.names(scope, lessons.flatMap((l) => (l.createdById ? [l.createdById] : [])));
@@ -103,7 +116,7 @@ export class TurnRunner {
         snapshot: compressed?.snapshot ?? snapshot,
         speakerId: place.person.id,
         summary,
-        history: withCorrection(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers, { now: this.deps.now(), days: s.learning?.freshness?.verifyDays ?? DEFAULT_FRESHNESS.verifyDays }), correction),
+        history: withCorrection(withProviderItems(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers, { now: this.deps.now(), days: s.learning?.freshness?.verifyDays ?? DEFAULT_FRESHNESS.verifyDays }), await provided), correction),
         tools: tools.definitions(),
       });
       const result = await runToolLoop({
@@ -140,8 +153,16 @@ export class TurnRunner {
     }
     if (status === "ok") {
       await learning.recordTurn(scope, reply.id, { toolCalls, lessonIds: shownLessons, ...inPrompt, searches }).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
+      this.deps.providers?.replied(scope, { question, answer: text, messageId, replyMessageId: reply.id });
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
+  /** The session's messages; whether a correction may be open comes with them when the store can say. */
+  private readStart(scope: Scope, sessionId: string, afterUserId: number | null, throughUserId: number): Promise<TurnStart> {
+    const { starts, history } = this.deps;
+    if (starts) return starts.read(scope, sessionId, afterUserId, throughUserId);
+    return history.sessionMessages(scope, sessionId, afterUserId, throughUserId).then((messages) => ({ messages, correctionOpen: true }));
   }
 
   /** Stores a reply; under a lease, only while the turn is still this process's (null otherwise). */

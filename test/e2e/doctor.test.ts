@@ -15,6 +15,7 @@ import pgDriver from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.ts";
 import { loadMigrations } from "../../src/db/migrate.ts";
+import { DEFAULT_DIMENSIONS, startFakeEmbeddings } from "../fakes/embeddings.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 import { APP_TOKEN, BOT_TOKEN, startFakeSlack, type FakeSlack } from "../fakes/slack.ts";
 import { startFakeDiscord, type FakeDiscord } from "../fakes/discord.ts";
@@ -105,6 +106,35 @@ describe("cairn doctor", { timeout: 90_000 }, () => {
     expect(run.code).toBe(0);
     // One tiny request per model: max_tokens 1.
     expect(anthropic.requests.slice(-2).map((r) => r.body.max_tokens)).toEqual([1, 1]);
+  });
+
+  it("checks the embeddings endpoint when one is set: the length of its vectors, or what to fix", async () => {
+    const embeddings = await startFakeEmbeddings();
+    try {
+      const base = { DATABASE_URL: sqliteUrl, ANTHROPIC_API_KEY: anthropic.apiKey, ANTHROPIC_BASE_URL: anthropic.url, CAIRN_EMBEDDINGS_URL: embeddings.url, CAIRN_EMBEDDINGS_MODEL: "nomic-embed-text" };
+      const well = await doctor(base);
+      expect(line(well, "✓ embeddings nomic-embed-text")).toBe(`✓ embeddings nomic-embed-text: ${embeddings.url} answers with vectors of ${DEFAULT_DIMENSIONS} dimensions`);
+      expect(well.code).toBe(0);
+      expect(embeddings.requests.at(-1)).toMatchObject({ model: "nomic-embed-text", input: ["cairn doctor"], authorization: null });
+      // A model that ignores the length asked for: named, with the setting to change.
+      embeddings.forceDimensions = 384;
+      const odd = await doctor({ ...base, CAIRN_EMBEDDINGS_DIMENSIONS: "256", CAIRN_EMBEDDINGS_API_KEY: "k1" });
+      expect(line(odd, "✗ embeddings nomic-embed-text")).toBe(
+        "✗ embeddings nomic-embed-text: nomic-embed-text answered a vector of 384 dimensions where 256 were expected: set CAIRN_EMBEDDINGS_DIMENSIONS to what the model gives, or unset it. Fix: set CAIRN_EMBEDDINGS_DIMENSIONS to the length the model gives, or unset it",
+      );
+      expect(embeddings.requests.at(-1)).toMatchObject({ dimensions: 256, authorization: "Bearer k1" });
+      expect(odd.code).toBe(1);
+      embeddings.forceDimensions = null;
+      embeddings.requireKey = "right";
+      const refused = await doctor({ ...base, CAIRN_EMBEDDINGS_API_KEY: "wrong" });
+      expect(line(refused, "✗ embeddings")).toMatch(/refused the key \(401\).*Fix: set CAIRN_EMBEDDINGS_API_KEY to a key the endpoint accepts$/);
+      // A URL without its model is a settings problem, said before any request.
+      const half = await doctor({ DATABASE_URL: sqliteUrl, ANTHROPIC_API_KEY: anthropic.apiKey, ANTHROPIC_BASE_URL: anthropic.url, CAIRN_EMBEDDINGS_URL: embeddings.url });
+      expect(half.lines.join("\n")).toContain("CAIRN_EMBEDDINGS_URL is set without CAIRN_EMBEDDINGS_MODEL");
+      expect(half.code).toBe(1);
+    } finally {
+      await embeddings.close();
+    }
   });
 
   it("names each refused token and how to get a good one", async () => {

@@ -1,6 +1,6 @@
 /** Builds a real Core against a test database and the fake Anthropic server. */
 import { Core } from "../../src/app/core.ts";
-import type { AgentSettings } from "../../src/app/agent-settings.ts";
+import type { AgentSettings, CoreDeps } from "../../src/app/agent-settings.ts";
 import { createModelClient } from "../../src/agent/model.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { BUNDLED_SKILLS_DIR } from "../../src/app/settings.ts";
@@ -26,9 +26,9 @@ export const TEST_SETTINGS: AgentSettings = {
   bundledSkillsDir: BUNDLED_SKILLS_DIR,
 };
 
-export function makeCore(db: Database, fake: FakeAnthropic, overrides: Partial<AgentSettings> = {}, now?: () => Date, handlers?: JobHandler<unknown>[]): Core {
+export function makeCore(db: Database, fake: FakeAnthropic, overrides: Partial<AgentSettings> = {}, now?: () => Date, handlers?: JobHandler<unknown>[], extra: Pick<CoreDeps, "providers"> = {}): Core {
   const model = createModelClient({ apiKey: fake.apiKey, baseURL: fake.url, maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 10_000 });
-  return new Core({ database: db, model, settings: { ...TEST_SETTINGS, ...overrides }, log: silentLogger, ...(now ? { now } : {}), ...(handlers ? { handlers } : {}) });
+  return new Core({ database: db, model, settings: { ...TEST_SETTINGS, ...overrides }, log: silentLogger, ...(now ? { now } : {}), ...(handlers ? { handlers } : {}), ...extra });
 }
 
 export interface ToolResultBlock {
@@ -62,6 +62,8 @@ export interface HarnessOptions {
   start?: boolean;
   /** What the fake answers when a test scripted nothing; null leaves the fake's own placeholder. */
   defaultReply?: string | null;
+  /** Memory providers given to the core (src/providers/). */
+  providers?: CoreDeps["providers"];
 }
 
 /**
@@ -73,7 +75,7 @@ export function coreHarness(getDb: () => Database, opts: HarnessOptions = {}): C
   const reply = opts.defaultReply === undefined ? "ok" : opts.defaultReply;
   beforeAll(async () => {
     h.fake = await startFakeAnthropic();
-    h.core = makeCore(getDb(), h.fake, opts.settings ?? {}, opts.now);
+    h.core = makeCore(getDb(), h.fake, opts.settings ?? {}, opts.now, undefined, opts.providers ? { providers: opts.providers } : {});
     if (opts.start) await h.core.start();
   });
   afterAll(async () => {

@@ -427,8 +427,8 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     }
   }
   // Short-id phase (commands/short-id.ts): everyone types the first 6-7 characters of entries'
-  // ids (a cuid starts with its time: ids made within a second or so share those) or 12-17 (past the
-  // id's counter: one id), theirs or not, into `history`; whatever answers (the entry, or a list of
+  // ids (a cuid starts with its time: ids made within a second or so share those) or 13-18 (time and
+  // the process's counter: one id), theirs or not, into `history`; whatever answers (the entry, or a list of
   // the ids that prefix could be) carries no marker the asker may not see. Its own sequence, as above.
   const idRand = prng(opts.seed ^ 0x68e31da4);
   const idMarkers = markers.filter((m) => m.kind !== "knowledge" && m.kind !== "dm");
@@ -439,10 +439,13 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       const channel = idRand() < 0.4 ? null : `${ws.id}-c${Math.floor(idRand() * opts.channels)}`;
       const where: Where = { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` };
       for (let k = 0; k < 3; k++) {
-        const target = idMarkers[Math.floor(idRand() * idMarkers.length)]!;
+        // Half the time one of the asker's own (an id they can see), else anyone's.
+        const own = idMarkers.filter((m) => m.ws === ws.id && m.person === person);
+        const pool = own.length > 0 && idRand() < 0.5 ? own : idMarkers;
+        const target = pool[Math.floor(idRand() * pool.length)]!;
         const entry = await db.memoryEntry.findFirst({ where: { text: { contains: target.token } }, select: { id: true } });
         if (!entry) continue;
-        const reply = await core.command(inboundFor(place(ws, person, channel)), "history", [entry.id.slice(0, idRand() < 0.5 ? 6 + Math.floor(idRand() * 2) : 12 + Math.floor(idRand() * 6))]);
+        const reply = await core.command(inboundFor(place(ws, person, channel)), "history", [entry.id.slice(0, idRand() < 0.5 ? 6 + Math.floor(idRand() * 2) : 13 + Math.floor(idRand() * 6))]);
         shortIds.probes++;
         if (reply.text.startsWith("**History of")) shortIds.found++;
         if (reply.text.includes("is the start of more than one id")) shortIds.ambiguous++;

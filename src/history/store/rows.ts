@@ -28,6 +28,12 @@ export interface HistorySql {
    * checked on the session's rows found there.
    */
   sessionMessages: string;
+  /**
+   * `sessionMessages` with one more column, the same on every row: a scalar subquery, so another
+   * read of the same turn rides on this one's round trip. Its placeholders: PostgreSQL's from $8;
+   * SQLite's `?` come before the WHERE's in the text, so their values go first.
+   */
+  sessionMessagesWith: (column: string) => string;
   /** Placeholders: workspace id, external id. */
   person: string;
   /** Placeholder: the conversation key. */
@@ -57,6 +63,8 @@ function sqlFor(provider: Provider): HistorySql {
   // INSERT ... SELECT: PostgreSQL types a bare parameter in a select list as text, so each is cast to its column's type.
   const PG_TYPES: Record<string, string> = { replyToId: "integer", createdAt: "timestamp(3)", leaseUntil: "timestamp(3)", admitted: "boolean" };
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
+  const sessionRead = (extra: string): string =>
+    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`;
   const insertRow = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})`;
   return {
     insertMessage: `${insertRow} RETURNING id`,
@@ -64,7 +72,8 @@ function sqlFor(provider: Provider): HistorySql {
     // by PostgreSQL and would cost the pool its connection (pg-pool drops a client whose query failed).
     insertInbound: `${insertRow} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id`,
     insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
-    sessionMessages: `SELECT id, ${select(MESSAGE_COLUMNS)} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`,
+    sessionMessages: sessionRead(""),
+    sessionMessagesWith: (column) => sessionRead(`, ${column}`),
     person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
   };

@@ -79,8 +79,11 @@ export interface Queries {
   df(ctx: Ctx, words: string[]): Promise<number[]>;
   /** The workspace's (human) people with a display name. */
   people(ctx: Ctx): Promise<Person[]>;
-  /** Messages in scope matching any word; ranked by the database only when `ranked`. */
-  lexical(ctx: Ctx, words: string[], limit: number, ranked: boolean): Promise<Row[]>;
+  /**
+   * Messages in scope matching any word; ranked by the database only when `ranked`. `common`: every
+   * word is known to be in DF_CAP messages or more (a hint for the plan; the rows are the same).
+   */
+  lexical(ctx: Ctx, words: string[], limit: number, ranked: boolean, common: boolean): Promise<Row[]>;
   cjk(ctx: Ctx, q: AnalyzedQuery, limit: number): Promise<Row[]>;
   /**
    * Up to `window` messages on each side of each anchor in its conversation, in scope. The ids come

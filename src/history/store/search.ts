@@ -67,7 +67,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   const [stats, people, lexical, cjk] = await Promise.all([
     cached(ctx, "stats", () => sql.stats(ctx)),
     options.author > 0 && q.nameWords.length > 0 ? cached(ctx, "people", () => sql.people(ctx)) : Promise.resolve([]),
-    words.length > 0 ? sql.lexical(ctx, words, MAX_CANDIDATES + 1, false) : Promise.resolve([]),
+    words.length > 0 ? sql.lexical(ctx, words, MAX_CANDIDATES + 1, false, knownCommon(ctx, words)) : Promise.resolve([]),
     q.grams.length > 0 ? sql.cjk(ctx, q, MAX_CANDIDATES) : Promise.resolve([]),
   ]);
   let found = lexical;
@@ -77,7 +77,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   // count in the score of the rest), and its own rank picks which candidates to keep.
   const df = new Map<string, number>();
   if (lexical.length > MAX_CANDIDATES) {
-    const counts = await sql.df(ctx, words);
+    const counts = await documentFrequencies(ctx, words, (missing) => sql.df(ctx, missing));
     // Forms of one word ("go", "went") share a key: a message holds one or the other, so they add up.
     q.terms.forEach((t, i) => df.set(t.key, Math.min((df.get(t.key) ?? 0) + (counts[i] ?? 0), DF_CAP)));
     const common = Math.max(2000, stats.docs * 0.25);
@@ -85,7 +85,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
     // from one in every message (channel knowledge, counted apart from `docs`, reaches it first).
     const rare = q.terms.filter((t) => (df.get(t.key) ?? 0) > 0 && df.get(t.key)! <= common && df.get(t.key)! < DF_CAP);
     const use = rare.length > 0 ? rare : q.terms;
-    found = await sql.lexical(ctx, use.map((t) => t.word), MAX_CANDIDATES, true);
+    found = await sql.lexical(ctx, use.map((t) => t.word), MAX_CANDIDATES, true, rare.length === 0);
   }
   const named = resolveNames(people, q.nameWords);
 
@@ -232,6 +232,36 @@ async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise
   cache.set(key, { at: Date.now(), value });
   return value;
 }
+
+/**
+ * Document frequencies are workspace figures too (they weigh words, IDF), kept per asker's scope
+ * for the same short while as `stats`, word by word: counting a common word up to DF_CAP read
+ * thousands of rows, in history and in every readable channel, for each search that had it.
+ */
+async function documentFrequencies(ctx: Ctx, words: string[], count: (missing: string[]) => Promise<number[]>): Promise<number[]> {
+  let cache = dfCaches.get(ctx.database);
+  if (!cache) {
+    cache = new Map();
+    dfCaches.set(ctx.database, cache);
+  }
+  const key = `${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}`;
+  let entry = cache.get(key);
+  if (!entry || Date.now() - entry.at >= CACHE_TTL_MS) {
+    if (cache.size > 2000) cache.clear();
+    entry = { at: Date.now(), counts: new Map() };
+    cache.set(key, entry);
+  }
+  const { counts } = entry;
+  const missing = [...new Set(words.filter((w) => !counts.has(w)))];
+  if (missing.length > 0) (await count(missing)).forEach((n, i) => counts.set(missing[i]!, n));
+  return words.map((w) => counts.get(w)!);
+}
+/** Whether every word's count, kept from a search a moment ago, reached DF_CAP. */
+function knownCommon(ctx: Ctx, words: string[]): boolean {
+  const entry = dfCaches.get(ctx.database)?.get(`${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}`);
+  return entry !== undefined && Date.now() - entry.at < CACHE_TTL_MS && words.every((w) => (entry.counts.get(w) ?? 0) >= DF_CAP);
+}
+const dfCaches = new WeakMap<Database, Map<string, { at: number; counts: Map<string, number> }>>();
 
 /** People the query names: a query word equal to a display name or to its first word ("alice"). */
 function resolveNames(people: readonly Person[], words: readonly string[]): string[] {

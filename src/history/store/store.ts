@@ -235,7 +235,7 @@ export class HistoryStore {
   }
 
   /** Messages with their authors (from the cache, the rest in one read), in turn order. */
-  private async withAuthors(scope: WorkspaceScope, rows: Message[]): Promise<HistoryMessage[]> {
+  async withAuthors(scope: WorkspaceScope, rows: Message[]): Promise<HistoryMessage[]> {
     const authors = await this.peopleById(scope, rows.flatMap((r) => (r.authorId ? [r.authorId] : [])));
     return sortByTurn(rows.map((r) => ({ ...r, author: r.authorId ? (authors.get(r.authorId) ?? null) : null })));
   }

@@ -1,0 +1,77 @@
+/**
+ * The turn's first read (src/turn/turn-start-store.ts): the session's messages and whether a
+ * correction is open, in one statement. The messages must be those `sessionMessages` reads, and the
+ * open-correction column must say "open" exactly when `CorrectionStore.claim` would take one.
+ */
+import { expect, it } from "vitest";
+import type { Database } from "../../src/db/client.ts";
+import type { SqlParam } from "../../src/db/direct.ts";
+import { HistoryStore, scopeOf, type Place } from "../../src/history/store/store.ts";
+import { CorrectionStore } from "../../src/learning/correction-store.ts";
+import { TurnStartStore } from "../../src/turn/turn-start-store.ts";
+import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
+
+const WINDOW_MS = 60_000;
+
+forEachDatabase("a turn's first read", (getDb) => {
+  /** A conversation with one answered question and a second question, and a clock to move. */
+  async function setUp(user = "U1") {
+    const db = getDb();
+    const clock = { now: new Date(Date.UTC(2026, 3, 1, 12)) };
+    const history = new HistoryStore(db);
+    const corrections = new CorrectionStore(db.prisma, () => clock.now, WINDOW_MS);
+    const o: PlaceOptions = { workspace: uniqueId("ws"), user, channel: "C1", isDm: false };
+    const place = await history.resolve(inboundFor(o, "q1"));
+    const session = await db.prisma.chatSession.create({ data: { conversationId: place.conversation.id } });
+    const q1 = await history.recordInbound(place, inboundFor(o, "q1"), session.id);
+    const a1 = await history.recordReply(place, session.id, q1!.id, "a1", "sent");
+    const q2 = await history.recordInbound(place, inboundFor(o, "q2"), session.id);
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const starts = new TurnStartStore({ provider: db.provider, direct }, history, corrections);
+    const read = () => starts.read(scopeOf(place), session.id, null, q2!.id);
+    return { db, clock, history, corrections, o, place, session, q1: q1!, a1, q2: q2!, read, statements: () => statements };
+  }
+
+  const open = (c: CorrectionStore, place: Place, replyMessageId: number, reactorId: string) =>
+    c.open({ workspaceId: place.workspace.id, conversationId: place.conversation.id, replyMessageId, reactorId });
+
+  it("reads the session's messages as sessionMessages does, and none open, in one statement", async () => {
+    const t = await setUp();
+    const start = await t.read();
+    expect(t.statements()).toBe(1);
+    expect(start.messages).toEqual(await t.history.sessionMessages(scopeOf(t.place), t.session.id, null, t.q2.id));
+    expect(start.messages.map((m) => m.text)).toEqual(["q1", "a1", "q2"]);
+    expect(start.correctionOpen).toBe(false);
+  });
+
+  it("says open exactly when claim takes the correction: the reactor's, asked, within the window", async () => {
+    const t = await setUp();
+    const asked = await open(t.corrections, t.place, t.a1.id, t.place.person.id);
+    expect((await t.read()).correctionOpen).toBe(true);
+    // Past the window: claim would not take it, and the read says so.
+    t.clock.now = new Date(asked!.createdAt.getTime() + WINDOW_MS + 1);
+    expect((await t.read()).correctionOpen).toBe(false);
+    expect(await t.corrections.claim(scopeOf(t.place), t.q2.id)).toBeNull();
+    // Within it, claimed: received, no longer open.
+    t.clock.now = new Date(asked!.createdAt.getTime() + 1_000);
+    expect((await t.corrections.claim(scopeOf(t.place), t.q2.id))?.wrongAnswer).toBe("a1");
+    expect((await t.read()).correctionOpen).toBe(false);
+  });
+
+  it("does not count another person's correction in the same conversation as open", async () => {
+    const t = await setUp();
+    const other = await t.history.resolve(inboundFor({ ...t.o, user: "U2" }, "hi"));
+    await open(t.corrections, t.place, t.a1.id, other.person.id);
+    expect((await t.read()).correctionOpen).toBe(false);
+    expect(await t.corrections.claim(scopeOf(t.place), t.q2.id)).toBeNull();
+  });
+
+  it("reads a session of another conversation as empty, and then leaves the check to claim", async () => {
+    const t = await setUp();
+    const elsewhere = await t.history.resolve(inboundFor({ ...t.o, channel: "C2" }, "hi"));
+    const starts = new TurnStartStore(t.db as Database, t.history, t.corrections);
+    const start = await starts.read(scopeOf(elsewhere), t.session.id, null, t.q2.id);
+    expect(start).toEqual({ messages: [], correctionOpen: true });
+  });
+});
