@@ -126,7 +126,8 @@ export class JobQueue {
   }
 
   async list(kind: string, status?: string): Promise<Job[]> {
-    return this.db.job.findMany({ where: { kind, ...(status ? { status } : {}) }, orderBy: { createdAt: "asc" } });
+    // Jobs queued in the same millisecond tie on createdAt: the id (a cuid: time, then a counter) keeps their order.
+    return this.db.job.findMany({ where: { kind, ...(status ? { status } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   }
 
   /** The job of this kind that started last (running, done or failed), or null when none has started. */
