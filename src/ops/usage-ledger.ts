@@ -29,6 +29,15 @@ function counts(call: ModelCall & { workspaceId: string }): UsageCounts {
   };
 }
 
+function addCounts(into: UsageCounts, from: UsageCounts): void {
+  into.calls += from.calls;
+  into.failures += from.failures;
+  into.inputTokens += from.inputTokens;
+  into.outputTokens += from.outputTokens;
+  into.cacheReadTokens += from.cacheReadTokens;
+  into.cacheWriteTokens += from.cacheWriteTokens;
+}
+
 export class UsageLedger {
   private pending = new Map<string, UsageRow>();
   private timer: NodeJS.Timeout | null = null;
@@ -61,7 +70,7 @@ export class UsageLedger {
       this.pending.set(key, { workspaceId: call.workspaceId, hour, model: call.model, purpose: call.purpose, ...add });
       return;
     }
-    for (const k of Object.keys(add) as (keyof UsageCounts)[]) row[k] += add[k];
+    addCounts(row, add);
   }
 
   /** Writes what was counted since the last flush; one flush at a time. */
@@ -93,7 +102,7 @@ export class UsageLedger {
       for (const [key, row] of batch) {
         const now = this.pending.get(key);
         if (!now) this.pending.set(key, row);
-        else for (const k of ["calls", "failures", "inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"] as const) now[k] += row[k];
+        else addCounts(now, row);
       }
       this.onError(err);
     }

@@ -99,37 +99,28 @@ export class Providers {
   }
 
   private async settle(provider: MemoryProvider, call: "sync" | "forget", run: () => Promise<void>, deadlineMs?: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((resolve) => {
-      if (deadlineMs !== undefined) timer = setTimeout(() => resolve("late"), deadlineMs);
-    });
     try {
-      const result = await Promise.race([Promise.resolve().then(run), late]);
-      this.deps.metrics.providerCall(provider.name, call, result === "late" ? "late" : "ok");
-      if (result === "late") this.deps.log.warn({ provider: provider.name, call, deadlineMs }, "memory provider did not answer in time; not waited for");
+      const result = deadlineMs === undefined ? await run() : await beforeDeadline(Promise.resolve().then(run), deadlineMs);
+      this.deps.metrics.providerCall(provider.name, call, result === LATE ? "late" : "ok");
+      if (result === LATE) this.deps.log.warn({ provider: provider.name, call, deadlineMs }, "memory provider did not answer in time; not waited for");
     } catch (err) {
       this.deps.metrics.providerCall(provider.name, call, "failed");
       this.deps.log.warn({ provider: provider.name, call, err: errText(err) }, "memory provider failed");
-    } finally {
-      clearTimeout(timer);
     }
   }
 
   private async prefetchOne(provider: MemoryProvider, scope: Scope, turn: ProviderTurn): Promise<FoundItem[]> {
     const { deadlineMs, metrics, log } = this.deps;
     const signal = AbortSignal.timeout(deadlineMs);
-    let timer: NodeJS.Timeout | undefined;
-    // The race, not only the signal: a provider that ignores its signal must not hold the turn.
-    const late = new Promise<Outcome>((resolve) => {
-      timer = setTimeout(() => resolve({ kind: "late" }), deadlineMs);
-    });
     const call = Promise.resolve()
       .then(() => provider.prefetch(scope, turn, signal))
       .then(
         (items): Outcome => (signal.aborted ? { kind: "late" } : { kind: "ok", items }),
         (err: unknown): Outcome => (signal.aborted ? { kind: "late" } : { kind: "failed", err }),
       );
-    const outcome = await Promise.race([call, late]).finally(() => clearTimeout(timer));
+    // The race, not only the signal: a provider that ignores its signal must not hold the turn.
+    const raced = await beforeDeadline(call, deadlineMs);
+    const outcome: Outcome = raced === LATE ? { kind: "late" } : raced;
     if (outcome.kind !== "ok") {
       metrics.providerCall(provider.name, "prefetch", outcome.kind);
       log.warn({ provider: provider.name, result: outcome.kind, deadlineMs, ...(outcome.kind === "failed" ? { err: errText(outcome.err) } : {}) }, "memory provider skipped");
@@ -156,6 +147,21 @@ export class Providers {
       if (text.text) kept.push({ provider: provider.name, text: text.text, source: label.text });
     }
     return kept;
+  }
+}
+
+const LATE = Symbol("late");
+
+/** `work`'s result, or LATE once `ms` have passed (the work goes on unwatched; its outcome is dropped). */
+async function beforeDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((resolve) => {
+    timer = setTimeout(() => resolve(LATE), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

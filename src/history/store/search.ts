@@ -218,19 +218,35 @@ export function sessionKey(sessionId: string | null, conversationId: string, cre
 const CACHE_TTL_MS = 30_000;
 const caches = new WeakMap<Database, Map<string, { at: number; value: unknown }>>();
 
-async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise<T>): Promise<T> {
+/** The asker's figures are theirs: their DMs and the channels they can read weigh into them. */
+const askerKey = (ctx: Ctx): string => `${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}`;
+
+/** The cached value under `key` while it is fresh, else `make()`'s, stored now. */
+function freshEntry<T>(ctx: Ctx, key: string, make: () => T): T {
   let cache = caches.get(ctx.database);
   if (!cache) {
     cache = new Map();
     caches.set(ctx.database, cache);
   }
-  const key = what === "stats" ? `stats|${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}` : `people|${ctx.scope.workspaceId}`;
   const hit = cache.get(key);
   if (hit && Date.now() - hit.at < CACHE_TTL_MS) return hit.value as T;
-  const value = await load();
   if (cache.size > 2000) cache.clear();
+  const value = make();
   cache.set(key, { at: Date.now(), value });
   return value;
+}
+
+function freshValue<T>(ctx: Ctx, key: string): T | undefined {
+  const hit = caches.get(ctx.database)?.get(key);
+  return hit && Date.now() - hit.at < CACHE_TTL_MS ? (hit.value as T) : undefined;
+}
+
+async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise<T>): Promise<T> {
+  const key = what === "stats" ? `stats|${askerKey(ctx)}` : `people|${ctx.scope.workspaceId}`;
+  const hit = freshValue<T>(ctx, key);
+  if (hit !== undefined) return hit;
+  const value = await load();
+  return freshEntry(ctx, key, () => value);
 }
 
 /**
@@ -239,29 +255,16 @@ async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise
  * thousands of rows, in history and in every readable channel, for each search that had it.
  */
 async function documentFrequencies(ctx: Ctx, words: string[], count: (missing: string[]) => Promise<number[]>): Promise<number[]> {
-  let cache = dfCaches.get(ctx.database);
-  if (!cache) {
-    cache = new Map();
-    dfCaches.set(ctx.database, cache);
-  }
-  const key = `${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}`;
-  let entry = cache.get(key);
-  if (!entry || Date.now() - entry.at >= CACHE_TTL_MS) {
-    if (cache.size > 2000) cache.clear();
-    entry = { at: Date.now(), counts: new Map() };
-    cache.set(key, entry);
-  }
-  const { counts } = entry;
+  const counts = freshEntry(ctx, `df|${askerKey(ctx)}`, () => new Map<string, number>());
   const missing = [...new Set(words.filter((w) => !counts.has(w)))];
   if (missing.length > 0) (await count(missing)).forEach((n, i) => counts.set(missing[i]!, n));
   return words.map((w) => counts.get(w)!);
 }
 /** Whether every word's count, kept from a search a moment ago, reached DF_CAP. */
 function knownCommon(ctx: Ctx, words: string[]): boolean {
-  const entry = dfCaches.get(ctx.database)?.get(`${ctx.scope.workspaceId}|${ctx.scope.personId}|${ctx.readable}`);
-  return entry !== undefined && Date.now() - entry.at < CACHE_TTL_MS && words.every((w) => (entry.counts.get(w) ?? 0) >= DF_CAP);
+  const counts = freshValue<Map<string, number>>(ctx, `df|${askerKey(ctx)}`);
+  return counts !== undefined && words.every((w) => (counts.get(w) ?? 0) >= DF_CAP);
 }
-const dfCaches = new WeakMap<Database, Map<string, { at: number; counts: Map<string, number> }>>();
 
 /** People the query names: a query word equal to a display name or to its first word ("alice"). */
 function resolveNames(people: readonly Person[], words: readonly string[]): string[] {
