@@ -18,6 +18,7 @@ import type { Metrics } from "../ops/metrics.ts";
 import type { KnowledgeSettings } from "../knowledge/knowledge.ts";
 import type { JournalBackend, StoredEntry } from "../journal/inbound-log.ts";
 import type { MemoryProvider } from "../ground/memory-provider.ts";
+import type { EmbeddingsSettings } from "../providers/embeddings/client.ts";
 
 export interface AgentSettings {
   model: string;
@@ -55,8 +56,10 @@ export interface AgentSettings {
   recovery?: Partial<RecoverySettings>;
   /** Kept events handed to the adapters at once; the rest wait in the journal (default 64). */
   journalInFlight?: number;
-  /** How long a turn waits for memory providers' items (default DEFAULT_PROVIDER_DEADLINE_MS). */
+  /** How long a turn waits for memory providers' items (default DEFAULT_PROVIDER_DEADLINE_MS); a search for its query's vector too. */
   providerDeadlineMs?: number;
+  /** The embeddings endpoint (providers/embeddings/): unset, no vectors and words alone, as before. */
+  embeddings?: EmbeddingsSettings & { batch?: number; perMinute?: number };
 }
 
 export interface CoreDeps {

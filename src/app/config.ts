@@ -133,6 +133,8 @@ export const configSchema = z.object({
   CAIRN_EMBEDDINGS_MODEL: optionalString,
   CAIRN_EMBEDDINGS_API_KEY: optionalString,
   CAIRN_EMBEDDINGS_DIMENSIONS: optionalString.pipe(z.coerce.number<string | undefined>({ message: WHOLE }).int({ message: WHOLE }).min(8, { message: "must be between 8 and 8192" }).max(8192, { message: "must be between 8 and 8192" }).optional()),
+  CAIRN_EMBEDDINGS_BATCH: int(32, 1, 2048),
+  CAIRN_EMBEDDINGS_PER_MINUTE: int(60, 1, 100_000),
   CAIRN_HISTORY_CHAR_LIMIT: int(48_000, 2_000, 1_000_000),
   CAIRN_HISTORY_KEEP_MESSAGES: int(10, 2, 200),
   // Conversations answered at once. A turn mostly waits on the model, so the bound that matters is

@@ -56,6 +56,7 @@ import { instrumentModel } from "../agent/model-metrics.ts";
 import { countDelivery } from "../ops/core-metrics.ts";
 import { portFor } from "./core-port.ts";
 import { DEFAULT_PROVIDER_DEADLINE_MS, Providers } from "../providers/providers.ts";
+import { embeddingsFor, type Embeddings } from "../providers/embeddings/wiring.ts";
 import type { CoreDeps, AgentSettings } from "./agent-settings.ts";
 import { Intake, type HandleOptions } from "../turn/intake.ts";
 import { TurnRunner } from "../turn/turn.ts";
@@ -96,6 +97,8 @@ export class Core implements CorePort {
   readonly erasure: ErasureStore;
   /** Memory providers (providers/providers.ts): prefetched in turns, synced after delivery, told of erasures. */
   readonly providers: Providers;
+  /** The embeddings provider (providers/embeddings/), when CAIRN_EMBEDDINGS_URL is set. */
+  readonly embeddings: Embeddings | null;
   /** The one path from a platform's message to the answer on that platform, and the core's own posts. */
   readonly delivery: DeliveryPath;
   /** Reviews, corrections, lessons and rules, run by the job worker after replies. */
@@ -151,6 +154,7 @@ export class Core implements CorePort {
     this.erasure = new ErasureStore(db, { memory: this.memory, skills: this.skills, sessions: this.sessions, history: this.history });
     const listens = new ListenStore(deps.database);
     this.providers = new Providers({ providers: deps.providers ?? [], deadlineMs: s.providerDeadlineMs ?? DEFAULT_PROVIDER_DEADLINE_MS, metrics, log });
+    const embeddings = (this.embeddings = embeddingsFor(s.embeddings, { database: deps.database, metrics, log, deadlineMs: s.providerDeadlineMs ?? DEFAULT_PROVIDER_DEADLINE_MS }));
     const leaseStore = new LeaseStore(deps.database);
 
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
@@ -158,7 +162,7 @@ export class Core implements CorePort {
     const screen = (this.screen = writeScreen(s, deps.model, metrics));
     const loop = loopStores(db, { memory: this.memory, skills: this.skills, budgets: s.budgets, now, correctionWindowMs: learningSettings.correctionWindowMs });
     this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: loop.skillProposals, screen };
-    const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id), timeZone: s.schedules?.timezone ?? DEFAULT_SCHEDULES.timezone, now });
+    const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id), timeZone: s.schedules?.timezone ?? DEFAULT_SCHEDULES.timezone, now, queryVector: embeddings?.queryVector });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
@@ -191,6 +195,7 @@ export class Core implements CorePort {
       now,
       onKeyRefused: (place) => keyAlarm.raise(place),
       providers: this.providers,
+      embeddings,
     });
     this.recovery = new Recovery({
       store: leaseStore,
@@ -258,7 +263,7 @@ export class Core implements CorePort {
     // In use: some workspace had talked to cairn before the slot.
     this.scheduler = new Scheduler({ queue: this.jobs, kick: () => this.learning.worker.kick(), settings: { ...DEFAULT_SCHEDULES, ...s.schedules }, log, now, inUseBefore: (at) => this.history.workspaceCreatedBefore(at) });
     const journal = (this.journal = inboundLogFor({ journal: deps.journal, ping: () => deps.database.ping(), metrics, log, maxInFlight: s.journalInFlight }));
-    metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => turns.activeKeys, journal: () => ({ depth: journal.depth, oldestAt: journal.oldestAt }) });
+    metrics.watch({ jobQueue: () => this.jobs.depth(), openConversations: () => turns.activeKeys, journal: () => ({ depth: journal.depth, oldestAt: journal.oldestAt }), embeddingBacklog: () => embeddings?.embedder.backlog() ?? null });
   }
 
   /**
@@ -270,6 +275,7 @@ export class Core implements CorePort {
     this.leases.start();
     this.learning.start();
     this.usage.start();
+    this.embeddings?.embedder.start();
     await this.scheduler.start();
     await this.knowledge.start();
     // The turns a process left when it died (this one before a restart, or another replica).
@@ -286,6 +292,7 @@ export class Core implements CorePort {
     await this.scheduler.stop();
     await this.learning.stop(graceMs);
     await this.usage.stop();
+    await this.embeddings?.embedder.stop();
   }
 
   /**

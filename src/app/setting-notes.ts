@@ -82,6 +82,8 @@ export const SETTING_NOTES = {
   CAIRN_EMBEDDINGS_MODEL: { group: "memory", absent: "(required with the URL)", text: "The embedding model to ask the endpoint for." },
   CAIRN_EMBEDDINGS_API_KEY: { group: "memory", absent: "(none sent)", text: "Sent as `Authorization: Bearer <key>` to the embeddings endpoint; local servers usually need none." },
   CAIRN_EMBEDDINGS_DIMENSIONS: { group: "memory", absent: "(the model's own)", text: "Vector length to ask for (models that can shorten their vectors); a vector of another length is an error the doctor names." },
+  CAIRN_EMBEDDINGS_BATCH: { group: "memory", text: "Texts per request when embedding stored messages and memory in the background." },
+  CAIRN_EMBEDDINGS_PER_MINUTE: { group: "memory", text: "Background embedding requests a minute at most (a search's query is not counted): keep under the endpoint's rate limit." },
   CAIRN_PROVIDER_DEADLINE_MS: { group: "memory", text: "How long a turn waits for memory providers' items (milliseconds); a provider later than this, or failing, is skipped for that turn and counted in `cairn_provider_calls_total`." },
   CAIRN_HISTORY_CHAR_LIMIT: { group: "memory", text: "When a session's history passes this many characters, older turns are summarized." },
   CAIRN_HISTORY_KEEP_MESSAGES: { group: "memory", text: "The newest messages kept verbatim when older turns are summarized." },

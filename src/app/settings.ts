@@ -18,6 +18,19 @@ export function agentSettings(cfg: Config): AgentSettings {
     sessionIdleMs: cfg.CAIRN_SESSION_IDLE_MINUTES * 60_000,
     toolIterations: cfg.CAIRN_TOOL_ITERATIONS,
     providerDeadlineMs: cfg.CAIRN_PROVIDER_DEADLINE_MS,
+    ...(cfg.CAIRN_EMBEDDINGS_URL && cfg.CAIRN_EMBEDDINGS_MODEL
+      ? {
+          embeddings: {
+            url: cfg.CAIRN_EMBEDDINGS_URL,
+            model: cfg.CAIRN_EMBEDDINGS_MODEL,
+            apiKey: cfg.CAIRN_EMBEDDINGS_API_KEY,
+            dimensions: cfg.CAIRN_EMBEDDINGS_DIMENSIONS,
+            timeoutMs: 15_000,
+            batch: cfg.CAIRN_EMBEDDINGS_BATCH,
+            perMinute: cfg.CAIRN_EMBEDDINGS_PER_MINUTE,
+          },
+        }
+      : {}),
     historyCharLimit: cfg.CAIRN_HISTORY_CHAR_LIMIT,
     historyKeepMessages: cfg.CAIRN_HISTORY_KEEP_MESSAGES,
     maxConcurrency: cfg.CAIRN_MAX_CONCURRENCY,

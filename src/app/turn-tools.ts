@@ -11,7 +11,7 @@ import type { MemoryHistoryStore } from "../memory/history-store.ts";
 import { skillTools, type SkillReach } from "../tools/skills.ts";
 
 export type { SkillReach };
-import { sessionSearchTool } from "../tools/search.ts";
+import { sessionSearchTool, type SessionSearchOptions } from "../tools/search.ts";
 import { correctionTool } from "../tools/correction.ts";
 import { modelScreen, NO_SCREEN, type WriteScreen } from "../safety/screen.ts";
 
@@ -48,8 +48,10 @@ export interface TurnToolDeps {
   /** The workspace's zone (CAIRN_TIMEZONE) and clock: session_search reads "yesterday" by them. */
   timeZone?: string;
   now?: () => Date;
+  /** A search query's vector (embeddings on and in time), for session_search's vector path. */
+  queryVector?: SessionSearchOptions["queryVector"];
 }
 
 export function turnTools(d: TurnToolDeps): Tool[] {
-  return [memoryTool(d.memory, d.screen) as Tool, memoryHistoryTool(d.memoryHistory) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable, { timeZone: d.timeZone, now: d.now }) as Tool, correctionTool(d.recordCorrection) as Tool];
+  return [memoryTool(d.memory, d.screen) as Tool, memoryHistoryTool(d.memoryHistory) as Tool, ...skillTools(d.skills, d.skillReach), sessionSearchTool(d.history, d.readable, { timeZone: d.timeZone, now: d.now, queryVector: d.queryVector }) as Tool, correctionTool(d.recordCorrection) as Tool];
 }

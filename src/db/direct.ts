@@ -21,7 +21,7 @@ import { memoize } from "../ground/cache/memoize.ts";
 import { statement } from "./pg-pool.ts";
 
 /** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */
-export type SqlParam = string | number | null;
+export type SqlParam = string | number | null | Uint8Array;
 
 export interface DirectSql {
   /**

@@ -7,6 +7,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { PrismaBetterSqlite3 } from "@prisma/adapter-better-sqlite3";
 import { cacheStatements } from "./sqlite-statements.ts";
 import { TransactionGate } from "./sqlite-gate.ts";
+import { loadVectorFunctions, type VectorFunctions } from "./sqlite-vectors.ts";
 
 type Adapter = Awaited<ReturnType<PrismaBetterSqlite3["connect"]>>;
 type Transaction = Awaited<ReturnType<Adapter["startTransaction"]>>;
@@ -51,6 +52,8 @@ function gated(adapter: Adapter, gate: TransactionGate): Adapter {
 export class SqliteAdapter extends PrismaBetterSqlite3 {
   readonly gate = new TransactionGate();
   private client: BetterSqlite3.Database | null = null;
+  /** Where vector distance is computed (sqlite-vectors.ts), once connected. */
+  vectorFunctions: VectorFunctions | null = null;
 
   override async connect(): Promise<Adapter> {
     const adapter = await super.connect();
@@ -58,6 +61,7 @@ export class SqliteAdapter extends PrismaBetterSqlite3 {
     // Direct statements (direct.ts) need the connection: an adapter that stops exposing it fails loudly here.
     if (!(client instanceof BetterSqlite3)) throw new Error("@prisma/adapter-better-sqlite3 no longer exposes its connection (adapter.client)");
     cacheStatements(client);
+    this.vectorFunctions = loadVectorFunctions(client);
     this.client = client;
     return gated(adapter, this.gate);
   }

@@ -81,6 +81,8 @@ export class ErasureStore {
       await tx.skill.deleteMany({ where: { id: { in: plan.skillIds } } });
       const proposals = await tx.skillProposal.deleteMany({ where: w.proposals });
       const channelMessages = await tx.message.deleteMany({ where: w.channelMessages });
+      // Vectors are made of the text: they go with it (those of deleted messages and entries go with their rows).
+      await tx.messageVector.deleteMany({ where: { message: { OR: [w.authored, w.replies] } } });
       const authored = await tx.message.updateMany({ where: w.authored, data: { text: TOMBSTONE } });
       const replies = await tx.message.updateMany({ where: w.replies, data: { text: TOMBSTONE } });
       const cleared = await tx.chatSession.updateMany({ where: w.sessions, data: { snapshot: null, summary: null } });

@@ -106,11 +106,15 @@ export class KnowledgeStore {
     return withinLimit(storable(raw), this.maxChars).text;
   }
 
-  /** An edit: the kept message's text becomes the new one (its old words stop matching). */
+  /**
+   * An edit: the kept message's text becomes the new one (its old words stop matching, and its
+   * vectors, made of the old text, go: the embeddings backfill makes new ones).
+   */
   async edit(workspace: Workspace, channel: string, messageId: string, text: string): Promise<boolean> {
     const conversation = await this.existing(workspace, channel);
     if (!conversation) return false;
-    const r = await this.db.message.updateMany({ where: { conversationId: conversation.id, platformId: messageId, role: KNOWLEDGE_ROLE }, data: { text: this.text(text) } });
+    const where = { conversationId: conversation.id, platformId: messageId, role: KNOWLEDGE_ROLE };
+    const [r] = await this.db.$transaction([this.db.message.updateMany({ where, data: { text: this.text(text) } }), this.db.messageVector.deleteMany({ where: { message: where } })]);
     return r.count > 0;
   }
 

@@ -27,6 +27,8 @@
  * the thread's topic helps rank and a context word alone never outweighs the message's own.
  */
 import { docKeys } from "../history/text.ts";
+import { fuseRanks } from "../ground/vector.ts";
+import { admittedByMeaning } from "./by-meaning.ts";
 
 export const LESSON_RECALL = {
   /** Lessons shown with one message at most. */
@@ -44,12 +46,24 @@ export const CONTEXT_WEIGHT = 0.5;
 const K1 = 1.2;
 const B = 0.75;
 
-export function relevantLessons<T extends { text: string; confidence?: number }>(
+export function relevantLessons<T extends { text: string; confidence?: number; id?: string }>(
   lessons: readonly T[],
   message: string,
   opts: { max: number; relative: number } = LESSON_RECALL,
   context: readonly string[] = [],
+  similarity?: ReadonlyMap<string, number>,
 ): T[] {
+  const byWords = lessonsByWords(lessons, message, opts, context);
+  if (!similarity || similarity.size === 0) return byWords;
+  // Embeddings on: a lesson the message touches by meaning alone (by-meaning.ts) is fused in.
+  const trusted = new Map(lessons.filter((l) => l.id !== undefined && (l.confidence ?? 1) >= MIN_CONFIDENCE).map((l) => [l.id!, l]));
+  const near = new Map([...similarity].filter(([id]) => trusted.has(id)));
+  const byMeaning = admittedByMeaning(near).map((id) => trusted.get(id)!);
+  if (byMeaning.length === 0) return byWords;
+  return fuseRanks([byWords, byMeaning], (l) => l.id ?? l.text).slice(0, opts.max);
+}
+
+function lessonsByWords<T extends { text: string; confidence?: number }>(lessons: readonly T[], message: string, opts: { max: number; relative: number }, context: readonly string[]): T[] {
   const own = new Set(docKeys(message));
   // How much each word of the query counts: the message's own words fully, earlier ones less.
   const weight = new Map<string, number>();

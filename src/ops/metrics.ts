@@ -33,6 +33,9 @@ export type JobResult = "done" | "retry" | "failed" | "lost";
 
 /** A memory provider's call (src/providers/): answered, past the deadline, threw or answered nonsense; `blocked`: one item the scanner refused. */
 export type ProviderResult = "ok" | "late" | "failed" | "blocked";
+/** An embeddings request: the backfill's batches, or a search's query. */
+export type EmbeddingPurpose = "backfill" | "search" | "lessons";
+export type EmbeddingResult = "ok" | "late" | "failed" | "skipped";
 
 /** Token counts as the Messages API reports them (cache fields are null when caching was not used). */
 export interface ModelUsage {
@@ -70,6 +73,8 @@ export interface MetricsSources {
   openConversations?: () => number;
   /** The inbound journal: events kept and not yet stored, and when the oldest was kept (ms since the epoch). */
   journal?: () => { depth: number; oldestAt: number | null };
+  /** Texts with no vector yet in the current space (null: not counted yet, or embeddings off). */
+  embeddingBacklog?: () => { messages: number; entries: number } | null;
 }
 
 export interface MetricsOptions {
@@ -122,6 +127,9 @@ export class Metrics {
   private readonly jobs: Counter<"kind" | "result">;
   private readonly providerCalls: Counter<"provider" | "call" | "result">;
   private readonly journalReplays: Counter<"platform">;
+  private readonly embeddingCalls: Counter<"purpose" | "result">;
+  private readonly embeddingSeconds: Histogram<"purpose">;
+  private readonly embeddedTexts: Counter;
   private readonly journalGivenUp: Counter<"platform">;
   private readonly ackSeconds: Histogram<"platform">;
 
@@ -158,6 +166,20 @@ export class Metrics {
       labelNames: ["provider", "call", "result"],
       registers,
     });
+    this.embeddingCalls = new Counter({
+      name: "cairn_embedding_calls_total",
+      help: "Requests to the embeddings endpoint, by purpose (backfill; search: session_search's words; lessons: a message's, for lesson recall) and result (ok, failed; late: past the deadline, words alone; skipped: not asked, the endpoint resting after failures).",
+      labelNames: ["purpose", "result"],
+      registers,
+    });
+    this.embeddingSeconds = new Histogram({
+      name: "cairn_embedding_call_duration_seconds",
+      help: "Embeddings request latency, by purpose (backfill, search, lessons).",
+      labelNames: ["purpose"],
+      buckets: ACK_BUCKETS,
+      registers,
+    });
+    this.embeddedTexts = new Counter({ name: "cairn_embedded_texts_total", help: "Texts embedded (messages, memory entries, queries).", registers });
     this.journalReplays = new Counter({
       name: "cairn_journal_replays_total",
       help: "Kept events handed to their platform's handler again: left by an earlier process, or after storage failed.",
@@ -216,6 +238,19 @@ export class Metrics {
         this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
       },
     });
+    new Gauge({
+      name: "cairn_embedding_backlog",
+      help: "Messages and memory entries with no vector yet in the current embedding space, by kind (absent while embeddings are off).",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        this.reset();
+        const b = sources().embeddingBacklog?.() ?? null;
+        if (!b) return;
+        this.set({ kind: "messages" }, b.messages);
+        this.set({ kind: "entries" }, b.entries);
+      },
+    });
     if (opts.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "cairn_" });
   }
 
@@ -253,6 +288,13 @@ export class Metrics {
       // Only real counts: a negative or fractional value from a proxy would corrupt the counter.
       if (Number.isFinite(n) && n > 0) this.modelTokens.inc({ purpose: call.purpose, model: call.model, type }, Math.floor(n));
     }
+  }
+
+  /** One embeddings request; `seconds` and `texts` when it answered or failed (a late or skipped query has neither). */
+  embeddingCall(purpose: EmbeddingPurpose, result: EmbeddingResult, seconds?: number, texts = 0): void {
+    this.embeddingCalls.inc({ purpose, result });
+    if (seconds !== undefined) this.embeddingSeconds.observe({ purpose }, seconds);
+    if (texts > 0) this.embeddedTexts.inc(texts);
   }
 
   toolCall(tool: string, result: ToolResult): void {

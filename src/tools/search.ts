@@ -10,6 +10,7 @@ import { defineTool, ToolError, type ToolContext } from "./registry.ts";
 import type { HistoryStore, SearchHit } from "../history/store/store.ts";
 import type { BrowsedMessage, BrowseFilter, RecentSession } from "../history/store/browse.ts";
 import type { Scope } from "../ground/types.ts";
+import type { QueryVector } from "../history/store/search-vectors.ts";
 import { parseWhen, WHEN_FORMS } from "../history/when.ts";
 
 const MODES = ["query", "session", "around", "recent"] as const;
@@ -94,6 +95,11 @@ export interface SessionSearchOptions {
   /** The workspace's IANA zone (CAIRN_TIMEZONE): "yesterday" starts at its midnight. */
   timeZone?: string;
   now?: () => Date;
+  /**
+   * The query's vector when embeddings are on (undefined when off, late or failing): mode "query"
+   * then also finds messages by meaning, fused with the word ranking (history/store/search.ts).
+   */
+  queryVector?: ((text: string) => Promise<QueryVector | undefined>) | undefined;
 }
 
 type History = Pick<HistoryStore, "search" | "browse">;
@@ -147,7 +153,8 @@ export function sessionSearchTool(history: History, readable: ReadableChannels =
       if (rows.length === 0) return "No earlier messages match these filters. Widen the dates, or check the author and channel as results show them.";
       return wrapRecalled(`${rows.length} newest message(s) matching the filters, newest first.`, rows.map((m, i) => `${i + 1}. ${messageLine(m)}`).join("\n"));
     }
-    const found = await history.search(ctx.scope, a.query, { limit: filtered(f) ? FILTERED_POOL : limit, excludeSessionId: ctx.sessionId, readable: canRead });
+    const vector = await opts.queryVector?.(a.query);
+    const found = await history.search(ctx.scope, a.query, { limit: filtered(f) ? FILTERED_POOL : limit, excludeSessionId: ctx.sessionId, readable: canRead, vector });
     const hits = found.filter((h) => keeps(f, h)).slice(0, limit);
     report(ctx, label, hits.map((h) => h.messageId));
     if (hits.length === 0) return `No earlier messages match "${a.query}"${filtered(f) ? " with these filters" : ""}. Try other or fewer words${filtered(f) ? ", or fewer filters" : ""}.`;
@@ -189,7 +196,7 @@ export function sessionSearchTool(history: History, readable: ReadableChannels =
     name: "session_search",
     description:
       "Read earlier conversations: the speaker's own DMs with cairn, this workspace's channels, and the channels cairn listens in that the speaker can read. Use it when someone refers to something discussed before, or asks what was said, decided or by whom. " +
-      'mode "query" finds messages by words; "session" reads a whole session in order and "around" the messages next to one (by the session and msg ids every result line carries); "recent" lists the speaker\'s latest sessions with summaries. after, before, author and channel narrow any mode. ' +
+      'mode "query" finds messages by their words (and by meaning, when the workspace has embeddings on); "session" reads a whole session in order and "around" the messages next to one (by the session and msg ids every result line carries); "recent" lists the speaker\'s latest sessions with summaries. after, before, author and channel narrow any mode. ' +
       "Questions often need more than one step: when results name a person, a date, a channel or a new term, search again with it (a filter, or new words) or read around the best hit before answering; do not answer from one partial result. " +
       "A result said in a channel carries its link: cite it as a Markdown link, naming who said it and when.",
     progress: "searching history",

@@ -18,6 +18,7 @@ import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_KEY_REFUSED_REPLY,
 import { scopeOf, type HistoryMessage, type HistoryStore, type Lease, type Message, type Place } from "../history/store/store.ts";
 import type { MemoryStore } from "../memory/store.ts";
 import { relevantLessons } from "../lessons/recall.ts";
+import { MEANING } from "../lessons/by-meaning.ts";
 import { isKeyRefused, ModelUnavailableError, type ModelClient } from "../agent/model.ts";
 import { readSnapshot, type SessionManager, type Snapshot } from "../agent/sessions.ts";
 import { buildRequest, historyToMessages, withLessons } from "../agent/prompt.ts";
@@ -29,6 +30,7 @@ import { withCorrection } from "../learning/correction-frame.ts";
 import { DEFAULT_FRESHNESS } from "../learning/settings.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Providers } from "../providers/providers.ts";
+import type { Embeddings } from "../providers/embeddings/wiring.ts";
 import { withProviderItems } from "../providers/quoted.ts";
 import type { TurnLeases } from "./leases.ts";
 import { speakerName, type Snapshots } from "./snapshot.ts";
@@ -59,6 +61,8 @@ export interface TurnDeps {
   now: () => Date;
   /** Memory providers: items fetched beside the lessons, the delivered turn synced (providers.ts). */
   providers?: Pick<Providers, "prefetch" | "replied">;
+  /** The embeddings provider (providers/embeddings/wiring.ts): lessons recalled by meaning too. */
+  embeddings?: Pick<Embeddings, "similarity"> | null;
   /** A refused model key met at `place`: the admins are told (key-alarm.ts). */
   onKeyRefused?: (place: Place) => void;
 }
@@ -104,7 +108,10 @@ export class TurnRunner {
       // Started now, awaited with the prompt: it runs while lessons and the correction are read.
       const provided = this.deps.providers?.prefetch(scope, { text: asked, recent: earlier }) ?? Promise.resolve([]);
       question = asked;
-      const lessons = relevantLessons(await memory.lessons(scope), asked, undefined, earlier);
+      const inPlace = await memory.lessons(scope);
+      // By meaning only where enough lessons give a spread to stand out from (lessons/by-meaning.ts).
+      const similarity = inPlace.length > MEANING.minOthers ? await this.deps.embeddings?.similarity(scope, asked, inPlace.map((l) => l.id)) : undefined;
+      const lessons = relevantLessons(inPlace, asked, undefined, earlier, similarity);
       // The person's message after cairn asked them what it should have done: the correction.
       const correction = start.correctionOpen ? await learning.claimCorrection(scope, messageId) : null;
       shownLessons = lessons.map((l) => l.id);

@@ -60,7 +60,11 @@ export async function startFakeEmbeddings(): Promise<FakeEmbeddings> {
     forceDimensions: null,
     requireKey: null,
     alike(groups) {
-      for (const g of groups) for (const w of g.slice(1)) same.set(w.toLowerCase(), g[0]!.toLowerCase());
+      for (const g of groups) {
+        // A phrase that heads its group is joined too ("web app" -> web_app), as its members become.
+        if (g[0]!.includes(" ")) same.set(g[0]!.toLowerCase(), g[0]!.toLowerCase());
+        for (const w of g.slice(1)) same.set(w.toLowerCase(), g[0]!.toLowerCase());
+      }
     },
     vector,
     close: () => new Promise((resolve) => server.close(() => resolve())),

@@ -10,12 +10,22 @@
  * approves it (✅ on cairn's reply, or `approve <id>`); the proposer's own approvals, tried too,
  * change nothing. The first person of each workspace is a trusted teacher (`fuzzTeachers`): their
  * team writes are plain team markers.
+ *
+ * Embeddings (issue 30, `vectors`): every marker said as a message gets a paraphrase, one made-up
+ * word the fake embeddings server maps to the marker's word (`alike`). session_search probes ask by
+ * the paraphrase alone: it shares no word with any stored text, so whatever they find came through
+ * the vector path, under the same checks. The backfill is drained before each probe. Each probe is
+ * also asked of the vector query itself (nearestMessages), whose rows are checked against who may
+ * see their conversation: the search reads what hits show of their conversations in scope again
+ * (`display`), which would hide a vector query that forgot its own scope clause from the prompts.
  */
 import type { Core } from "../../src/app/core.ts";
 import type { Database } from "../../src/db/client.ts";
 import type { Platform } from "../../src/ground/types.ts";
-import { scopeOfWorkspace } from "../../src/history/store/store.ts";
+import { scopeOf, scopeOfWorkspace } from "../../src/history/store/store.ts";
+import { nearestMessages } from "../../src/history/store/search-vectors.ts";
 import type { FakeAnthropic, RecordedRequest, Step } from "../fakes/anthropic.ts";
+import type { FakeEmbeddings } from "../fakes/embeddings.ts";
 import { systemText } from "../fakes/anthropic.ts";
 import { inboundFor, type PlaceOptions } from "./db.ts";
 import { channelPlatform } from "./channel-platform.ts";
@@ -31,6 +41,11 @@ export interface FuzzOptions {
   runId: string;
   /** Listened channels per workspace, whose members change while people talk (default 2). */
   listened?: number;
+  /**
+   * The embeddings server the core's `embeddings` settings point at: turns on the paraphrase probes,
+   * which only the vector path can answer. Unset: words alone, as before.
+   */
+  vectors?: FakeEmbeddings;
 }
 
 export interface FuzzReport {
@@ -50,6 +65,13 @@ export interface FuzzReport {
   modeFinds: number;
   /** `history <first 6-9 characters of an entry's id>`: tried, answered with the entry, answered with a list of candidates. */
   shortIds: { probes: number; found: number; ambiguous: number };
+  /**
+   * Paraphrase probes (embeddings on), and how many showed a marker's message that shares no word
+   * with the query (a find of the vector path); 0 and 0 with embeddings off. `rows`: what the vector
+   * query itself returned for the probes, each checked; `guarded`: those of a DM or a listened
+   * channel (the rows its scope clause decides).
+   */
+  vectors: { probes: number; finds: number; rows: number; guarded: number };
   violations: string[];
 }
 
@@ -71,6 +93,8 @@ interface Marker {
   fromDm?: boolean;
   /** Its text was replaced: the old text is superseded history (memory_history). */
   changed?: boolean;
+  /** A message's marker: the message's text. */
+  said?: string;
 }
 interface Where {
   ws: string;
@@ -143,6 +167,9 @@ function visibleText(req: RecordedRequest, queries: readonly string[]): string {
   return parts.join("\n");
 }
 
+/** A text's words as a search reads them, roughly: lower case, letters and digits. */
+const wordsOf = (text: string): Set<string> => new Set(text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean));
+
 /** `database`: the one `core` runs on, where the listened channels are set up directly. */
 export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnthropic, opts: FuzzOptions): Promise<FuzzReport> {
   const rand = prng(opts.seed);
@@ -175,6 +202,26 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
   const probeIds = new Set<string>();
   /** Each person's private skill, by name: the why phase reads it. */
   const privateSkills = new Map<string, string>();
+  // Paraphrase probes (embeddings on) draw from a sequence of their own too.
+  const vecRand = prng(opts.seed ^ 0x3c6ef372);
+  const vecPick = <T>(xs: readonly T[]): T => xs[Math.floor(vecRand() * xs.length)]!;
+  const vectors = { probes: 0, finds: 0, rows: 0, guarded: 0 };
+  /** Each message marker's paraphrase: a made-up word the embeddings server reads as the marker's. */
+  const paraphrases = new Map<Marker, string>();
+  /** Conversations the vector query returned rows of, as conversationOf reads them. */
+  const conversations = new Map<string, { ws: string; kind: string; isDm: boolean; channelId: string } | null>();
+  /** Which tool_use ids were paraphrase probes, with their query. */
+  const vectorIds = new Map<string, string>();
+  /** A marker's message text; with embeddings on, a paraphrase of its marker for the probes. */
+  function saying(m: Marker, text: string): string {
+    m.said = text;
+    if (opts.vectors) {
+      const word = `zzmeans${Math.floor(vecRand() * 0xffffffff).toString(16).padStart(8, "0")}`;
+      opts.vectors.alike([[m.token, word]]);
+      paraphrases.set(m, word);
+    }
+    return text;
+  }
 
   // Listened channels: Slack workspaces keep member lists (member events change them), Discord ones
   // answer who can read at search time (roles): both kinds of membership change while people talk.
@@ -235,8 +282,17 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
         if (typeof m.content === "string") continue;
         for (const b of m.content as { type: string; tool_use_id?: unknown; content?: unknown }[]) {
           const id = typeof b.tool_use_id === "string" ? b.tool_use_id : "";
-          if (b.type !== "tool_result" || !probeIds.delete(id)) continue;
-          if (/\[(msg|session) /.test(typeof b.content === "string" ? b.content : JSON.stringify(b.content))) modeFinds++;
+          if (b.type !== "tool_result") continue;
+          const content = typeof b.content === "string" ? b.content : JSON.stringify(b.content);
+          const asked = vectorIds.get(id);
+          if (asked !== undefined && vectorIds.delete(id)) {
+            // A vector find: a message shown that the asker may see and that shares no word with the query.
+            const query = wordsOf(asked);
+            const near = markers.some((m) => m.said !== undefined && content.includes(m.token) && allowed(m, where, canRead) && ![...wordsOf(m.said)].some((w) => query.has(w)));
+            if (near) vectors.finds++;
+          }
+          if (!probeIds.delete(id)) continue;
+          if (/\[(msg|session) /.test(content)) modeFinds++;
         }
       }
       for (const m of markers) {
@@ -274,7 +330,7 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
         { action: "add", target: "team", content: `dm team fact ${dmTeam.token}` },
       ];
       fake.enqueue({ toolUse: [{ name: "memory", input: { operations: userOps } }, skillCall(profileSkill, "user")] }, { text: "noted" });
-      await turn(place(ws, person, null), `my secret is ${dmMsg.token}`, { ws: ws.id, person, isDm: true, channel: `D-${person}` });
+      await turn(place(ws, person, null), saying(dmMsg, `my secret is ${dmMsg.token}`), { ws: ws.id, person, isDm: true, channel: `D-${person}` });
       if (p !== 0) proposals.push({ markers: [dmTeam], ws, at: place(ws, person, null), platformId: null });
       const chMsg = mk("channelMsg", channel);
       const chMem = mk("channelMem", channel);
@@ -293,7 +349,7 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       // A team skill follows the same rule: the channel's, proposed, until someone else approves it.
       const teamSkill = mk(teamKind, channel);
       fake.enqueue({ toolUse: [{ name: "memory", input: { operations: sharedOps } }, skillCall(chSkill, "channel"), skillCall(teamSkill, "team")] }, { text: "saved" });
-      await turn(place(ws, person, channel), `for everyone here: ${chMsg.token}`, { ws: ws.id, person, isDm: false, channel });
+      await turn(place(ws, person, channel), saying(chMsg, `for everyone here: ${chMsg.token}`), { ws: ws.id, person, isDm: false, channel });
       // Then changed: the texts they had are kept as history (memory_history reads it), under the same scopes.
       const changes = [
         { action: "replace", target: "user", old_text: profile.token, content: `private note ${profile.token} (changed)` },
@@ -343,7 +399,7 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       const person = `${ws.id}-p${p}`;
       const m: Marker = { token: `zqknowledge${hex()}`, kind: "knowledge", ws: ws.id, person, channel };
       markers.push(m);
-      const message = platforms[ws.platform as "slack" | "discord"].message(channel, `${channel}-${p}`, person, `we agreed on ${pick(TOPICS)} ${m.token}`, new Date());
+      const message = platforms[ws.platform as "slack" | "discord"].message(channel, `${channel}-${p}`, person, saying(m, `we agreed on ${pick(TOPICS)} ${m.token}`), new Date());
       await core.observe({ kind: "message", message: { ...message, workspace: { externalId: ws.id } } });
     }
   }
@@ -390,6 +446,36 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     if (whyRand() < 0.5) {
       const a = whyPick(answers);
       await whyProbe(a, `${a.ws.id}-p${Math.floor(whyRand() * opts.people)}`);
+    }
+    // A paraphrase probe now and then, while memberships and approvals change (embeddings on).
+    if (opts.vectors && vecRand() < 0.3) {
+      const asker = `${ws.id}-p${Math.floor(vecRand() * opts.people)}`;
+      const here = [...paraphrases.keys()].filter((m) => m.ws === ws.id);
+      await vectorProbe(ws, asker, vecRand() < 0.4 ? null : `${ws.id}-c${Math.floor(vecRand() * opts.channels)}`, vecPick(here.length && vecRand() < 0.7 ? here : [...paraphrases.keys()]));
+    }
+  }
+  // Paraphrase phase (embeddings on): everyone asks by meaning for their own DM from a channel, a
+  // teammate's DM from their own, a listened channel's message and a channel's message from anywhere,
+  // and something of another workspace.
+  if (opts.vectors) {
+    const said = [...paraphrases.keys()];
+    for (const ws of wss) {
+      for (let p = 0; p < opts.people; p++) {
+        const person = `${ws.id}-p${p}`;
+        const ours = said.filter((m) => m.ws === ws.id);
+        const targets = [
+          ours.filter((m) => m.kind === "dm" && m.person === person),
+          ours.filter((m) => m.kind === "dm" && m.person !== person),
+          ours.filter((m) => m.kind === "knowledge"),
+          ours.filter((m) => m.kind === "channelMsg"),
+          said.filter((m) => m.ws !== ws.id),
+        ];
+        for (const [k, pool] of targets.entries()) {
+          if (pool.length === 0) continue;
+          const channel = k === 1 ? null : k === 0 || vecRand() < 0.6 ? `${ws.id}-c${Math.floor(vecRand() * opts.channels)}` : null;
+          await vectorProbe(ws, person, channel, vecPick(pool));
+        }
+      }
     }
   }
   // Modes phase: everyone reads history by session, around a message and by recent sessions, with
@@ -456,7 +542,61 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     }
   }
   fake.setDefault(null);
-  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, whyChecked, whyExplained, approvals, shared, modeProbes, modeFinds, shortIds, violations };
+  return { promptsChecked, searches, markers: markers.length, knowledgeSeen, whyChecked, whyExplained, approvals, shared, modeProbes, modeFinds, shortIds, vectors, violations };
+
+  /**
+   * session_search asked by a marker's paraphrase alone, once the backfill has embedded everything
+   * stored so far: the words of the query are in no stored text, so only the vector path can answer.
+   */
+  async function vectorProbe(ws: (typeof wss)[number], person: string, channel: string | null, target: Marker): Promise<void> {
+    const embedder = core.embeddings?.embedder;
+    if (!embedder) throw new Error("the scope fuzzer was given `vectors` but the core has no embeddings settings");
+    for (let i = 0; ; i++) {
+      const step = await embedder.step();
+      if (step === "idle") break;
+      if (step === "failed" || i > 10_000) throw new Error(`the embeddings backfill did not drain (${step})`);
+    }
+    const query = paraphrases.get(target)!;
+    queries.push(query);
+    searches++;
+    vectors.probes++;
+    const id = `toolu_vec_${vectors.probes}`;
+    vectorIds.set(id, query);
+    fake.enqueue({ toolUse: [{ name: "session_search", input: { query, limit: 20 }, id }] }, { text: "ok" });
+    await turn(place(ws, person, channel), `what did we mean ${vectors.probes}?`, { ws: ws.id, person, isDm: channel === null, channel: channel ?? `D-${person}` });
+    await nearestProbe(ws, person, channel, query);
+  }
+
+  /**
+   * The probe's query asked of nearestMessages directly, as the asker, with the listened channels the
+   * fuzzer knows they can read now: every row must come from a conversation they may see (a DM only
+   * its owner's, a listened channel only its readers', nothing of another workspace).
+   */
+  async function nearestProbe(ws: (typeof wss)[number], person: string, channel: string | null, query: string): Promise<void> {
+    // The turn just embedded this query: the embedder's cache answers.
+    const vector = await core.embeddings!.embedder.queryVector(query, 5_000);
+    if (!vector) throw new Error(`no vector for the probe ${query}`);
+    const scope = scopeOf(await core.history.resolve(inboundFor(place(ws, person, channel))));
+    const readable = listened.filter((l) => l.ws.id === ws.id && canRead(l.channel, person)).map((l) => l.channel);
+    const rows = await nearestMessages({ database, scope, exclude: "", readable: JSON.stringify(readable) }, vector, 50);
+    for (const [id, conversationId] of rows) {
+      vectors.rows++;
+      const c = await conversationOf(conversationId);
+      if (c && c.ws === ws.id && (c.kind === "channel" || c.isDm)) vectors.guarded++;
+      const sees = c !== null && c.ws === ws.id && (c.kind === "channel" ? canRead(c.channelId, person) : !c.isDm || c.channelId === `D-${person}`);
+      if (!sees) violations.push(`vector-store: message ${id} of ${c ? `${c.ws}/${c.channelId}` : `conversation ${conversationId}`} reached ${person}@${ws.id} ${channel ?? "DM"}`);
+    }
+  }
+
+  /** A conversation as the fuzzer's model reads it: its workspace, its kind and channel (a DM's is `D-<owner>`). */
+  async function conversationOf(id: string): Promise<{ ws: string; kind: string; isDm: boolean; channelId: string } | null> {
+    const known = conversations.get(id);
+    if (known !== undefined) return known;
+    const c = await db.conversation.findUnique({ where: { id }, select: { kind: true, isDm: true, channelId: true, workspace: { select: { externalId: true } } } });
+    const out = c && { ws: c.workspace.externalId, kind: c.kind, isDm: c.isDm, channelId: c.channelId };
+    conversations.set(id, out);
+    return out;
+  }
 
   /**
    * session_search in another mode, or with filters: ids of marker messages (the asker's own

@@ -19,7 +19,7 @@ function lateralArms(window: number): string {
 }
 
 /** pg placeholders for the scope (scopeParams: workspace, person, readable, exclude), numbered from `from`. */
-const PG_SCOPE = (from: number): string =>
+export const PG_SCOPE = (from: number): string =>
   `m."workspaceId" = $${from} AND ${visibleConversation(`$${from + 1}`, `$${from + 2}`)} AND (m."sessionId" IS NULL OR m."sessionId" <> $${from + 3}) AND m.status <> 'failed'`;
 
 /**
@@ -89,7 +89,7 @@ async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked:
 }
 
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
-const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
+export const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
 const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
 /**
  * `display`'s two columns; placeholders: the conversation ids (JSON), the workspace, the asking

@@ -36,9 +36,9 @@ const KNOWLEDGE: Source = { table: "knowledge_fts", scope: SQLITE_KNOWLEDGE_SCOP
 const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
 
 /** The scope's WHERE clause; its `?` params are scopeParams(ctx). */
-const SQLITE_SCOPE = `m.workspaceId = ? AND ${visibleConversation("?", "?")} AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
+export const SQLITE_SCOPE = `m.workspaceId = ? AND ${visibleConversation("?", "?")} AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
 /** A Row's values; createdAt is stored as ISO 8601 text (Prisma's SQLite format). */
-const SQLITE_ROW = `m.id, m.conversationId, m.authorId, m.role, m.sessionId, CAST(round(unixepoch(m.createdAt, 'subsec') * 1000) AS INTEGER), m.text`;
+export const SQLITE_ROW = `m.id, m.conversationId, m.authorId, m.role, m.sessionId, CAST(round(unixepoch(m.createdAt, 'subsec') * 1000) AS INTEGER), m.text`;
 /** The same as columns of a subquery, and the Row made of them outside it. */
 const SQLITE_ROW_COLS = `m.id AS id, m.conversationId AS cid, m.authorId AS aid, m.role AS role, m.sessionId AS sid,
   CAST(round(unixepoch(m.createdAt, 'subsec') * 1000) AS INTEGER) AS at, m.text AS text`;

@@ -17,6 +17,8 @@ import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type R
 import { postgresQueries } from "./search-postgres.ts";
 import { DF_CAP, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
 import { sqliteQueries } from "./search-sqlite.ts";
+import { nearestMessages, type QueryVector } from "./search-vectors.ts";
+import { fuseRanks } from "../../ground/vector.ts";
 import { docKeys, fold, makeSnippet } from "../text.ts";
 
 export interface SearchHit {
@@ -49,6 +51,11 @@ export interface SearchOptions {
   readable?: readonly string[];
   /** Ranking levers; the defaults are what cairn uses. For benchmarks that switch levers off. */
   ranking?: Partial<RankingOptions>;
+  /**
+   * The query's vector, when embeddings are on and it came in time: the messages in scope nearest
+   * it are fused with the word ranking (reciprocal rank fusion, ground/vector.ts). Without it, words alone.
+   */
+  vector?: QueryVector | undefined;
 }
 
 /** Candidates fetched per query: enough that truncation by the database's own rank rarely matters. */
@@ -58,17 +65,19 @@ const MAX_ANCHORS = 40;
 
 export async function searchMessages(db: Database, scope: Scope, query: string, opts: SearchOptions): Promise<SearchHit[]> {
   const q = analyzeQuery(query);
-  if (q.terms.length === 0 && q.grams.length === 0) return [];
+  const vector = opts.vector;
+  if (q.terms.length === 0 && q.grams.length === 0 && !vector) return [];
   const options: RankingOptions = { ...DEFAULT_RANKING, ...opts.ranking };
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
   const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
   const words = q.terms.map((t) => t.word);
 
-  const [stats, people, lexical, cjk] = await Promise.all([
+  const [stats, people, lexical, cjk, closest] = await Promise.all([
     cached(ctx, "stats", () => sql.stats(ctx)),
     options.author > 0 && q.nameWords.length > 0 ? cached(ctx, "people", () => sql.people(ctx)) : Promise.resolve([]),
     words.length > 0 ? sql.lexical(ctx, words, MAX_CANDIDATES + 1, false, knownCommon(ctx, words)) : Promise.resolve([]),
     q.grams.length > 0 ? sql.cjk(ctx, q, MAX_CANDIDATES) : Promise.resolve([]),
+    vector ? nearestMessages(ctx, vector, opts.limit * 2) : Promise.resolve([]),
   ]);
   let found = lexical;
   // When every match fits, document frequencies are counted among the candidates (exact) and the
@@ -94,13 +103,15 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
     const seen = new Set(found.map((r) => r[0]));
     for (const r of cjk) if (!seen.has(r[0]) && seen.add(r[0])) matches.push(toDoc(r, 0));
   }
-  if (matches.length === 0) return [];
+  const nearest = closest.map((r) => toDoc(r, 0));
+  if (matches.length === 0 && nearest.length === 0) return [];
   const terms = countTerms(q, matches);
 
   // Neighbours share their anchor's conversation, so the candidates' conversations are all a hit
   // can be in; their authors are nearly all a hit can have (the rest are looked up after ranking).
   // Both come back with the neighbours: one statement, one round trip.
-  const show: Shown = { conversationIds: [...new Set(matches.map((d) => d.conversationId))], authorIds: authorsOf(matches) };
+  const seen = [...matches, ...nearest];
+  const show: Shown = { conversationIds: [...new Set(seen.map((d) => d.conversationId))], authorIds: authorsOf(seen) };
   const anchors = options.window > 0 ? anchorsOf(matches, terms, df) : [];
   const { rows: near, display: shown } =
     anchors.length > 0 ? await sql.neighbours(ctx, anchors, options.window, matches, show) : { rows: [], display: await sql.display(ctx, show) };
@@ -112,7 +123,8 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
     if (doc) neighbours.push({ anchor: r[0], offset: r[1], doc });
   }
 
-  const ranked = rank({ query: q, matches, neighbours, stats: { ...stats, df }, namedPeople: named, options, limit: opts.limit, terms });
+  const byWords = matches.length > 0 ? rank({ query: q, matches, neighbours, stats: { ...stats, df }, namedPeople: named, options, limit: nearest.length > 0 ? opts.limit * 2 : opts.limit, terms }) : [];
+  const ranked = nearest.length > 0 ? fuseRanks([byWords.map((r) => r.doc), nearest], (d) => d.id).slice(0, opts.limit).map((doc) => ({ doc })) : byWords;
   if (ranked.length === 0) return [];
   const conversations = new Map(shown.conversations.map((c) => [c[0], c]));
   const names = new Map(shown.people);

@@ -176,3 +176,17 @@ export type Teacher = Prisma.TeacherModel
  * weekly report counts as tokens, cost and failures. Counts are added in batches (ops/usage-ledger.ts).
  */
 export type ModelUsage = Prisma.ModelUsageModel
+/**
+ * Model MessageVector
+ * A message's embedding (issue 30; src/providers/embeddings/): int8 components of the unit vector
+ * scaled by 127, one per message and vector space ("<model>@<dimensions>"). Deleted with its
+ * message, and by `forget me` with the text it was made of. An empty vector: the endpoint refused
+ * this text, so it is not asked again in this space.
+ */
+export type MessageVector = Prisma.MessageVectorModel
+/**
+ * Model EntryVector
+ * A memory entry's embedding (facts, lessons, rules), as MessageVector; `textHash` is of the text it
+ * was made from, so an entry whose text changed is embedded again.
+ */
+export type EntryVector = Prisma.EntryVectorModel

@@ -420,7 +420,9 @@ export const ModelName = {
   Tombstone: 'Tombstone',
   EventClaim: 'EventClaim',
   Teacher: 'Teacher',
-  ModelUsage: 'ModelUsage'
+  ModelUsage: 'ModelUsage',
+  MessageVector: 'MessageVector',
+  EntryVector: 'EntryVector'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -436,7 +438,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "tombstone" | "eventClaim" | "teacher" | "modelUsage"
+    modelProps: "workspace" | "person" | "conversation" | "chatSession" | "message" | "delivery" | "memoryEntry" | "skill" | "skillProposal" | "skillFile" | "revision" | "replyTrace" | "correction" | "job" | "report" | "erasureRequest" | "persona" | "channelListen" | "channelMember" | "listenExclusion" | "tombstone" | "eventClaim" | "teacher" | "modelUsage" | "messageVector" | "entryVector"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -2216,6 +2218,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    MessageVector: {
+      payload: Prisma.$MessageVectorPayload<ExtArgs>
+      fields: Prisma.MessageVectorFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.MessageVectorFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.MessageVectorFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>
+        }
+        findFirst: {
+          args: Prisma.MessageVectorFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.MessageVectorFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>
+        }
+        findMany: {
+          args: Prisma.MessageVectorFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>[]
+        }
+        create: {
+          args: Prisma.MessageVectorCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>
+        }
+        createMany: {
+          args: Prisma.MessageVectorCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.MessageVectorCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>[]
+        }
+        delete: {
+          args: Prisma.MessageVectorDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>
+        }
+        update: {
+          args: Prisma.MessageVectorUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>
+        }
+        deleteMany: {
+          args: Prisma.MessageVectorDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.MessageVectorUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.MessageVectorUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>[]
+        }
+        upsert: {
+          args: Prisma.MessageVectorUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$MessageVectorPayload>
+        }
+        aggregate: {
+          args: Prisma.MessageVectorAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateMessageVector>
+        }
+        groupBy: {
+          args: Prisma.MessageVectorGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MessageVectorGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.MessageVectorCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.MessageVectorCountAggregateOutputType> | number
+        }
+      }
+    }
+    EntryVector: {
+      payload: Prisma.$EntryVectorPayload<ExtArgs>
+      fields: Prisma.EntryVectorFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.EntryVectorFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.EntryVectorFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>
+        }
+        findFirst: {
+          args: Prisma.EntryVectorFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.EntryVectorFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>
+        }
+        findMany: {
+          args: Prisma.EntryVectorFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>[]
+        }
+        create: {
+          args: Prisma.EntryVectorCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>
+        }
+        createMany: {
+          args: Prisma.EntryVectorCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.EntryVectorCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>[]
+        }
+        delete: {
+          args: Prisma.EntryVectorDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>
+        }
+        update: {
+          args: Prisma.EntryVectorUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>
+        }
+        deleteMany: {
+          args: Prisma.EntryVectorDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.EntryVectorUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.EntryVectorUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>[]
+        }
+        upsert: {
+          args: Prisma.EntryVectorUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$EntryVectorPayload>
+        }
+        aggregate: {
+          args: Prisma.EntryVectorAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateEntryVector>
+        }
+        groupBy: {
+          args: Prisma.EntryVectorGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EntryVectorGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.EntryVectorCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.EntryVectorCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -2647,6 +2797,29 @@ export const ModelUsageScalarFieldEnum = {
 export type ModelUsageScalarFieldEnum = (typeof ModelUsageScalarFieldEnum)[keyof typeof ModelUsageScalarFieldEnum]
 
 
+export const MessageVectorScalarFieldEnum = {
+  messageId: 'messageId',
+  space: 'space',
+  workspaceId: 'workspaceId',
+  vector: 'vector',
+  createdAt: 'createdAt'
+} as const
+
+export type MessageVectorScalarFieldEnum = (typeof MessageVectorScalarFieldEnum)[keyof typeof MessageVectorScalarFieldEnum]
+
+
+export const EntryVectorScalarFieldEnum = {
+  entryId: 'entryId',
+  space: 'space',
+  workspaceId: 'workspaceId',
+  textHash: 'textHash',
+  vector: 'vector',
+  createdAt: 'createdAt'
+} as const
+
+export type EntryVectorScalarFieldEnum = (typeof EntryVectorScalarFieldEnum)[keyof typeof EntryVectorScalarFieldEnum]
+
+
 export const SortOrder = {
   asc: 'asc',
   desc: 'desc'
@@ -2737,6 +2910,20 @@ export type FloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, '
  * Reference to a field of type 'Float[]'
  */
 export type ListFloatFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Float[]'>
+    
+
+
+/**
+ * Reference to a field of type 'Bytes'
+ */
+export type BytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes'>
+    
+
+
+/**
+ * Reference to a field of type 'Bytes[]'
+ */
+export type ListBytesFieldRefInput<$PrismaModel> = FieldRefInputType<$PrismaModel, 'Bytes[]'>
     
 
 /**
@@ -2914,6 +3101,8 @@ export type GlobalOmitConfig = {
   eventClaim?: Prisma.EventClaimOmit
   teacher?: Prisma.TeacherOmit
   modelUsage?: Prisma.ModelUsageOmit
+  messageVector?: Prisma.MessageVectorOmit
+  entryVector?: Prisma.EntryVectorOmit
 }
 
 /* Types for Logging */

@@ -303,6 +303,7 @@ export type MessageWhereInput = {
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
   author?: Prisma.XOR<Prisma.PersonNullableScalarRelationFilter, Prisma.PersonWhereInput> | null
+  vectors?: Prisma.MessageVectorListRelationFilter
 }
 
 export type MessageOrderByWithRelationInput = {
@@ -324,6 +325,7 @@ export type MessageOrderByWithRelationInput = {
   conversation?: Prisma.ConversationOrderByWithRelationInput
   session?: Prisma.ChatSessionOrderByWithRelationInput
   author?: Prisma.PersonOrderByWithRelationInput
+  vectors?: Prisma.MessageVectorOrderByRelationAggregateInput
 }
 
 export type MessageWhereUniqueInput = Prisma.AtLeast<{
@@ -349,6 +351,7 @@ export type MessageWhereUniqueInput = Prisma.AtLeast<{
   conversation?: Prisma.XOR<Prisma.ConversationScalarRelationFilter, Prisma.ConversationWhereInput>
   session?: Prisma.XOR<Prisma.ChatSessionNullableScalarRelationFilter, Prisma.ChatSessionWhereInput> | null
   author?: Prisma.XOR<Prisma.PersonNullableScalarRelationFilter, Prisma.PersonWhereInput> | null
+  vectors?: Prisma.MessageVectorListRelationFilter
 }, "id" | "conversationId_platformId">
 
 export type MessageOrderByWithAggregationInput = {
@@ -410,6 +413,7 @@ export type MessageCreateInput = {
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
+  vectors?: Prisma.MessageVectorCreateNestedManyWithoutMessageInput
 }
 
 export type MessageUncheckedCreateInput = {
@@ -428,6 +432,7 @@ export type MessageUncheckedCreateInput = {
   link?: string | null
   admitted?: boolean
   createdAt?: Date | string
+  vectors?: Prisma.MessageVectorUncheckedCreateNestedManyWithoutMessageInput
 }
 
 export type MessageUpdateInput = {
@@ -445,6 +450,7 @@ export type MessageUpdateInput = {
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
+  vectors?: Prisma.MessageVectorUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateInput = {
@@ -463,6 +469,7 @@ export type MessageUncheckedUpdateInput = {
   link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  vectors?: Prisma.MessageVectorUncheckedUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageCreateManyInput = {
@@ -592,6 +599,11 @@ export type MessageMinOrderByAggregateInput = {
 export type MessageSumOrderByAggregateInput = {
   id?: Prisma.SortOrder
   replyToId?: Prisma.SortOrder
+}
+
+export type MessageScalarRelationFilter = {
+  is?: Prisma.MessageWhereInput
+  isNot?: Prisma.MessageWhereInput
 }
 
 export type MessageCreateNestedManyWithoutAuthorInput = {
@@ -728,6 +740,20 @@ export type IntFieldUpdateOperationsInput = {
   divide?: number
 }
 
+export type MessageCreateNestedOneWithoutVectorsInput = {
+  create?: Prisma.XOR<Prisma.MessageCreateWithoutVectorsInput, Prisma.MessageUncheckedCreateWithoutVectorsInput>
+  connectOrCreate?: Prisma.MessageCreateOrConnectWithoutVectorsInput
+  connect?: Prisma.MessageWhereUniqueInput
+}
+
+export type MessageUpdateOneRequiredWithoutVectorsNestedInput = {
+  create?: Prisma.XOR<Prisma.MessageCreateWithoutVectorsInput, Prisma.MessageUncheckedCreateWithoutVectorsInput>
+  connectOrCreate?: Prisma.MessageCreateOrConnectWithoutVectorsInput
+  upsert?: Prisma.MessageUpsertWithoutVectorsInput
+  connect?: Prisma.MessageWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MessageUpdateToOneWithWhereWithoutVectorsInput, Prisma.MessageUpdateWithoutVectorsInput>, Prisma.MessageUncheckedUpdateWithoutVectorsInput>
+}
+
 export type MessageCreateWithoutAuthorInput = {
   workspaceId: string
   role: string
@@ -742,6 +768,7 @@ export type MessageCreateWithoutAuthorInput = {
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
+  vectors?: Prisma.MessageVectorCreateNestedManyWithoutMessageInput
 }
 
 export type MessageUncheckedCreateWithoutAuthorInput = {
@@ -759,6 +786,7 @@ export type MessageUncheckedCreateWithoutAuthorInput = {
   link?: string | null
   admitted?: boolean
   createdAt?: Date | string
+  vectors?: Prisma.MessageVectorUncheckedCreateNestedManyWithoutMessageInput
 }
 
 export type MessageCreateOrConnectWithoutAuthorInput = {
@@ -822,6 +850,7 @@ export type MessageCreateWithoutConversationInput = {
   createdAt?: Date | string
   session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
+  vectors?: Prisma.MessageVectorCreateNestedManyWithoutMessageInput
 }
 
 export type MessageUncheckedCreateWithoutConversationInput = {
@@ -839,6 +868,7 @@ export type MessageUncheckedCreateWithoutConversationInput = {
   link?: string | null
   admitted?: boolean
   createdAt?: Date | string
+  vectors?: Prisma.MessageVectorUncheckedCreateNestedManyWithoutMessageInput
 }
 
 export type MessageCreateOrConnectWithoutConversationInput = {
@@ -881,6 +911,7 @@ export type MessageCreateWithoutSessionInput = {
   createdAt?: Date | string
   conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
   author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
+  vectors?: Prisma.MessageVectorCreateNestedManyWithoutMessageInput
 }
 
 export type MessageUncheckedCreateWithoutSessionInput = {
@@ -898,6 +929,7 @@ export type MessageUncheckedCreateWithoutSessionInput = {
   link?: string | null
   admitted?: boolean
   createdAt?: Date | string
+  vectors?: Prisma.MessageVectorUncheckedCreateNestedManyWithoutMessageInput
 }
 
 export type MessageCreateOrConnectWithoutSessionInput = {
@@ -924,6 +956,92 @@ export type MessageUpdateWithWhereUniqueWithoutSessionInput = {
 export type MessageUpdateManyWithWhereWithoutSessionInput = {
   where: Prisma.MessageScalarWhereInput
   data: Prisma.XOR<Prisma.MessageUpdateManyMutationInput, Prisma.MessageUncheckedUpdateManyWithoutSessionInput>
+}
+
+export type MessageCreateWithoutVectorsInput = {
+  workspaceId: string
+  role: string
+  text: string
+  platformId?: string | null
+  status?: string
+  replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
+  link?: string | null
+  admitted?: boolean
+  createdAt?: Date | string
+  conversation: Prisma.ConversationCreateNestedOneWithoutMessagesInput
+  session?: Prisma.ChatSessionCreateNestedOneWithoutMessagesInput
+  author?: Prisma.PersonCreateNestedOneWithoutMessagesInput
+}
+
+export type MessageUncheckedCreateWithoutVectorsInput = {
+  id?: number
+  workspaceId: string
+  conversationId: string
+  sessionId?: string | null
+  authorId?: string | null
+  role: string
+  text: string
+  platformId?: string | null
+  status?: string
+  replyToId?: number | null
+  leaseOwner?: string | null
+  leaseUntil?: Date | string | null
+  link?: string | null
+  admitted?: boolean
+  createdAt?: Date | string
+}
+
+export type MessageCreateOrConnectWithoutVectorsInput = {
+  where: Prisma.MessageWhereUniqueInput
+  create: Prisma.XOR<Prisma.MessageCreateWithoutVectorsInput, Prisma.MessageUncheckedCreateWithoutVectorsInput>
+}
+
+export type MessageUpsertWithoutVectorsInput = {
+  update: Prisma.XOR<Prisma.MessageUpdateWithoutVectorsInput, Prisma.MessageUncheckedUpdateWithoutVectorsInput>
+  create: Prisma.XOR<Prisma.MessageCreateWithoutVectorsInput, Prisma.MessageUncheckedCreateWithoutVectorsInput>
+  where?: Prisma.MessageWhereInput
+}
+
+export type MessageUpdateToOneWithWhereWithoutVectorsInput = {
+  where?: Prisma.MessageWhereInput
+  data: Prisma.XOR<Prisma.MessageUpdateWithoutVectorsInput, Prisma.MessageUncheckedUpdateWithoutVectorsInput>
+}
+
+export type MessageUpdateWithoutVectorsInput = {
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  role?: Prisma.StringFieldUpdateOperationsInput | string
+  text?: Prisma.StringFieldUpdateOperationsInput | string
+  platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
+  session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
+  author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
+}
+
+export type MessageUncheckedUpdateWithoutVectorsInput = {
+  id?: Prisma.IntFieldUpdateOperationsInput | number
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  conversationId?: Prisma.StringFieldUpdateOperationsInput | string
+  sessionId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  authorId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  role?: Prisma.StringFieldUpdateOperationsInput | string
+  text?: Prisma.StringFieldUpdateOperationsInput | string
+  platformId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  replyToId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  leaseOwner?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  leaseUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
 export type MessageCreateManyAuthorInput = {
@@ -957,6 +1075,7 @@ export type MessageUpdateWithoutAuthorInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
+  vectors?: Prisma.MessageVectorUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateWithoutAuthorInput = {
@@ -974,6 +1093,7 @@ export type MessageUncheckedUpdateWithoutAuthorInput = {
   link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  vectors?: Prisma.MessageVectorUncheckedUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateManyWithoutAuthorInput = {
@@ -1024,6 +1144,7 @@ export type MessageUpdateWithoutConversationInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   session?: Prisma.ChatSessionUpdateOneWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
+  vectors?: Prisma.MessageVectorUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateWithoutConversationInput = {
@@ -1041,6 +1162,7 @@ export type MessageUncheckedUpdateWithoutConversationInput = {
   link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  vectors?: Prisma.MessageVectorUncheckedUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateManyWithoutConversationInput = {
@@ -1091,6 +1213,7 @@ export type MessageUpdateWithoutSessionInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   conversation?: Prisma.ConversationUpdateOneRequiredWithoutMessagesNestedInput
   author?: Prisma.PersonUpdateOneWithoutMessagesNestedInput
+  vectors?: Prisma.MessageVectorUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateWithoutSessionInput = {
@@ -1108,6 +1231,7 @@ export type MessageUncheckedUpdateWithoutSessionInput = {
   link?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   admitted?: Prisma.BoolFieldUpdateOperationsInput | boolean
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  vectors?: Prisma.MessageVectorUncheckedUpdateManyWithoutMessageNestedInput
 }
 
 export type MessageUncheckedUpdateManyWithoutSessionInput = {
@@ -1127,6 +1251,35 @@ export type MessageUncheckedUpdateManyWithoutSessionInput = {
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
 }
 
+
+/**
+ * Count Type MessageCountOutputType
+ */
+
+export type MessageCountOutputType = {
+  vectors: number
+}
+
+export type MessageCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  vectors?: boolean | MessageCountOutputTypeCountVectorsArgs
+}
+
+/**
+ * MessageCountOutputType without action
+ */
+export type MessageCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MessageCountOutputType
+   */
+  select?: Prisma.MessageCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * MessageCountOutputType without action
+ */
+export type MessageCountOutputTypeCountVectorsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.MessageVectorWhereInput
+}
 
 
 export type MessageSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1148,6 +1301,8 @@ export type MessageSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
   author?: boolean | Prisma.Message$authorArgs<ExtArgs>
+  vectors?: boolean | Prisma.Message$vectorsArgs<ExtArgs>
+  _count?: boolean | Prisma.MessageCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["message"]>
 
 export type MessageSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1215,6 +1370,8 @@ export type MessageInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
   session?: boolean | Prisma.Message$sessionArgs<ExtArgs>
   author?: boolean | Prisma.Message$authorArgs<ExtArgs>
+  vectors?: boolean | Prisma.Message$vectorsArgs<ExtArgs>
+  _count?: boolean | Prisma.MessageCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type MessageIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   conversation?: boolean | Prisma.ConversationDefaultArgs<ExtArgs>
@@ -1233,6 +1390,7 @@ export type $MessagePayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     conversation: Prisma.$ConversationPayload<ExtArgs>
     session: Prisma.$ChatSessionPayload<ExtArgs> | null
     author: Prisma.$PersonPayload<ExtArgs> | null
+    vectors: Prisma.$MessageVectorPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: number
@@ -1671,6 +1829,7 @@ export interface Prisma__MessageClient<T, Null = never, ExtArgs extends runtime.
   conversation<T extends Prisma.ConversationDefaultArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.ConversationDefaultArgs<ExtArgs>>): Prisma.Prisma__ConversationClient<runtime.Types.Result.GetResult<Prisma.$ConversationPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | Null, Null, ExtArgs, GlobalOmitOptions>
   session<T extends Prisma.Message$sessionArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Message$sessionArgs<ExtArgs>>): Prisma.Prisma__ChatSessionClient<runtime.Types.Result.GetResult<Prisma.$ChatSessionPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   author<T extends Prisma.Message$authorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Message$authorArgs<ExtArgs>>): Prisma.Prisma__PersonClient<runtime.Types.Result.GetResult<Prisma.$PersonPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
+  vectors<T extends Prisma.Message$vectorsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Message$vectorsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$MessageVectorPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -2151,6 +2310,30 @@ export type Message$authorArgs<ExtArgs extends runtime.Types.Extensions.Internal
    */
   include?: Prisma.PersonInclude<ExtArgs> | null
   where?: Prisma.PersonWhereInput
+}
+
+/**
+ * Message.vectors
+ */
+export type Message$vectorsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MessageVector
+   */
+  select?: Prisma.MessageVectorSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the MessageVector
+   */
+  omit?: Prisma.MessageVectorOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MessageVectorInclude<ExtArgs> | null
+  where?: Prisma.MessageVectorWhereInput
+  orderBy?: Prisma.MessageVectorOrderByWithRelationInput | Prisma.MessageVectorOrderByWithRelationInput[]
+  cursor?: Prisma.MessageVectorWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.MessageVectorScalarFieldEnum | Prisma.MessageVectorScalarFieldEnum[]
 }
 
 /**

@@ -74,7 +74,9 @@ export const ModelName = {
   Tombstone: 'Tombstone',
   EventClaim: 'EventClaim',
   Teacher: 'Teacher',
-  ModelUsage: 'ModelUsage'
+  ModelUsage: 'ModelUsage',
+  MessageVector: 'MessageVector',
+  EntryVector: 'EntryVector'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -480,6 +482,29 @@ export const ModelUsageScalarFieldEnum = {
 } as const
 
 export type ModelUsageScalarFieldEnum = (typeof ModelUsageScalarFieldEnum)[keyof typeof ModelUsageScalarFieldEnum]
+
+
+export const MessageVectorScalarFieldEnum = {
+  messageId: 'messageId',
+  space: 'space',
+  workspaceId: 'workspaceId',
+  vector: 'vector',
+  createdAt: 'createdAt'
+} as const
+
+export type MessageVectorScalarFieldEnum = (typeof MessageVectorScalarFieldEnum)[keyof typeof MessageVectorScalarFieldEnum]
+
+
+export const EntryVectorScalarFieldEnum = {
+  entryId: 'entryId',
+  space: 'space',
+  workspaceId: 'workspaceId',
+  textHash: 'textHash',
+  vector: 'vector',
+  createdAt: 'createdAt'
+} as const
+
+export type EntryVectorScalarFieldEnum = (typeof EntryVectorScalarFieldEnum)[keyof typeof EntryVectorScalarFieldEnum]
 
 
 export const SortOrder = {

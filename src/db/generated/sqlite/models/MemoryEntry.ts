@@ -428,6 +428,7 @@ export type MemoryEntryWhereInput = {
   conflictWithId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   conflictPostId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
   remindedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  vectors?: Prisma.EntryVectorListRelationFilter
 }
 
 export type MemoryEntryOrderByWithRelationInput = {
@@ -461,6 +462,7 @@ export type MemoryEntryOrderByWithRelationInput = {
   conflictWithId?: Prisma.SortOrderInput | Prisma.SortOrder
   conflictPostId?: Prisma.SortOrderInput | Prisma.SortOrder
   remindedAt?: Prisma.SortOrderInput | Prisma.SortOrder
+  vectors?: Prisma.EntryVectorOrderByRelationAggregateInput
 }
 
 export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
@@ -497,6 +499,7 @@ export type MemoryEntryWhereUniqueInput = Prisma.AtLeast<{
   conflictWithId?: Prisma.StringNullableFilter<"MemoryEntry"> | string | null
   conflictPostId?: Prisma.IntNullableFilter<"MemoryEntry"> | number | null
   remindedAt?: Prisma.DateTimeNullableFilter<"MemoryEntry"> | Date | string | null
+  vectors?: Prisma.EntryVectorListRelationFilter
 }, "id">
 
 export type MemoryEntryOrderByWithAggregationInput = {
@@ -604,6 +607,7 @@ export type MemoryEntryCreateInput = {
   conflictWithId?: string | null
   conflictPostId?: number | null
   remindedAt?: Date | string | null
+  vectors?: Prisma.EntryVectorCreateNestedManyWithoutEntryInput
 }
 
 export type MemoryEntryUncheckedCreateInput = {
@@ -637,6 +641,7 @@ export type MemoryEntryUncheckedCreateInput = {
   conflictWithId?: string | null
   conflictPostId?: number | null
   remindedAt?: Date | string | null
+  vectors?: Prisma.EntryVectorUncheckedCreateNestedManyWithoutEntryInput
 }
 
 export type MemoryEntryUpdateInput = {
@@ -670,6 +675,7 @@ export type MemoryEntryUpdateInput = {
   conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  vectors?: Prisma.EntryVectorUpdateManyWithoutEntryNestedInput
 }
 
 export type MemoryEntryUncheckedUpdateInput = {
@@ -703,6 +709,7 @@ export type MemoryEntryUncheckedUpdateInput = {
   conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
   remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  vectors?: Prisma.EntryVectorUncheckedUpdateManyWithoutEntryNestedInput
 }
 
 export type MemoryEntryCreateManyInput = {
@@ -917,6 +924,11 @@ export type MemoryEntrySumOrderByAggregateInput = {
   conflictPostId?: Prisma.SortOrder
 }
 
+export type MemoryEntryScalarRelationFilter = {
+  is?: Prisma.MemoryEntryWhereInput
+  isNot?: Prisma.MemoryEntryWhereInput
+}
+
 export type FloatFieldUpdateOperationsInput = {
   set?: number
   increment?: number
@@ -925,6 +937,197 @@ export type FloatFieldUpdateOperationsInput = {
   divide?: number
 }
 
+export type MemoryEntryCreateNestedOneWithoutVectorsInput = {
+  create?: Prisma.XOR<Prisma.MemoryEntryCreateWithoutVectorsInput, Prisma.MemoryEntryUncheckedCreateWithoutVectorsInput>
+  connectOrCreate?: Prisma.MemoryEntryCreateOrConnectWithoutVectorsInput
+  connect?: Prisma.MemoryEntryWhereUniqueInput
+}
+
+export type MemoryEntryUpdateOneRequiredWithoutVectorsNestedInput = {
+  create?: Prisma.XOR<Prisma.MemoryEntryCreateWithoutVectorsInput, Prisma.MemoryEntryUncheckedCreateWithoutVectorsInput>
+  connectOrCreate?: Prisma.MemoryEntryCreateOrConnectWithoutVectorsInput
+  upsert?: Prisma.MemoryEntryUpsertWithoutVectorsInput
+  connect?: Prisma.MemoryEntryWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.MemoryEntryUpdateToOneWithWhereWithoutVectorsInput, Prisma.MemoryEntryUpdateWithoutVectorsInput>, Prisma.MemoryEntryUncheckedUpdateWithoutVectorsInput>
+}
+
+export type MemoryEntryCreateWithoutVectorsInput = {
+  id?: string
+  workspaceId: string
+  scope: string
+  ownerId?: string | null
+  channelKey?: string | null
+  text: string
+  status?: string
+  confidence?: number
+  source: string
+  createdById?: string | null
+  sourceMessageId?: number | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  lastUsedAt?: Date | string | null
+  kind?: string
+  quote?: string | null
+  origin?: string | null
+  replacesId?: string | null
+  proposalMessageId?: number | null
+  proposedScope?: string | null
+  flag?: string | null
+  scannedWith?: string | null
+  validFrom?: Date | string | null
+  validUntil?: Date | string | null
+  supersededById?: string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
+  conflictWithId?: string | null
+  conflictPostId?: number | null
+  remindedAt?: Date | string | null
+}
+
+export type MemoryEntryUncheckedCreateWithoutVectorsInput = {
+  id?: string
+  workspaceId: string
+  scope: string
+  ownerId?: string | null
+  channelKey?: string | null
+  text: string
+  status?: string
+  confidence?: number
+  source: string
+  createdById?: string | null
+  sourceMessageId?: number | null
+  createdAt?: Date | string
+  updatedAt?: Date | string
+  lastUsedAt?: Date | string | null
+  kind?: string
+  quote?: string | null
+  origin?: string | null
+  replacesId?: string | null
+  proposalMessageId?: number | null
+  proposedScope?: string | null
+  flag?: string | null
+  scannedWith?: string | null
+  validFrom?: Date | string | null
+  validUntil?: Date | string | null
+  supersededById?: string | null
+  verifiedAt?: Date | string | null
+  verifiedById?: string | null
+  conflictWithId?: string | null
+  conflictPostId?: number | null
+  remindedAt?: Date | string | null
+}
+
+export type MemoryEntryCreateOrConnectWithoutVectorsInput = {
+  where: Prisma.MemoryEntryWhereUniqueInput
+  create: Prisma.XOR<Prisma.MemoryEntryCreateWithoutVectorsInput, Prisma.MemoryEntryUncheckedCreateWithoutVectorsInput>
+}
+
+export type MemoryEntryUpsertWithoutVectorsInput = {
+  update: Prisma.XOR<Prisma.MemoryEntryUpdateWithoutVectorsInput, Prisma.MemoryEntryUncheckedUpdateWithoutVectorsInput>
+  create: Prisma.XOR<Prisma.MemoryEntryCreateWithoutVectorsInput, Prisma.MemoryEntryUncheckedCreateWithoutVectorsInput>
+  where?: Prisma.MemoryEntryWhereInput
+}
+
+export type MemoryEntryUpdateToOneWithWhereWithoutVectorsInput = {
+  where?: Prisma.MemoryEntryWhereInput
+  data: Prisma.XOR<Prisma.MemoryEntryUpdateWithoutVectorsInput, Prisma.MemoryEntryUncheckedUpdateWithoutVectorsInput>
+}
+
+export type MemoryEntryUpdateWithoutVectorsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  scope?: Prisma.StringFieldUpdateOperationsInput | string
+  ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  channelKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  text?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  confidence?: Prisma.FloatFieldUpdateOperationsInput | number
+  source?: Prisma.StringFieldUpdateOperationsInput | string
+  createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  quote?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  validFrom?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  validUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  supersededById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
+export type MemoryEntryUncheckedUpdateWithoutVectorsInput = {
+  id?: Prisma.StringFieldUpdateOperationsInput | string
+  workspaceId?: Prisma.StringFieldUpdateOperationsInput | string
+  scope?: Prisma.StringFieldUpdateOperationsInput | string
+  ownerId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  channelKey?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  text?: Prisma.StringFieldUpdateOperationsInput | string
+  status?: Prisma.StringFieldUpdateOperationsInput | string
+  confidence?: Prisma.FloatFieldUpdateOperationsInput | number
+  source?: Prisma.StringFieldUpdateOperationsInput | string
+  createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  sourceMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  lastUsedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  kind?: Prisma.StringFieldUpdateOperationsInput | string
+  quote?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  origin?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  replacesId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  proposalMessageId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  proposedScope?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  flag?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  scannedWith?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  validFrom?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  validUntil?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  supersededById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  verifiedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+  verifiedById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictWithId?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
+  conflictPostId?: Prisma.NullableIntFieldUpdateOperationsInput | number | null
+  remindedAt?: Prisma.NullableDateTimeFieldUpdateOperationsInput | Date | string | null
+}
+
+
+/**
+ * Count Type MemoryEntryCountOutputType
+ */
+
+export type MemoryEntryCountOutputType = {
+  vectors: number
+}
+
+export type MemoryEntryCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  vectors?: boolean | MemoryEntryCountOutputTypeCountVectorsArgs
+}
+
+/**
+ * MemoryEntryCountOutputType without action
+ */
+export type MemoryEntryCountOutputTypeDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the MemoryEntryCountOutputType
+   */
+  select?: Prisma.MemoryEntryCountOutputTypeSelect<ExtArgs> | null
+}
+
+/**
+ * MemoryEntryCountOutputType without action
+ */
+export type MemoryEntryCountOutputTypeCountVectorsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.EntryVectorWhereInput
+}
 
 
 export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -958,6 +1161,8 @@ export type MemoryEntrySelect<ExtArgs extends runtime.Types.Extensions.InternalA
   conflictWithId?: boolean
   conflictPostId?: boolean
   remindedAt?: boolean
+  vectors?: boolean | Prisma.MemoryEntry$vectorsArgs<ExtArgs>
+  _count?: boolean | Prisma.MemoryEntryCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["memoryEntry"]>
 
 export type MemoryEntrySelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -1060,10 +1265,18 @@ export type MemoryEntrySelectScalar = {
 }
 
 export type MemoryEntryOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "text" | "status" | "confidence" | "source" | "createdById" | "sourceMessageId" | "createdAt" | "updatedAt" | "lastUsedAt" | "kind" | "quote" | "origin" | "replacesId" | "proposalMessageId" | "proposedScope" | "flag" | "scannedWith" | "validFrom" | "validUntil" | "supersededById" | "verifiedAt" | "verifiedById" | "conflictWithId" | "conflictPostId" | "remindedAt", ExtArgs["result"]["memoryEntry"]>
+export type MemoryEntryInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  vectors?: boolean | Prisma.MemoryEntry$vectorsArgs<ExtArgs>
+  _count?: boolean | Prisma.MemoryEntryCountOutputTypeDefaultArgs<ExtArgs>
+}
+export type MemoryEntryIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
+export type MemoryEntryIncludeUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
 
 export type $MemoryEntryPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "MemoryEntry"
-  objects: {}
+  objects: {
+    vectors: Prisma.$EntryVectorPayload<ExtArgs>[]
+  }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     id: string
     workspaceId: string
@@ -1557,6 +1770,7 @@ readonly fields: MemoryEntryFieldRefs;
  */
 export interface Prisma__MemoryEntryClient<T, Null = never, ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs, GlobalOmitOptions = {}> extends Prisma.PrismaPromise<T> {
   readonly [Symbol.toStringTag]: "PrismaPromise"
+  vectors<T extends Prisma.MemoryEntry$vectorsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.MemoryEntry$vectorsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$EntryVectorPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1633,6 +1847,10 @@ export type MemoryEntryFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.I
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
+  /**
    * Filter, which MemoryEntry to fetch.
    */
   where: Prisma.MemoryEntryWhereUniqueInput
@@ -1651,6 +1869,10 @@ export type MemoryEntryFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Exten
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
+  /**
    * Filter, which MemoryEntry to fetch.
    */
   where: Prisma.MemoryEntryWhereUniqueInput
@@ -1668,6 +1890,10 @@ export type MemoryEntryFindFirstArgs<ExtArgs extends runtime.Types.Extensions.In
    * Omit specific fields from the MemoryEntry
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
   /**
    * Filter, which MemoryEntry to fetch.
    */
@@ -1717,6 +1943,10 @@ export type MemoryEntryFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extens
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
+  /**
    * Filter, which MemoryEntry to fetch.
    */
   where?: Prisma.MemoryEntryWhereInput
@@ -1764,6 +1994,10 @@ export type MemoryEntryFindManyArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Omit specific fields from the MemoryEntry
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
   /**
    * Filter, which MemoryEntries to fetch.
    */
@@ -1813,6 +2047,10 @@ export type MemoryEntryCreateArgs<ExtArgs extends runtime.Types.Extensions.Inter
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
+  /**
    * The data needed to create a MemoryEntry.
    */
   data: Prisma.XOR<Prisma.MemoryEntryCreateInput, Prisma.MemoryEntryUncheckedCreateInput>
@@ -1858,6 +2096,10 @@ export type MemoryEntryUpdateArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Omit specific fields from the MemoryEntry
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
   /**
    * The data needed to update a MemoryEntry.
    */
@@ -1925,6 +2167,10 @@ export type MemoryEntryUpsertArgs<ExtArgs extends runtime.Types.Extensions.Inter
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
+  /**
    * The filter to search for the MemoryEntry to update in case it exists.
    */
   where: Prisma.MemoryEntryWhereUniqueInput
@@ -1951,6 +2197,10 @@ export type MemoryEntryDeleteArgs<ExtArgs extends runtime.Types.Extensions.Inter
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
   /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
+  /**
    * Filter which MemoryEntry to delete.
    */
   where: Prisma.MemoryEntryWhereUniqueInput
@@ -1971,6 +2221,30 @@ export type MemoryEntryDeleteManyArgs<ExtArgs extends runtime.Types.Extensions.I
 }
 
 /**
+ * MemoryEntry.vectors
+ */
+export type MemoryEntry$vectorsArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the EntryVector
+   */
+  select?: Prisma.EntryVectorSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the EntryVector
+   */
+  omit?: Prisma.EntryVectorOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.EntryVectorInclude<ExtArgs> | null
+  where?: Prisma.EntryVectorWhereInput
+  orderBy?: Prisma.EntryVectorOrderByWithRelationInput | Prisma.EntryVectorOrderByWithRelationInput[]
+  cursor?: Prisma.EntryVectorWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.EntryVectorScalarFieldEnum | Prisma.EntryVectorScalarFieldEnum[]
+}
+
+/**
  * MemoryEntry without action
  */
 export type MemoryEntryDefaultArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
@@ -1982,4 +2256,8 @@ export type MemoryEntryDefaultArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Omit specific fields from the MemoryEntry
    */
   omit?: Prisma.MemoryEntryOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.MemoryEntryInclude<ExtArgs> | null
 }

@@ -1,0 +1,31 @@
+-- Embeddings beside their rows (issue 30): int8 vectors per message and per memory entry, by vector space.
+-- CreateTable
+CREATE TABLE "MessageVector" (
+    "messageId" INTEGER NOT NULL,
+    "space" TEXT NOT NULL,
+    "workspaceId" TEXT NOT NULL,
+    "vector" BLOB NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    PRIMARY KEY ("messageId", "space"),
+    CONSTRAINT "MessageVector_messageId_fkey" FOREIGN KEY ("messageId") REFERENCES "Message" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateTable
+CREATE TABLE "EntryVector" (
+    "entryId" TEXT NOT NULL,
+    "space" TEXT NOT NULL,
+    "workspaceId" TEXT NOT NULL,
+    "textHash" TEXT NOT NULL,
+    "vector" BLOB NOT NULL,
+    "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    PRIMARY KEY ("entryId", "space"),
+    CONSTRAINT "EntryVector_entryId_fkey" FOREIGN KEY ("entryId") REFERENCES "MemoryEntry" ("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+-- CreateIndex
+CREATE INDEX "MessageVector_space_workspaceId_idx" ON "MessageVector"("space", "workspaceId");
+
+-- CreateIndex
+CREATE INDEX "EntryVector_space_workspaceId_idx" ON "EntryVector"("space", "workspaceId");
