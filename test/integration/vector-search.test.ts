@@ -124,4 +124,21 @@ forEachDatabase("vector search", (getDb) => {
     expect(await count("fake-embed@256")).toBe(0);
     expect(await db.prisma.messageVector.count({ where: { space: { not: "fake-embed@512" } } })).toBe(0);
   });
+
+  it("backfills newest first, and a message arriving meanwhile is embedded before the rest of the backlog", async () => {
+    const db = getDb();
+    const ws = uniqueId("ws");
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await say(db, { workspace: ws, user: "UA", channel: "C1", isDm: false }, `older note ${i} on the rollout`)).id);
+    const e = new Embedder({ settings: { url: fake.url, model: "fake-embed", dimensions: 128, timeoutMs: 2000 }, store: new VectorStore(db), metrics: new Metrics({ processMetrics: false }), log: silentLogger, batch: 8 });
+    const embedded = async () => (await db.prisma.messageVector.findMany({ where: { space: "fake-embed@128", messageId: { in: ids } }, select: { messageId: true } })).map((v) => v.messageId).sort((a, b) => a - b);
+    expect(await e.step()).toBe("worked");
+    expect(await embedded()).toEqual(ids.slice(-8));
+    const late = await say(db, { workspace: ws, user: "UA", channel: "C1", isDm: false }, "a new note arrives");
+    ids.push(late.id);
+    expect(await e.step()).toBe("worked");
+    expect(await embedded()).toEqual([...ids.slice(12, 20), late.id]);
+    await drain(e);
+    expect(await embedded()).toEqual(ids);
+  });
 });

@@ -52,7 +52,9 @@ export class Embedder {
   private space: string | null;
   private running: Promise<void> | null = null;
   private readonly stopping = new AbortController();
-  private doneAbove = 0;
+  /** New messages are looked for above this id; the backfill walks down from `below`. */
+  private above: number | null = null;
+  private below = 0;
   private lastFullPass = 0;
   private oldSpacesDropped = false;
   private failures = 0;
@@ -84,21 +86,26 @@ export class Embedder {
   async step(): Promise<Step> {
     try {
       const space = this.space ?? (await this.learnSpace());
-      const now = Date.now();
-      if (now - this.lastFullPass > FULL_PASS_MS) {
-        this.doneAbove = 0;
-        this.lastFullPass = now;
-      }
       const batch = this.o.batch ?? 32;
-      const top = await this.o.store.lastMessageId();
-      const messages = await this.o.store.pendingMessages(space, batch, this.doneAbove);
+      // From time to time the backfill walks everything again (from the top): a message whose id
+      // was taken before one already seen but committed after it, or whose vector was deleted
+      // (an edit), is found then.
+      if (this.above === null || Date.now() - this.lastFullPass > FULL_PASS_MS) {
+        const top = await this.o.store.lastMessageId();
+        this.above ??= top;
+        this.below = this.above + 1;
+        this.lastFullPass = Date.now();
+      }
+      // What arrived since, first; then the backfill's next batch below its cursor.
+      const fresh = await this.o.store.pendingMessages(space, batch, { after: this.above });
+      const messages = fresh.length > 0 ? fresh : await this.o.store.pendingMessages(space, batch, { before: this.below });
       if (messages.length > 0) {
         await this.embedMessages(space, messages);
-        if (messages.length < batch) this.doneAbove = Math.max(this.doneAbove, top);
+        if (fresh.length > 0) this.above = Math.max(this.above, ...messages.map((m) => m.id));
+        else this.below = Math.min(this.below, ...messages.map((m) => m.id));
         this.failures = 0;
         return "worked";
       }
-      this.doneAbove = Math.max(this.doneAbove, top);
       const entries = await this.o.store.pendingEntries(space, batch);
       if (entries.length > 0) {
         await this.embedEntries(space, entries);

@@ -53,25 +53,28 @@ export class VectorStore {
   }
 
   /**
-   * Messages with no vector in `space`, newest first (the recent past is what people ask about), of
-   * those with an id above `above` (everything at or below it was seen embedded).
+   * Messages with no vector in `space` on one side of an id: `{ after }` the oldest first above it
+   * (what arrived since the worker last looked), `{ before }` the newest first below it (the
+   * backfill, walking back from the recent past people ask about most). Each walk reads from its
+   * cursor on, so a backfill of a million messages reads each of them about once.
    */
-  async pendingMessages(space: string, limit: number, above = 0): Promise<PendingMessage[]> {
+  async pendingMessages(space: string, limit: number, from: { after: number } | { before: number }): Promise<PendingMessage[]> {
+    const after = "after" in from;
     const rows = await this.rows(
       `SELECT m.id, m.workspaceId, m.text FROM "Message" m
-        WHERE m.id > ? AND m.role IN ${MESSAGE_ROLES} AND m.status <> 'failed' AND m.text <> ? AND m.text <> ''
+        WHERE m.id ${after ? ">" : "<"} ? AND m.role IN ${MESSAGE_ROLES} AND m.status <> 'failed' AND m.text <> ? AND m.text <> ''
           AND NOT EXISTS (SELECT 1 FROM "MessageVector" v WHERE v.messageId = m.id AND v.space = ?)
-        ORDER BY m.id DESC LIMIT ?`,
+        ORDER BY m.id ${after ? "ASC" : "DESC"} LIMIT ?`,
       `SELECT m.id, m."workspaceId", m.text FROM "Message" m
-        WHERE m.id > $1 AND m.role IN ${MESSAGE_ROLES} AND m.status <> 'failed' AND m.text <> $2 AND m.text <> ''
+        WHERE m.id ${after ? ">" : "<"} $1 AND m.role IN ${MESSAGE_ROLES} AND m.status <> 'failed' AND m.text <> $2 AND m.text <> ''
           AND NOT EXISTS (SELECT 1 FROM "MessageVector" v WHERE v."messageId" = m.id AND v.space = $3)
-        ORDER BY m.id DESC LIMIT $4`,
-      [above, ERASED_TEXT, space, limit],
+        ORDER BY m.id ${after ? "ASC" : "DESC"} LIMIT $4`,
+      [after ? from.after : from.before, ERASED_TEXT, space, limit],
     );
     return rows.map((r) => ({ id: Number(r[0]), workspaceId: r[1] as string, text: r[2] as string }));
   }
 
-  /** The highest message id now (what `pendingMessages` may later skip up to, once all below are embedded). */
+  /** The highest message id now (0 for none): where the walks start. */
   async lastMessageId(): Promise<number> {
     const rows = await this.rows(`SELECT max(id) FROM "Message"`, `SELECT max(id) FROM "Message"`, []);
     return Number(rows[0]?.[0] ?? 0);
