@@ -15,6 +15,12 @@ import { searchMessages } from "../src/history/store/search.ts";
 import { DEFAULT_RANKING, type RankingOptions } from "../src/history/rank.ts";
 import type { Database } from "../src/db/client.ts";
 import type { Inbound, Scope } from "../src/ground/types.ts";
+import { Embedder } from "../src/providers/embeddings/embedder.ts";
+import type { EmbeddingsSettings } from "../src/providers/embeddings/client.ts";
+import { VectorStore } from "../src/providers/embeddings/vector-store.ts";
+import { Metrics } from "../src/ops/metrics.ts";
+import { silentLogger } from "../src/ground/log.ts";
+import { startFakeEmbeddings } from "../test/fakes/embeddings.ts";
 import { openBenchDatabase } from "./lib/db.ts";
 import { Bm25Index } from "./lib/bm25.ts";
 import { CATEGORY_NAMES, loadLoCoMo, type Conversation, type Question } from "./lib/locomo.ts";
@@ -187,6 +193,49 @@ async function measureShipped(db: Database, data: Ingested[], passes: number): P
   return { scored: first, passes: out };
 }
 
+/**
+ * The search with a query vector fused in (issue 30): every stored turn embedded through the real
+ * Embedder, each question's vector asked as session_search asks it. The endpoint is
+ * CAIRN_EMBEDDINGS_URL / _MODEL when set, else the fake embeddings server, whose vectors are hashed
+ * words (no meaning): with it, the row shows what fusion costs and does with a stand-in, not what a
+ * real model would find.
+ */
+async function runHybrid(db: Database, data: Ingested[]): Promise<{ scored: Scored[]; endpoint: string; embedMs: number; queryMs: number[] }> {
+  const real = process.env.CAIRN_EMBEDDINGS_URL && process.env.CAIRN_EMBEDDINGS_MODEL;
+  const fake = real ? null : await startFakeEmbeddings();
+  try {
+    const dims = process.env.CAIRN_EMBEDDINGS_DIMENSIONS ? Number(process.env.CAIRN_EMBEDDINGS_DIMENSIONS) : undefined;
+    const settings: EmbeddingsSettings = fake
+      ? { url: fake.url, model: "fake-embed", dimensions: 256, timeoutMs: 30_000 }
+      : { url: process.env.CAIRN_EMBEDDINGS_URL!, model: process.env.CAIRN_EMBEDDINGS_MODEL!, apiKey: process.env.CAIRN_EMBEDDINGS_API_KEY, dimensions: dims, timeoutMs: 30_000 };
+    const store = new VectorStore(db);
+    const embedder = new Embedder({ settings, store, metrics: new Metrics({ processMetrics: false }), log: silentLogger, batch: 64 });
+    const t0 = now();
+    for (let step = await embedder.step(); step !== "idle"; step = await embedder.step()) {
+      if (step === "failed") throw new Error(`embedding the turns failed against ${settings.url}`);
+    }
+    const embedMs = now() - t0;
+    const space = embedder.currentSpace()!;
+    const out: Scored[] = [];
+    const queryMs: number[] = [];
+    for (const d of data) {
+      for (const q of d.conversation.questions) {
+        const e0 = now();
+        const vector = await embedder.queryVector(q.question, 5000);
+        queryMs.push(now() - e0);
+        const t1 = now();
+        const hits = await searchMessages(db, d.scope, q.question, { limit: 20, ...(vector ? { vector } : {}) });
+        const ms = now() - t1;
+        const ranked = hits.map((h) => d.byId.get(h.messageId)).filter((i): i is number => i !== undefined);
+        out.push({ category: q.category, r: recallOf(ranked, q.evidence), ms });
+      }
+    }
+    return { scored: out, endpoint: fake ? `fake embeddings server (hashed words, ${space})` : `${settings.url} (${space})`, embedMs, queryMs };
+  } finally {
+    await fake?.close();
+  }
+}
+
 function runBaseline(data: Ingested[]): Scored[] {
   const out: Scored[] = [];
   for (const d of data) {
@@ -285,6 +334,8 @@ export async function run(): Promise<BenchOutcome> {
     }
     const main = levers[0]!.scored;
     const baseline = runBaseline(ingested);
+    // RECALL_HYBRID=0 leaves the vector row out.
+    const hybrid = process.env.RECALL_HYBRID === "0" ? null : await runHybrid(db, ingested);
     const cjk = await cjkCheck(db);
 
     const result = {
@@ -300,6 +351,17 @@ export async function run(): Promise<BenchOutcome> {
       latencyMs: latency(main),
       passes: shipped.passes,
       baseline: { method: "plain BM25 over 'date: speaker: text', k1 1.2, b 0.75, no stemming", overall: summarize(baseline), byCategory: byCategory(baseline), latencyMs: latency(baseline) },
+      hybrid: hybrid
+        ? {
+            endpoint: hybrid.endpoint,
+            note: hybrid.endpoint.startsWith("fake") ? "the fake's vectors are hashed words, not a semantic model: this row measures fusion's cost and effect with that stand-in only" : "a real embeddings endpoint (CAIRN_EMBEDDINGS_URL)",
+            overall: summarize(hybrid.scored),
+            byCategory: byCategory(hybrid.scored),
+            latencyMs: latency(hybrid.scored),
+            embedTurnsMs: round(hybrid.embedMs, 0),
+            queryEmbedMs: { p50: round(percentile(hybrid.queryMs, 50), 2), p95: round(percentile(hybrid.queryMs, 95), 2) },
+          }
+        : null,
       gainOverBaseline: { "recall@10": round(summarize(main)["recall@10"] - summarize(baseline)["recall@10"], 1) },
       levers: levers.map((l) => ({ name: l.name, ranking: l.ranking, overall: summarize(l.scored), latencyMs: latency(l.scored) })),
       cjk: { questions: cjk.questions, foundAt1: cjk.found1, foundAt5: cjk.found5, otherPersonsDmFound: cjk.dmLeaks, latencyMs: { p50: round(percentile(cjk.ms, 50)), max: round(Math.max(...cjk.ms)) } },
@@ -309,16 +371,25 @@ export async function run(): Promise<BenchOutcome> {
 
     const row = (name: string, r: Recall, lat: { p50: number; p95: number }): (string | number)[] => [name, r["recall@5"], r["recall@10"], r["recall@20"], lat.p50, lat.p95];
     const head = ["", "R@5", "R@10", "R@20", "p50 ms", "p95 ms"];
+    const hy = result.hybrid;
     const cats = [1, 2, 3, 4].map((c) => {
       const m = result.byCategory[String(c)]!;
       const b = result.baseline.byCategory[String(c)]!;
-      return [`${c} ${m.name} (${m.questions})`, m["recall@5"], m["recall@10"], m["recall@20"], b["recall@10"]];
+      const h = hy?.byCategory[String(c)];
+      return [`${c} ${m.name} (${m.questions})`, m["recall@5"], m["recall@10"], m["recall@20"], b["recall@10"], ...(h ? [h["recall@5"], h["recall@10"], h["recall@20"]] : [])];
     });
+    const hyName = hy ? (hy.endpoint.startsWith("fake") ? "hybrid (fake vectors)" : "hybrid (real endpoint)") : "";
     const text = [
       `LoCoMo recall on ${bench.provider}: ${result.questions} questions over ${turns} messages in ${result.conversations} workspaces (${data.skippedEvidence} evidence ids skipped, ${data.skippedQuestions} questions without evidence)`,
-      table(head, [row("cairn search", result.overall, result.latencyMs), row("baseline BM25", result.baseline.overall, result.baseline.latencyMs)]),
+      table(head, [row("lexical (cairn search)", result.overall, result.latencyMs), ...(hy ? [row(hyName, hy.overall, hy.latencyMs)] : []), row("baseline BM25", result.baseline.overall, result.baseline.latencyMs)]),
+      ...(hy
+        ? [
+            `${hyName}: vectors from ${hy.endpoint}; turns embedded in ${hy.embedTurnsMs} ms, a query's vector p50 ${hy.queryEmbedMs.p50} ms (not in the search's p50/p95).`,
+            hy.endpoint.startsWith("fake") ? "The fake's vectors are hashed words, not a semantic model: the hybrid row measures fusion's cost and effect with that stand-in only; it claims no recall for a real model." : "",
+          ].filter(Boolean)
+        : []),
       "",
-      table(["category", "R@5", "R@10", "R@20", "baseline R@10"], cats),
+      table(["category", "R@5", "R@10", "R@20", "baseline R@10", ...(hy ? ["hybrid R@5", "hybrid R@10", "hybrid R@20"] : [])], cats),
       "",
       "shipped search, pass by pass (garbage collections during its queries):",
       table(

@@ -22,34 +22,67 @@ export interface QueryVector {
 /** Below this similarity a message is not near the query at all: left out rather than ranked last. */
 export const MIN_SIMILARITY = 0.1;
 
-/** The `limit` messages in scope nearest `q`, nearest first. */
+/**
+ * A message joins the fusion only when its similarity stands out from the rest of the scope's: this
+ * many standard deviations above the others' mean. What similarity unrelated texts have differs by
+ * model (0.1 for some, 0.5 for others), and a weak model ranks like a worse word search: fused as an
+ * equal, it pulled the word ranking down (LoCoMo R@10 80.1 to 70.4 with hashed-word vectors), while
+ * a message that stands out this far is near the query under any model (78.1 with the same vectors).
+ */
+export const STANDS_OUT = 3;
+/** With fewer other vectors in scope there is no spread to stand out from: the nearest are all kept. */
+const MIN_OTHERS = 4;
+
+/** The `limit` messages in scope nearest `q` that stand out from the rest, nearest first. */
 export async function nearestMessages(ctx: Ctx, q: QueryVector, limit: number): Promise<Row[]> {
   return ctx.database.provider === "sqlite" ? nearestSqlite(ctx, q, limit) : nearestPostgres(ctx, q, limit);
 }
 
 const asBuffer = (v: Uint8Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 
+/** Similarities of every vector scanned: how many, their sum and sum of squares. */
+interface Spread {
+  n: number;
+  sum: number;
+  squares: number;
+}
+
+/** Whether `sim` stands out from the others of `spread` (itself left out of the spread it is measured by). */
+function standsOut(sim: number, spread: Spread): boolean {
+  if (sim < MIN_SIMILARITY) return false;
+  const n = spread.n - 1;
+  if (n < MIN_OTHERS) return true;
+  const mean = (spread.sum - sim) / n;
+  const sd = Math.sqrt(Math.max(0, (spread.squares - sim * sim) / n - mean * mean));
+  return sd > 0 ? (sim - mean) / sd >= STANDS_OUT : sim > mean;
+}
+
 async function nearestSqlite(ctx: Ctx, q: QueryVector, limit: number): Promise<Row[]> {
+  // One scan: every scoped vector's similarity, the spread of all of them, and the nearest few.
   const rows = await run(
     ctx,
-    `SELECT json_group_array(json_array(${SQLITE_ROW}) ORDER BY d, m.id DESC) FROM (
-       SELECT v.messageId AS id, vec_distance_cosine(vec_int8(v.vector), vec_int8(?)) AS d
+    `WITH s AS MATERIALIZED (
+       SELECT v.messageId AS id, 1 - vec_distance_cosine(vec_int8(v.vector), vec_int8(?)) AS sim
          FROM "MessageVector" v
          JOIN "Message" m ON m.id = v.messageId
          JOIN "Conversation" c ON c.id = m.conversationId
-        WHERE v.space = ? AND v.workspaceId = ? AND length(v.vector) = ? AND ${SQLITE_SCOPE}
-        ORDER BY d LIMIT ?) near
-     JOIN "Message" m ON m.id = near.id
-    WHERE near.d <= ?`,
+        WHERE v.space = ? AND v.workspaceId = ? AND length(v.vector) = ? AND ${SQLITE_SCOPE}),
+     spread AS (SELECT count(*) AS n, total(sim) AS t, total(sim * sim) AS q FROM s)
+     SELECT json_group_array(json_array(${SQLITE_ROW}, near.sim) ORDER BY near.sim DESC, m.id DESC), spread.n, spread.t, spread.q
+       FROM (SELECT * FROM s ORDER BY sim DESC LIMIT ?) near
+       JOIN "Message" m ON m.id = near.id, spread`,
     asBuffer(q.vector),
     q.space,
     ctx.scope.workspaceId,
     q.vector.length,
     ...scopeParams(ctx),
     limit,
-    1 - MIN_SIMILARITY,
   );
-  return parsed<Row>(rows);
+  const r = rows[0];
+  const spread: Spread = { n: Number(r?.[1] ?? 0), sum: Number(r?.[2] ?? 0), squares: Number(r?.[3] ?? 0) };
+  return parsed<[...Row, number]>(rows)
+    .filter((row) => standsOut(row[7], spread))
+    .map((row) => row.slice(0, 7) as unknown as Row);
 }
 
 async function nearestPostgres(ctx: Ctx, q: QueryVector, limit: number): Promise<Row[]> {
@@ -77,12 +110,18 @@ async function nearestPostgres(ctx: Ctx, q: QueryVector, limit: number): Promise
   return parsed<Row>(rows).sort((a, b) => order.get(a[0])! - order.get(b[0])!);
 }
 
-/** The `k` nearest of (id, vector) rows at MIN_SIMILARITY or more, nearest first (ties: newest first). */
+/** The `k` nearest of (id, vector) rows that stand out from all of them, nearest first (ties: newest first). */
 function topK(rows: unknown[][], query: Uint8Array, k: number): { id: number; sim: number }[] {
-  const out: { id: number; sim: number }[] = [];
+  const all: { id: number; sim: number }[] = [];
+  const spread: Spread = { n: rows.length, sum: 0, squares: 0 };
   for (const r of rows) {
     const sim = cosine(r[1] as Uint8Array, query);
-    if (sim >= MIN_SIMILARITY) out.push({ id: Number(r[0]), sim });
+    spread.sum += sim;
+    spread.squares += sim * sim;
+    all.push({ id: Number(r[0]), sim });
   }
-  return out.sort((a, b) => b.sim - a.sim || b.id - a.id).slice(0, k);
+  return all
+    .sort((a, b) => b.sim - a.sim || b.id - a.id)
+    .slice(0, k)
+    .filter((c) => standsOut(c.sim, spread));
 }
