@@ -29,7 +29,12 @@ const BENCHMARKS: Record<string, () => Promise<Bench>> = {
   knowledge: async () => (await import("./knowledge.ts")).run,
   probes: async () => (await import("./probes.ts")).run,
   facts: async () => (await import("./facts.ts")).run,
+  scale: async () => (await import("./scale.ts")).run,
+  vectors: async () => (await import("./vectors.ts")).run,
 };
+
+/** Run only when named: each seeds millions of rows and takes many minutes (10M messages, 1M vectors). */
+const ONLY_NAMED = new Set(["scale", "vectors"]);
 
 async function main(): Promise<void> {
   const names = process.argv.slice(2).filter((a) => !a.startsWith("-"));
@@ -38,7 +43,7 @@ async function main(): Promise<void> {
     console.error(`unknown benchmark(s): ${unknown.join(", ")}; choose from ${Object.keys(BENCHMARKS).join(", ")}`);
     process.exit(2);
   }
-  const selected = names.length > 0 ? names : Object.keys(BENCHMARKS);
+  const selected = names.length > 0 ? names : Object.keys(BENCHMARKS).filter((n) => !ONLY_NAMED.has(n));
   const provider = benchProvider();
   const commit = currentCommit();
   console.log(`cairn bench on ${provider}${process.env.DATABASE_URL ? ` (${redact(process.env.DATABASE_URL)})` : ""}, commit ${commit ?? "unknown"}\n`);

@@ -120,6 +120,8 @@ export class Embedder {
       this.failures = 0;
       return "idle";
     } catch (err) {
+      // Stopping aborts the request under way: nothing failed, and nothing was kept.
+      if (this.stopping.signal.aborted) return "idle";
       this.failures++;
       // Once per run of failures at error level: an endpoint down for an hour is one alarm, not hundreds.
       const level = this.failures === 1 ? "error" : "debug";
@@ -244,7 +246,7 @@ export class Embedder {
       this.o.metrics.embeddingCall("backfill", "ok", (performance.now() - started) / 1000, texts.length);
       return vectors;
     } catch (err) {
-      this.o.metrics.embeddingCall("backfill", "failed", (performance.now() - started) / 1000);
+      if (!this.stopping.signal.aborted) this.o.metrics.embeddingCall("backfill", "failed", (performance.now() - started) / 1000);
       throw err;
     }
   }
