@@ -23,6 +23,11 @@ export interface Database {
   provider: Provider;
   migrations: MigrateResult;
   /**
+   * How vector distances are computed (search-vectors.ts): on SQLite by sqlite-vec or its JavaScript
+   * stand-ins (sqlite-vectors.ts), on PostgreSQL by cairn over the scoped vectors.
+   */
+  vectorSearch(): "sqlite-vec" | "javascript" | "exact scan in cairn";
+  /**
    * A round trip (`SELECT 1`); throws when the server cannot be reached or the database was closed
    * (Prisma would quietly reopen a closed SQLite file).
    */
@@ -101,14 +106,15 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     await prisma.$queryRawUnsafe("PRAGMA foreign_keys = ON");
     await prisma.$queryRawUnsafe("PRAGMA synchronous = NORMAL");
     const direct = instrument(sqliteDirect(() => sqlite.connection(), sqlite.gate));
-    if (path === ":memory:") return { prisma, direct, provider, migrations, ...withPing(prisma, () => prisma.$disconnect()) };
+    const vectorSearch = () => sqlite.vectorFunctions ?? "sqlite-vec";
+    if (path === ":memory:") return { prisma, direct, provider, migrations, vectorSearch, ...withPing(prisma, () => prisma.$disconnect()) };
     await prisma.$queryRawUnsafe(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     const checkpointer = startCheckpointer(path, opts.checkpointIntervalMs ?? 1_000);
     const close = async (): Promise<void> => {
       await checkpointer.stop();
       await prisma.$disconnect();
     };
-    return { prisma, direct, provider, migrations, ...withPing(prisma, close) };
+    return { prisma, direct, provider, migrations, vectorSearch, ...withPing(prisma, close) };
   }
   const [{ default: pg }, { PrismaPg }, { PrismaClient: PostgresClient }] = await Promise.all([
     import("pg"),
@@ -131,6 +137,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     direct: instrument(pgDirect(pool)),
     provider,
     migrations,
+    vectorSearch: () => "exact scan in cairn",
     ...withPing(prisma, async () => {
       await prisma.$disconnect();
       await pool.end();

@@ -16,9 +16,14 @@ export function loadVectorFunctions(client: BetterSqlite3.Database): VectorFunct
     sqliteVec.load(client);
     return "sqlite-vec";
   } catch {
-    const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? v : new Uint8Array(0));
-    client.function("vec_int8", { deterministic: true }, (v: unknown) => Buffer.from(bytes(v)));
-    client.function("vec_distance_cosine", { deterministic: true }, (a: unknown, b: unknown) => 1 - cosine(bytes(a), bytes(b)));
+    defineJavascriptVectorFunctions(client);
     return "javascript";
   }
+}
+
+/** sqlite-vec's two functions as cairn calls them (int8 blobs, cosine distance), in JavaScript. */
+export function defineJavascriptVectorFunctions(client: BetterSqlite3.Database): void {
+  const bytes = (v: unknown): Uint8Array => (v instanceof Uint8Array ? v : new Uint8Array(0));
+  client.function("vec_int8", { deterministic: true }, (v: unknown) => Buffer.from(bytes(v)));
+  client.function("vec_distance_cosine", { deterministic: true }, (a: unknown, b: unknown) => 1 - cosine(bytes(a), bytes(b)));
 }

@@ -12,6 +12,7 @@ import { VectorStore } from "../../src/providers/embeddings/vector-store.ts";
 import { Metrics } from "../../src/ops/metrics.ts";
 import { silentLogger } from "../../src/ground/log.ts";
 import { startFakeEmbeddings, type FakeEmbeddings } from "../fakes/embeddings.ts";
+import { captureLog } from "../support/embeddings.ts";
 import { forEachDatabase, inboundFor, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";
 
 let fake: FakeEmbeddings;
@@ -140,5 +141,15 @@ forEachDatabase("vector search", (getDb) => {
     expect(await embedded()).toEqual([...ids.slice(12, 20), late.id]);
     await drain(e);
     expect(await embedded()).toEqual(ids);
+  });
+
+  it("says at start how this database searches vectors: sqlite-vec in SQLite's statement, an exact scan in cairn on PostgreSQL", async () => {
+    const db = getDb();
+    const captured = captureLog();
+    const e = new Embedder({ settings: { url: fake.url, model: "fake-embed", dimensions: 256, timeoutMs: 2000 }, store: new VectorStore(db), metrics: new Metrics({ processMetrics: false }), log: captured.log, idleMs: 60_000 });
+    e.start();
+    await e.stop();
+    const started = captured.lines().find((l) => String(l.msg).startsWith("embeddings on"));
+    expect(started).toMatchObject({ model: "fake-embed", dimensions: 256, vectorSearch: db.provider === "sqlite" ? "sqlite-vec" : "exact scan in cairn" });
   });
 });

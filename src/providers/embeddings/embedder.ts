@@ -74,7 +74,10 @@ export class Embedder {
   }
 
   start(): void {
-    if (!this.running) this.running = this.loop();
+    if (this.running) return;
+    const { url, model, dimensions } = this.o.settings;
+    this.o.log.info({ url, model, dimensions: dimensions ?? "the model's", vectorSearch: this.o.store.engine() }, "embeddings on: stored messages and memory are embedded in the background and searched by meaning too");
+    this.running = this.loop();
   }
 
   async stop(): Promise<void> {

@@ -48,6 +48,11 @@ const buf = (v: Uint8Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byt
 export class VectorStore {
   constructor(private readonly db: Database) {}
 
+  /** How this database computes vector distances (for the log line at start). */
+  engine(): string {
+    return this.db.vectorSearch();
+  }
+
   private rows(sqlite: string, postgres: string, params: SqlParam[]): Promise<unknown[][]> {
     return this.db.direct.rows(this.db.provider === "sqlite" ? sqlite : postgres, params);
   }
