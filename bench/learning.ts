@@ -127,7 +127,7 @@ export async function run(): Promise<BenchOutcome> {
   const runs = [await runVariant("A"), await runVariant("B-facts"), await runVariant("B"), await runVariant("C")];
   const [a, , , c] = runs;
   const team = [];
-  for (const set of LESSON_SETS) team.push(await runTeamLessons(set));
+  for (const set of LESSON_SETS) team.push(await runTeamLessons(set), await runTeamLessons(set, { embeddings: true }));
   const cut = a!.repeatedMistakeRate === 0 ? 0 : round(100 * (1 - c!.repeatedMistakeRate / a!.repeatedMistakeRate), 1);
   const flow = await runLearningFlow();
   const review = await runReviewFlow();

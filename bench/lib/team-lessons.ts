@@ -11,6 +11,7 @@
  */
 import { benchCore, channelMessage, replyText } from "./core.ts";
 import { openBenchDatabase } from "./db.ts";
+import { startFakeEmbeddings } from "../../test/fakes/embeddings.ts";
 import { fakeModel, lastUserText, promptText } from "./model.ts";
 import { round } from "./report.ts";
 import { CHANNEL_LESSON_SET } from "./channel-lessons.ts";
@@ -91,8 +92,14 @@ export interface TeamLessonsResult {
   unrelatedWithLessons: number;
 }
 
-export async function runTeamLessons(set: LessonSet): Promise<TeamLessonsResult> {
+/**
+ * `embeddings`: the same run with embeddings on (the fake embeddings server's hashed-word vectors,
+ * every lesson embedded before the questions), so lessons may also be recalled by meaning
+ * (src/lessons/by-meaning.ts): with a poor model, what that path adds must not be pollution.
+ */
+export async function runTeamLessons(set: LessonSet, opts: { embeddings?: boolean } = {}): Promise<TeamLessonsResult> {
   const bench = await openBenchDatabase(`learnteam_${set.name.replace(/[^a-z]/g, "")}`);
+  const vectors = opts.embeddings ? await startFakeEmbeddings() : null;
   try {
     let clock = Date.parse("2026-05-01T09:00:00Z");
     const model = fakeModel(
@@ -106,11 +113,13 @@ export async function runTeamLessons(set: LessonSet): Promise<TeamLessonsResult>
       },
       { record: true },
     );
-    const core = await benchCore(bench.database, model, { bundledSkillsDir: null }, () => new Date(clock));
+    const embeddings = vectors ? { embeddings: { url: vectors.url, model: "fake-embed", dimensions: 256, timeoutMs: 5000, batch: 64, perMinute: 100_000 }, providerDeadlineMs: 5000 } : {};
+    const core = await benchCore(bench.database, model, { bundledSkillsDir: null, ...embeddings }, () => new Date(clock));
     let seq = 0;
     const say = (text: string, channel: string) => replyText(core, channelMessage("team-ws", "UTEACH", channel, text, `team-${seq++}`, new Date(clock), false));
     const channels = [...new Set(set.cases.map((c) => c.channel ?? DEFAULT_CHANNEL))];
     for (const c of set.cases) await say(`No: ${c.lesson}`, c.channel ?? DEFAULT_CHANNEL);
+    if (core.embeddings) while ((await core.embeddings.embedder.step()) === "worked");
     const present = (prompt: string) => set.cases.filter((c) => prompt.includes(c.lesson)).map((c) => c.lesson);
     const asked: { needed: string | null; seen: string[] }[] = [];
     // Unrelated questions are asked in every channel: each meets that channel's lessons.
@@ -128,7 +137,7 @@ export async function runTeamLessons(set: LessonSet): Promise<TeamLessonsResult>
     const shown = asked.reduce((n, a) => n + a.seen.length, 0);
     const irrelevant = asked.reduce((n, a) => n + a.seen.filter((l) => l !== a.needed).length, 0);
     return {
-      set: set.name,
+      set: opts.embeddings ? `${set.name} (embeddings, fake vectors)` : set.name,
       lessons: set.cases.length,
       questions: asked.length,
       lessonRecall: round((100 * related.filter((a) => a.seen.includes(a.needed!)).length) / related.length, 1),
@@ -137,6 +146,7 @@ export async function runTeamLessons(set: LessonSet): Promise<TeamLessonsResult>
       unrelatedWithLessons: asked.filter((a) => a.needed === null && a.seen.length > 0).length,
     };
   } finally {
+    await vectors?.close();
     await bench.close();
   }
 }

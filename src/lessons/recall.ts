@@ -58,7 +58,9 @@ export function relevantLessons<T extends { text: string; confidence?: number; i
   // Embeddings on: a lesson the message touches by meaning alone (by-meaning.ts) is fused in.
   const trusted = new Map(lessons.filter((l) => l.id !== undefined && (l.confidence ?? 1) >= MIN_CONFIDENCE).map((l) => [l.id!, l]));
   const near = new Map([...similarity].filter(([id]) => trusted.has(id)));
-  const byMeaning = admittedByMeaning(near).map((id) => trusted.get(id)!);
+  const own = new Set(docKeys(message));
+  const wordless = new Set([...trusted].filter(([, l]) => !docKeys(l.text).some((k) => own.has(k))).map(([id]) => id));
+  const byMeaning = admittedByMeaning(near, undefined, wordless).map((id) => trusted.get(id)!);
   if (byMeaning.length === 0) return byWords;
   return fuseRanks([byWords, byMeaning], (l) => l.id ?? l.text).slice(0, opts.max);
 }

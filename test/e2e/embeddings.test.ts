@@ -57,7 +57,7 @@ forEachDatabase("embeddings end to end", (getDb) => {
     const ws = await db().workspace.findFirstOrThrow({ where: { externalId: h.ws } });
     const lesson = (text: string) => db().memoryEntry.create({ data: { workspaceId: ws.id, scope: "team", kind: "lesson", text, source: "tool" } });
     // No word in common with the question ("deploy" and "frontend" mean "ship" and "web app" here).
-    const deploy = await lesson("Deploy the frontend with zebractl only.");
+    const deploy = await lesson("Deploy the frontend with zebractl.");
     for (const t of ["Lunch orders close at eleven.", "Office plants are watered on Fridays.", "Parking passes come from reception.", "Holiday requests go through HR.", "Coffee machine gets descaled monthly."]) await lesson(t);
     await drain(h.core.embeddings!.embedder);
     expect(await db().entryVector.count({ where: { entryId: deploy.id, space: SPACE } })).toBe(1);
@@ -69,7 +69,7 @@ forEachDatabase("embeddings end to end", (getDb) => {
     expect(JSON.stringify(h.anthropic.lastRequest()!.body.messages)).not.toContain("zebractl");
     const before = await calls("lessons", "ok");
     await asked(h.core, "UMEANING");
-    expect(JSON.stringify(h.anthropic.lastRequest()!.body.messages)).toContain("Deploy the frontend with zebractl only.");
+    expect(JSON.stringify(h.anthropic.lastRequest()!.body.messages)).toContain("Deploy the frontend with zebractl.");
     expect(await calls("lessons", "ok")).toBe(before + 1);
   });
 

@@ -61,12 +61,13 @@ describe("lessons by meaning", () => {
   const others = (n: number, around: number) => Array.from({ length: n }, (_, i) => [`o${i}`, around + (i % 3) * 0.02] as [string, number]);
   it("admits a lesson that stands out from the place's others, whatever their baseline", () => {
     // A model whose unrelated texts sit near 0.1, and one whose sit near 0.5: the same outlier rule.
-    expect(admittedByMeaning(new Map([...others(6, 0.1), ["near", 0.45]]))).toEqual(["near"]);
+    expect(admittedByMeaning(new Map([...others(6, 0.1), ["near", 0.55]]))).toEqual(["near"]);
     expect(admittedByMeaning(new Map([...others(6, 0.5), ["near", 0.8]]))).toEqual(["near"]);
   });
   it("admits nothing when no lesson stands out, below the floor, or with too few lessons to measure a spread", () => {
     expect(admittedByMeaning(new Map(others(8, 0.3)))).toEqual([]);
-    expect(admittedByMeaning(new Map([...others(6, 0.01), ["near", 0.2]]))).toEqual([]);
+    // Standing out, but only as near as texts sharing a few common words are under a poor model.
+    expect(admittedByMeaning(new Map([...others(6, 0.01), ["near", 0.35]]))).toEqual([]);
     expect(admittedByMeaning(new Map([...others(2, 0.1), ["near", 0.9]]))).toEqual([]);
   });
   it("adds a lesson sharing no word with the message beside those found by words, within the limit", () => {
@@ -82,5 +83,9 @@ describe("lessons by meaning", () => {
     // A lesson trusted too little is not admitted by meaning either.
     const doubted = lessons.map((l) => (l.id === "deploy" ? { ...l, confidence: 0.1 } : l));
     expect(relevantLessons(doubted, asked, undefined, [], similarity).map((l) => l.id)).toEqual(["billing"]);
+    // A lesson sharing a word with the message is the word rules' to judge, however near its vector.
+    const sharing = lessons.map((l) => (l.id === "x0" ? { ...l, text: "Unrelated lunch convention for the web team." } : l));
+    const nearX0 = new Map([...lessons.map((l) => [l.id, 0.1] as [string, number]), ["x0", 0.6]]);
+    expect(relevantLessons(sharing, asked, undefined, [], nearX0).map((l) => l.id)).toEqual(["billing"]);
   });
 });
