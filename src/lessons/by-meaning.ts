@@ -4,7 +4,7 @@
  * whose vector is far nearer the message's than the place's other lessons are. A lesson sharing a
  * word with the message is for the word rules (recall.ts) to judge: a shared word raises similarity
  * under any model, and an unrelated question sharing one ("lost my house keys" and a lesson on API
- * keys) would stand out by it (with hashed-word vectors it took pollution from 9.1% to 16.7%).
+ * keys) would stand out by it. (Figures with and without: bench/README.md, semantic recall.)
  *
  * "Far nearer" is measured against the other lessons, not as a fixed similarity: models differ in
  * what similarity unrelated texts have (0.1 for some, 0.5 for others), while a lesson that stands out
