@@ -93,13 +93,15 @@ export interface TeamLessonsResult {
 }
 
 /**
- * `embeddings`: the same run with embeddings on (the fake embeddings server's hashed-word vectors,
- * every lesson embedded before the questions), so lessons may also be recalled by meaning
+ * `embeddings`: the same run with embeddings on (the endpoint CAIRN_EMBEDDINGS_URL / _MODEL name,
+ * else the fake embeddings server's hashed-word vectors; every lesson embedded before the questions), so lessons may also be recalled by meaning
  * (src/lessons/by-meaning.ts): with a poor model, what that path adds must not be pollution.
  */
 export async function runTeamLessons(set: LessonSet, opts: { embeddings?: boolean } = {}): Promise<TeamLessonsResult> {
   const bench = await openBenchDatabase(`learnteam_${set.name.replace(/[^a-z]/g, "")}`);
-  const vectors = opts.embeddings ? await startFakeEmbeddings() : null;
+  // A real endpoint when the environment names one (as the recall bench takes it), else the fake.
+  const real = process.env.CAIRN_EMBEDDINGS_URL && process.env.CAIRN_EMBEDDINGS_MODEL ? { url: process.env.CAIRN_EMBEDDINGS_URL, model: process.env.CAIRN_EMBEDDINGS_MODEL } : null;
+  const vectors = opts.embeddings && !real ? await startFakeEmbeddings() : null;
   try {
     let clock = Date.parse("2026-05-01T09:00:00Z");
     const model = fakeModel(
@@ -113,7 +115,12 @@ export async function runTeamLessons(set: LessonSet, opts: { embeddings?: boolea
       },
       { record: true },
     );
-    const embeddings = vectors ? { embeddings: { url: vectors.url, model: "fake-embed", dimensions: 256, timeoutMs: 5000, batch: 64, perMinute: 100_000 }, providerDeadlineMs: 5000 } : {};
+    const endpoint = !opts.embeddings
+      ? null
+      : real
+        ? { ...real, apiKey: process.env.CAIRN_EMBEDDINGS_API_KEY, dimensions: process.env.CAIRN_EMBEDDINGS_DIMENSIONS ? Number(process.env.CAIRN_EMBEDDINGS_DIMENSIONS) : undefined }
+        : { url: vectors!.url, model: "fake-embed", dimensions: 256 };
+    const embeddings = endpoint ? { embeddings: { ...endpoint, timeoutMs: 30_000, batch: 64, perMinute: 100_000 }, providerDeadlineMs: 5000 } : {};
     const core = await benchCore(bench.database, model, { bundledSkillsDir: null, ...embeddings }, () => new Date(clock));
     let seq = 0;
     const say = (text: string, channel: string) => replyText(core, channelMessage("team-ws", "UTEACH", channel, text, `team-${seq++}`, new Date(clock), false));
@@ -137,7 +144,7 @@ export async function runTeamLessons(set: LessonSet, opts: { embeddings?: boolea
     const shown = asked.reduce((n, a) => n + a.seen.length, 0);
     const irrelevant = asked.reduce((n, a) => n + a.seen.filter((l) => l !== a.needed).length, 0);
     return {
-      set: opts.embeddings ? `${set.name} (embeddings, fake vectors)` : set.name,
+      set: opts.embeddings ? `${set.name} (embeddings, ${real ? real.model : "fake vectors"})` : set.name,
       lessons: set.cases.length,
       questions: asked.length,
       lessonRecall: round((100 * related.filter((a) => a.seen.includes(a.needed!)).length) / related.length, 1),
