@@ -109,9 +109,9 @@ export const postgresQueries: Queries = {
       ctx,
       `SELECT count(*) AS docs, avg(length(m.text))::float8 AS "avgChars",
               count(DISTINCT COALESCE(m."sessionId", m."conversationId" || ':' || to_char(m."createdAt", 'YYYY-MM-DD'))) AS sessions
-         FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
-        WHERE m.role IN ('user', 'assistant', 'context') AND ${PG_CHAT_SCOPE}`,
-      ...chatParams(ctx),
+         FROM "Message" m
+        WHERE m."workspaceId" = $1 AND m.role IN ('user', 'assistant', 'context') AND m.status <> 'failed'`,
+      ctx.scope.workspaceId,
     );
     const r = rows[0];
     return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };

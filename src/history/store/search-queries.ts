@@ -74,6 +74,12 @@ export interface Person {
 
 /** The statements a search sends, as each provider writes them. */
 export interface Queries {
+  /**
+   * The workspace's history figures (messages, their average length, sessions), every person's DMs
+   * included and no session left out: collection statistics, as a search engine keeps them for an
+   * index rather than for each reader. They only weigh words (IDF) and lengths; which messages an
+   * asker may see is every other statement's WHERE clause.
+   */
   stats(ctx: Ctx): Promise<Stats>;
   /** Messages in scope containing each word (capped at DF_CAP), in the order given. */
   df(ctx: Ctx, words: string[]): Promise<number[]>;

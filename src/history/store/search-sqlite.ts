@@ -103,9 +103,9 @@ export const sqliteQueries: Queries = {
       ctx,
       `SELECT count(*) AS docs, avg(length(m.text)) AS avgChars,
               count(DISTINCT COALESCE(m.sessionId, m.conversationId || ':' || substr(m.createdAt, 1, 10))) AS sessions
-         FROM "Message" m JOIN "Conversation" c ON c.id = m.conversationId
-        WHERE m.role IN ('user', 'assistant', 'context') AND ${SQLITE_CHAT_SCOPE}`,
-      ...chatParams(ctx),
+         FROM "Message" m
+        WHERE m.workspaceId = ? AND m.role IN ('user', 'assistant', 'context') AND m.status <> 'failed'`,
+      ctx.scope.workspaceId,
     );
     const r = rows[0];
     return { docs: n(r?.[0]), avgChars: n(r?.[1]), sessions: n(r?.[2]) };

@@ -18,6 +18,7 @@ import { postgresQueries } from "./search-postgres.ts";
 import { DF_CAP, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
 import { sqliteQueries } from "./search-sqlite.ts";
 import { nearestMessages, type QueryVector } from "./search-vectors.ts";
+import { collectionStats } from "./collection-stats.ts";
 import { fuseRanks } from "../../ground/vector.ts";
 import { docKeys, fold, makeSnippet } from "../text.ts";
 
@@ -73,7 +74,7 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   const words = q.terms.map((t) => t.word);
 
   const [stats, people, lexical, cjk, closest] = await Promise.all([
-    cached(ctx, "stats", () => sql.stats(ctx)),
+    collectionStats(db, scope.workspaceId, () => sql.stats(ctx)),
     options.author > 0 && q.nameWords.length > 0 ? cached(ctx, "people", () => sql.people(ctx)) : Promise.resolve([]),
     words.length > 0 ? sql.lexical(ctx, words, MAX_CANDIDATES + 1, false, knownCommon(ctx, words)) : Promise.resolve([]),
     q.grams.length > 0 ? sql.cjk(ctx, q, MAX_CANDIDATES) : Promise.resolve([]),
@@ -223,9 +224,10 @@ export function sessionKey(sessionId: string | null, conversationId: string, cre
 }
 
 /**
- * Workspace figures (message and session counts, names of people) are reused for a short while:
+ * Workspace figures (names of people; document frequencies per asker) are reused for a short while:
  * counting a big workspace costs more than a search, and a few seconds' staleness only nudges
- * weights (IDF) or misses a person who just joined; results are never read from the cache.
+ * weights (IDF) or misses a person who just joined; results are never read from the cache. The
+ * message and session counts are kept longer, per workspace (collection-stats.ts).
  */
 const CACHE_TTL_MS = 30_000;
 const caches = new WeakMap<Database, Map<string, { at: number; value: unknown }>>();
@@ -253,8 +255,8 @@ function freshValue<T>(ctx: Ctx, key: string): T | undefined {
   return hit && Date.now() - hit.at < CACHE_TTL_MS ? (hit.value as T) : undefined;
 }
 
-async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise<T>): Promise<T> {
-  const key = what === "stats" ? `stats|${askerKey(ctx)}` : `people|${ctx.scope.workspaceId}`;
+async function cached<T>(ctx: Ctx, what: "people", load: () => Promise<T>): Promise<T> {
+  const key = `${what}|${ctx.scope.workspaceId}`;
   const hit = freshValue<T>(ctx, key);
   if (hit !== undefined) return hit;
   const value = await load();
@@ -263,7 +265,7 @@ async function cached<T>(ctx: Ctx, what: "stats" | "people", load: () => Promise
 
 /**
  * Document frequencies are workspace figures too (they weigh words, IDF), kept per asker's scope
- * for the same short while as `stats`, word by word: counting a common word up to DF_CAP read
+ * for the same short while as names, word by word: counting a common word up to DF_CAP read
  * thousands of rows, in history and in every readable channel, for each search that had it.
  */
 async function documentFrequencies(ctx: Ctx, words: string[], count: (missing: string[]) => Promise<number[]>): Promise<number[]> {
