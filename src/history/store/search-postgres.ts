@@ -146,12 +146,17 @@ export const postgresQueries: Queries = {
         continue;
       }
       const q = source.params(ctx).length + 1;
+      // Every word common (search-queries.ts `RECENT_WINDOW`): ranked among the newest matches, read
+      // backwards by id, not among every message holding one of them.
+      const matches = `SELECT m.* FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
+            WHERE m.search @@ q AND ${source.scope} ORDER BY m.id DESC LIMIT ${RECENT_WINDOW}`;
+      const from = ranked && common ? `(${matches}) m` : `"Message" m`;
       const rows = await run(
         ctx,
         `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
            SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
-             FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
-            WHERE m.search @@ q AND ${source.scope}
+             FROM ${from}${ranked && common ? "" : ` JOIN "Conversation" c ON c.id = m."conversationId"`} CROSS JOIN to_tsquery('english', $${q}) q
+            WHERE m.search @@ q${ranked && common ? "" : ` AND ${source.scope}`}
             ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
             LIMIT $${q + 1}) x`,
         ...source.params(ctx),

@@ -16,7 +16,10 @@ import type { RankDoc, RankStats } from "../rank.ts";
 /**
  * Channel knowledge's candidates are ranked among its newest this many matches in scope: a listened
  * channel's common words match a large share of everything it ever said, and ranking all of it
- * cost seconds. Older messages are still found by the rarer words of a question.
+ * cost seconds. Older messages are still found by the rarer words of a question. History is ranked
+ * the same way when every word of a query is common (each in DF_CAP messages or more): at ten
+ * million messages such a query matched four million and ranking them took seconds (docs/scale.md),
+ * while a query with one rarer word goes through that word's few matches as before.
  */
 export const RECENT_WINDOW = 5_000;
 

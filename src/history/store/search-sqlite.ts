@@ -125,8 +125,10 @@ export const sqliteQueries: Queries = {
   async people(ctx) {
     return peopleOf(await run(ctx, `SELECT id, displayName FROM "Person" WHERE workspaceId = ? AND displayName IS NOT NULL AND isBot = 0`, ctx.scope.workspaceId));
   },
-  async lexical(ctx, words, limit, ranked) {
-    return matchEach(ctx, wordSources(ctx), words, limit, ranked);
+  async lexical(ctx, words, limit, ranked, common) {
+    // Every word common (search-queries.ts `RECENT_WINDOW`): history too is ranked among its newest matches.
+    const sources = ranked && common ? wordSources(ctx).map((s) => ({ ...s, recent: true })) : wordSources(ctx);
+    return matchEach(ctx, sources, words, limit, ranked);
   },
   async cjk(ctx, q, limit) {
     const out: Row[] = [];
