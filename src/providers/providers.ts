@@ -13,6 +13,7 @@ import { z } from "zod";
 import type { Scope, WorkspaceScope } from "../ground/scope.ts";
 import type { ForgetSelector, MemoryProvider, ProviderItem, ProviderTurn, SyncedTurn } from "../ground/memory-provider.ts";
 import { errText, type Logger } from "../ground/log.ts";
+import { beforeDeadline, LATE } from "../ground/deadline.ts";
 import { scanForWrite } from "../safety/scanner.ts";
 import type { Metrics } from "../ops/metrics.ts";
 
@@ -147,21 +148,6 @@ export class Providers {
       if (text.text) kept.push({ provider: provider.name, text: text.text, source: label.text });
     }
     return kept;
-  }
-}
-
-const LATE = Symbol("late");
-
-/** `work`'s result, or LATE once `ms` have passed (the work goes on unwatched; its outcome is dropped). */
-async function beforeDeadline<T>(work: Promise<T>, ms: number): Promise<T | typeof LATE> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<typeof LATE>((resolve) => {
-    timer = setTimeout(() => resolve(LATE), ms);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -109,11 +109,12 @@ export class TurnRunner {
       const provided = this.deps.providers?.prefetch(scope, { text: asked, recent: earlier }) ?? Promise.resolve([]);
       question = asked;
       const inPlace = await memory.lessons(scope);
-      // By meaning only where enough lessons give a spread to stand out from (lessons/by-meaning.ts).
-      const similarity = inPlace.length > MEANING.minOthers ? await this.deps.embeddings?.similarity(scope, asked, inPlace.map((l) => l.id)) : undefined;
-      const lessons = relevantLessons(inPlace, asked, undefined, earlier, similarity);
+      // By meaning only where enough lessons give a spread to stand out from (lessons/by-meaning.ts);
+      // the message's vector is asked for while the correction is claimed.
+      const near = inPlace.length > MEANING.minOthers ? this.deps.embeddings?.similarity(scope, asked, inPlace.map((l) => l.id)) : undefined;
       // The person's message after cairn asked them what it should have done: the correction.
       const correction = start.correctionOpen ? await learning.claimCorrection(scope, messageId) : null;
+      const lessons = relevantLessons(inPlace, asked, undefined, earlier, await near);
       shownLessons = lessons.map((l) => l.id);
       // Each lesson names who taught it; the names come from the history's cache of people.
       const teachers = await history.names(scope, lessons.flatMap((l) => (l.createdById ? [l.createdById] : [])));

@@ -10,6 +10,8 @@
  * the first answer. A new model or length is a new space: searches use it as soon as it has vectors,
  * the backfill fills it, and the old space's vectors are deleted once it is complete.
  */
+import { setTimeout as sleep } from "node:timers/promises";
+import { beforeDeadline, LATE } from "../../ground/deadline.ts";
 import { errText, type Logger } from "../../ground/log.ts";
 import { quantize, spaceKey } from "../../ground/vector.ts";
 import type { Metrics } from "../../ops/metrics.ts";
@@ -154,14 +156,9 @@ export class Embedder {
       if (this.queries.size >= QUERY_CACHE) this.queries.delete(this.queries.keys().next().value!);
       this.queries.set(key, pending);
     }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<"late">((resolve) => {
-      timer = setTimeout(() => resolve("late"), deadlineMs);
-    });
-    const got = await Promise.race([pending, late]);
-    clearTimeout(timer);
-    if (!asks) return got === "late" ? null : got.vector;
-    if (got === "late") {
+    const got = await beforeDeadline(pending, deadlineMs);
+    if (!asks) return got === LATE ? null : got.vector;
+    if (got === LATE) {
       this.o.metrics.embeddingCall(purpose, "late");
       this.queryTrouble(`no answer within ${deadlineMs} ms`);
       return null;
@@ -260,20 +257,8 @@ export class Embedder {
     while (!signal.aborted) {
       const step = await this.step();
       const wait = step === "worked" ? pause : step === "idle" ? (this.o.idleMs ?? 5_000) : Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(this.failures, 20));
-      await sleep(wait, signal);
+      // Stopping ends the wait at once.
+      await sleep(wait, undefined, { signal }).catch(() => undefined);
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

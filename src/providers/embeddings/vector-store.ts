@@ -106,34 +106,47 @@ export class VectorStore {
     return out;
   }
 
-  /** Keeps messages' vectors; a message deleted meanwhile, or embedded by another replica, is skipped. */
+  /**
+   * Keeps messages' vectors, one statement a batch; a message deleted or erased meanwhile, or
+   * embedded by another replica, is skipped.
+   */
   async saveMessages(space: string, items: readonly (Embedded & { id: number })[]): Promise<void> {
+    if (items.length === 0) return;
     const now = sqlTime(this.db.provider, new Date());
-    for (const it of items) {
-      await this.rows(
-        `INSERT INTO "MessageVector" (messageId, space, workspaceId, vector, createdAt)
-         SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM "Message" WHERE id = ? AND text <> ?) ON CONFLICT DO NOTHING`,
-        `INSERT INTO "MessageVector" ("messageId", space, "workspaceId", vector, "createdAt")
-         SELECT $1, $2, $3, $4, $5::timestamp WHERE EXISTS (SELECT 1 FROM "Message" WHERE id = $6 AND text <> $7) ON CONFLICT DO NOTHING`,
-        [it.id, space, it.workspaceId, buf(it.vector), now, it.id, ERASED_TEXT],
-      );
-    }
+    const sqlite = items.map(() => "(?, ?, ?)").join(", ");
+    const pg = items.map((_, i) => `($${4 + i * 3}::int, $${5 + i * 3}, $${6 + i * 3}::bytea)`).join(", ");
+    await this.rows(
+      `INSERT INTO "MessageVector" (messageId, space, workspaceId, vector, createdAt)
+       SELECT v.column1, ?, v.column2, v.column3, ? FROM (VALUES ${sqlite}) v
+         JOIN "Message" m ON m.id = v.column1 AND m.text <> ? WHERE true
+       ON CONFLICT DO NOTHING`,
+      `INSERT INTO "MessageVector" ("messageId", space, "workspaceId", vector, "createdAt")
+       SELECT v.id, $1, v.ws, v.vec, $2::timestamp FROM (VALUES ${pg}) v(id, ws, vec)
+         JOIN "Message" m ON m.id = v.id AND m.text <> $3
+       ON CONFLICT DO NOTHING`,
+      this.db.provider === "sqlite"
+        ? [space, now, ...items.flatMap((it) => [it.id, it.workspaceId, buf(it.vector)]), ERASED_TEXT]
+        : [space, now, ERASED_TEXT, ...items.flatMap((it) => [it.id, it.workspaceId, buf(it.vector)])],
+    );
   }
 
-  /** Keeps entries' vectors (replacing one made from an older text); a deleted entry is skipped. */
+  /** Keeps entries' vectors (replacing one made from an older text), one statement a batch; a deleted entry is skipped. */
   async saveEntries(space: string, items: readonly (Embedded & { id: string; textHash: string })[]): Promise<void> {
+    if (items.length === 0) return;
     const now = sqlTime(this.db.provider, new Date());
-    for (const it of items) {
-      await this.rows(
-        `INSERT INTO "EntryVector" (entryId, space, workspaceId, textHash, vector, createdAt)
-         SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM "MemoryEntry" WHERE id = ?)
-         ON CONFLICT (entryId, space) DO UPDATE SET textHash = excluded.textHash, vector = excluded.vector, createdAt = excluded.createdAt`,
-        `INSERT INTO "EntryVector" ("entryId", space, "workspaceId", "textHash", vector, "createdAt")
-         SELECT $1, $2, $3, $4, $5, $6::timestamp WHERE EXISTS (SELECT 1 FROM "MemoryEntry" WHERE id = $7)
-         ON CONFLICT ("entryId", space) DO UPDATE SET "textHash" = excluded."textHash", vector = excluded.vector, "createdAt" = excluded."createdAt"`,
-        [it.id, space, it.workspaceId, it.textHash, buf(it.vector), now, it.id],
-      );
-    }
+    const sqlite = items.map(() => "(?, ?, ?, ?)").join(", ");
+    const pg = items.map((_, i) => `($${3 + i * 4}, $${4 + i * 4}, $${5 + i * 4}, $${6 + i * 4}::bytea)`).join(", ");
+    await this.rows(
+      `INSERT INTO "EntryVector" (entryId, space, workspaceId, textHash, vector, createdAt)
+       SELECT v.column1, ?, v.column2, v.column3, v.column4, ? FROM (VALUES ${sqlite}) v
+         JOIN "MemoryEntry" e ON e.id = v.column1 WHERE true
+       ON CONFLICT (entryId, space) DO UPDATE SET textHash = excluded.textHash, vector = excluded.vector, createdAt = excluded.createdAt`,
+      `INSERT INTO "EntryVector" ("entryId", space, "workspaceId", "textHash", vector, "createdAt")
+       SELECT v.id, $1, v.ws, v.hash, v.vec, $2::timestamp FROM (VALUES ${pg}) v(id, ws, hash, vec)
+         JOIN "MemoryEntry" e ON e.id = v.id
+       ON CONFLICT ("entryId", space) DO UPDATE SET "textHash" = excluded."textHash", vector = excluded.vector, "createdAt" = excluded."createdAt"`,
+      [space, now, ...items.flatMap((it) => [it.id, it.workspaceId, it.textHash, buf(it.vector)])],
+    );
   }
 
   /** What is still to embed in `space` (messages above `above`, as pendingMessages counts them). */
