@@ -152,4 +152,26 @@ forEachDatabase("vector search", (getDb) => {
     const started = captured.lines().find((l) => String(l.msg).startsWith("embeddings on"));
     expect(started).toMatchObject({ model: "fake-embed", dimensions: 256, vectorSearch: db.provider === "sqlite" ? "sqlite-vec" : "exact scan in cairn" });
   });
+
+  it("a text the endpoint refuses as a request (400) is kept as refused: not asked again, never compared", async () => {
+    const db = getDb();
+    const ws = uniqueId("ws");
+    const refused = await say(db, { workspace: ws, user: "UA", channel: "C1", isDm: false }, "a text the endpoint will not take");
+    const e = new Embedder({ settings: { url: fake.url, model: "fake-embed", dimensions: 96, timeoutMs: 2000 }, store: new VectorStore(db), metrics: new Metrics({ processMetrics: false }), log: silentLogger, batch: 4 });
+    fake.failWith = 400;
+    try {
+      // The batch is refused, then each text alone: each kept with an empty vector.
+      for (let i = 0; i < 500 && (await e.step()) === "worked"; i++);
+    } finally {
+      fake.failWith = null;
+    }
+    const row = await db.prisma.messageVector.findUniqueOrThrow({ where: { messageId_space: { messageId: refused.id, space: "fake-embed@96" } } });
+    expect(row.vector.length).toBe(0);
+    const asked = fake.requests.length;
+    expect(await e.step()).toBe("idle");
+    expect(fake.requests.length).toBe(asked);
+    const q = await e.queryVector("a text the endpoint will not take", 2000);
+    const hits = await searchMessages(db, refused.scope, "zzz-no-such-word", { limit: 5, vector: q! });
+    expect(hits.map((h) => h.messageId)).not.toContain(refused.id);
+  });
 });
