@@ -61,6 +61,7 @@ import type { CoreDeps, AgentSettings } from "./agent-settings.ts";
 import { Intake, type HandleOptions } from "../turn/intake.ts";
 import { TurnRunner } from "../turn/turn.ts";
 import { TurnStartStore } from "../turn/turn-start-store.ts";
+import { TurnEndStore } from "../turn/turn-end-store.ts";
 import { KeyAlarm } from "../turn/key-alarm.ts";
 import { Snapshots } from "../turn/snapshot.ts";
 import { Compression } from "../turn/compression.ts";
@@ -160,7 +161,7 @@ export class Core implements CorePort {
     // The turn: tools, snapshots, compression, the model loop, then intake in front of it.
     const models = { turn: instrumentModel(deps.model, metrics, "turn"), summary: instrumentModel(deps.model, metrics, "summary") };
     const screen = (this.screen = writeScreen(s, deps.model, metrics));
-    const loop = loopStores(db, { memory: this.memory, skills: this.skills, budgets: s.budgets, now, correctionWindowMs: learningSettings.correctionWindowMs });
+    const loop = loopStores(db, deps.database, { memory: this.memory, skills: this.skills, budgets: s.budgets, now, correctionWindowMs: learningSettings.correctionWindowMs });
     this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: loop.skillProposals, screen };
     const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id), timeZone: s.schedules?.timezone ?? DEFAULT_SCHEDULES.timezone, now, queryVector: embeddings?.queryVector });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
@@ -184,6 +185,7 @@ export class Core implements CorePort {
       tools: this.tools,
       history: this.history,
       starts: new TurnStartStore(deps.database, this.history, loop.corrections),
+      ends: new TurnEndStore(deps.database, this.history),
       memory: this.memory,
       sessions: this.sessions,
       snapshots,

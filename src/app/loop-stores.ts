@@ -4,7 +4,7 @@
  * memory said before, confirmations and what waits for approval. Wiring only, kept apart so the
  * core stays a page of wiring.
  */
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
 import type { MemoryBudgets, MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import { ShareStore } from "../memory/share-store.ts";
@@ -19,11 +19,11 @@ import { ReplyPlaceStore } from "../learning/reply-place-store.ts";
 import { ReviewStore } from "../learning/review-store.ts";
 import { LessonStore } from "../lessons/lesson-store.ts";
 
-export function loopStores(db: Db, o: { memory: MemoryStore; skills: SkillStore; budgets: MemoryBudgets; now: () => Date; correctionWindowMs: number }) {
+export function loopStores(db: Db, database: Pick<Database, "provider" | "direct">, o: { memory: MemoryStore; skills: SkillStore; budgets: MemoryBudgets; now: () => Date; correctionWindowMs: number }) {
   return {
     places: new ReplyPlaceStore(db),
     corrections: new CorrectionStore(db, o.now, o.correctionWindowMs),
-    traces: new TraceStore(db),
+    traces: new TraceStore(db, database),
     lessons: new LessonStore(db, o.memory),
     reviews: new ReviewStore(db),
     skillProposals: new SkillProposalStore(db, [o.skills]),

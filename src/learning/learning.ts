@@ -194,9 +194,12 @@ export class Learning {
     return praised;
   }
 
-  /** What the turn drew on, stored with its reply; the lessons shown were used now (the curator archives unused ones). */
-  async recordTurn(scope: Scope, replyMessageId: number, drew: TurnDrew): Promise<void> {
-    await this.ctx.traces.record({ ...drew, replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId });
+  /**
+   * What the turn drew on, stored with its reply (`traced`: the reply's own statement stored it,
+   * turn-end-store.ts); the lessons shown were used now (the curator archives unused ones).
+   */
+  async recordTurn(scope: Scope, replyMessageId: number, drew: TurnDrew, opts: { traced?: boolean } = {}): Promise<void> {
+    if (!opts.traced) await this.ctx.traces.record({ ...drew, replyMessageId, workspaceId: scope.workspaceId, conversationId: scope.conversationId });
     await this.ctx.lessons.markUsed(scope, drew.lessonIds, this.ctx.now());
   }
 

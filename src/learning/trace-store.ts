@@ -6,7 +6,9 @@
  * for a praised answer, and whether a review run after it wrote anything already.
  */
 import { z } from "zod";
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
+import { sqlTime, type SqlParam } from "../db/direct.ts";
+import type { Provider } from "../db/migrate.ts";
 import type { ConversationScope, WorkspaceScope } from "../ground/types.ts";
 import type { Signal } from "./emoji.ts";
 
@@ -59,29 +61,54 @@ export function skillsRead(calls: TurnFacts["toolCalls"]): string[] {
   return [...out];
 }
 
-export class TraceStore {
-  constructor(private readonly db: Db) {}
+/** The columns a turn writes, in the order `traceParams` gives their values. */
+const TRACE_COLUMNS = ["workspaceId", "conversationId", "toolCalls", "skills", "lessons", "rules", "facts", "searches", "createdAt"] as const;
+/** PostgreSQL types a bare parameter in a select list as text: these are cast to their columns' types. */
+const PG_TYPES: Partial<Record<(typeof TRACE_COLUMNS)[number], string>> = { toolCalls: "integer", createdAt: "timestamp(3)" };
 
-  /**
-   * A turn that used no tool and had no lesson, rule or fact in front of it leaves no row (a
-   * workspace with no memory yet: one statement less on every message); a reaction on its reply
-   * creates the row then (`count`).
-   */
+/**
+ * A turn's trace written as an upsert, for the reply whose id `id` is (a placeholder, or a column of
+ * `from`), its values in placeholders from `first` on (`?` on SQLite). A reaction may have started
+ * the row already: what the turn drew on is written over it, its counts kept.
+ */
+export function traceUpsertSql(provider: Provider, id: string, first: number, from = ""): string {
+  const pg = provider === "postgresql";
+  const q = (c: string): string => `"${c}"`;
+  const p = (i: number): string => (pg ? `$${first + i}` : "?");
+  const values = TRACE_COLUMNS.map((c, i) => (pg && PG_TYPES[c] ? `CAST(${p(i)} AS ${PG_TYPES[c]})` : p(i))).join(", ");
+  const updates = TRACE_COLUMNS.filter((c) => c !== "createdAt").map((c) => `${q(c)} = excluded.${q(c)}`).join(", ");
+  const body = from ? `SELECT ${id}, ${values} ${from}` : `VALUES (${id}, ${values})`;
+  return `INSERT INTO ${q("ReplyTrace")} (${q("messageId")}, ${TRACE_COLUMNS.map(q).join(", ")}) ${body} ON CONFLICT (${q("messageId")}) DO UPDATE SET ${updates}`;
+}
+
+/**
+ * The values of `traceUpsertSql`, or null when the turn used no tool and had no lesson, rule or
+ * fact in front of it: it leaves no row (a workspace with no memory yet: one statement less on every
+ * message), and a reaction on its reply creates the row then (`count`).
+ */
+export function traceParams(provider: Provider, f: Omit<TurnFacts, "replyMessageId">): SqlParam[] | null {
+  const rules = f.ruleIds ?? [];
+  const facts = f.factIds ?? [];
+  if (f.toolCalls.length === 0 && f.lessonIds.length === 0 && rules.length === 0 && facts.length === 0) return null;
+  const searches = (f.searches ?? []).map((x) => ({ query: x.query, messageIds: [...x.messageIds] }));
+  // The wall clock, as Prisma's @default(now()) wrote it before.
+  return [f.workspaceId, f.conversationId, f.toolCalls.length, JSON.stringify(skillsRead(f.toolCalls)), JSON.stringify([...f.lessonIds]), JSON.stringify([...rules]), JSON.stringify([...facts]), JSON.stringify(searches), sqlTime(provider, new Date())];
+}
+
+export class TraceStore {
+  private readonly upsert: string;
+
+  constructor(
+    private readonly db: Db,
+    private readonly database: Pick<Database, "provider" | "direct">,
+  ) {
+    this.upsert = traceUpsertSql(database.provider, database.provider === "postgresql" ? "$1" : "?", 2);
+  }
+
+  /** What a turn drew on, stored for its reply (nothing when it drew on nothing: `traceParams`). */
   async record(f: TurnFacts): Promise<void> {
-    const rules = f.ruleIds ?? [];
-    const facts = f.factIds ?? [];
-    if (f.toolCalls.length === 0 && f.lessonIds.length === 0 && rules.length === 0 && facts.length === 0) return;
-    const data = {
-      workspaceId: f.workspaceId,
-      conversationId: f.conversationId,
-      toolCalls: f.toolCalls.length,
-      skills: JSON.stringify(skillsRead(f.toolCalls)),
-      lessons: JSON.stringify([...f.lessonIds]),
-      rules: JSON.stringify([...rules]),
-      facts: JSON.stringify([...facts]),
-      searches: JSON.stringify((f.searches ?? []).map((x) => ({ query: x.query, messageIds: [...x.messageIds] }))),
-    };
-    await this.db.replyTrace.upsert({ where: { messageId: f.replyMessageId }, create: { messageId: f.replyMessageId, ...data }, update: data });
+    const params = traceParams(this.database.provider, f);
+    if (params) await this.database.direct.rows(this.upsert, [f.replyMessageId, ...params]);
   }
 
   async get(scope: WorkspaceScope, replyMessageId: number): Promise<ReplyTrace | null> {

@@ -36,6 +36,7 @@ import type { TurnLeases } from "./leases.ts";
 import { speakerName, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
 import type { TurnStart, TurnStartStore } from "./turn-start-store.ts";
+import type { RecordedReply, TurnEndStore } from "./turn-end-store.ts";
 
 /** Earlier person messages of the session read with the message when lessons are picked. */
 const LESSON_CONTEXT_MESSAGES = 3;
@@ -49,6 +50,8 @@ export interface TurnDeps {
   history: HistoryStore;
   /** The session read with the open-correction check in one statement (without it: two reads). */
   starts?: Pick<TurnStartStore, "read">;
+  /** The reply stored with its trace in one statement where the database can (without it: two writes). */
+  ends?: Pick<TurnEndStore, "record">;
   memory: MemoryStore;
   sessions: SessionManager;
   snapshots: Snapshots;
@@ -154,13 +157,14 @@ export class TurnRunner {
       }
     }
     // The lease is taken now, not when the turn began: renewals have kept it alive meanwhile.
-    const reply = await this.recordReply(place, session.id, messageId, text, status === "ok" ? "sent" : "failed", lease && this.deps.leases.next());
+    const drew: TurnDrew | null = status === "ok" ? { toolCalls, lessonIds: shownLessons, ...inPrompt, searches } : null;
+    const { reply, traced } = await this.endTurn(place, session.id, messageId, text, lease && this.deps.leases.next(), drew);
     if (!reply) {
       log.warn("the turn was taken over by another process; its answer is not stored");
       return null;
     }
-    if (status === "ok") {
-      await learning.recordTurn(scope, reply.id, { toolCalls, lessonIds: shownLessons, ...inPrompt, searches }).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
+    if (drew) {
+      await learning.recordTurn(scope, reply.id, drew, { traced }).catch((err: unknown) => log.warn({ err: errText(err) }, "could not record what the turn drew on"));
       this.deps.providers?.replied(scope, { question, answer: text, messageId, replyMessageId: reply.id });
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
@@ -171,6 +175,13 @@ export class TurnRunner {
     const { starts, history } = this.deps;
     if (starts) return starts.read(scope, sessionId, afterUserId, throughUserId);
     return history.sessionMessages(scope, sessionId, afterUserId, throughUserId).then((messages) => ({ messages, correctionOpen: true }));
+  }
+
+  /** The turn's reply, with its trace when the store writes both at once (turn-end-store.ts). */
+  private async endTurn(place: Place, sessionId: string, replyToId: number, text: string, lease: Lease | null, drew: TurnDrew | null): Promise<RecordedReply> {
+    const status = drew ? "sent" : "failed";
+    if (this.deps.ends) return this.deps.ends.record(place, sessionId, replyToId, text, status, lease, drew);
+    return { reply: await this.recordReply(place, sessionId, replyToId, text, status, lease), traced: false };
   }
 
   /** Stores a reply; under a lease, only while the turn is still this process's (null otherwise). */
