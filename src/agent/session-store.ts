@@ -28,6 +28,12 @@ export class SessionStore {
   private readonly rows = new TtlCache<string, ChatSession>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
   /** Conversation id -> id of its open session (NONE: known to have none). */
   private readonly openOf = new TtlCache<string, string>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
+  /**
+   * Conversations this process created for a person's message whose first session has not ended:
+   * nothing was said in them before that session, so it has no previous session to carry over and no earlier reply anyone
+   * could have corrected. Forgotten when a session ends (or after the TTL: then read as any other).
+   */
+  private readonly unended = new TtlCache<string, true>({ ttlMs: SESSION_CACHE_TTL_MS, max: 10_000 });
 
   private readonly db: Db;
   private readonly direct: DirectSql;
@@ -51,11 +57,22 @@ export class SessionStore {
   forgetCached(): void {
     this.rows.clear();
     this.openOf.clear();
+    this.unended.clear();
   }
 
-  /** A conversation this process just created has no session yet: its first message need not look. */
-  noneOpen(conversationId: string): void {
+  /**
+   * A conversation this process just created has no session yet: its first message need not look.
+   * `byMessage`: created for a person's message, whose session is then its first (`unended`); one
+   * created for cairn's own post may hold a reply someone corrects before anyone writes in it.
+   */
+  noneOpen(conversationId: string, byMessage: boolean): void {
     this.openOf.set(conversationId, NONE);
+    if (byMessage) this.unended.set(conversationId, true);
+  }
+
+  /** True only for a conversation this process created whose first session is still open (`unended`). */
+  inFirstSession(conversationId: string): boolean {
+    return this.unended.get(conversationId) === true;
   }
 
   /** The conversation's open session, if any. */
@@ -76,7 +93,8 @@ export class SessionStore {
 
   /** Ends a session gone idle. */
   async endIdle(sessionId: string, now: Date): Promise<void> {
-    this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { endedAt: now, endReason: "idle" } }));
+    const ended = this.remember(await this.db.chatSession.update({ where: { id: sessionId }, data: { endedAt: now, endReason: "idle" } }));
+    this.unended.delete(ended.conversationId);
   }
 
   /**
@@ -113,6 +131,7 @@ export class SessionStore {
 
   /** The conversation's session before `sessionId`: the latest one ended, or null. */
   async previous(scope: ConversationScope, sessionId: string): Promise<ChatSession | null> {
+    if (this.inFirstSession(scope.conversationId)) return null;
     const row = await this.db.chatSession.findFirst({
       where: { conversationId: scope.conversationId, id: { not: sessionId }, endedAt: { not: null } },
       orderBy: { startedAt: "desc" },
@@ -123,6 +142,7 @@ export class SessionStore {
   /** Ends the conversation's open session; whether there was one. */
   async end(scope: ConversationScope, reason: "request" | "restart", now: Date): Promise<boolean> {
     const { conversationId } = scope;
+    this.unended.delete(conversationId);
     const res = await this.db.chatSession.updateMany({ where: { conversationId, endedAt: null }, data: { endedAt: now, endReason: reason } });
     this.rows.deleteWhere((row) => row.conversationId === conversationId);
     this.openOf.delete(conversationId);

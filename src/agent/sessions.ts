@@ -49,8 +49,16 @@ export class SessionManager {
   }
 
   /** A conversation this process just created has no session yet: its first message need not look. */
-  noneOpen(conversationId: string): void {
-    this.store.noneOpen(conversationId);
+  noneOpen(conversationId: string, byMessage: boolean): void {
+    this.store.noneOpen(conversationId, byMessage);
+  }
+
+  /**
+   * Whether the conversation's open session is its first, in a conversation this process created for
+   * a person's message (session-store.ts `unended`): then nothing was said before it. False when unsure.
+   */
+  inFirstSession(scope: ConversationScope): boolean {
+    return this.store.inFirstSession(scope.conversationId);
   }
 
   /** The session this message belongs to: the open one if it has not gone idle, else a new one. */

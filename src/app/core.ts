@@ -138,7 +138,7 @@ export class Core implements CorePort {
     // Stores: the only code that touches the database.
     this.sessions = new SessionManager(new SessionStore(deps.database), s.sessionIdleMs);
     // A conversation just created has no session: its first message skips looking for one.
-    this.history = new HistoryStore(deps.database, (id) => this.sessions.noneOpen(id));
+    this.history = new HistoryStore(deps.database, (id, byMessage) => this.sessions.noneOpen(id, byMessage));
     this.teachers = new TeacherStore(db);
     this.trust = new TeamTrust({ ...DEFAULT_TEAM_WRITES, ...s.teamWrites }, s.access, this.teachers, this.history);
     // A team write reaches the whole workspace alone only when its writer may share alone (memory/reach.ts).

@@ -15,7 +15,7 @@ import { errText } from "../ground/log.ts";
 import type { Outbound, Scope, TurnHooks } from "../ground/types.ts";
 import { storable } from "../ground/text.ts";
 import { INTERNAL_ERROR_REPLY, MODEL_INTERRUPTED_REPLY, MODEL_KEY_REFUSED_REPLY, MODEL_UNAVAILABLE_REPLY } from "../ground/replies.ts";
-import { scopeOf, type HistoryMessage, type HistoryStore, type Lease, type Message, type Place } from "../history/store/store.ts";
+import { scopeOf, type HistoryStore, type Lease, type Message, type Place } from "../history/store/store.ts";
 import type { MemoryStore } from "../memory/store.ts";
 import { relevantLessons } from "../lessons/recall.ts";
 import { MEANING } from "../lessons/by-meaning.ts";
@@ -73,13 +73,13 @@ export interface TurnDeps {
 export class TurnRunner {
   constructor(private readonly deps: TurnDeps) {}
 
-  /** `known`: the session's messages through this one, when the intake already holds them. */
-  run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: HistoryMessage[] | null, lease: Lease | null): Promise<Outbound | null> {
+  /** `known`: the session's messages through this one, when the intake already holds them, and whether a correction may be open. */
+  run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
     // Its model calls (the answer, a summary when compressing) are counted against the workspace.
     return forWorkspace(scopeOf(place).workspaceId, () => this.answer(place, sessionId, messageId, hooks, known, lease));
   }
 
-  private async answer(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: HistoryMessage[] | null, lease: Lease | null): Promise<Outbound | null> {
+  private async answer(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
     const { settings: s, history, memory, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);
@@ -97,8 +97,9 @@ export class TurnRunner {
     try {
       const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
       let summary = session.summary;
-      // A new session's first message has no read for the correction check to ride on: claim looks.
-      const start = known ? { messages: known, correctionOpen: true } : await this.readStart(scope, session.id, session.summaryThroughId, messageId);
+      // A new session's first message has no read for the correction check to ride on: claim looks,
+      // unless the intake knows none can be open (the conversation's first session).
+      const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId));
       let messages = start.messages;
       const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
       if (compressed) ({ summary, messages } = compressed);

@@ -57,10 +57,13 @@ export class HistoryStore {
   private readonly provider: Provider;
   private readonly sql: HistorySql;
 
-  /** `onConversationCreated` hears of each conversation this store creates, once it exists. */
+  /**
+   * `onConversationCreated` hears of each conversation this store creates, once it exists;
+   * `byMessage`: created for a person's message (else for a post of cairn's own).
+   */
   constructor(
     private readonly database: Database,
-    private readonly onConversationCreated: (conversationId: string) => void = () => {},
+    private readonly onConversationCreated: (conversationId: string, byMessage: boolean) => void = () => {},
   ) {
     this.db = database.prisma;
     this.direct = database.direct;
@@ -102,7 +105,7 @@ export class HistoryStore {
     // A new display name is written by resolve(), for loaded and cached rows alike.
     const person = await this.person(workspaceScope(workspace), inbound.author);
     this.people.set(person.id, person);
-    const conversation = await this.conversationOf(workspace.id, inbound, person.id);
+    const conversation = await this.conversationOf(workspace.id, inbound, person.id, true);
     return { workspace, person, conversation };
   }
 
@@ -117,7 +120,7 @@ export class HistoryStore {
   }
 
   /** `ownerId`: the person a DM belongs to. */
-  private conversationOf(workspaceId: string, inbound: Inbound, ownerId: string | null): Promise<Conversation> {
+  private conversationOf(workspaceId: string, inbound: Inbound, ownerId: string | null, byMessage: boolean): Promise<Conversation> {
     const key = conversationKey(inbound);
     return findOrCreate(
       async () => {
@@ -135,7 +138,7 @@ export class HistoryStore {
             ownerId: inbound.channel.isDm ? ownerId : null,
           },
         });
-        this.onConversationCreated(created.id);
+        this.onConversationCreated(created.id, byMessage);
         return created;
       },
     );
@@ -334,7 +337,7 @@ export class HistoryStore {
     };
     if (dmOwner !== null) return (await this.resolve(inbound)).conversation;
     const workspace = await this.workspaceOf(platform, workspaceExternalId);
-    return this.conversationOf(workspace.id, inbound, null);
+    return this.conversationOf(workspace.id, inbound, null, false);
   }
 
   /** Stores a post cairn started itself (no person's message answered): its deliveries hang on it. */
