@@ -11,9 +11,10 @@
  * is the whole key of a conversation scope's reads.
  */
 import type { Database, Db } from "../db/client.ts";
-import type { DirectSql } from "../db/direct.ts";
+import { sqlTime, type DirectSql } from "../db/direct.ts";
+import type { Provider } from "../db/migrate.ts";
+import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
-import { isUniqueViolation } from "../db/errors.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import type { ConversationScope } from "../ground/types.ts";
 
@@ -38,12 +39,20 @@ export class SessionStore {
   private readonly db: Db;
   private readonly direct: DirectSql;
   private readonly saveSnapshotSql: string;
+  /** A new open session; no row back when the conversation has one open already (ChatSession_one_open_idx). */
+  private readonly startSql: string;
+  private readonly provider: Provider;
 
   constructor(database: Database) {
     this.db = database.prisma;
     this.direct = database.direct;
+    this.provider = database.provider;
     this.saveSnapshotSql =
       database.provider === "sqlite" ? `UPDATE ChatSession SET snapshot = ? WHERE id = ?` : `UPDATE "ChatSession" SET snapshot = $1 WHERE id = $2`;
+    this.startSql =
+      database.provider === "sqlite"
+        ? `INSERT INTO ChatSession (id, conversationId, startedAt, lastActivityAt) VALUES (?, ?, ?, ?) ON CONFLICT (conversationId) WHERE endedAt IS NULL DO NOTHING RETURNING id`
+        : `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") VALUES ($1, $2, $3, $4) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
   }
 
   private remember(row: ChatSession): ChatSession {
@@ -104,16 +113,15 @@ export class SessionStore {
    */
   async start(scope: ConversationScope, now: Date): Promise<{ session: ChatSession; isNew: boolean }> {
     const { conversationId } = scope;
-    try {
-      const session = await this.db.chatSession.create({ data: { conversationId, startedAt: now, lastActivityAt: now } });
-      return { session: this.remember(session), isNew: true };
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      this.openOf.delete(conversationId);
-      const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null } });
-      if (!row) throw err;
-      return { session: this.remember(row), isNew: false };
-    }
+    // Below Prisma (direct.ts): every new session, so every new conversation's first message, sends it.
+    const session: ChatSession = { id: cuid(), conversationId, startedAt: now, lastActivityAt: now, endedAt: null, endReason: null, snapshot: null, summary: null, summaryThroughId: null };
+    const at = sqlTime(this.provider, now);
+    const [inserted] = await this.direct.rows(this.startSql, [session.id, conversationId, at, at]);
+    if (inserted) return { session: this.remember(session), isNew: true };
+    this.openOf.delete(conversationId);
+    const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null } });
+    if (!row) throw new Error(`conversation ${conversationId} has an open session that could not be read`);
+    return { session: this.remember(row), isNew: false };
   }
 
   /**

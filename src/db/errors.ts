@@ -12,17 +12,21 @@ export function isUniqueViolation(err: unknown): boolean {
 
 /**
  * Find-or-create that survives two callers racing to create the same row: the loser of the race
- * reads the winner's row instead of failing.
+ * reads the winner's row instead of failing. `create` may also say it lost by returning null (an
+ * insert that does nothing on conflict).
  */
-export async function findOrCreate<T>(find: () => Promise<T | null>, create: () => Promise<T>): Promise<T> {
+export async function findOrCreate<T>(find: () => Promise<T | null>, create: () => Promise<T | null>): Promise<T> {
   const found = await find();
   if (found) return found;
+  let violation: unknown = null;
   try {
-    return await create();
+    const created = await create();
+    if (created) return created;
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    const again = await find();
-    if (!again) throw err;
-    return again;
+    violation = err;
   }
+  const again = await find();
+  if (!again) throw violation ?? new Error("a row another caller created at the same moment could not be read");
+  return again;
 }

@@ -36,6 +36,13 @@ export interface HistorySql {
   sessionMessagesWith: (column: string) => string;
   /** Placeholders: workspace id, external id. */
   person: string;
+  /**
+   * A new person, PERSON_COLUMNS' values in order; no row back when the workspace has them already
+   * (another message's insert won the race: read them with `person`).
+   */
+  insertPerson: string;
+  /** A new conversation, CONVERSATION_COLUMNS' values in order; no row back when its key exists already. */
+  insertConversation: string;
   /** Placeholder: the conversation key. */
   conversation: string;
 }
@@ -65,6 +72,7 @@ function sqlFor(provider: Provider): HistorySql {
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
   const sessionRead = (extra: string): string =>
     `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`;
+  const insertOf = (table: string, columns: readonly string[]): string => `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) VALUES (${columns.map((_, i) => p(i + 1)).join(", ")})`;
   const insertRow = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})`;
   return {
     insertMessage: `${insertRow} RETURNING id`,
@@ -75,11 +83,28 @@ function sqlFor(provider: Provider): HistorySql {
     sessionMessages: sessionRead(""),
     sessionMessagesWith: (column) => sessionRead(`, ${column}`),
     person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
+    insertPerson: `${insertOf("Person", PERSON_COLUMNS)} ON CONFLICT (${q("workspaceId")}, ${q("externalId")}) DO NOTHING RETURNING ${select(PERSON_COLUMNS)}`,
+    insertConversation: `${insertOf("Conversation", CONVERSATION_COLUMNS)} ON CONFLICT (${q("key")}) DO NOTHING RETURNING ${select(CONVERSATION_COLUMNS)}`,
     conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
   };
 }
 
 export const HISTORY_SQL: Record<Provider, HistorySql> = { sqlite: sqlFor("sqlite"), postgresql: sqlFor("postgresql") };
+
+/** A row's values in `columns` order for an insert: times as `sqlTime`, booleans as 1 and 0. */
+function valuesOf<T extends object>(provider: Provider, columns: readonly (keyof T & string)[], row: T): SqlParam[] {
+  return columns.map((c) => {
+    const v: unknown = row[c];
+    if (v instanceof Date) return sqlTime(provider, v);
+    if (typeof v === "boolean") return v ? 1 : 0;
+    return v as SqlParam;
+  });
+}
+
+/** A new person's values, as `insertPerson` takes them. */
+export const personParams = (provider: Provider, person: Person): SqlParam[] => valuesOf(provider, PERSON_COLUMNS, person);
+/** A new conversation's values, as `insertConversation` takes them. */
+export const conversationParams = (provider: Provider, conversation: Conversation): SqlParam[] => valuesOf(provider, CONVERSATION_COLUMNS, conversation);
 
 /** A message's values in MESSAGE_COLUMNS order, as the insert statements take them. */
 export function messageParams(provider: Provider, m: Omit<Message, "id">): SqlParam[] {

@@ -6,11 +6,12 @@
  * rows (place.ts) and the search over its messages (search*.ts). Services import row types from here.
  */
 import type { Database, Db } from "../../db/client.ts";
-import type { DirectSql } from "../../db/direct.ts";
+import type { DirectSql, SqlParam } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
-import { assistantRow, conversationOf, HISTORY_SQL, messageOf, messageParams, personOf, type HistorySql } from "./rows.ts";
+import { assistantRow, conversationOf, conversationParams, HISTORY_SQL, messageOf, messageParams, personOf, personParams, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
+import { cuid } from "../../db/cuid.ts";
 import type { ConversationScope, Inbound, PersonScope, Platform, Scope, WorkspaceScope } from "../../ground/types.ts";
 import { TtlCache } from "../../ground/cache/ttl-cache.ts";
 import { workspaceScope } from "../../db/scopes.ts";
@@ -128,17 +129,23 @@ export class HistoryStore {
         return row ? conversationOf(row) : null;
       },
       async () => {
-        const created = await this.db.conversation.create({
-          data: {
-            workspaceId,
-            key,
-            channelId: inbound.channel.externalId,
-            threadId: inbound.channel.isDm ? null : inbound.threadId,
-            isDm: inbound.channel.isDm,
-            ownerId: inbound.channel.isDm ? ownerId : null,
-          },
-        });
-        this.onConversationCreated(created.id, byMessage);
+        const now = new Date();
+        const conversation: Conversation = {
+          id: cuid(),
+          workspaceId,
+          key,
+          channelId: inbound.channel.externalId,
+          threadId: inbound.channel.isDm ? null : inbound.threadId,
+          isDm: inbound.channel.isDm,
+          ownerId: inbound.channel.isDm ? ownerId : null,
+          createdAt: now,
+          lastMessageAt: now,
+          kind: "chat",
+          reviewedMemoryThrough: null,
+          reviewedSkillsThrough: null,
+        };
+        const created = await this.insertOnce(this.sql.insertConversation, conversationParams(this.provider, conversation), conversationOf);
+        if (created) this.onConversationCreated(created.id, byMessage);
         return created;
       },
     );
@@ -389,11 +396,21 @@ export class HistoryStore {
         const [row] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
         return row ? personOf(row) : null;
       },
-      () =>
-        this.db.person.create({
-          data: { workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false },
-        }),
+      async () => {
+        const now = new Date();
+        const person: Person = { id: cuid(), workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false, createdAt: now, updatedAt: now };
+        return this.insertOnce(this.sql.insertPerson, personParams(this.provider, person), personOf);
+      },
     );
+  }
+
+  /**
+   * An insert below Prisma that does nothing when the row exists (ON CONFLICT DO NOTHING: on
+   * PostgreSQL a failed statement would cost the pool its connection); null when another insert won.
+   */
+  private async insertOnce<T>(sql: string, params: SqlParam[], of: (row: readonly unknown[]) => T): Promise<T | null> {
+    const [row] = await this.direct.rows(sql, params);
+    return row ? of(row) : null;
   }
 
   /** The person's messages whose text is held: not those an erasure left as a tombstone. */
