@@ -10,7 +10,7 @@
  *   is frozen per session, as memory is); the text is checked again when read (scanStored).
  * Who may set it is the command's concern (admins only); this store takes any caller it is given.
  */
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
 import type { Person, Persona } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance } from "../db/revisions.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
@@ -25,17 +25,29 @@ export class PersonaError extends Error {}
 export type PersonaChange = { kind: "set"; persona: Persona; redacted: string[] } | { kind: "cleared" } | { kind: "unchanged" };
 
 export class PersonaStore {
+  private readonly db: Db;
+  private readonly readSql: string;
+
   constructor(
-    private readonly db: Db,
+    private readonly database: Pick<Database, "prisma" | "direct" | "provider">,
     readonly limit: number = DEFAULT_PERSONA_CHARS,
-  ) {}
+  ) {
+    this.db = database.prisma;
+    const pg = database.provider === "postgresql";
+    const time = (c: string): string => (pg ? `(extract(epoch FROM "${c}") * 1000)::float8` : `"${c}"`);
+    this.readSql = `SELECT "text", "updatedById", "scannedWith", ${time("createdAt")}, ${time("updatedAt")} FROM "Persona" WHERE "workspaceId" = ${pg ? "$1" : "?"}`;
+  }
 
   /**
    * Read once per new session (not cached: one primary-key read then, and a write on another
-   * replica reaches the next session here at once).
+   * replica reaches the next session here at once), below Prisma (db/direct.ts): every new
+   * session's first turn sends it.
    */
   async get(scope: WorkspaceScope): Promise<Persona | null> {
-    return this.db.persona.findUnique({ where: { workspaceId: scope.workspaceId } });
+    const [row] = await this.database.direct.rows(this.readSql, [scope.workspaceId]);
+    if (!row) return null;
+    const [text, updatedById, scannedWith, createdAt, updatedAt] = row as [string, string | null, string | null, string | number, string | number];
+    return { workspaceId: scope.workspaceId, text, updatedById, scannedWith, createdAt: new Date(createdAt), updatedAt: new Date(updatedAt) };
   }
 
   /** The person of this workspace who last set the persona (null: none recorded, or erased since). */
