@@ -17,7 +17,7 @@ forEachDatabase("the persona a new session reads", (getDb) => {
     const other = await history.resolve(inboundFor({ workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false }, "hi"));
     const scope = workspaceScopeOf(place);
     expect(await personas.get(scope)).toBeNull();
-    await personas.set(scope, "You are terse and cite the runbook.", { source: "command", actorId: place.person.id, sourceMessageId: null });
+    await personas.set(scope, "You are terse and cite the runbook.", { source: "tool", actorId: place.person.id, sourceMessageId: null });
     const read = await personas.get(scope);
     expect(read).toEqual(await db.prisma.persona.findUnique({ where: { workspaceId: scope.workspaceId } }));
     expect(read).toMatchObject({ text: "You are terse and cite the runbook.", updatedById: place.person.id });
