@@ -142,7 +142,7 @@ export class Core implements CorePort {
     this.teachers = new TeacherStore(db);
     this.trust = new TeamTrust({ ...DEFAULT_TEAM_WRITES, ...s.teamWrites }, s.access, this.teachers, this.history);
     // A team write reaches the whole workspace alone only when its writer may share alone (memory/reach.ts).
-    this.memory = new MemoryStore(db, s.budgets, (scope) => this.trust.reach(scope), now);
+    this.memory = new MemoryStore(db, s.budgets, (scope) => this.trust.reach(scope), now, deps.database);
     this.persona = new PersonaStore(deps.database, s.personaChars ?? DEFAULT_PERSONA_CHARS);
     this.skills = new SkillStore(db);
     this.revisions = new RevisionStore(db, [this.skills, this.memory], now);

@@ -10,7 +10,7 @@
  *   else's is kept where it was said, proposed for the team (share-store.ts moves it there).
  * - Errors are written for the model: they say exactly what to do next.
  */
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 
 export type { MemoryEntry };
@@ -20,7 +20,8 @@ import type { MemoryTarget, PersonScope, Scope, WorkspaceScope } from "../ground
 import { RULES_VERSION } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
-import { confirmableWhere, pendingWhere, targetWhere, visibleWhere } from "./where.ts";
+import { confirmableWhere, pendingWhere, targetWhere, visibleSql, visibleWhere } from "./where.ts";
+import { entryColumns, entryOf } from "./entry-rows.ts";
 import { heldLine, hereOf, pendingLine, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
 import { keepReplaced } from "./supersede-store.ts";
 import { disputedIds } from "./validity.ts";
@@ -63,6 +64,8 @@ export class MemoryStore {
     /** How far a person's team writes reach alone (admission/trust.ts): asked once per batch with a team write. */
     private readonly reachOf: ReachOf = WORKSPACE_REACH,
     private readonly now: () => Date = () => new Date(),
+    /** Where given, `visible` reads below Prisma (entry-rows.ts): a session's first turn reads every entry of its place. */
+    private readonly direct?: Pick<Database, "direct" | "provider">,
   ) {}
 
   /**
@@ -82,6 +85,12 @@ export class MemoryStore {
 
   /** Every active entry a prompt in this place may draw on, in one read, oldest first. */
   async visible(scope: Scope, kind?: MemoryKind): Promise<MemoryEntry[]> {
+    if (this.direct) {
+      const { provider } = this.direct;
+      const { where, params } = visibleSql(provider, scope, kind);
+      const rows = await this.direct.direct.rows(`SELECT ${entryColumns(provider)} FROM "MemoryEntry" e WHERE ${where} ORDER BY e."createdAt" ASC, e."id" ASC`, params);
+      return rows.map(entryOf);
+    }
     return this.db.memoryEntry.findMany({ where: { ...visibleWhere(scope), ...(kind ? { kind } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   }
 
