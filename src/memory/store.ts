@@ -20,8 +20,8 @@ import type { MemoryTarget, PersonScope, Scope, WorkspaceScope } from "../ground
 import { RULES_VERSION } from "../safety/scanner.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
 import { confirmPending } from "./pending-store.ts";
-import { confirmableWhere, pendingWhere, targetWhere, visibleSql, visibleWhere } from "./where.ts";
-import { entryColumns, entryOf } from "./entry-rows.ts";
+import { confirmableWhere, pendingWhere, targetWhere, visibleWhere } from "./where.ts";
+import { VisibleEntryStore } from "./visible-store.ts";
 import { heldLine, hereOf, pendingLine, proposedLine, WORKSPACE_REACH, type ReachOf } from "./reach.ts";
 import { keepReplaced } from "./supersede-store.ts";
 import { disputedIds } from "./validity.ts";
@@ -58,15 +58,20 @@ export class MemoryStore {
   /** Counts writes, so a read that raced a write is not cached. */
   private writes = 0;
 
+  /** The read below Prisma of what a place may see, where the core gives it the database (visible-store.ts). */
+  private readonly direct: VisibleEntryStore | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly budgets: MemoryBudgets,
     /** How far a person's team writes reach alone (admission/trust.ts): asked once per batch with a team write. */
     private readonly reachOf: ReachOf = WORKSPACE_REACH,
     private readonly now: () => Date = () => new Date(),
-    /** Where given, `visible` reads below Prisma (entry-rows.ts): a session's first turn reads every entry of its place. */
-    private readonly direct?: Pick<Database, "direct" | "provider">,
-  ) {}
+    /** Where given, `visible` reads below Prisma (visible-store.ts): a session's first turn reads every entry of its place. */
+    direct?: Pick<Database, "direct" | "provider">,
+  ) {
+    this.direct = direct && new VisibleEntryStore(direct);
+  }
 
   /**
    * Told of entries that came into force (added or replaced, active): the contradiction check
@@ -85,12 +90,7 @@ export class MemoryStore {
 
   /** Every active entry a prompt in this place may draw on, in one read, oldest first. */
   async visible(scope: Scope, kind?: MemoryKind): Promise<MemoryEntry[]> {
-    if (this.direct) {
-      const { provider } = this.direct;
-      const { where, params } = visibleSql(provider, scope, kind);
-      const rows = await this.direct.direct.rows(`SELECT ${entryColumns(provider)} FROM "MemoryEntry" e WHERE ${where} ORDER BY e."createdAt" ASC, e."id" ASC`, params);
-      return rows.map(entryOf);
-    }
+    if (this.direct) return this.direct.read(scope, kind);
     return this.db.memoryEntry.findMany({ where: { ...visibleWhere(scope), ...(kind ? { kind } : {}) }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
   }
 

@@ -2,9 +2,8 @@
  * The WHERE clauses memory is read through: what a scope may see of each target, and which pending
  * entries wait for a person. The only way entries are found, so a person's `user` entries reach only
  * that person, `channel` entries only that channel, and nothing crosses workspaces.
+ * `visibleWhere` has a twin in SQL for the read below Prisma (visible-store.ts); a test compares them.
  */
-import type { SqlParam } from "../db/direct.ts";
-import type { Provider } from "../db/migrate.ts";
 import type { MemoryTarget, PersonScope, Scope } from "../ground/types.ts";
 import { TARGETS } from "./entries.ts";
 
@@ -43,29 +42,6 @@ export function confirmableWhere(scope: PersonScope) {
 export function visibleWhere(scope: Scope) {
   const targets = TARGETS.filter((t) => !(t === "channel" && scope.isDm));
   return { OR: targets.map((t) => targetWhere(scope, t)) };
-}
-
-/**
- * `visibleWhere` for a statement below Prisma (entry-rows.ts), over the entries aliased `e`: the same
- * targets and conditions (a test compares the rows both find), with an optional kind.
- */
-export function visibleSql(provider: Provider, scope: Scope, kind?: string): { where: string; params: SqlParam[] } {
-  const params: SqlParam[] = [];
-  const p = (v: SqlParam): string => (params.push(v), provider === "postgresql" ? `$${params.length}` : "?");
-  const base = `e."workspaceId" = ${p(scope.workspaceId)} AND e."status" = 'active'`;
-  const of = (t: MemoryTarget): string | null => {
-    switch (t) {
-      case "user":
-        return `(e."scope" = 'user' AND e."ownerId" = ${p(scope.personId)})`;
-      case "channel":
-        return scope.isDm ? null : `(e."scope" = 'channel' AND e."channelKey" = ${p(scope.channelKey)})`;
-      case "team":
-        return `e."scope" = 'team'`;
-    }
-  };
-  const targets = TARGETS.map(of).filter((t): t is string => t !== null);
-  const where = `${base} AND (${targets.join(" OR ")})${kind ? ` AND e."kind" = ${p(kind)}` : ""}`;
-  return { where, params };
 }
 
 /** What a place may read of memory's history: the same targets as `visibleWhere`, their superseded rows. */

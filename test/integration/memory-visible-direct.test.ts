@@ -1,5 +1,5 @@
 /**
- * The entries a place may see, read below Prisma (memory/where.ts `visibleSql`, entry-rows.ts) as a
+ * The entries a place may see, read below Prisma (memory/visible-store.ts) as a
  * session's first turn reads them: the same rows, in the same order, with every column as Prisma
  * reads it, as the Prisma read (`visibleWhere`) for every kind of place, on both databases. The
  * scope rule is the same one written twice, so this compares them on entries of every scope.
