@@ -88,6 +88,29 @@ async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked:
   return parsed<Row>(rows);
 }
 
+/**
+ * Any `limit` of a source's matches in scope (unranked: whether they all fit is what the search
+ * asks). A MATERIALIZED CTE is planned for all its rows, so it reads the partial GIN index; under a
+ * plain LIMIT the planner took a sequential scan, expecting matches spread evenly, and with a
+ * million kept messages in the table it read them all for a word history has rarely or never
+ * (70-150 ms, and the scan's start moves with synchronized scans). Rows are pulled from the CTE
+ * as the LIMIT needs them.
+ */
+async function anyMatches(ctx: Ctx, source: Source, words: string[], limit: number): Promise<Row[]> {
+  const q = source.params(ctx).length + 1;
+  const rows = await run(
+    ctx,
+    `WITH x AS MATERIALIZED (
+       SELECT json_build_array(${PG_ROW}) AS r FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
+        WHERE m.search @@ q AND ${source.scope})
+     SELECT json_agg(r)::text AS j FROM (SELECT r FROM x LIMIT $${q + 1}) y`,
+    ...source.params(ctx),
+    words.join(" | "),
+    limit,
+  );
+  return parsed<Row>(rows);
+}
+
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
 export const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
 const PG_FROM = `"Message" m JOIN "Conversation" c ON c.id = m."conversationId"`;
@@ -138,7 +161,7 @@ export const postgresQueries: Queries = {
       await run(ctx, `SELECT id, "displayName" FROM "Person" WHERE "workspaceId" = $1 AND "displayName" IS NOT NULL AND "isBot" = false`, ctx.scope.workspaceId),
     );
   },
-  async lexical(ctx, words, limit, ranked, common) {
+  async lexical(ctx, words, limit, ranked, common, fits = false) {
     const out: Row[] = [];
     for (const source of wordSources(ctx)) {
       if (source.recent) {
@@ -146,6 +169,10 @@ export const postgresQueries: Queries = {
         continue;
       }
       const q = source.params(ctx).length + 1;
+      if (!ranked && fits) {
+        out.push(...(await anyMatches(ctx, source, words, limit)));
+        continue;
+      }
       // Every word common (search-queries.ts `RECENT_WINDOW`): ranked among the newest matches, read
       // backwards by id, not among every message holding one of them.
       const matches = `SELECT m.* FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q

@@ -92,7 +92,8 @@ export interface Queries {
    * Messages in scope matching any word; ranked by the database only when `ranked`. `common`: every
    * word is known to be in DF_CAP messages or more (a hint for the plan; the rows are the same).
    */
-  lexical(ctx: Ctx, words: string[], limit: number, ranked: boolean, common: boolean): Promise<Row[]>;
+  /** `fits`: every word's count in scope is known to be small (the unranked look may read all its matches). */
+  lexical(ctx: Ctx, words: string[], limit: number, ranked: boolean, common: boolean, fits?: boolean): Promise<Row[]>;
   cjk(ctx: Ctx, q: AnalyzedQuery, limit: number): Promise<Row[]>;
   /**
    * Up to `window` messages on each side of each anchor in its conversation, in scope. The ids come

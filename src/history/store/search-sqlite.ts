@@ -19,8 +19,15 @@ function visibleConversation(person: string, readable: string): string {
 
 /** History in scope, as message_fts holds it (every row but channel knowledge); params chatParams(ctx). */
 const SQLITE_CHAT_SCOPE = `m.workspaceId = ? AND (c.isDm = 0 OR c.ownerId = ?) AND (m.sessionId IS NULL OR m.sessionId <> ?) AND m.status <> 'failed'`;
-/** Channel knowledge in scope, as knowledge_fts holds it; params knowledgeParams(ctx). */
-const SQLITE_KNOWLEDGE_SCOPE = `m.workspaceId = ? AND c.kind = 'channel' AND c.channelId IN (SELECT value FROM json_each(?)) AND m.status <> 'failed'`;
+/**
+ * Channel knowledge in scope, as knowledge_fts holds it; params knowledgeParams(ctx), then the
+ * workspace again. The readable channels' conversations are looked up once (a list SQLite builds
+ * before the scan) and each match is checked against it on the message row alone: joining every
+ * match to its conversation and the JSON list cost most of a scan that walks the matches of
+ * channels the asker cannot read (0.23 s -> 0.14 s for 5,000 matches past 250,000 others).
+ */
+const SQLITE_KNOWLEDGE_SCOPE = `m.conversationId IN (SELECT c.id FROM "Conversation" c WHERE c.workspaceId = ? AND c.kind = 'channel' AND c.channelId IN (SELECT value FROM json_each(?)))
+  AND m.workspaceId = ? AND m.status <> 'failed'`;
 
 /** One full-text index and the scope its rows are checked against. */
 interface Source {
@@ -29,9 +36,17 @@ interface Source {
   params: (ctx: Ctx) => SqlParam[];
   /** Read newest first, its ranking bounded to the newest RECENT_WINDOW matches. */
   recent?: boolean;
+  /** The scope reads the message alone: no join to its conversation. */
+  messageOnly?: boolean;
 }
 const CHAT: Source = { table: "message_fts", scope: SQLITE_CHAT_SCOPE, params: chatParams };
-const KNOWLEDGE: Source = { table: "knowledge_fts", scope: SQLITE_KNOWLEDGE_SCOPE, params: knowledgeParams, recent: true };
+const KNOWLEDGE: Source = {
+  table: "knowledge_fts",
+  scope: SQLITE_KNOWLEDGE_SCOPE,
+  params: (ctx) => [...knowledgeParams(ctx), ctx.scope.workspaceId],
+  recent: true,
+  messageOnly: true,
+};
 /** History and channel knowledge: the knowledge index only for someone who can read a listened channel. */
 const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLEDGE] : [CHAT]);
 
@@ -58,6 +73,15 @@ const shownParams = (ctx: Ctx, show: Shown): SqlParam[] => [
   ctx.scope.workspaceId,
 ];
 
+/**
+ * An index's matches joined to their messages (and conversations, unless the scope reads the
+ * message alone). CROSS JOIN keeps the index first: its order is the one read (newest first).
+ */
+const fromMatches = (source: Source): string =>
+  source.messageOnly
+    ? `${source.table} CROSS JOIN "Message" m ON m.id = ${source.table}.rowid`
+    : `${source.table} JOIN "Message" m ON m.id = ${source.table}.rowid JOIN "Conversation" c ON c.id = m.conversationId`;
+
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
@@ -68,9 +92,7 @@ async function sqliteMatch(ctx: Ctx, source: Source, terms: string[], limit: num
   // thousands of messages, and bm25 over all of them took seconds.
   const recent = source.recent === true;
   const inner = `SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}
-         FROM ${table}
-         JOIN "Message" m ON m.id = ${table}.rowid
-         JOIN "Conversation" c ON c.id = m.conversationId
+         FROM ${fromMatches(source)}
         WHERE ${table} MATCH ? AND ${source.scope}`;
   const candidates = recent
     ? ranked
@@ -114,8 +136,8 @@ export const sqliteQueries: Queries = {
     const out = words.map(() => 0);
     for (const source of wordSources(ctx)) {
       const parts = words.map(
-        (_, i) => `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM ${source.table} JOIN "Message" m ON m.id = ${source.table}.rowid
-                   JOIN "Conversation" c ON c.id = m.conversationId WHERE ${source.table} MATCH ? AND ${source.scope} LIMIT ${DF_CAP})) AS n`,
+        (_, i) => `SELECT ${i} AS i, (SELECT count(*) FROM (SELECT 1 FROM ${fromMatches(source)}
+                   WHERE ${source.table} MATCH ? AND ${source.scope} LIMIT ${DF_CAP})) AS n`,
       );
       const rows = await run(ctx, parts.join(" UNION ALL "), ...words.flatMap((w) => [`"${w}"`, ...source.params(ctx)]));
       for (const r of rows) out[n(r[0])] = Math.min(DF_CAP, out[n(r[0])]! + n(r[1]));

@@ -15,10 +15,10 @@ import type { Scope } from "../../ground/types.ts";
 import { analyzeQuery } from "../query.ts";
 import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type RankingOptions, type TermCounts } from "../rank.ts";
 import { postgresQueries } from "./search-postgres.ts";
-import { DF_CAP, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
+import { DF_CAP, readsKnowledge, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
 import { sqliteQueries } from "./search-sqlite.ts";
 import { nearestMessages, type QueryVector } from "./search-vectors.ts";
-import { collectionStats } from "./collection-stats.ts";
+import { collectionStats, documentFrequencies, keptDocs } from "./collection-stats.ts";
 import { fuseRanks } from "../../ground/vector.ts";
 import { docKeys, fold, makeSnippet } from "../text.ts";
 
@@ -61,6 +61,8 @@ export interface SearchOptions {
 
 /** Candidates fetched per query: enough that truncation by the database's own rank rarely matters. */
 const MAX_CANDIDATES = 400;
+/** A workspace with more messages than this has its words counted before its first look (searchMessages). */
+const BIG_SCOPE = 25 * MAX_CANDIDATES;
 /** Candidates whose neighbours are fetched. */
 const MAX_ANCHORS = 40;
 
@@ -72,22 +74,38 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
   const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
   const words = q.terms.map((t) => t.word);
+  // Each word's count in scope comes first (kept a while, collection-stats.ts; a rare word's is
+  // cheap): a word in more than MAX_CANDIDATES messages means they do not all fit, and the first,
+  // unranked look would only be thrown away for the ranked one below. On channel knowledge that
+  // look was a newest-first scan past the matches of every channel the asker cannot read; on
+  // PostgreSQL, a sequential scan through kept messages. (Counts are per asker, not per session
+  // left out: were a session to hold most of a word's matches, they would fit after all, and
+  // are then read by their rarer words, as when they do not.)
+  // Only where a scan could be long: channel knowledge, or a workspace of more than BIG_SCOPE
+  // messages (as last counted). In a smaller one the unranked look stops at its LIMIT sooner than a
+  // count returns (LoCoMo, PostgreSQL: p50 3.9 ms, 5.2 with the count first); there it runs at once,
+  // and words are counted only when the matches do not fit.
+  const asker = askerKey(ctx);
+  const countFirst = readsKnowledge(ctx) || (keptDocs(db, scope.workspaceId) ?? 0) > BIG_SCOPE;
+  const count = () => (words.length > 0 ? documentFrequencies(db, asker, words, (missing) => sql.df(ctx, missing)) : Promise.resolve([]));
+  const counting = countFirst ? count() : null;
+  const many = counting ? counting.then((counts) => counts.some((n) => n > MAX_CANDIDATES)) : Promise.resolve(false);
 
   const [stats, people, lexical, cjk, closest] = await Promise.all([
     collectionStats(db, scope.workspaceId, () => sql.stats(ctx)),
     options.author > 0 && q.nameWords.length > 0 ? cached(ctx, "people", () => sql.people(ctx)) : Promise.resolve([]),
-    words.length > 0 ? sql.lexical(ctx, words, MAX_CANDIDATES + 1, false, knownCommon(ctx, words)) : Promise.resolve([]),
+    many.then((skip) => (words.length > 0 && !skip ? sql.lexical(ctx, words, MAX_CANDIDATES + 1, false, false, countFirst) : [])),
     q.grams.length > 0 ? sql.cjk(ctx, q, MAX_CANDIDATES) : Promise.resolve([]),
     vector ? nearestMessages(ctx, vector, opts.limit * 2) : Promise.resolve([]),
   ]);
   let found = lexical;
   // When every match fits, document frequencies are counted among the candidates (exact) and the
-  // database need not rank them. When they do not, the database counts them, words found in most
-  // of the scope's messages are left out of the candidate query (they would flood it; they still
-  // count in the score of the rest), and its own rank picks which candidates to keep.
+  // database need not rank them. When they do not, the database's counts are used, words found in
+  // most of the scope's messages are left out of the candidate query (they would flood it; they
+  // still count in the score of the rest), and its own rank picks which candidates to keep.
   const df = new Map<string, number>();
-  if (lexical.length > MAX_CANDIDATES) {
-    const counts = await documentFrequencies(ctx, words, (missing) => sql.df(ctx, missing));
+  if ((await many) || lexical.length > MAX_CANDIDATES) {
+    const counts = await (counting ?? count());
     // Forms of one word ("go", "went") share a key: a message holds one or the other, so they add up.
     q.terms.forEach((t, i) => df.set(t.key, Math.min((df.get(t.key) ?? 0) + (counts[i] ?? 0), DF_CAP)));
     const common = Math.max(2000, stats.docs * 0.25);
@@ -224,10 +242,9 @@ export function sessionKey(sessionId: string | null, conversationId: string, cre
 }
 
 /**
- * Workspace figures (names of people; document frequencies per asker) are reused for a short while:
- * counting a big workspace costs more than a search, and a few seconds' staleness only nudges
- * weights (IDF) or misses a person who just joined; results are never read from the cache. The
- * message and session counts are kept longer, per workspace (collection-stats.ts).
+ * Names of people are reused for a short while: a few seconds' staleness only misses a person who
+ * just joined; results are never read from the cache. The message and session counts and the
+ * document frequencies per asker are kept longer (collection-stats.ts).
  */
 const CACHE_TTL_MS = 30_000;
 const caches = new WeakMap<Database, Map<string, { at: number; value: unknown }>>();
@@ -263,22 +280,6 @@ async function cached<T>(ctx: Ctx, what: "people", load: () => Promise<T>): Prom
   return freshEntry(ctx, key, () => value);
 }
 
-/**
- * Document frequencies are workspace figures too (they weigh words, IDF), kept per asker's scope
- * for the same short while as names, word by word: counting a common word up to DF_CAP read
- * thousands of rows, in history and in every readable channel, for each search that had it.
- */
-async function documentFrequencies(ctx: Ctx, words: string[], count: (missing: string[]) => Promise<number[]>): Promise<number[]> {
-  const counts = freshEntry(ctx, `df|${askerKey(ctx)}`, () => new Map<string, number>());
-  const missing = [...new Set(words.filter((w) => !counts.has(w)))];
-  if (missing.length > 0) (await count(missing)).forEach((n, i) => counts.set(missing[i]!, n));
-  return words.map((w) => counts.get(w)!);
-}
-/** Whether every word's count, kept from a search a moment ago, reached DF_CAP. */
-function knownCommon(ctx: Ctx, words: string[]): boolean {
-  const counts = freshValue<Map<string, number>>(ctx, `df|${askerKey(ctx)}`);
-  return counts !== undefined && words.every((w) => (counts.get(w) ?? 0) >= DF_CAP);
-}
 
 /** People the query names: a query word equal to a display name or to its first word ("alice"). */
 function resolveNames(people: readonly Person[], words: readonly string[]): string[] {
