@@ -11,7 +11,7 @@
  * is the whole key of a conversation scope's reads.
  */
 import type { Database, Db } from "../db/client.ts";
-import { sqlTime, type DirectSql } from "../db/direct.ts";
+import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
 import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
@@ -21,6 +21,9 @@ import type { ConversationScope } from "../ground/types.ts";
 export type { ChatSession } from "../db/generated/sqlite/client.ts";
 
 const SESSION_CACHE_TTL_MS = 60_000;
+
+/** A session's time columns, in the order `readOne` reads them. */
+const SESSION_TIMES = ["startedAt", "lastActivityAt", "endedAt"];
 
 /** `openOf`'s value for a conversation known to have no open session. */
 const NONE = "";
@@ -42,6 +45,8 @@ export class SessionStore {
   /** A new open session; no row back when the conversation has one open already (ChatSession_one_open_idx). */
   private readonly startSql: string;
   private readonly provider: Provider;
+  /** The reads a message or a new session's first turn sends (open, previous, get), below Prisma. */
+  private readonly readSql: { open: string; previous: string; get: string };
 
   constructor(database: Database) {
     this.db = database.prisma;
@@ -53,6 +58,33 @@ export class SessionStore {
       database.provider === "sqlite"
         ? `INSERT INTO ChatSession (id, conversationId, startedAt, lastActivityAt) VALUES (?, ?, ?, ?) ON CONFLICT (conversationId) WHERE endedAt IS NULL DO NOTHING RETURNING id`
         : `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") VALUES ($1, $2, $3, $4) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
+    const pg = database.provider === "postgresql";
+    const p = (n: number): string => (pg ? `$${n}` : "?");
+    const time = (c: string): string => (pg ? `(extract(epoch FROM "${c}") * 1000)::float8` : `"${c}"`);
+    const select = `SELECT id, "conversationId", ${SESSION_TIMES.map(time).join(", ")}, "endReason", snapshot, summary, "summaryThroughId" FROM "ChatSession"`;
+    this.readSql = {
+      open: `${select} WHERE "conversationId" = ${p(1)} AND "endedAt" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
+      previous: `${select} WHERE "conversationId" = ${p(1)} AND id <> ${p(2)} AND "endedAt" IS NOT NULL ORDER BY "startedAt" DESC LIMIT 1`,
+      get: `${select} WHERE id = ${p(1)} AND "conversationId" = ${p(2)}`,
+    };
+  }
+
+  /** One row of `readSql`'s statements, or null. */
+  private async readOne(sql: string, params: SqlParam[]): Promise<ChatSession | null> {
+    const [r] = await this.direct.rows(sql, params);
+    if (!r) return null;
+    const at = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string | number));
+    return {
+      id: r[0] as string,
+      conversationId: r[1] as string,
+      startedAt: at(r[2])!,
+      lastActivityAt: at(r[3])!,
+      endedAt: at(r[4]),
+      endReason: r[5] as string | null,
+      snapshot: r[6] as string | null,
+      summary: r[7] as string | null,
+      summaryThroughId: r[8] === null ? null : Number(r[8]),
+    };
   }
 
   private remember(row: ChatSession): ChatSession {
@@ -91,7 +123,7 @@ export class SessionStore {
     if (id === NONE) return null;
     const cached = id === undefined ? undefined : this.rows.get(id);
     if (cached && cached.endedAt === null) return cached;
-    const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null }, orderBy: { startedAt: "desc" } });
+    const row = await this.readOne(this.readSql.open, [conversationId]);
     return row && this.remember(row);
   }
 
@@ -132,7 +164,7 @@ export class SessionStore {
     const { conversationId } = scope;
     const cached = this.rows.get(sessionId);
     if (cached?.conversationId === conversationId) return cached;
-    const row = await this.db.chatSession.findFirst({ where: { id: sessionId, conversationId } });
+    const row = await this.readOne(this.readSql.get, [sessionId, conversationId]);
     if (!row) throw new Error(`no session ${sessionId} in conversation ${conversationId}`);
     return this.remember(row);
   }
@@ -140,10 +172,7 @@ export class SessionStore {
   /** The conversation's session before `sessionId`: the latest one ended, or null. */
   async previous(scope: ConversationScope, sessionId: string): Promise<ChatSession | null> {
     if (this.inFirstSession(scope.conversationId)) return null;
-    const row = await this.db.chatSession.findFirst({
-      where: { conversationId: scope.conversationId, id: { not: sessionId }, endedAt: { not: null } },
-      orderBy: { startedAt: "desc" },
-    });
+    const row = await this.readOne(this.readSql.previous, [scope.conversationId, sessionId]);
     return row && this.remember(row);
   }
 

@@ -116,7 +116,7 @@ export class Intake {
       if (!rate.ok) return { turn: this.limited(place, session.id, stored.id, rate.retryAfterMs, lease()) };
       // A new session's first message (without a context block) is all of its history so far; in a
       // conversation's first session nobody can have a correction open yet (no earlier reply).
-      const known = isNew && !inbound.context?.trim() && !opts.context ? { messages: [{ ...stored, author: place.person }], correctionOpen: !sessions.inFirstSession(scopeOf(place)) } : null;
+      const known = isNew && !inbound.context?.trim() && !opts.context ? { messages: [{ ...stored, author: place.person }], correctionOpen: !sessions.inFirstSession(scopeOf(place)), unchecked: true } : null;
       return {
         turn: queue.run(key, async () => {
           // Stopping: the message is stored under a lease already handed back; another replica answers it.

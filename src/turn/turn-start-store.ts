@@ -16,10 +16,14 @@ export interface TurnStart {
   messages: HistoryMessage[];
   /** False only when the read found no correction `claim` could take: then the turn skips it. */
   correctionOpen: boolean;
+  /** True when nothing looked yet (`correctionOpen` true only because nobody could say). */
+  unchecked?: boolean;
 }
 
 export class TurnStartStore {
   private readonly sql: string;
+  /** The open-correction check alone, for a turn with no session read to ride on (a new session's first message). */
+  private readonly probeSql: string;
 
   constructor(
     private readonly database: Pick<Database, "provider" | "direct">,
@@ -27,6 +31,14 @@ export class TurnStartStore {
     private readonly corrections: Pick<CorrectionStore, "openSince">,
   ) {
     this.sql = HISTORY_SQL[database.provider].sessionMessagesWith(openCorrectionColumn(database.provider, 8));
+    this.probeSql = `SELECT ${openCorrectionColumn(database.provider, 1)}`;
+  }
+
+  /** Whether `claim` could find a correction the speaker has open in the conversation: one statement below Prisma. */
+  async correctionOpen(scope: Scope): Promise<boolean> {
+    const since = sqlTime(this.database.provider, this.corrections.openSince());
+    const [row] = await this.database.direct.rows(this.probeSql, [scope.workspaceId, scope.conversationId, scope.personId, since]);
+    return row !== undefined && row[0] !== null;
   }
 
   /** The session's person messages with ids in (afterUserId, throughUserId], with their replies. */

@@ -49,7 +49,7 @@ export interface TurnDeps {
   tools: ToolRegistry;
   history: HistoryStore;
   /** The session read with the open-correction check in one statement (without it: two reads). */
-  starts?: Pick<TurnStartStore, "read">;
+  starts?: Pick<TurnStartStore, "read" | "correctionOpen">;
   /** The reply stored with its trace in one statement where the database can (without it: two writes). */
   ends?: Pick<TurnEndStore, "record">;
   memory: MemoryStore;
@@ -117,7 +117,7 @@ export class TurnRunner {
       // the message's vector is asked for while the correction is claimed.
       const near = inPlace.length > MEANING.minOthers ? this.deps.embeddings?.similarity(scope, asked, inPlace.map((l) => l.id)) : undefined;
       // The person's message after cairn asked them what it should have done: the correction.
-      const correction = start.correctionOpen ? await learning.claimCorrection(scope, messageId) : null;
+      const correction = (await this.mayBeOpen(scope, start)) ? await learning.claimCorrection(scope, messageId) : null;
       const lessons = relevantLessons(inPlace, asked, undefined, earlier, await near);
       shownLessons = lessons.map((l) => l.id);
       // Each lesson names who taught it; the names come from the history's cache of people.
@@ -169,6 +169,16 @@ export class TurnRunner {
       this.deps.providers?.replied(scope, { question, answer: text, messageId, replyMessageId: reply.id });
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
+  /**
+   * Whether the speaker may have a correction open. A new session's first message has no session
+   * read for the check to ride on: the store's check alone (below Prisma) asks, and `claim` (a read
+   * and a conditional update) runs only when one is there.
+   */
+  private async mayBeOpen(scope: Scope, start: TurnStart): Promise<boolean> {
+    if (!start.correctionOpen) return false;
+    return this.deps.starts && start.unchecked ? this.deps.starts.correctionOpen(scope) : true;
   }
 
   /** The session's messages; whether a correction may be open comes with them when the store can say. */

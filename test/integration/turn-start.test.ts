@@ -59,6 +59,22 @@ forEachDatabase("a turn's first read", (getDb) => {
     expect((await t.read()).correctionOpen).toBe(false);
   });
 
+  it("answers the check alone (a new session's first message) exactly as the read's column does", async () => {
+    const t = await setUp();
+    const starts = new TurnStartStore(t.db as Database, t.history, t.corrections);
+    const scope = scopeOf(t.place);
+    expect(await starts.correctionOpen(scope)).toBe(false);
+    const asked = await open(t.corrections, t.place, t.a1.id, t.place.person.id);
+    expect(await starts.correctionOpen(scope)).toBe(true);
+    expect(await starts.correctionOpen(scopeOf(await t.history.resolve(inboundFor({ ...t.o, user: "U2" }, "hi"))))).toBe(false);
+    t.clock.now = new Date(asked!.createdAt.getTime() + WINDOW_MS + 1);
+    expect(await starts.correctionOpen(scope)).toBe((await t.read()).correctionOpen);
+    t.clock.now = new Date(asked!.createdAt.getTime() + 1_000);
+    expect(await starts.correctionOpen(scope)).toBe(true);
+    await t.corrections.claim(scope, t.q2.id);
+    expect(await starts.correctionOpen(scope)).toBe(false);
+  });
+
   it("does not count another person's correction in the same conversation as open", async () => {
     const t = await setUp();
     const other = await t.history.resolve(inboundFor({ ...t.o, user: "U2" }, "hi"));
