@@ -11,7 +11,15 @@
  * messages), searched from a person's place: the baseline. Then BENCH_KNOWLEDGE_MESSAGES (default
  * 1,000,000) messages kept in 20 listened channels of that workspace (through the backfill job),
  * and the same queries again, by someone who can read none of them and by someone who can read
- * half. p50 / p95 ms and the ratio to the baseline.
+ * half. p50 / p95 ms and the ratio to the baseline. Their text comes from a 60-word vocabulary:
+ * the pessimistic case, where three words match a large share of everything.
+ *
+ * Realistic text: searched the same way in a second workspace of the same history, its baseline taken
+ * with the history alone, then BENCH_KNOWLEDGE_MESSAGES kept messages in 20 more listened channels
+ * whose text is LoCoMo conversation text (dev set, bench/lib/knowledge-text.ts: the turns of its
+ * conversations in turn, cycled), queried with 200 LoCoMo questions (categories 1-4). A workspace of
+ * its own so it holds as many kept messages as the pessimistic one; the pessimistic messages stay
+ * in the database beside it. Skipped, with the reason in the table, when the data is absent.
  */
 import { openBenchDatabase } from "./lib/db.ts";
 import { benchCore } from "./lib/core.ts";
@@ -26,6 +34,8 @@ import type { Scope } from "../src/ground/types.ts";
 import type { Database } from "../src/db/client.ts";
 import type { BenchOutcome } from "./run.ts";
 import { placeScope } from "../src/db/scopes.ts";
+import { loadLoCoMo, type LoCoMo } from "./lib/locomo.ts";
+import { conversationQueries, fillWithConversations } from "./lib/knowledge-text.ts";
 
 const WORDS = (
   "deploy release staging production rollback migration database index query latency cache queue worker review merge branch pipeline build " +
@@ -59,6 +69,27 @@ async function backfill(core: Core, workspace: string, channel: string): Promise
   return (now() - t0) / 1000;
 }
 
+/** The 20 listened channels of `workspace` filled by `fillChannel`, each kept through the backfill job; seconds. */
+async function keepChannels(core: Core, workspace: string, channels: readonly string[], fillChannel: (p: ChannelPlatform, channel: string, index: number) => void): Promise<number> {
+  const p = channelPlatform("slack", workspace);
+  core.attach(p);
+  const t0 = now();
+  for (const [i, channel] of channels.entries()) {
+    fillChannel(p, channel, i);
+    await backfill(core, workspace, channel);
+    p.history.delete(channel);
+    process.stderr.write(`  kept ${channel} (${Math.round((now() - t0) / 1000)} s)\n`);
+  }
+  return (now() - t0) / 1000;
+}
+
+/** A person of the seeded `workspace`, searching from a DM of theirs. */
+async function askerIn(core: Core, workspace: string): Promise<Scope> {
+  const ws = await core.history.workspaceOf("slack", workspace);
+  const person = await core.history.person(scopeOfWorkspace(ws), { externalId: seedUser(0) });
+  return placeScope(person, { id: "bench", workspaceId: ws.id, channelId: "bench", isDm: true });
+}
+
 async function searchTimes(db: Database, scope: Scope, queries: readonly string[], readable: readonly string[]): Promise<{ p50: number; p95: number; hits: number }> {
   const ms: number[] = [];
   let hits = 0;
@@ -70,6 +101,19 @@ async function searchTimes(db: Database, scope: Scope, queries: readonly string[
     ms.push(now() - t0);
   }
   return { p50: round(percentile(ms, 50)), p95: round(percentile(ms, 95)), hits };
+}
+
+function locomoAbsent(): string {
+  return `LoCoMo data not found at ${process.env.LOCOMO_PATH ?? "../shared/bench/locomo/locomo-dev.json"} (set LOCOMO_PATH)`;
+}
+
+/** The realistic row: 20 channels of LoCoMo text kept in the asker's workspace, then the questions by a reader of none and of half. */
+async function realistic(core: Core, db: Database, data: LoCoMo, scope: Scope, queries: readonly string[], share: number) {
+  const channels = Array.from({ length: 20 }, (_, i) => `R${i}`);
+  const seconds = await keepChannels(core, seedWorkspace(1), channels, (p, channel, i) => fillWithConversations(p, channel, i, share, data));
+  const none = await searchTimes(db, scope, queries, []);
+  const half = await searchTimes(db, scope, queries, channels.slice(0, 10));
+  return { seconds, none, half };
 }
 
 export async function run(): Promise<BenchOutcome> {
@@ -98,26 +142,22 @@ export async function run(): Promise<BenchOutcome> {
     // Search: history first (the baseline), then a million kept messages beside it.
     const historyPlan: SeedPlan = { workspaces: 10, messages: Number(process.env.BENCH_KNOWLEDGE_HISTORY ?? 200_000), memoryEntries: 100, skills: 10, peoplePerWorkspace: 20, channelsPerWorkspace: 10 };
     await seed(bench.provider, bench.url, historyPlan);
-    const ws = await core.history.workspaceOf("slack", seedWorkspace(0));
-    const person = await core.history.person(scopeOfWorkspace(ws), { externalId: seedUser(0) });
-    const scope: Scope = placeScope(person, { id: "bench", workspaceId: ws.id, channelId: "bench", isDm: true });
+    const scope = await askerIn(core, seedWorkspace(0));
     const queries = Array.from({ length: 200 }, () => `${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]} ${WORDS[Math.floor(r() * WORDS.length)]}`);
     const baseline = await searchTimes(bench.database, scope, queries, []);
+    // The realistic row's baseline, also with the history alone (its own rng: the rows above stay as they were).
+    const data = loadLoCoMo();
+    const realScope = data ? await askerIn(core, seedWorkspace(1)) : null;
+    const realQueries = data ? conversationQueries(data, 200, rng(29)) : [];
+    const realBaseline = realScope ? await searchTimes(bench.database, realScope, realQueries, []) : null;
 
     const total = Number(process.env.BENCH_KNOWLEDGE_MESSAGES ?? 1_000_000);
+    const share = Math.floor(total / 20);
     const channels = Array.from({ length: 20 }, (_, i) => `K${i}`);
-    const p = channelPlatform("slack", seedWorkspace(0));
-    core.attach(p);
-    const t0 = now();
-    for (const channel of channels) {
-      fill(p, channel, Math.floor(total / channels.length), r);
-      await backfill(core, seedWorkspace(0), channel);
-      p.history.delete(channel);
-      process.stderr.write(`  kept ${channel} (${Math.round((now() - t0) / 1000)} s)\n`);
-    }
-    const seedSeconds = (now() - t0) / 1000;
+    const seedSeconds = await keepChannels(core, seedWorkspace(0), channels, (p, channel) => fill(p, channel, share, r));
     const none = await searchTimes(bench.database, scope, queries, []);
     const half = await searchTimes(bench.database, scope, queries, channels.slice(0, 10));
+    const real = data && realScope && realBaseline ? await realistic(core, bench.database, data, realScope, realQueries, share) : null;
 
     const rows: (string | number)[][] = [
       [`backfill, ${backfillCount} messages (median of 3)`, `${round(median(batched), 0)} msg/s`, `live one by one: ${round(median(live), 0)} msg/s`, `${round(median(batched) / median(live), 1)}x`],
@@ -125,6 +165,13 @@ export async function run(): Promise<BenchOutcome> {
       [`search, ${historyPlan.messages} history (baseline)`, `${baseline.p50} / ${baseline.p95} ms`, `${baseline.hits} hits`, "1.0x"],
       [`+ ${total} kept, reader of none`, `${none.p50} / ${none.p95} ms`, `${none.hits} hits`, `${round(none.p95 / baseline.p95, 2)}x p95`],
       [`+ ${total} kept, reader of 10 of 20 channels`, `${half.p50} / ${half.p95} ms`, `${half.hits} hits`, `${round(half.p95 / baseline.p95, 2)}x p95`],
+      ...(real && realBaseline
+        ? [
+            [`realistic: LoCoMo questions, ${historyPlan.messages} history (baseline)`, `${realBaseline.p50} / ${realBaseline.p95} ms`, `${realBaseline.hits} hits`, "1.0x"],
+            [`+ ${total} kept LoCoMo text, reader of none`, `${real.none.p50} / ${real.none.p95} ms`, `${real.none.hits} hits`, `${round(real.none.p95 / realBaseline.p95, 2)}x p95`],
+            [`+ ${total} kept LoCoMo text, reader of 10 of 20`, `${real.half.p50} / ${real.half.p95} ms`, `${real.half.hits} hits`, `${round(real.half.p95 / realBaseline.p95, 2)}x p95`],
+          ]
+        : [[`realistic text: skipped, ${locomoAbsent()}`, "", "", ""]]),
     ];
     return {
       name: "knowledge",
@@ -134,6 +181,10 @@ export async function run(): Promise<BenchOutcome> {
         backfill: { messages: backfillCount, batchedPerSecond: batched.map((x) => round(x, 0)), livePerSecond: live.map((x) => round(x, 0)) },
         bulk: { messages: total, seconds: round(seedSeconds, 1) },
         search: { historyMessages: historyPlan.messages, kept: total, baseline, readerOfNone: none, readerOfHalf: half },
+        realistic:
+          real && realBaseline && data
+            ? { conversations: data.conversations.length, turns: data.conversations.reduce((n, c) => n + c.turns.length, 0), queries: realQueries.length, keptSeconds: round(real.seconds, 1), baseline: realBaseline, readerOfNone: real.none, readerOfHalf: real.half }
+            : { skipped: locomoAbsent() },
       },
     };
   } finally {
