@@ -97,8 +97,8 @@ export class TurnRunner {
     try {
       const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
       let summary = session.summary;
-      // A new session's first message has no read for the correction check to ride on: claim looks,
-      // unless the intake knows none can be open (the conversation's first session).
+      // A new session's first message has no read for the correction check to ride on: it is asked
+      // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
       const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId));
       let messages = start.messages;
       const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
