@@ -11,7 +11,7 @@
  * is the whole key of a conversation scope's reads.
  */
 import type { Database, Db } from "../db/client.ts";
-import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
+import { sqlTime, timeColumn, type DirectSql, type SqlParam } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
 import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
@@ -60,7 +60,7 @@ export class SessionStore {
         : `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") VALUES ($1, $2, $3, $4) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
     const pg = database.provider === "postgresql";
     const p = (n: number): string => (pg ? `$${n}` : "?");
-    const time = (c: string): string => (pg ? `(extract(epoch FROM "${c}") * 1000)::float8` : `"${c}"`);
+    const time = (c: string): string => timeColumn(database.provider, `"${c}"`);
     const select = `SELECT id, "conversationId", ${SESSION_TIMES.map(time).join(", ")}, "endReason", snapshot, summary, "summaryThroughId" FROM "ChatSession"`;
     this.readSql = {
       open: `${select} WHERE "conversationId" = ${p(1)} AND "endedAt" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
@@ -151,7 +151,7 @@ export class SessionStore {
     const [inserted] = await this.direct.rows(this.startSql, [session.id, conversationId, at, at]);
     if (inserted) return { session: this.remember(session), isNew: true };
     this.openOf.delete(conversationId);
-    const row = await this.db.chatSession.findFirst({ where: { conversationId, endedAt: null } });
+    const row = await this.readOne(this.readSql.open, [conversationId]);
     if (!row) throw new Error(`conversation ${conversationId} has an open session that could not be read`);
     return { session: this.remember(row), isNew: false };
   }

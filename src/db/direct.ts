@@ -51,6 +51,15 @@ export function sqlTime(provider: Provider, at: Date): string {
   return provider === "sqlite" ? `${iso.slice(0, -1)}+00:00` : iso;
 }
 
+/**
+ * A time column (`column`: quoted, or an expression) as `rows` should select it, to be read back with
+ * `new Date()`: PostgreSQL's timestamp as epoch milliseconds (its UTC value, whatever the session's
+ * zone), SQLite's ISO 8601 text as it is.
+ */
+export function timeColumn(provider: Provider, column: string): string {
+  return provider === "postgresql" ? `(extract(epoch FROM ${column}) * 1000)::float8` : column;
+}
+
 /** Enough for every statement shape sent here; more would mean something builds SQL per call. */
 const MAX_STATEMENTS = 200;
 

@@ -6,7 +6,7 @@
  * `entryOf` makes the row Prisma would have returned.
  */
 import type { Database } from "../db/client.ts";
-import type { SqlParam } from "../db/direct.ts";
+import { timeColumn, type SqlParam } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import type { MemoryTarget, Scope } from "../ground/types.ts";
@@ -52,8 +52,7 @@ const NAMES = Object.keys(COLUMNS) as (keyof MemoryEntry)[];
 
 /** The select list, in `entryOf`'s order; PostgreSQL's times as epoch milliseconds (as history's rows.ts reads them). */
 function entryColumns(provider: Provider, table = "e"): string {
-  const pg = provider === "postgresql";
-  return NAMES.map((c) => (pg && COLUMNS[c] === "time" ? `(extract(epoch FROM ${table}."${c}") * 1000)::float8` : `${table}."${c}"`)).join(", ");
+  return NAMES.map((c) => (COLUMNS[c] === "time" ? timeColumn(provider, `${table}."${c}"`) : `${table}."${c}"`)).join(", ");
 }
 
 /** A MemoryEntry from a row selected with `entryColumns`. */

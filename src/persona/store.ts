@@ -11,6 +11,7 @@
  * Who may set it is the command's concern (admins only); this store takes any caller it is given.
  */
 import type { Database, Db } from "../db/client.ts";
+import { timeColumn } from "../db/direct.ts";
 import type { Person, Persona } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance } from "../db/revisions.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
@@ -34,7 +35,7 @@ export class PersonaStore {
   ) {
     this.db = database.prisma;
     const pg = database.provider === "postgresql";
-    const time = (c: string): string => (pg ? `(extract(epoch FROM "${c}") * 1000)::float8` : `"${c}"`);
+    const time = (c: string): string => timeColumn(database.provider, `"${c}"`);
     this.readSql = `SELECT "text", "updatedById", "scannedWith", ${time("createdAt")}, ${time("updatedAt")} FROM "Persona" WHERE "workspaceId" = ${pg ? "$1" : "?"}`;
   }
 

@@ -8,7 +8,7 @@
  * are selected as epoch milliseconds, because pg would read a timestamp without zone as local time.
  */
 import type { Conversation, Message, Person } from "../../db/generated/sqlite/client.ts";
-import { sqlTime, type SqlParam } from "../../db/direct.ts";
+import { sqlTime, timeColumn, type SqlParam } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
 
 export interface HistorySql {
@@ -66,7 +66,7 @@ function sqlFor(provider: Provider): HistorySql {
   // statistics, it took the (conversationId, id) index for a session id of no row).
   const filter = (c: string): string => (pg ? q(c) : `+${c}`);
   const select = (columns: readonly string[]): string =>
-    columns.map((c) => (pg && TIMES.has(c) ? `(extract(epoch FROM ${q(c)}) * 1000)::float8` : q(c))).join(", ");
+    columns.map((c) => (TIMES.has(c) ? timeColumn(provider, q(c)) : q(c))).join(", ");
   // INSERT ... SELECT: PostgreSQL types a bare parameter in a select list as text, so each is cast to its column's type.
   const PG_TYPES: Record<string, string> = { replyToId: "integer", createdAt: "timestamp(3)", leaseUntil: "timestamp(3)", admitted: "boolean" };
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
