@@ -7,7 +7,7 @@ import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
 import { sqlitePath } from "../../src/db/client.ts";
 import type { Provider } from "../../src/db/migrate.ts";
-import { RULES_VERSION, scanStored } from "../../src/safety/scanner.ts";
+import { checkedMark, RULES_VERSION, scanStored } from "../../src/safety/scanner.ts";
 import { prng } from "../../test/support/scope-fuzz.ts";
 
 export interface SeedPlan {
@@ -111,7 +111,8 @@ function skillRows(plan: SeedPlan): unknown[][] {
     const name = `seed-skill-${i}`;
     const description = `Use when ${sentence(r, 4, 9)}`;
     const content = `---\nname: ${name}\ndescription: ${description}\n---\n\n1. ${sentence(r)}\n2. ${sentence(r)}\n`;
-    out.push([`sk${i}`, `sw${w}`, "team", name, description, content, "active", false, false, `hash-${i}`, 1, "import", 0, now, now]);
+    // Marked as the skill store marks what it writes (safety/stored-mark.ts).
+    out.push([`sk${i}`, `sw${w}`, "team", name, description, checkedMark(description), content, "active", false, false, `hash-${i}`, 1, "import", 0, now, now]);
   }
   return out;
 }
@@ -121,7 +122,7 @@ const PERSON_COLS = ["id", "workspaceId", "externalId", "displayName", "isBot", 
 const CONV_COLS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt"];
 const MSG_COLS = ["workspaceId", "conversationId", "authorId", "role", "text", "platformId", "status", "createdAt"];
 const MEM_COLS = ["id", "workspaceId", "scope", "ownerId", "channelKey", "text", "scannedWith", "status", "confidence", "source", "createdAt", "updatedAt"];
-const SKILL_COLS = ["id", "workspaceId", "scope", "name", "description", "content", "status", "pinned", "bundled", "contentHash", "confidence", "source", "useCount", "createdAt", "updatedAt"];
+const SKILL_COLS = ["id", "workspaceId", "scope", "name", "description", "descriptionChecked", "content", "status", "pinned", "bundled", "contentHash", "confidence", "source", "useCount", "createdAt", "updatedAt"];
 
 const q = (cols: string[]) => cols.map((c) => `"${c}"`).join(", ");
 

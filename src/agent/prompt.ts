@@ -7,7 +7,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import type { SkillIndexEntry } from "../skills/visibility.ts";
 import type { HistoryMessage } from "../history/store/store.ts";
 import { budgetHeader, displayEntry, type MemoryBlock } from "../memory/store.ts";
-import { scanStored } from "../safety/scanner.ts";
+import { markHolds, scanStored } from "../safety/scanner.ts";
 import { wrapRecalled } from "../tools/search.ts";
 import { confirmedSuffix, DISPUTED_MARK } from "../memory/validity.ts";
 import type { Snapshot } from "./sessions.ts";
@@ -126,7 +126,7 @@ export interface SharedSnapshotInput {
   blocks: MemoryBlock[];
   /** Team rules (approved corrections), shown after team memory. */
   rules?: readonly RuleLine[];
-  skills: readonly (Pick<SkillIndexEntry, "name" | "description"> & { status?: string } & Confirmable)[];
+  skills: readonly (Pick<SkillIndexEntry, "name" | "description"> & { status?: string; descriptionChecked?: string | null } & Confirmable)[];
   /**
    * The teachers' names: each team and channel fact, team rule and skill says who taught it and
    * when. Absent: shown without (as snapshots were before provenance).
@@ -140,14 +140,15 @@ export interface SharedSnapshotInput {
   verifyDays?: number;
 }
 
-function shownDescription(description: string): string {
-  const verdict = scanStored(description);
+function shownDescription(description: string, mark: string | null | undefined): string {
+  // Marked when written: it passed these very rules as this very text (safety/stored-mark.ts).
+  const verdict = markHolds(description, mark) ? { ok: true as const } : scanStored(description);
   return verdict.ok ? description.replace(/\s+/g, " ") : `[BLOCKED: ${verdict.reason}]`;
 }
 
 function skillLines(skills: SharedSnapshotInput["skills"], names?: TeacherNames, fresh?: Freshness): string {
   // A stale skill (unused for a while, src/curator) stays usable; the mark says to check it still holds.
-  return skills.map((s) => `- ${s.name}${s.status === "stale" ? " (stale: unused lately)" : ""}: ${shownDescription(s.description)}${taughtSuffix(s, names)}${freshSuffix(s, fresh)}`).join("\n");
+  return skills.map((s) => `- ${s.name}${s.status === "stale" ? " (stale: unused lately)" : ""}: ${shownDescription(s.description, s.descriptionChecked)}${taughtSuffix(s, names)}${freshSuffix(s, fresh)}`).join("\n");
 }
 
 /** Team and channel memory and the skills everyone here may see: frozen once per session. */

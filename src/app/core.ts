@@ -144,7 +144,7 @@ export class Core implements CorePort {
     // A team write reaches the whole workspace alone only when its writer may share alone (memory/reach.ts).
     this.memory = new MemoryStore(db, s.budgets, (scope) => this.trust.reach(scope), now, deps.database);
     this.persona = new PersonaStore(deps.database, s.personaChars ?? DEFAULT_PERSONA_CHARS);
-    this.skills = new SkillStore(db);
+    this.skills = new SkillStore(db, deps.database);
     this.revisions = new RevisionStore(db, [this.skills, this.memory], now);
     this.shortIds = new ShortIdStore(db);
     this.curation = new CurationStore(db, [this.skills, this.memory]);

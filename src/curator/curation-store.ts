@@ -16,7 +16,7 @@ import { forgottenAmong } from "../db/tombstones.ts";
 import { workspaceScope } from "../db/scopes.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import type { Cached } from "../revisions/revision-store.ts";
-import { RULES_VERSION } from "../safety/scanner.ts";
+import { checkedMark, RULES_VERSION } from "../safety/scanner.ts";
 import { hashOf } from "../skills/store.ts";
 import { LIVE_STATUSES } from "../skills/visibility.ts";
 import type { Change } from "./changes.ts";
@@ -164,7 +164,7 @@ async function mergeSkills(tx: Tx, c: Extract<Change, { type: "skill_merge" }>, 
       (
         await tx.skill.updateMany({
           where: { id: cur.id, contentHash: cur.contentHash, pinned: false },
-          data: { content: c.content, description: c.description, contentHash: hashOf(c.content, []), status: "active" },
+          data: { content: c.content, description: c.description, descriptionChecked: checkedMark(c.description), contentHash: hashOf(c.content, []), status: "active" },
         })
       ).count,
     );
@@ -180,6 +180,7 @@ async function mergeSkills(tx: Tx, c: Extract<Change, { type: "skill_merge" }>, 
         channelKey: c.placement.channelKey,
         name: c.into,
         description: c.description,
+        descriptionChecked: checkedMark(c.description),
         content: c.content,
         contentHash: hashOf(c.content, []),
         source: "curator",

@@ -2,20 +2,19 @@
  * The entries a place may see, read below Prisma (db/direct.ts): a session's first turn reads every
  * entry of its place, and Prisma's client spent more CPU mapping those rows than SQLite spent finding
  * them. `visibleWhere` (where.ts) is the scope rule; `visibleSql` here is its twin in SQL, and a test
- * (memory-visible-direct) compares the rows both find. The columns and their types are listed once;
- * `entryOf` makes the row Prisma would have returned.
+ * (memory-visible-direct) compares the rows both find. The columns and their types are listed once
+ * (db/typed-rows.ts makes the rows Prisma would have returned).
  */
 import type { Database } from "../db/client.ts";
-import { timeColumn, type SqlParam } from "../db/direct.ts";
+import type { SqlParam } from "../db/direct.ts";
+import { typedRows } from "../db/typed-rows.ts";
 import type { Provider } from "../db/migrate.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import type { MemoryTarget, Scope } from "../ground/types.ts";
 import { TARGETS } from "./entries.ts";
 
-type Kind = "text" | "int" | "float" | "time";
-
 /** Every MemoryEntry column and how it is read; the compiler checks the list against the model. */
-const COLUMNS = {
+const ENTRY = typedRows<MemoryEntry>({
   id: "text",
   workspaceId: "text",
   scope: "text",
@@ -46,25 +45,7 @@ const COLUMNS = {
   conflictWithId: "text",
   conflictPostId: "int",
   remindedAt: "time",
-} as const satisfies Record<keyof MemoryEntry, Kind>;
-
-const NAMES = Object.keys(COLUMNS) as (keyof MemoryEntry)[];
-
-/** The select list, in `entryOf`'s order; PostgreSQL's times as epoch milliseconds (as history's rows.ts reads them). */
-function entryColumns(provider: Provider, table = "e"): string {
-  return NAMES.map((c) => (COLUMNS[c] === "time" ? timeColumn(provider, `${table}."${c}"`) : `${table}."${c}"`)).join(", ");
-}
-
-/** A MemoryEntry from a row selected with `entryColumns`. */
-function entryOf(row: readonly unknown[]): MemoryEntry {
-  const out: Record<string, unknown> = {};
-  NAMES.forEach((c, i) => {
-    const v = row[i];
-    const kind: Kind = COLUMNS[c];
-    out[c] = v === null || v === undefined ? null : kind === "time" ? new Date(v as string | number) : kind === "int" || kind === "float" ? Number(v) : v;
-  });
-  return out as unknown as MemoryEntry;
-}
+});
 
 /**
  * `visibleWhere` for a statement below Prisma (entry-rows.ts), over the entries aliased `e`: the same
@@ -96,7 +77,7 @@ export class VisibleEntryStore {
   async read(scope: Scope, kind?: string): Promise<MemoryEntry[]> {
     const { provider } = this.database;
     const { where, params } = visibleSql(provider, scope, kind);
-    const rows = await this.database.direct.rows(`SELECT ${entryColumns(provider)} FROM "MemoryEntry" e WHERE ${where} ORDER BY e."createdAt" ASC, e."id" ASC`, params);
-    return rows.map(entryOf);
+    const rows = await this.database.direct.rows(`SELECT ${ENTRY.select(provider, "e")} FROM "MemoryEntry" e WHERE ${where} ORDER BY e."createdAt" ASC, e."id" ASC`, params);
+    return rows.map(ENTRY.of);
   }
 }

@@ -12,6 +12,7 @@ import type { MemoryEntry, Person, Revision, Skill } from "../db/generated/sqlit
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import { refuseForgotten } from "../db/tombstones.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
+import { checkedMark } from "../safety/scanner.ts";
 import { parseSkillMd } from "../skills/skillmd.ts";
 import { hashOf } from "../skills/store.ts";
 import type { Undo } from "./undo.ts";
@@ -139,7 +140,7 @@ async function undoSkill(tx: Tx, skill: SkillRow, undo: Ok, prov: Provenance): P
   const parsed = parseSkillMd(undo.text);
   await tx.skill.update({
     where: { id: skill.id },
-    data: { content: undo.text, contentHash: hashOf(undo.text, files), ...(parsed.ok ? { description: parsed.skill.description } : {}) },
+    data: { content: undo.text, contentHash: hashOf(undo.text, files), ...(parsed.ok ? { description: parsed.skill.description, descriptionChecked: checkedMark(parsed.skill.description) } : {}) },
   });
   return rev(skill.content, undo.text);
 }

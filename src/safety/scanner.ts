@@ -22,3 +22,4 @@ export { redactSecrets } from "./secrets.ts";
 export type { ThreatKind } from "./rules/finding.ts";
 export { scanForWrite, scanStored, type ScanVerdict, type StoredVerdict, type ThreatReason } from "./engine.ts";
 export { RULES_VERSION } from "./rules-version.ts";
+export { checkedMark, markHolds } from "./stored-mark.ts";

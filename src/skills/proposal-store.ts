@@ -17,6 +17,7 @@ import type { Db } from "../db/client.ts";
 import type { SkillProposal } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { ConversationScope, Scope, WorkspaceScope } from "../ground/types.ts";
+import { checkedMark } from "../safety/scanner.ts";
 import { parseSkillMd } from "./skillmd.ts";
 import { hashOf } from "./store.ts";
 import { LIVE_STATUSES } from "./visibility.ts";
@@ -145,7 +146,7 @@ async function applyIn(tx: Tx, p: SkillProposal, prov: Provenance): Promise<Appl
     const parsed = parseSkillMd(p.newText);
     await tx.skill.update({
       where: { id: skill.id },
-      data: { content: p.newText, contentHash: hashOf(p.newText, skill.files), ...(parsed.ok ? { description: parsed.skill.description } : {}) },
+      data: { content: p.newText, contentHash: hashOf(p.newText, skill.files), ...(parsed.ok ? { description: parsed.skill.description, descriptionChecked: checkedMark(parsed.skill.description) } : {}) },
     });
     return { kind: "applied", revisionId: await writeRevision(tx, { ...rev, action: "edit" }, prov) };
   }

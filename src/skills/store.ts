@@ -12,7 +12,7 @@
  * - A stale skill (the curator's mark for one unused lately, src/curator) is still a live skill:
  *   listed, indexed (marked), readable and changeable; using it makes it active again at once.
  */
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
 import type { Skill, SkillFile, SkillProposal } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance, type Tx } from "../db/revisions.ts";
 import type { MemoryTarget, Scope, WorkspaceScope } from "../ground/types.ts";
@@ -20,7 +20,9 @@ import { contentHash, validateSkillName } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
 import { checkedFile, checkedSkillMd, checkPath, cleanOrThrow, parseOrThrow, patchedText, SkillError, SKILL_MD_MAX_CHARS, SUPPORT_FILE_MAX_CHARS, type PatchInput } from "./change.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
+import { checkedMark } from "../safety/scanner.ts";
 import { isVisible, LIVE_STATUSES, visibleWhere, type SkillIndexEntry } from "./visibility.ts";
+import { SkillIndexStore } from "./index-store.ts";
 
 export type { Skill, SkillFile };
 
@@ -48,7 +50,15 @@ export class SkillStore {
   /** Bumped by every write, so an index read that raced one is not kept. */
   private writes = 0;
 
-  constructor(private readonly db: Db) {}
+  private readonly direct: SkillIndexStore | undefined;
+
+  /** `direct`: the index read below Prisma (index-store.ts); without it, through Prisma. */
+  constructor(
+    private readonly db: Db,
+    direct?: Pick<Database, "direct" | "provider">,
+  ) {
+    this.direct = direct && new SkillIndexStore(direct);
+  }
 
   /**
    * A transaction that changes skills; the cached indexes go with it once it ends. An index read
@@ -69,9 +79,10 @@ export class SkillStore {
     const all = await this.indexes.load(
       scope.workspaceId,
       () =>
+        this.direct?.read(scope.workspaceId) ??
         this.db.skill.findMany({
           where: { status: live, OR: [{ bundled: true }, { workspaceId: scope.workspaceId }] },
-          select: { name: true, description: true, status: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true, createdById: true, createdAt: true, source: true, verifiedAt: true },
+          select: { name: true, description: true, status: true, bundled: true, workspaceId: true, scope: true, ownerId: true, channelKey: true, createdById: true, createdAt: true, source: true, verifiedAt: true, descriptionChecked: true },
           orderBy: [{ name: "asc" }],
         }),
       () => this.writes,
@@ -170,6 +181,7 @@ export class SkillStore {
           channelKey: target === "channel" ? scope.channelKey : null,
           name: parsed.name,
           description: parsed.description,
+          descriptionChecked: checkedMark(parsed.description),
           content,
           contentHash: hashOf(content, []),
           source: prov.source,
@@ -288,7 +300,7 @@ export class SkillStore {
     const { content, description } = checkedSkillMd(skill.name, raw);
     if (content === skill.content) return skill;
     await writeRevision(tx, { workspaceId: skill.workspaceId, entityType: "skill", entityId: skill.id, action, oldText: skill.content, newText: content }, prov);
-    return tx.skill.update({ where: { id: skill.id }, data: { content, description, contentHash: hashOf(content, skill.files) } });
+    return tx.skill.update({ where: { id: skill.id }, data: { content, description, descriptionChecked: checkedMark(description), contentHash: hashOf(content, skill.files) } });
   }
 
   private async saveFile(tx: Tx, skill: SkillWithFiles, path: string, content: string, action: string, prov: Provenance): Promise<Skill> {
@@ -325,6 +337,7 @@ export class SkillStore {
               scope: "team",
               name: b.name,
               description: b.description,
+              descriptionChecked: checkedMark(b.description),
               content: b.content,
               bundled: true,
               contentHash: b.hash,
@@ -341,6 +354,7 @@ export class SkillStore {
           where: { id: cur.id },
           data: {
             description: b.description,
+            descriptionChecked: checkedMark(b.description),
             content: b.content,
             contentHash: b.hash,
             status: "active",

@@ -33,7 +33,7 @@ export function isPrivateSkill(skill: Pick<Skill, "bundled" | "scope">): boolean
 
 /** What the skills index of a prompt shows of a skill, and what decides who sees it. */
 /** A skill as a prompt's index lists it, with who made it and when (the prompt names its teacher). */
-export type SkillIndexEntry = Pick<Skill, "name" | "description" | "status" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "createdById" | "createdAt" | "source" | "verifiedAt">;
+export type SkillIndexEntry = Pick<Skill, "name" | "description" | "status" | "bundled" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "createdById" | "createdAt" | "source" | "verifiedAt" | "descriptionChecked">;
 
 /** The statuses of a usable skill: active, or stale (unused lately, src/curator). Archived ones are not. */
 export const LIVE_STATUSES = ["active", "stale"];

@@ -40,6 +40,28 @@ forEachDatabase("history and search", (getDb) => {
       const renamed = await place(getDb(), { ...opts, name: "Ada L." });
       expect(renamed.place.person.id).toBe(a.place.person.id);
       expect(renamed.place.person.displayName).toBe("Ada L.");
+      const row = await getDb().prisma.person.findUniqueOrThrow({ where: { id: a.place.person.id } });
+      expect(row.displayName).toBe("Ada L.");
+      expect(row.updatedAt.getTime()).toBeGreaterThanOrEqual(a.place.person.updatedAt.getTime());
+      expect(renamed.place.person.updatedAt.getTime()).toBe(row.updatedAt.getTime());
+    });
+
+    it("keeps a conversation's last message time to the minute, in the row", async () => {
+      const db = getDb();
+      const h = new HistoryStore(db);
+      const opts: PlaceOptions = { workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false };
+      const at = (ms: number, text: string) => ({ ...inboundFor(opts, text, uniqueId("m")), sentAt: new Date(ms) });
+      const t0 = Date.UTC(2030, 0, 1, 9);
+      const first = at(t0, "one");
+      const p = await h.resolve(first);
+      await h.recordInbound(p, first);
+      const lastOf = async () => (await db.prisma.conversation.findUniqueOrThrow({ where: { id: p.conversation.id } })).lastMessageAt.getTime();
+      expect(await lastOf()).toBe(t0);
+      // Within the minute: not written again; a minute on: written.
+      await h.recordInbound(await h.resolve(at(t0 + 30_000, "two")), at(t0 + 30_000, "two"));
+      expect(await lastOf()).toBe(t0);
+      await h.recordInbound(await h.resolve(at(t0 + 90_000, "three")), at(t0 + 90_000, "three"));
+      expect(await lastOf()).toBe(t0 + 90_000);
     });
 
     it("resolve() keeps DMs per person and threads per conversation", async () => {

@@ -38,6 +38,7 @@ function skill(name: string, o: Partial<LibrarySkill> = {}): LibrarySkill {
     pinned: false,
     bundled: false,
     contentHash: `h-${name}`,
+    descriptionChecked: null,
     confidence: 1,
     source: "tool",
     createdById: null,

@@ -1,13 +1,14 @@
 /**
  * HistoryStore's statements on the direct path (db/direct.ts), per provider, and the rows they
  * read made back into the types Prisma would have returned: store a message, read a session's
- * turns, and find the person and conversation a message resolves to. The rest of HistoryStore
- * (creating rows, renames, deliveries) stays on Prisma.
+ * turns, find the workspace, person and conversation a message resolves to (creating the person
+ * and conversation), a rename and the conversation's last message time. The rest of HistoryStore
+ * (a new workspace, deliveries) stays on Prisma.
  *
  * Times: SQLite keeps Prisma's ISO text, read back with `new Date`; PostgreSQL's timestamp columns
  * are selected as epoch milliseconds, because pg would read a timestamp without zone as local time.
  */
-import type { Conversation, Message, Person } from "../../db/generated/sqlite/client.ts";
+import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { sqlTime, timeColumn, type SqlParam } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
 
@@ -45,11 +46,18 @@ export interface HistorySql {
   insertConversation: string;
   /** Placeholder: the conversation key. */
   conversation: string;
+  /** Placeholders: platform, external id. */
+  workspace: string;
+  /** A person's new display name. Placeholders: the name, the time (updatedAt), the person's id. */
+  rename: string;
+  /** Placeholders: the time, the conversation's id. */
+  touchConversation: string;
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
 export const MESSAGE_COLUMNS = ["workspaceId", "conversationId", "sessionId", "authorId", "role", "text", "platformId", "status", "replyToId", "createdAt", "leaseOwner", "leaseUntil", "admitted", "link"] as const;
 const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot", "createdAt", "updatedAt"] as const;
+const WORKSPACE_COLUMNS = ["id", "platform", "externalId", "name", "createdAt"] as const;
 const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt", "kind", "reviewedMemoryThrough", "reviewedSkillsThrough"] as const;
 const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
 
@@ -86,6 +94,9 @@ function sqlFor(provider: Provider): HistorySql {
     insertPerson: `${insertOf("Person", PERSON_COLUMNS)} ON CONFLICT (${q("workspaceId")}, ${q("externalId")}) DO NOTHING RETURNING ${select(PERSON_COLUMNS)}`,
     insertConversation: `${insertOf("Conversation", CONVERSATION_COLUMNS)} ON CONFLICT (${q("key")}) DO NOTHING RETURNING ${select(CONVERSATION_COLUMNS)}`,
     conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
+    workspace: `SELECT ${select(WORKSPACE_COLUMNS)} FROM ${q("Workspace")} WHERE ${q("platform")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
+    rename: `UPDATE ${q("Person")} SET ${q("displayName")} = ${p(1)}, ${q("updatedAt")} = ${p(2)} WHERE id = ${p(3)}`,
+    touchConversation: `UPDATE ${q("Conversation")} SET ${q("lastMessageAt")} = ${p(1)} WHERE id = ${p(2)}`,
   };
 }
 
@@ -163,6 +174,10 @@ export function personOf(r: readonly unknown[]): Person {
     createdAt: timeOf(r[5]),
     updatedAt: timeOf(r[6]),
   };
+}
+
+export function workspaceOf(r: readonly unknown[]): Workspace {
+  return { id: r[0] as string, platform: r[1] as string, externalId: r[2] as string, name: r[3] as string | null, createdAt: timeOf(r[4]) };
 }
 
 export function conversationOf(r: readonly unknown[]): Conversation {

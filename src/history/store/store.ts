@@ -6,9 +6,9 @@
  * rows (place.ts) and the search over its messages (search*.ts). Services import row types from here.
  */
 import type { Database, Db } from "../../db/client.ts";
-import type { DirectSql, SqlParam } from "../../db/direct.ts";
+import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
-import { assistantRow, conversationOf, conversationParams, HISTORY_SQL, messageOf, messageParams, personOf, personParams, type HistorySql } from "./rows.ts";
+import { assistantRow, conversationOf, conversationParams, HISTORY_SQL, messageOf, messageParams, personOf, personParams, workspaceOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
 import { cuid } from "../../db/cuid.ts";
@@ -89,7 +89,9 @@ export class HistoryStore {
     const place = await this.places.load(cacheKey, () => this.load(inbound));
     const name = inbound.author.displayName;
     if (!name || name === place.person.displayName) return place;
-    const renamed = { ...place, person: await this.db.person.update({ where: { id: place.person.id }, data: { displayName: name } }) };
+    const at = new Date();
+    await this.direct.rows(this.sql.rename, [name, sqlTime(this.provider, at), place.person.id]);
+    const renamed = { ...place, person: { ...place.person, displayName: name, updatedAt: at } };
     this.places.set(cacheKey, renamed);
     this.people.set(renamed.person.id, renamed.person);
     return renamed;
@@ -114,7 +116,10 @@ export class HistoryStore {
   workspaceOf(platform: string, externalId: string, name?: string): Promise<Workspace> {
     return this.workspaces.load(`${platform}:${externalId}`, () =>
       findOrCreate(
-        () => this.db.workspace.findFirst({ where: { platform, externalId } }),
+        async () => {
+          const [row] = await this.direct.rows(this.sql.workspace, [platform, externalId]);
+          return row ? workspaceOf(row) : null;
+        },
         () => this.db.workspace.create({ data: { platform, externalId, name: name ?? null } }),
       ),
     );
@@ -179,7 +184,7 @@ export class HistoryStore {
       if (inbound.context?.trim()) await this.recordContext(place, sessionId, msg.id, inbound.context, inbound.sentAt);
       const last = place.conversation.lastMessageAt;
       if (!last || inbound.sentAt.getTime() - last.getTime() >= LAST_MESSAGE_RESOLUTION_MS) {
-        await this.db.conversation.update({ where: { id: place.conversation.id }, data: { lastMessageAt: inbound.sentAt } });
+        await this.direct.rows(this.sql.touchConversation, [sqlTime(this.provider, inbound.sentAt), place.conversation.id]);
         // The cached place shares this object: the next message compares with the time just written.
         place.conversation.lastMessageAt = inbound.sentAt;
       }

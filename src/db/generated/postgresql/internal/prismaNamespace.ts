@@ -2545,6 +2545,7 @@ export const SkillScalarFieldEnum = {
   pinned: 'pinned',
   bundled: 'bundled',
   contentHash: 'contentHash',
+  descriptionChecked: 'descriptionChecked',
   confidence: 'confidence',
   source: 'source',
   createdById: 'createdById',

@@ -53,6 +53,7 @@ export type SkillMinAggregateOutputType = {
   pinned: boolean | null
   bundled: boolean | null
   contentHash: string | null
+  descriptionChecked: string | null
   confidence: number | null
   source: string | null
   createdById: string | null
@@ -79,6 +80,7 @@ export type SkillMaxAggregateOutputType = {
   pinned: boolean | null
   bundled: boolean | null
   contentHash: string | null
+  descriptionChecked: string | null
   confidence: number | null
   source: string | null
   createdById: string | null
@@ -105,6 +107,7 @@ export type SkillCountAggregateOutputType = {
   pinned: number
   bundled: number
   contentHash: number
+  descriptionChecked: number
   confidence: number
   source: number
   createdById: number
@@ -147,6 +150,7 @@ export type SkillMinAggregateInputType = {
   pinned?: true
   bundled?: true
   contentHash?: true
+  descriptionChecked?: true
   confidence?: true
   source?: true
   createdById?: true
@@ -173,6 +177,7 @@ export type SkillMaxAggregateInputType = {
   pinned?: true
   bundled?: true
   contentHash?: true
+  descriptionChecked?: true
   confidence?: true
   source?: true
   createdById?: true
@@ -199,6 +204,7 @@ export type SkillCountAggregateInputType = {
   pinned?: true
   bundled?: true
   contentHash?: true
+  descriptionChecked?: true
   confidence?: true
   source?: true
   createdById?: true
@@ -312,6 +318,7 @@ export type SkillGroupByOutputType = {
   pinned: boolean
   bundled: boolean
   contentHash: string
+  descriptionChecked: string | null
   confidence: number
   source: string
   createdById: string | null
@@ -361,6 +368,7 @@ export type SkillWhereInput = {
   pinned?: Prisma.BoolFilter<"Skill"> | boolean
   bundled?: Prisma.BoolFilter<"Skill"> | boolean
   contentHash?: Prisma.StringFilter<"Skill"> | string
+  descriptionChecked?: Prisma.StringNullableFilter<"Skill"> | string | null
   confidence?: Prisma.FloatFilter<"Skill"> | number
   source?: Prisma.StringFilter<"Skill"> | string
   createdById?: Prisma.StringNullableFilter<"Skill"> | string | null
@@ -388,6 +396,7 @@ export type SkillOrderByWithRelationInput = {
   pinned?: Prisma.SortOrder
   bundled?: Prisma.SortOrder
   contentHash?: Prisma.SortOrder
+  descriptionChecked?: Prisma.SortOrderInput | Prisma.SortOrder
   confidence?: Prisma.SortOrder
   source?: Prisma.SortOrder
   createdById?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -419,6 +428,7 @@ export type SkillWhereUniqueInput = Prisma.AtLeast<{
   pinned?: Prisma.BoolFilter<"Skill"> | boolean
   bundled?: Prisma.BoolFilter<"Skill"> | boolean
   contentHash?: Prisma.StringFilter<"Skill"> | string
+  descriptionChecked?: Prisma.StringNullableFilter<"Skill"> | string | null
   confidence?: Prisma.FloatFilter<"Skill"> | number
   source?: Prisma.StringFilter<"Skill"> | string
   createdById?: Prisma.StringNullableFilter<"Skill"> | string | null
@@ -446,6 +456,7 @@ export type SkillOrderByWithAggregationInput = {
   pinned?: Prisma.SortOrder
   bundled?: Prisma.SortOrder
   contentHash?: Prisma.SortOrder
+  descriptionChecked?: Prisma.SortOrderInput | Prisma.SortOrder
   confidence?: Prisma.SortOrder
   source?: Prisma.SortOrder
   createdById?: Prisma.SortOrderInput | Prisma.SortOrder
@@ -480,6 +491,7 @@ export type SkillScalarWhereWithAggregatesInput = {
   pinned?: Prisma.BoolWithAggregatesFilter<"Skill"> | boolean
   bundled?: Prisma.BoolWithAggregatesFilter<"Skill"> | boolean
   contentHash?: Prisma.StringWithAggregatesFilter<"Skill"> | string
+  descriptionChecked?: Prisma.StringNullableWithAggregatesFilter<"Skill"> | string | null
   confidence?: Prisma.FloatWithAggregatesFilter<"Skill"> | number
   source?: Prisma.StringWithAggregatesFilter<"Skill"> | string
   createdById?: Prisma.StringNullableWithAggregatesFilter<"Skill"> | string | null
@@ -506,6 +518,7 @@ export type SkillCreateInput = {
   pinned?: boolean
   bundled?: boolean
   contentHash: string
+  descriptionChecked?: string | null
   confidence?: number
   source: string
   createdById?: string | null
@@ -533,6 +546,7 @@ export type SkillUncheckedCreateInput = {
   pinned?: boolean
   bundled?: boolean
   contentHash: string
+  descriptionChecked?: string | null
   confidence?: number
   source: string
   createdById?: string | null
@@ -560,6 +574,7 @@ export type SkillUpdateInput = {
   pinned?: Prisma.BoolFieldUpdateOperationsInput | boolean
   bundled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   contentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  descriptionChecked?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   confidence?: Prisma.FloatFieldUpdateOperationsInput | number
   source?: Prisma.StringFieldUpdateOperationsInput | string
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -587,6 +602,7 @@ export type SkillUncheckedUpdateInput = {
   pinned?: Prisma.BoolFieldUpdateOperationsInput | boolean
   bundled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   contentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  descriptionChecked?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   confidence?: Prisma.FloatFieldUpdateOperationsInput | number
   source?: Prisma.StringFieldUpdateOperationsInput | string
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -614,6 +630,7 @@ export type SkillCreateManyInput = {
   pinned?: boolean
   bundled?: boolean
   contentHash: string
+  descriptionChecked?: string | null
   confidence?: number
   source: string
   createdById?: string | null
@@ -640,6 +657,7 @@ export type SkillUpdateManyMutationInput = {
   pinned?: Prisma.BoolFieldUpdateOperationsInput | boolean
   bundled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   contentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  descriptionChecked?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   confidence?: Prisma.FloatFieldUpdateOperationsInput | number
   source?: Prisma.StringFieldUpdateOperationsInput | string
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -666,6 +684,7 @@ export type SkillUncheckedUpdateManyInput = {
   pinned?: Prisma.BoolFieldUpdateOperationsInput | boolean
   bundled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   contentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  descriptionChecked?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   confidence?: Prisma.FloatFieldUpdateOperationsInput | number
   source?: Prisma.StringFieldUpdateOperationsInput | string
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -697,6 +716,7 @@ export type SkillCountOrderByAggregateInput = {
   pinned?: Prisma.SortOrder
   bundled?: Prisma.SortOrder
   contentHash?: Prisma.SortOrder
+  descriptionChecked?: Prisma.SortOrder
   confidence?: Prisma.SortOrder
   source?: Prisma.SortOrder
   createdById?: Prisma.SortOrder
@@ -730,6 +750,7 @@ export type SkillMaxOrderByAggregateInput = {
   pinned?: Prisma.SortOrder
   bundled?: Prisma.SortOrder
   contentHash?: Prisma.SortOrder
+  descriptionChecked?: Prisma.SortOrder
   confidence?: Prisma.SortOrder
   source?: Prisma.SortOrder
   createdById?: Prisma.SortOrder
@@ -756,6 +777,7 @@ export type SkillMinOrderByAggregateInput = {
   pinned?: Prisma.SortOrder
   bundled?: Prisma.SortOrder
   contentHash?: Prisma.SortOrder
+  descriptionChecked?: Prisma.SortOrder
   confidence?: Prisma.SortOrder
   source?: Prisma.SortOrder
   createdById?: Prisma.SortOrder
@@ -808,6 +830,7 @@ export type SkillCreateWithoutFilesInput = {
   pinned?: boolean
   bundled?: boolean
   contentHash: string
+  descriptionChecked?: string | null
   confidence?: number
   source: string
   createdById?: string | null
@@ -834,6 +857,7 @@ export type SkillUncheckedCreateWithoutFilesInput = {
   pinned?: boolean
   bundled?: boolean
   contentHash: string
+  descriptionChecked?: string | null
   confidence?: number
   source: string
   createdById?: string | null
@@ -876,6 +900,7 @@ export type SkillUpdateWithoutFilesInput = {
   pinned?: Prisma.BoolFieldUpdateOperationsInput | boolean
   bundled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   contentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  descriptionChecked?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   confidence?: Prisma.FloatFieldUpdateOperationsInput | number
   source?: Prisma.StringFieldUpdateOperationsInput | string
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -902,6 +927,7 @@ export type SkillUncheckedUpdateWithoutFilesInput = {
   pinned?: Prisma.BoolFieldUpdateOperationsInput | boolean
   bundled?: Prisma.BoolFieldUpdateOperationsInput | boolean
   contentHash?: Prisma.StringFieldUpdateOperationsInput | string
+  descriptionChecked?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   confidence?: Prisma.FloatFieldUpdateOperationsInput | number
   source?: Prisma.StringFieldUpdateOperationsInput | string
   createdById?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
@@ -959,6 +985,7 @@ export type SkillSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
   pinned?: boolean
   bundled?: boolean
   contentHash?: boolean
+  descriptionChecked?: boolean
   confidence?: boolean
   source?: boolean
   createdById?: boolean
@@ -987,6 +1014,7 @@ export type SkillSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   pinned?: boolean
   bundled?: boolean
   contentHash?: boolean
+  descriptionChecked?: boolean
   confidence?: boolean
   source?: boolean
   createdById?: boolean
@@ -1013,6 +1041,7 @@ export type SkillSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensi
   pinned?: boolean
   bundled?: boolean
   contentHash?: boolean
+  descriptionChecked?: boolean
   confidence?: boolean
   source?: boolean
   createdById?: boolean
@@ -1039,6 +1068,7 @@ export type SkillSelectScalar = {
   pinned?: boolean
   bundled?: boolean
   contentHash?: boolean
+  descriptionChecked?: boolean
   confidence?: boolean
   source?: boolean
   createdById?: boolean
@@ -1052,7 +1082,7 @@ export type SkillSelectScalar = {
   verifiedById?: boolean
 }
 
-export type SkillOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "name" | "description" | "content" | "status" | "pinned" | "bundled" | "contentHash" | "confidence" | "source" | "createdById" | "sourceMessageId" | "useCount" | "successCount" | "createdAt" | "updatedAt" | "lastUsedAt" | "verifiedAt" | "verifiedById", ExtArgs["result"]["skill"]>
+export type SkillOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"id" | "workspaceId" | "scope" | "ownerId" | "channelKey" | "name" | "description" | "content" | "status" | "pinned" | "bundled" | "contentHash" | "descriptionChecked" | "confidence" | "source" | "createdById" | "sourceMessageId" | "useCount" | "successCount" | "createdAt" | "updatedAt" | "lastUsedAt" | "verifiedAt" | "verifiedById", ExtArgs["result"]["skill"]>
 export type SkillInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   files?: boolean | Prisma.Skill$filesArgs<ExtArgs>
   _count?: boolean | Prisma.SkillCountOutputTypeDefaultArgs<ExtArgs>
@@ -1081,6 +1111,12 @@ export type $SkillPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs 
     pinned: boolean
     bundled: boolean
     contentHash: string
+    /**
+     * The description passed the scanner: the rules' version and the description's hash when it did
+     * (safety/stored-mark.ts). A prompt shows a marked description without scanning it again; any
+     * other (changed text, new rules, no mark) is scanned when shown.
+     */
+    descriptionChecked: string | null
     confidence: number
     source: string
     createdById: string | null
@@ -1534,6 +1570,7 @@ export interface SkillFieldRefs {
   readonly pinned: Prisma.FieldRef<"Skill", 'Boolean'>
   readonly bundled: Prisma.FieldRef<"Skill", 'Boolean'>
   readonly contentHash: Prisma.FieldRef<"Skill", 'String'>
+  readonly descriptionChecked: Prisma.FieldRef<"Skill", 'String'>
   readonly confidence: Prisma.FieldRef<"Skill", 'Float'>
   readonly source: Prisma.FieldRef<"Skill", 'String'>
   readonly createdById: Prisma.FieldRef<"Skill", 'String'>
