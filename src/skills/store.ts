@@ -20,7 +20,7 @@ import { contentHash, validateSkillName } from "./skillmd.ts";
 import type { BundledSkill } from "./bundled.ts";
 import { checkedFile, checkedSkillMd, checkPath, cleanOrThrow, parseOrThrow, patchedText, SkillError, SKILL_MD_MAX_CHARS, SUPPORT_FILE_MAX_CHARS, type PatchInput } from "./change.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
-import { checkedMark } from "../safety/scanner.ts";
+import { checkedMark, markHolds } from "../safety/scanner.ts";
 import { isVisible, LIVE_STATUSES, visibleWhere, type SkillIndexEntry } from "./visibility.ts";
 import { SkillIndexStore } from "./index-store.ts";
 
@@ -327,6 +327,8 @@ export class SkillStore {
         const cur = byName.get(b.name);
         byName.delete(b.name);
         if (cur && cur.contentHash === b.hash && cur.status === "active") {
+          // Imported before descriptions were marked, or under other rules: marked now, once.
+          if (!markHolds(cur.description, cur.descriptionChecked)) await tx.skill.update({ where: { id: cur.id }, data: { descriptionChecked: checkedMark(cur.description) } });
           counts.unchanged++;
           continue;
         }

@@ -8,6 +8,7 @@ import type { Scope } from "../../src/ground/types.ts";
 import type { Provenance } from "../../src/db/revisions.ts";
 import { loadBundledSkills, type BundledSkill } from "../../src/skills/bundled.ts";
 import { SkillError, SkillStore } from "../../src/skills/store.ts";
+import { checkedMark } from "../../src/safety/scanner.ts";
 import { forEachDatabase, place, uniqueId, type Database } from "../support/db.ts";
 
 const SKILLS_DIR = fileURLToPath(new URL("../../skills", import.meta.url));
@@ -112,6 +113,18 @@ forEachDatabase("SkillStore", (getDb) => {
       const after = await db.prisma.skill.findMany({ where: { bundled: true }, orderBy: { name: "asc" } });
       expect(after.map((r) => r.updatedAt.getTime())).toEqual(updatedAt);
       expect(await db.prisma.skillFile.count({ where: { skill: { bundled: true } } })).toBe(bundled.reduce((n, b) => n + b.files.length, 0));
+    });
+
+    it("marks the descriptions it imports, and marks on the next start a row imported before marks existed", async () => {
+      const db = getDb();
+      const rows = await db.prisma.skill.findMany({ where: { bundled: true } });
+      for (const r of rows) expect(r.descriptionChecked, r.name).toBe(checkedMark(r.description));
+      const [first] = rows;
+      await db.prisma.skill.update({ where: { id: first!.id }, data: { descriptionChecked: null } });
+      const revisions = await revisionCount({ workspaceId: null });
+      expect(await store().importBundled(await loadBundledSkills(SKILLS_DIR))).toEqual({ created: 0, updated: 0, unchanged: bundled.length, archived: 0 });
+      expect((await db.prisma.skill.findUniqueOrThrow({ where: { id: first!.id } })).descriptionChecked).toBe(checkedMark(first!.description));
+      expect(await revisionCount({ workspaceId: null })).toBe(revisions);
     });
 
     it("are visible in every workspace, with their support files", async () => {
