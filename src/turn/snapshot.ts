@@ -59,7 +59,7 @@ export class Snapshots {
     // One read of the place's facts serves both parts.
     const facts = () => (read ??= this.deps.memory.facts(scope));
     if (!snapshot) {
-      snapshot = { ...(await this.shared(scope, place, await facts(), sessionId)), profiles: {} };
+      snapshot = { ...(await this.shared(scope, place, facts(), sessionId)), profiles: {} };
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
@@ -74,23 +74,22 @@ export class Snapshots {
 
   /** A fresh snapshot for this speaker (compression: new memory reaches a running session). */
   async retake(scope: Scope, place: Place): Promise<Snapshot> {
-    const facts = await this.deps.memory.facts(scope);
-    const profile = await this.profile(scope, place, facts);
-    return { ...(await this.shared(scope, place, facts)), profiles: { [place.person.id]: profile.text }, profileFacts: { [place.person.id]: profile.facts } };
+    const facts = this.deps.memory.facts(scope);
+    const shared = await this.shared(scope, place, facts);
+    const profile = await this.profile(scope, place, await facts);
+    return { ...shared, profiles: { [place.person.id]: profile.text }, profileFacts: { [place.person.id]: profile.facts } };
   }
 
-  /** `sessionId`: a session's first snapshot carries the note of the conversation's session before it. */
-  private async shared(scope: Scope, place: Place, facts: readonly MemoryEntry[], sessionId?: string): Promise<{ shared: string; rules: string[]; facts: string[] }> {
+  /**
+   * `sessionId`: a session's first snapshot carries the note of the conversation's session before it.
+   * The reads that do not depend on each other (the facts, under way already; the skills index, the
+   * persona, the previous session) are started together: on PostgreSQL each is a round trip, and a
+   * session's first turn waited for them one after another.
+   */
+  private async shared(scope: Scope, place: Place, factsRead: Promise<MemoryEntry[]>, sessionId?: string): Promise<{ shared: string; rules: string[]; facts: string[] }> {
     const { skills, persona, memory, sessions, history } = this.deps;
-    // The index carries each skill's author and date: the prompt names who taught it.
-    const visible = (await skills.index(scope)).filter((s) => !isPrivateSkill(s));
-    const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
-    // Judged only where there are rules: a workspace without them reads nothing more per session.
-    const doubtful = inForce.length ? await this.deps.doubtfulRules(scope) : new Set<string>();
-    const rules = inForce.map((e) => ({ ...e, doubtful: doubtful.has(e.id) }));
-    const current = await persona.get(scope);
-    const carried = sessionId
-      ? await carryOverNote(
+    const carry = sessionId
+      ? carryOverNote(
           {
             previous: (sc, id) => sessions.previous(sc, id),
             messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through),
@@ -99,7 +98,14 @@ export class Snapshots {
           scope,
           sessionId,
         )
-      : null;
+      : Promise.resolve(null);
+    // The index carries each skill's author and date: the prompt names who taught it.
+    const [index, current, carried, facts] = await Promise.all([skills.index(scope), persona.get(scope), carry, factsRead]);
+    const visible = index.filter((s) => !isPrivateSkill(s));
+    const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
+    // Judged only where there are rules: a workspace without them reads nothing more per session.
+    const doubtful = inForce.length ? await this.deps.doubtfulRules(scope) : new Set<string>();
+    const rules = inForce.map((e) => ({ ...e, doubtful: doubtful.has(e.id) }));
     const blocks = memory.blocksOf(scope, facts);
     const taught = [...blocks.filter((b) => b.target !== "user").flatMap((b) => b.entries), ...rules, ...visible];
     const teachers = await history.names(scope, taught.flatMap((t) => (t.createdById ? [t.createdById] : [])));
