@@ -7,7 +7,7 @@
  * workspace is checked on the rows found by author (SQLite: under unary +, so the planner keeps to
  * the (authorId, createdAt) index and cannot take a workspace index instead).
  */
-import { sqlTime } from "../db/direct.ts";
+import { sqlTime, timeColumn } from "../db/direct.ts";
 import type { Database } from "../db/client.ts";
 import type { Provider } from "../db/migrate.ts";
 import type { PersonScope } from "../ground/types.ts";
@@ -34,7 +34,7 @@ const ADMIT_SQL: Record<Provider, string> = {
  */
 const NTH_SQL: Record<Provider, string> = {
   // Epoch milliseconds: pg would read a timestamp without zone as local time.
-  postgresql: `SELECT (extract(epoch FROM "createdAt") * 1000)::float8 FROM "Message" WHERE ${spent("postgresql", 1)} ORDER BY "createdAt" DESC LIMIT 1 OFFSET $4`,
+  postgresql: `SELECT ${timeColumn("postgresql", '"createdAt"')} FROM "Message" WHERE ${spent("postgresql", 1)} ORDER BY "createdAt" DESC LIMIT 1 OFFSET $4`,
   sqlite: `SELECT createdAt FROM Message WHERE ${spent("sqlite", 1)} ORDER BY createdAt DESC LIMIT 1 OFFSET ?`,
 };
 

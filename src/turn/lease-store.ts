@@ -9,7 +9,7 @@
  * leases' indexes; with no statistics it would take a workspace index, a scan of the workspace).
  */
 import type { Database, Db } from "../db/client.ts";
-import { sqlTime, type DirectSql } from "../db/direct.ts";
+import { sqlTime, timeColumn, type DirectSql } from "../db/direct.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
@@ -46,7 +46,7 @@ function sqlFor(provider: Provider): LeaseSql {
   const q = (c: string): string => (pg ? `"${c}"` : c);
   const p = (n: number): string => (pg ? `$${n}` : "?");
   const workspace = pg ? q("workspaceId") : "+workspaceId";
-  const until = pg ? `(extract(epoch FROM "leaseUntil") * 1000)::float8` : "leaseUntil";
+  const until = timeColumn(provider, q("leaseUntil"));
   const inConversation = `${q("conversationId")} = ${p(1)} AND ${workspace} = ${p(2)} AND ${q("leaseOwner")} IS NOT NULL`;
   return {
     ahead: `SELECT id, ${q("leaseOwner")}, ${until} FROM ${q("Message")} WHERE ${inConversation} AND ${q("leaseOwner")} <> ${p(3)} AND role = 'user' AND (${q("createdAt")} < ${p(4)} OR (${q("createdAt")} = ${p(5)} AND id < ${p(6)})) ORDER BY ${q("createdAt")}, id`,
