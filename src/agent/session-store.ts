@@ -11,7 +11,8 @@
  * is the whole key of a conversation scope's reads.
  */
 import type { Database, Db } from "../db/client.ts";
-import { sqlTime, timeColumn, type DirectSql, type SqlParam } from "../db/direct.ts";
+import { sqlTime, type DirectSql, type SqlParam } from "../db/direct.ts";
+import { typedRows } from "../db/typed-rows.ts";
 import type { Provider } from "../db/migrate.ts";
 import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
@@ -22,8 +23,18 @@ export type { ChatSession } from "../db/generated/sqlite/client.ts";
 
 const SESSION_CACHE_TTL_MS = 60_000;
 
-/** A session's time columns, in the order `readOne` reads them. */
-const SESSION_TIMES = ["startedAt", "lastActivityAt", "endedAt"];
+/** Every ChatSession column and how it is read (db/typed-rows.ts), for `readSql`'s statements. */
+const SESSION = typedRows<ChatSession>({
+  id: "text",
+  conversationId: "text",
+  startedAt: "time",
+  lastActivityAt: "time",
+  endedAt: "time",
+  endReason: "text",
+  snapshot: "text",
+  summary: "text",
+  summaryThroughId: "int",
+});
 
 /** `openOf`'s value for a conversation known to have no open session. */
 const NONE = "";
@@ -60,8 +71,7 @@ export class SessionStore {
         : `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") VALUES ($1, $2, $3, $4) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
     const pg = database.provider === "postgresql";
     const p = (n: number): string => (pg ? `$${n}` : "?");
-    const time = (c: string): string => timeColumn(database.provider, `"${c}"`);
-    const select = `SELECT id, "conversationId", ${SESSION_TIMES.map(time).join(", ")}, "endReason", snapshot, summary, "summaryThroughId" FROM "ChatSession"`;
+    const select = `SELECT ${SESSION.select(database.provider)} FROM "ChatSession"`;
     this.readSql = {
       open: `${select} WHERE "conversationId" = ${p(1)} AND "endedAt" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
       previous: `${select} WHERE "conversationId" = ${p(1)} AND id <> ${p(2)} AND "endedAt" IS NOT NULL ORDER BY "startedAt" DESC LIMIT 1`,
@@ -72,19 +82,7 @@ export class SessionStore {
   /** One row of `readSql`'s statements, or null. */
   private async readOne(sql: string, params: SqlParam[]): Promise<ChatSession | null> {
     const [r] = await this.direct.rows(sql, params);
-    if (!r) return null;
-    const at = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string | number));
-    return {
-      id: r[0] as string,
-      conversationId: r[1] as string,
-      startedAt: at(r[2])!,
-      lastActivityAt: at(r[3])!,
-      endedAt: at(r[4]),
-      endReason: r[5] as string | null,
-      snapshot: r[6] as string | null,
-      summary: r[7] as string | null,
-      summaryThroughId: r[8] === null ? null : Number(r[8]),
-    };
+    return r ? SESSION.of(r) : null;
   }
 
   private remember(row: ChatSession): ChatSession {
