@@ -31,10 +31,14 @@ function visibleConversation(person: string, readable: string): string {
 }
 /**
  * History in scope (params chatParams: workspace, person, session left out), written so the
- * planner takes the partial GIN index of history (`role <> 'channel'`).
+ * planner takes the partial GIN index of history (`role <> 'channel'`), whose first column is the
+ * workspace: the index yields only this workspace's matches (search_index_by_scope migration).
  */
 const PG_CHAT_SCOPE = `m."workspaceId" = $1 AND m.role <> 'channel' AND (c."isDm" = false OR c."ownerId" = $2) AND (m."sessionId" IS NULL OR m."sessionId" <> $3) AND m.status <> 'failed'`;
-/** Channel knowledge in scope (params knowledgeParams: workspace, readable channels), on its own partial GIN index. */
+/**
+ * Channel knowledge in scope (params knowledgeParams: workspace, readable channels), on its own
+ * partial GIN index, whose first column is the conversation: one index look per readable channel.
+ */
 const PG_KNOWLEDGE_SCOPE = `m."workspaceId" = $1 AND m.role = 'channel' AND c.kind = 'channel' AND c."channelId" IN (SELECT json_array_elements_text($2::json)) AND m.status <> 'failed'`;
 
 interface Source {
@@ -51,7 +55,7 @@ const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLE
 /**
  * Channel knowledge's candidates, newest first, channel by channel: for each readable channel's
  * conversation, its newest matches through the (conversationId, id) index read backwards (or, for
- * rare words, its partial GIN index, as the planner judges), then the newest (or, `ranked`, the
+ * rare words, its partial GIN index of (conversation, words), as the planner judges), then the newest (or, `ranked`, the
  * best of the newest RECENT_WINDOW, shared among the channels) across them. A query over all the
  * channels at once could not read in id order and fetched every match (about 2 s a statement with
  * a million kept messages).
