@@ -18,6 +18,8 @@
  * 4. People: a question naming one person ("what did Alice say about ...") prefers their messages.
  * 5. Dates: a question naming a date prefers messages written then; a question asking when
  *    ("when did we move the replicas?") prefers messages that say when ("yesterday", "last week").
+ * 6. The conversation around the search: of what the query found, the sessions that share words
+ *    with what the asker just said (words the query left out) are the ones they mean.
  */
 import { dateMatch, saysWhen, type AnalyzedQuery } from "./query.ts";
 
@@ -52,6 +54,11 @@ export interface RankingOptions {
    * matched a single common word, whose replies are mostly about something else. 1 = off.
    */
   lendCurve: number;
+  /**
+   * Bonus for the sessions that share words with the conversation around the search (RankInput
+   * context), in proportion to the best such session's share. 0 = off.
+   */
+  context: number;
 }
 
 export const DEFAULT_RANKING: RankingOptions = {
@@ -68,6 +75,10 @@ export const DEFAULT_RANKING: RankingOptions = {
   date: 1.2,
   when: 0.3,
   lendCurve: 1.25,
+  // Not tuned on a data set (LoCoMo's questions come without a conversation): below the author
+  // bonus, so a message that answers the query clearly better still wins; enough to decide between
+  // two that answer it alike (test/integration/search-context.test.ts).
+  context: 0.25,
 };
 
 /** A stored message as ranking sees it. */
@@ -117,6 +128,11 @@ export interface RankInput {
   limit?: number;
   /** countTerms(query, matches), when the caller already has it. */
   terms?: TermCounts;
+  /**
+   * Ranking keys (docKeys) of what the asker said just before the search: the topic a short query
+   * leaves out. Only reorders what the query found.
+   */
+  context?: readonly string[];
 }
 
 export interface Ranked {
@@ -328,6 +344,7 @@ export function rank(input: RankInput): Ranked[] {
     }
   }
 
+  const topical = o.context > 0 && input.context && input.context.length > 0 ? contextShares(docs, first, keys, input.context) : null;
   const named = input.namedPeople.length === 1 ? input.namedPeople[0] : undefined;
   const order: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -338,6 +355,7 @@ export function rank(input: RankInput): Ranked[] {
     if (named !== undefined && o.author > 0 && d.authorId === named) v += o.author;
     if (query.asksWhen && o.when > 0 && docSaysWhen(d)) v += o.when;
     if (query.dates.length > 0 && o.date > 0) v += o.date * dateMatch(d.createdAt, query.dates);
+    if (topical) v += o.context * (topical.get(d.sessionKey) ?? 0);
     score[i] = v;
     order.push(i);
   }
@@ -347,4 +365,48 @@ export function rank(input: RankInput): Ranked[] {
   const out: Ranked[] = [];
   for (const i of order.slice(0, input.limit ?? order.length)) out.push({ doc: docs[i]!, score: score[i]!, matched: own[i]! > 0 });
   return out;
+}
+
+/**
+ * Each session's share of the conversation's words, 0-1 (the best session 1): the words of
+ * `context` that the query does not hold, each weighted by how rare it is among the candidates
+ * (a word in every one of them tells none apart), summed over the words a session's candidates
+ * hold. Null when no candidate holds any.
+ */
+function contextShares(docs: readonly RankDoc[], first: Int32Array, queryKeys: readonly string[], context: readonly string[]): Map<string, number> | null {
+  const skip = new Set(queryKeys);
+  const words = new Map<string, number>();
+  for (const k of context) if (!skip.has(k) && !words.has(k)) words.set(k, words.size);
+  if (words.size === 0) return null;
+  const docsWith = new Float64Array(words.size);
+  const inSession = new Map<string, Set<number>>();
+  let distinct = 0;
+  for (let i = 0; i < docs.length; i++) {
+    if (first[i] !== i) continue;
+    distinct++;
+    const d = docs[i]!;
+    const held = new Set<number>();
+    for (const k of d.keys) {
+      const w = words.get(k);
+      if (w !== undefined) held.add(w);
+    }
+    if (held.size === 0) continue;
+    for (const w of held) docsWith[w]!++;
+    const s = inSession.get(d.sessionKey);
+    if (s) for (const w of held) s.add(w);
+    else inSession.set(d.sessionKey, held);
+  }
+  if (inSession.size === 0) return null;
+  const weight = Array.from(docsWith, (n) => (n > 0 ? idf(n, distinct) : 0));
+  const shares = new Map<string, number>();
+  let best = 0;
+  for (const [session, held] of inSession) {
+    let v = 0;
+    for (const w of held) v += weight[w]!;
+    shares.set(session, v);
+    if (v > best) best = v;
+  }
+  if (!(best > 0)) return null;
+  for (const [session, v] of shares) shares.set(session, v / best);
+  return shares;
 }

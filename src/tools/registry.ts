@@ -24,6 +24,11 @@ export interface ToolContext {
   onWrite?: (write: ToolWrite) => void;
   /** Told of what a tool read and showed the model (a turn's trace keeps the messages a search returned: why this answer?). */
   onRead?: (read: ToolRead) => void;
+  /**
+   * In a turn: what the speaker said just before, oldest first, the message being answered last.
+   * A search ranks by it what its query finds (the topic a short query leaves out).
+   */
+  conversation?: readonly string[];
 }
 
 /** What a tool showed the model from storage: a search's query and the stored messages it returned, best first. */

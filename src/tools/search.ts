@@ -154,7 +154,13 @@ export function sessionSearchTool(history: History, readable: ReadableChannels =
       return wrapRecalled(`${rows.length} newest message(s) matching the filters, newest first.`, rows.map((m, i) => `${i + 1}. ${messageLine(m)}`).join("\n"));
     }
     const vector = await opts.queryVector?.(a.query);
-    const found = await history.search(ctx.scope, a.query, { limit: filtered(f) ? FILTERED_POOL : limit, excludeSessionId: ctx.sessionId, readable: canRead, vector });
+    const found = await history.search(ctx.scope, a.query, {
+      limit: filtered(f) ? FILTERED_POOL : limit,
+      excludeSessionId: ctx.sessionId,
+      readable: canRead,
+      vector,
+      ...(ctx.conversation ? { context: ctx.conversation } : {}),
+    });
     const hits = found.filter((h) => keeps(f, h)).slice(0, limit);
     report(ctx, label, hits.map((h) => h.messageId));
     if (hits.length === 0) return `No earlier messages match "${a.query}"${filtered(f) ? " with these filters" : ""}. Try other or fewer words${filtered(f) ? ", or fewer filters" : ""}.`;

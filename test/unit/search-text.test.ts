@@ -180,6 +180,28 @@ describe("rank", () => {
     expect(curved.get(11)!).toBeGreaterThan(0);
   });
 
+  it("prefers the session that shares the conversation's other words; a word every session holds tells none apart", () => {
+    const inSession = (d: RankDoc, sessionKey: string): RankDoc => ({ ...d, sessionKey });
+    // Alike on the query's words; the newer (2) wins the tie without context. The other message of
+    // each session comes in as a neighbour, as the search reads it.
+    const payments = inSession(doc(1, "ann", "we decided the release goes out on Tuesdays"), "pay");
+    const search = inSession(doc(2, "cy", "we decided the release goes out nightly"), "search");
+    const cards = inSession(doc(3, "bo", "the card processor team agrees, and the payments api too"), "pay");
+    const indexer = inSession(doc(4, "di", "nightly suits the indexer, and the payments api too"), "search");
+    const neighbours = [cards, indexer].map((d, i) => ({ anchor: i + 1, offset: 2, doc: d }));
+    const order = (said?: string, weight = DEFAULT_RANKING.context) =>
+      rank({ query: analyzeQuery("decided release"), matches: [payments, search], neighbours, stats, namedPeople: [], options: { ...DEFAULT_RANKING, context: weight }, ...(said ? { context: docKeys(said) } : {}) })
+        .filter((r) => r.matched)
+        .map((r) => r.doc.id);
+    expect(order()).toEqual([2, 1]);
+    expect(order("the card processor is asking when their changes ship")).toEqual([1, 2]);
+    // "payments api" is in both sessions: it decides nothing.
+    expect(order("what about the payments api?")).toEqual([2, 1]);
+    // The query's own words, or a weight of 0, change nothing.
+    expect(order("decided release")).toEqual([2, 1]);
+    expect(order("the card processor", 0)).toEqual([2, 1]);
+  });
+
   it("boosts the named person's messages", () => {
     const a = doc(1, "ann", "deploy checklist in the wiki");
     const b = doc(2, "bo", "deploy checklist in the wiki");

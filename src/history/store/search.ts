@@ -57,6 +57,11 @@ export interface SearchOptions {
    * it are fused with the word ranking (reciprocal rank fusion, ground/vector.ts). Without it, words alone.
    */
   vector?: QueryVector | undefined;
+  /**
+   * What the asker said just before the search (their latest messages, the one being answered
+   * among them): of what the query finds, the sessions that share its other words come first.
+   */
+  context?: readonly string[];
 }
 
 /** Candidates fetched per query: enough that truncation by the database's own rank rarely matters. */
@@ -142,7 +147,9 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
     if (doc) neighbours.push({ anchor: r[0], offset: r[1], doc });
   }
 
-  const byWords = matches.length > 0 ? rank({ query: q, matches, neighbours, stats: { ...stats, df }, namedPeople: named, options, limit: nearest.length > 0 ? opts.limit * 2 : opts.limit, terms }) : [];
+  const context = opts.context?.length ? contextKeys(opts.context) : undefined;
+  const byWords =
+    matches.length > 0 ? rank({ query: q, matches, neighbours, stats: { ...stats, df }, namedPeople: named, options, limit: nearest.length > 0 ? opts.limit * 2 : opts.limit, terms, ...(context ? { context } : {}) }) : [];
   const ranked = nearest.length > 0 ? fuseRanks([byWords.map((r) => r.doc), nearest], (d) => d.id).slice(0, opts.limit).map((doc) => ({ doc })) : byWords;
   if (ranked.length === 0) return [];
   const conversations = new Map(shown.conversations.map((c) => [c[0], c]));
@@ -186,6 +193,21 @@ async function withLinks(db: Database, scope: Scope, hits: SearchHit[]): Promise
       : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int) AND "workspaceId" = $2`;
   const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids), scope.workspaceId])).map((r) => [Number(r[0]), r[1] as string | null]));
   return hits.map((h) => (h.role === "channel" ? { ...h, link: links.get(h.messageId) ?? null } : h));
+}
+
+/** Context read, at most: a pasted log in the conversation should not become the topic. */
+const MAX_CONTEXT_KEYS = 64;
+
+/** The ranking keys of the conversation's words, the latest message's first, without repeats. */
+function contextKeys(texts: readonly string[]): string[] {
+  const keys = new Set<string>();
+  for (const text of [...texts].reverse()) {
+    for (const k of docKeys(text)) {
+      if (keys.size >= MAX_CONTEXT_KEYS) return [...keys];
+      keys.add(k);
+    }
+  }
+  return [...keys];
 }
 
 function authorsOf(docs: readonly RankDoc[]): string[] {
