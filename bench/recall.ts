@@ -162,12 +162,16 @@ async function ingest(db: Database, c: Conversation): Promise<Ingested> {
   return { conversation: c, scope: scopeOf(asker), ids, byId: new Map(ids.map((id, i) => [id, i])) };
 }
 
-async function runCairn(db: Database, data: Ingested[], ranking: Partial<RankingOptions> = {}, spans?: [number, number][]): Promise<Scored[]> {
+/** A conversation around a question: what the asker said before it (see the off-topic row). */
+type ContextOf = (questions: readonly Question[], i: number) => string[];
+
+async function runCairn(db: Database, data: Ingested[], ranking: Partial<RankingOptions> = {}, spans?: [number, number][], contextOf?: ContextOf): Promise<Scored[]> {
   const out: Scored[] = [];
   for (const d of data) {
-    for (const q of d.conversation.questions) {
+    for (const [i, q] of d.conversation.questions.entries()) {
       const t0 = now();
-      const hits = await searchMessages(db, d.scope, q.question, { limit: 20, ranking });
+      const context = contextOf?.(d.conversation.questions, i);
+      const hits = await searchMessages(db, d.scope, q.question, { limit: 20, ranking, ...(context ? { context } : {}) });
       const t1 = now();
       spans?.push([t0, t1]);
       const ranked = hits.map((h) => d.byId.get(h.messageId)).filter((i): i is number => i !== undefined);
@@ -332,6 +336,12 @@ export async function run(): Promise<BenchOutcome> {
       const scored = await runCairn(db, ingested, lever.ranking);
       levers.push({ name: lever.name, ranking: lever.ranking, scored });
     }
+    // The conversation lever (rank.ts 6) has nothing to read here: LoCoMo's questions come alone.
+    // What it does with a conversation it was not written for: each question asked right after the
+    // one before it in the data set (often another topic, sometimes the same), that one as the
+    // conversation, as a turn passes the message before the one it answers.
+    const offTopic = process.env.RECALL_LEVERS === "0" ? null : await runCairn(db, ingested, {}, undefined, (qs, i) => (i > 0 ? [qs[i - 1]!.question, qs[i]!.question] : [qs[i]!.question]));
+    if (offTopic) levers.push({ name: "+ the question before it as the conversation", ranking: {}, scored: offTopic });
     const main = levers[0]!.scored;
     const baseline = runBaseline(ingested);
     // RECALL_HYBRID=0 leaves the vector row out.
@@ -397,7 +407,7 @@ export async function run(): Promise<BenchOutcome> {
         shipped.passes.map((p, i) => [String(i + 1), p.latencyMs.p50, p.latencyMs.p95, p.gc.scavenges, p.gc.scavengeMs, p.gc.majorGcs, p.gc.majorMs, p.gc.queriesWithGc]),
       ),
       "",
-      "levers (each switched off in turn):",
+      "levers (each switched off in turn; the last row adds an off-topic conversation):",
       table(head, result.levers.map((l) => row(l.name, l.overall, l.latencyMs))),
       "",
       `CJK check: ${cjk.found1}/${cjk.questions} answers ranked first, ${cjk.found5}/${cjk.questions} in the top 5, another person's DM found ${cjk.dmLeaks} times`,
