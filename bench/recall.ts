@@ -340,7 +340,7 @@ export async function run(): Promise<BenchOutcome> {
     // What it does with a conversation it was not written for: each question asked right after the
     // one before it in the data set (often another topic, sometimes the same), that one as the
     // conversation, as a turn passes the message before the one it answers.
-    const offTopic = process.env.RECALL_LEVERS === "0" ? null : await runCairn(db, ingested, {}, undefined, (qs, i) => (i > 0 ? [qs[i - 1]!.question, qs[i]!.question] : [qs[i]!.question]));
+    const offTopic = process.env.RECALL_LEVERS === "0" ? null : await runCairn(db, ingested, {}, undefined, (qs, i) => qs.slice(Math.max(0, i - 1), i + 1).map((q) => q.question));
     if (offTopic) levers.push({ name: "+ the question before it as the conversation", ranking: {}, scored: offTopic });
     const main = levers[0]!.scored;
     const baseline = runBaseline(ingested);

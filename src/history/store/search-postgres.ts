@@ -56,9 +56,9 @@ const wordSources = (ctx: Ctx): Source[] => (readsKnowledge(ctx) ? [CHAT, KNOWLE
  * Channel knowledge's candidates, newest first, channel by channel: for each readable channel's
  * conversation, its newest matches through the (conversationId, id) index read backwards (or, for
  * rare words, its partial GIN index of (conversation, words), as the planner judges), then the
- * newest (or, `ranked`, the best of the newest RECENT_WINDOW, shared among the channels) across them. A query over all the
- * channels at once could not read in id order and fetched every match (about 2 s a statement with
- * a million kept messages).
+ * newest (or, `ranked`, the best of the newest RECENT_WINDOW, shared among the channels) across
+ * them. A query over all the channels at once could not read in id order and fetched every match
+ * (about 2 s a statement with a million kept messages).
  * When every word is `common` (counted to DF_CAP), the message's workspace and role are checked
  * after each channel's LIMIT, not inside it: a channel conversation holds only its workspace's kept
  * messages, but the planner multiplied those filters' selectivities as if independent, expected
