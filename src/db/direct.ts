@@ -20,8 +20,11 @@ import type { TransactionGate } from "./sqlite-gate.ts";
 import { memoize } from "../ground/cache/memoize.ts";
 import { statement } from "./pg-pool.ts";
 
-/** What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. */
-export type SqlParam = string | number | null | Uint8Array;
+/**
+ * What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. An array
+ * is PostgreSQL's only (pg sends it as an array literal, for `unnest`); SQLite has no arrays.
+ */
+export type SqlParam = string | number | null | Uint8Array | readonly (string | number | null)[];
 
 export interface DirectSql {
   /**

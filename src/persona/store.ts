@@ -16,6 +16,7 @@ import type { Person, Persona } from "../db/generated/sqlite/client.ts";
 import { writeRevision, type Provenance } from "../db/revisions.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { RULES_VERSION, scanForWrite } from "../safety/scanner.ts";
+import { SharedRead } from "../ground/cache/shared-read.ts";
 
 export type { Persona } from "../db/generated/sqlite/client.ts";
 
@@ -28,6 +29,7 @@ export type PersonaChange = { kind: "set"; persona: Persona; redacted: string[] 
 export class PersonaStore {
   private readonly db: Db;
   private readonly readSql: string;
+  private readonly reads = new SharedRead<string, Persona | null>();
 
   constructor(
     private readonly database: Pick<Database, "prisma" | "direct" | "provider">,
@@ -42,9 +44,14 @@ export class PersonaStore {
   /**
    * Read once per new session (not cached: one primary-key read then, and a write on another
    * replica reaches the next session here at once), below Prisma (db/direct.ts): every new
-   * session's first turn sends it.
+   * session's first turn sends it. Sessions that start together share a read that began after
+   * each of them asked (SharedRead), so a burst of new sessions costs two reads, not one each.
    */
-  async get(scope: WorkspaceScope): Promise<Persona | null> {
+  get(scope: WorkspaceScope): Promise<Persona | null> {
+    return this.reads.read(scope.workspaceId, () => this.read(scope));
+  }
+
+  private async read(scope: WorkspaceScope): Promise<Persona | null> {
     const [row] = await this.database.direct.rows(this.readSql, [scope.workspaceId]);
     if (!row) return null;
     const [text, updatedById, scannedWith, createdAt, updatedAt] = row as [string, string | null, string | null, string | number, string | number];

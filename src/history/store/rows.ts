@@ -18,6 +18,12 @@ export interface HistorySql {
   /** A person's message: no row back when the conversation has this platform message already. */
   insertInbound: string;
   /**
+   * PostgreSQL only: `insertInbound` for many messages at once, each placeholder an array of one
+   * column's values (MESSAGE_COLUMNS order, one element per message). Returns id, conversation id
+   * and platform id of each message stored; a duplicate returns no row.
+   */
+  insertInboundMany: string | null;
+  /**
    * The same insert, made only while the message it answers (`replyToId`) is leased to the reply's
    * lease owner: a process whose turn was taken over stores nothing. Returns no row then.
    */
@@ -46,6 +52,14 @@ export interface HistorySql {
   insertConversation: string;
   /** Placeholder: the conversation key. */
   conversation: string;
+  /**
+   * PostgreSQL only (null on SQLite, where a statement is a call, not a round trip): `person` and
+   * `insertPerson` in one statement, a data-modifying CTE taking `insertPerson`'s placeholders. The
+   * row found or made, then a last column, true when made; no row when another insert won the race.
+   */
+  findOrInsertPerson: string | null;
+  /** `conversation` and `insertConversation` the same way (PostgreSQL only). */
+  findOrInsertConversation: string | null;
   /** Placeholders: platform, external id. */
   workspace: string;
   /** A person's new display name. Placeholders: the name, the time (updatedAt), the person's id. */
@@ -60,6 +74,16 @@ const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot
 const WORKSPACE_COLUMNS = ["id", "platform", "externalId", "name", "createdAt"] as const;
 const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt", "kind", "reviewedMemoryThrough", "reviewedSkillsThrough"] as const;
 const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
+/** PostgreSQL types of the person and conversation columns that are not text (an INSERT ... SELECT casts each parameter). */
+const PG_COLUMN_TYPES: Record<string, string> = {
+  isBot: "boolean",
+  isDm: "boolean",
+  createdAt: "timestamp(3)",
+  updatedAt: "timestamp(3)",
+  lastMessageAt: "timestamp(3)",
+  reviewedMemoryThrough: "integer",
+  reviewedSkillsThrough: "integer",
+};
 
 /** The turns of a session; `p` numbers a placeholder, `q` quotes a column. */
 const sessionWhere = (p: (n: number) => string, q: (c: string) => string): string =>
@@ -81,12 +105,24 @@ function sqlFor(provider: Provider): HistorySql {
   const sessionRead = (extra: string): string =>
     `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`;
   const insertOf = (table: string, columns: readonly string[]): string => `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) VALUES (${columns.map((_, i) => p(i + 1)).join(", ")})`;
+  // The find and the insert as one statement: the insert runs only when the find saw no row, and
+  // does nothing when a concurrent insert won (then neither part returns a row).
+  const findOrInsert = (table: string, columns: readonly string[], where: string, conflict: string): string | null => {
+    if (!pg) return null;
+    const found = `SELECT ${select(columns)}, false FROM ${q(table)} WHERE ${where}`;
+    const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT ${columns.map((c, i) => `CAST(${p(i + 1)} AS ${PG_COLUMN_TYPES[c] ?? "text"})`).join(", ")} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
+    return `WITH found AS (${found}), made AS (${made}) SELECT * FROM found UNION ALL SELECT * FROM made`;
+  };
   const insertRow = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})`;
   return {
     insertMessage: `${insertRow} RETURNING id`,
     // A duplicate (a platform's retry, another replica's copy) is no error: an error would be logged
     // by PostgreSQL and would cost the pool its connection (pg-pool drops a client whose query failed).
     insertInbound: `${insertRow} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id`,
+    // unnest zips the arrays into rows: one statement text (prepared once) for any number of messages.
+    insertInboundMany: pg
+      ? `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT * FROM unnest(${MESSAGE_COLUMNS.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")}) ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id, ${q("conversationId")}, ${q("platformId")}`
+      : null,
     insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
     sessionMessages: sessionRead(""),
     sessionMessagesWith: (column) => sessionRead(`, ${column}`),
@@ -94,6 +130,9 @@ function sqlFor(provider: Provider): HistorySql {
     insertPerson: `${insertOf("Person", PERSON_COLUMNS)} ON CONFLICT (${q("workspaceId")}, ${q("externalId")}) DO NOTHING RETURNING ${select(PERSON_COLUMNS)}`,
     insertConversation: `${insertOf("Conversation", CONVERSATION_COLUMNS)} ON CONFLICT (${q("key")}) DO NOTHING RETURNING ${select(CONVERSATION_COLUMNS)}`,
     conversation: `SELECT ${select(CONVERSATION_COLUMNS)} FROM ${q("Conversation")} WHERE ${q("key")} = ${p(1)}`,
+    // Placeholders as the inserts': the workspace and external id are $2 and $3, the key is $3.
+    findOrInsertPerson: findOrInsert("Person", PERSON_COLUMNS, `${q("workspaceId")} = ${p(2)} AND ${q("externalId")} = ${p(3)}`, `${q("workspaceId")}, ${q("externalId")}`),
+    findOrInsertConversation: findOrInsert("Conversation", CONVERSATION_COLUMNS, `${q("key")} = ${p(3)}`, q("key")),
     workspace: `SELECT ${select(WORKSPACE_COLUMNS)} FROM ${q("Workspace")} WHERE ${q("platform")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     rename: `UPDATE ${q("Person")} SET ${q("displayName")} = ${p(1)}, ${q("updatedAt")} = ${p(2)} WHERE id = ${p(3)}`,
     touchConversation: `UPDATE ${q("Conversation")} SET ${q("lastMessageAt")} = ${p(1)} WHERE id = ${p(2)}`,

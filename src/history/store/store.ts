@@ -20,6 +20,7 @@ import { conversationKey, type Lease, type Place } from "./place.ts";
 import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
 import { citedMessages, type CitedMessage } from "./cited.ts";
 import { historyBrowse, type HistoryBrowse } from "./browse.ts";
+import { inboundBatch, type InboundInsert } from "./inbound-batch.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
@@ -57,6 +58,8 @@ export class HistoryStore {
   private readonly direct: DirectSql;
   private readonly provider: Provider;
   private readonly sql: HistorySql;
+  /** PostgreSQL: people's messages that arrive together are stored together (inbound-batch.ts). */
+  private readonly inboundBatch: InboundInsert | null;
 
   /**
    * `onConversationCreated` hears of each conversation this store creates, once it exists;
@@ -70,6 +73,7 @@ export class HistoryStore {
     this.direct = database.direct;
     this.provider = database.provider;
     this.sql = HISTORY_SQL[database.provider];
+    this.inboundBatch = database.provider === "postgresql" ? inboundBatch(this.direct, this.sql) : null;
   }
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
@@ -80,6 +84,7 @@ export class HistoryStore {
 
   /** A person's message, or null when its conversation has that platform message already. */
   private async insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
+    if (this.inboundBatch) return this.inboundBatch(m);
     const rows = await this.direct.rows(this.sql.insertInbound, messageParams(this.provider, m));
     return rows.length ? { id: Number(rows[0]![0]), ...m } : null;
   }
@@ -126,34 +131,35 @@ export class HistoryStore {
   }
 
   /** `ownerId`: the person a DM belongs to. */
-  private conversationOf(workspaceId: string, inbound: Inbound, ownerId: string | null, byMessage: boolean): Promise<Conversation> {
+  private async conversationOf(workspaceId: string, inbound: Inbound, ownerId: string | null, byMessage: boolean): Promise<Conversation> {
     const key = conversationKey(inbound);
-    return findOrCreate(
+    const now = new Date();
+    const fresh = (): Conversation => ({
+      id: cuid(),
+      workspaceId,
+      key,
+      channelId: inbound.channel.externalId,
+      threadId: inbound.channel.isDm ? null : inbound.threadId,
+      isDm: inbound.channel.isDm,
+      ownerId: inbound.channel.isDm ? ownerId : null,
+      createdAt: now,
+      lastMessageAt: now,
+      kind: "chat",
+      reviewedMemoryThrough: null,
+      reviewedSkillsThrough: null,
+    });
+    const { row, made } = await this.findOrInsert(
+      this.sql.findOrInsertConversation,
       async () => {
-        const [row] = await this.direct.rows(this.sql.conversation, [key]);
-        return row ? conversationOf(row) : null;
+        const [found] = await this.direct.rows(this.sql.conversation, [key]);
+        return found ? conversationOf(found) : null;
       },
-      async () => {
-        const now = new Date();
-        const conversation: Conversation = {
-          id: cuid(),
-          workspaceId,
-          key,
-          channelId: inbound.channel.externalId,
-          threadId: inbound.channel.isDm ? null : inbound.threadId,
-          isDm: inbound.channel.isDm,
-          ownerId: inbound.channel.isDm ? ownerId : null,
-          createdAt: now,
-          lastMessageAt: now,
-          kind: "chat",
-          reviewedMemoryThrough: null,
-          reviewedSkillsThrough: null,
-        };
-        const created = await this.insertOnce(this.sql.insertConversation, conversationParams(this.provider, conversation), conversationOf);
-        if (created) this.onConversationCreated(created.id, byMessage);
-        return created;
-      },
+      this.sql.insertConversation,
+      () => conversationParams(this.provider, fresh()),
+      conversationOf,
     );
+    if (made) this.onConversationCreated(row.id, byMessage);
+    return row;
   }
 
   /**
@@ -396,26 +402,50 @@ export class HistoryStore {
   /** The person of a workspace with this platform id, created on first sight. */
   async person(scope: WorkspaceScope, author: Inbound["author"]): Promise<Person> {
     const { workspaceId } = scope;
-    return findOrCreate(
+    const fresh = (): Person => {
+      const now = new Date();
+      return { id: cuid(), workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false, createdAt: now, updatedAt: now };
+    };
+    const { row } = await this.findOrInsert(
+      this.sql.findOrInsertPerson,
       async () => {
-        const [row] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
-        return row ? personOf(row) : null;
+        const [found] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
+        return found ? personOf(found) : null;
       },
-      async () => {
-        const now = new Date();
-        const person: Person = { id: cuid(), workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false, createdAt: now, updatedAt: now };
-        return this.insertOnce(this.sql.insertPerson, personParams(this.provider, person), personOf);
-      },
+      this.sql.insertPerson,
+      () => personParams(this.provider, fresh()),
+      personOf,
     );
+    return row;
   }
 
   /**
-   * An insert below Prisma that does nothing when the row exists (ON CONFLICT DO NOTHING: on
-   * PostgreSQL a failed statement would cost the pool its connection); null when another insert won.
+   * Find-or-create of a row the direct path reads: on PostgreSQL the find and the insert in one
+   * round trip (`oneTrip`, rows.ts), on SQLite the find, then an insert that does nothing when
+   * the row exists (ON CONFLICT DO NOTHING: on PostgreSQL a failed statement would cost the pool
+   * its connection). Either way a caller that loses a race to create the row reads the winner's.
+   * `made`: this call created it.
    */
-  private async insertOnce<T>(sql: string, params: SqlParam[], of: (row: readonly unknown[]) => T): Promise<T | null> {
-    const [row] = await this.direct.rows(sql, params);
-    return row ? of(row) : null;
+  private async findOrInsert<T>(
+    oneTrip: string | null,
+    find: () => Promise<T | null>,
+    insert: string,
+    params: () => SqlParam[],
+    of: (row: readonly unknown[]) => T,
+  ): Promise<{ row: T; made: boolean }> {
+    let made = false;
+    const create = async (): Promise<T | null> => {
+      const [row] = await this.direct.rows(insert, params());
+      made = row !== undefined;
+      return row ? of(row) : null;
+    };
+    if (!oneTrip) return { row: await findOrCreate(find, create), made };
+    const [row] = await this.direct.rows(oneTrip, params());
+    if (row) return { row: of(row), made: row[row.length - 1] === true };
+    // Another insert won between this statement's find and its insert: that row is there now.
+    const again = await find();
+    if (!again) throw new Error("a row another caller created at the same moment could not be read");
+    return { row: again, made: false };
   }
 
   /** The person's messages whose text is held: not those an erasure left as a tombstone. */

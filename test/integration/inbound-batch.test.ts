@@ -1,0 +1,68 @@
+/**
+ * People's messages that arrive together (src/history/store/inbound-batch.ts): on PostgreSQL they
+ * are stored together, in fewer statements than messages; on both databases each is stored once,
+ * with the id its row has, a duplicate is told so, and a message the database refuses fails alone.
+ */
+import { expect, it } from "vitest";
+import type { SqlParam } from "../../src/db/direct.ts";
+import { HistoryStore, type Place } from "../../src/history/store/store.ts";
+import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
+
+forEachDatabase("people's messages stored as they arrive together", (getDb) => {
+  async function setUp(conversations: number) {
+    const db = getDb();
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const history = new HistoryStore({ ...db, direct });
+    const workspace = uniqueId("ws");
+    const places: { o: PlaceOptions; place: Place }[] = [];
+    for (let c = 0; c < conversations; c++) {
+      const o: PlaceOptions = { workspace, user: `U${c}`, channel: `C${c}`, isDm: false };
+      places.push({ o, place: await history.resolve(inboundFor(o, "hello")) });
+    }
+    statements = 0;
+    return { db, history, places, statements: () => statements };
+  }
+
+  it("stores each message of a burst once, with its row's id; on PostgreSQL in fewer statements", async () => {
+    const t = await setUp(60);
+    const sent = t.places.map(({ o, place }, c) => ({ place, inbound: inboundFor(o, `question ${c}`, uniqueId(`m${c}`)) }));
+    const stored = await Promise.all(sent.map(({ place, inbound }) => t.history.recordInbound(place, inbound)));
+    expect(stored.every((m) => m !== null)).toBe(true);
+    expect(new Set(stored.map((m) => m!.id)).size).toBe(60);
+    const rows = await t.db.prisma.message.findMany({ where: { platformId: { in: sent.map((s) => s.inbound.messageId) } } });
+    expect(rows).toHaveLength(60);
+    for (const [c, m] of stored.entries()) {
+      const row = rows.find((r) => r.id === m!.id);
+      expect(row).toMatchObject({ platformId: sent[c]!.inbound.messageId, text: `question ${c}`, conversationId: sent[c]!.place.conversation.id, authorId: sent[c]!.place.person.id, role: "user", status: "received" });
+      expect(m).toEqual(row);
+    }
+    if (t.db.provider === "postgresql") expect(t.statements()).toBeLessThan(30);
+    else expect(t.statements()).toBe(60);
+  });
+
+  it("stores a message delivered twice in one burst once: the second is told it is a duplicate", async () => {
+    const t = await setUp(20);
+    const twice = t.places[10]!;
+    const id = uniqueId("dup");
+    const burst = t.places.map(({ o, place }, c) => t.history.recordInbound(place, inboundFor(o, `q${c}`, c === 10 ? id : uniqueId(`m${c}`))));
+    const again = t.history.recordInbound(twice.place, inboundFor(twice.o, "q10", id));
+    const [stored, second] = await Promise.all([Promise.all(burst), again]);
+    expect(stored[10]).not.toBeNull();
+    expect(second).toBeNull();
+    expect(await t.db.prisma.message.count({ where: { platformId: id } })).toBe(1);
+    expect(stored.filter((m) => m === null)).toHaveLength(0);
+  });
+
+  it("fails only the message the database refuses; the rest of its burst is stored", async () => {
+    const t = await setUp(40);
+    // A conversation deleted after its place was read: its message's row would have no conversation.
+    const gone = t.places[30]!;
+    await t.db.prisma.conversation.delete({ where: { id: gone.place.conversation.id } });
+    const results = await Promise.allSettled(t.places.map(({ o, place }, c) => t.history.recordInbound(place, inboundFor(o, `q${c}`, uniqueId(`m${c}`)))));
+    expect(results[30]!.status).toBe("rejected");
+    const stored = results.filter((r, c) => c !== 30 && r.status === "fulfilled" && r.value !== null);
+    expect(stored).toHaveLength(39);
+    expect(await t.db.prisma.message.count({ where: { conversationId: { in: t.places.map((p) => p.place.conversation.id) }, role: "user" } })).toBe(39);
+  });
+});
