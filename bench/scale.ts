@@ -147,17 +147,19 @@ function statementKind(sql: string): string {
 function timed(db: Database) {
   const spent: Record<string, number> = {};
   let recounted = false;
+  const timedBy = (run: DirectSql["rows"]): DirectSql["rows"] => async (sql, params) => {
+    const kind = statementKind(sql);
+    if (kind === "stats") recounted = true;
+    const t0 = now();
+    try {
+      return await run(sql, params);
+    } finally {
+      spent[kind] = (spent[kind] ?? 0) + now() - t0;
+    }
+  };
   const direct: DirectSql = {
-    async rows(sql, params) {
-      const kind = statementKind(sql);
-      if (kind === "stats") recounted = true;
-      const t0 = now();
-      try {
-        return await db.direct.rows(sql, params);
-      } finally {
-        spent[kind] = (spent[kind] ?? 0) + now() - t0;
-      }
-    },
+    rows: timedBy((sql, params) => db.direct.rows(sql, params)),
+    scan: timedBy((sql, params) => db.direct.scan(sql, params)),
     exclusive: (key, sql, params) => db.direct.exclusive(key, sql, params),
   };
   return {

@@ -94,7 +94,7 @@ type Fn = (...args: unknown[]) => unknown;
 /**
  * Wraps a driver adapter factory so every statement is counted: the factory's connect(), the
  * adapter's startTransaction() and their queryRaw/executeRaw/executeScript; and the direct path's
- * rows().
+ * rows() and scan().
  */
 function counting<T extends object>(target: T, counter: { n: number }): T {
   return new Proxy(target, {
@@ -102,7 +102,7 @@ function counting<T extends object>(target: T, counter: { n: number }): T {
       const v: unknown = Reflect.get(t, prop, t);
       if (typeof v !== "function") return v;
       const fn = v as Fn;
-      if (prop === "queryRaw" || prop === "executeRaw" || prop === "executeScript" || prop === "rows") {
+      if (prop === "queryRaw" || prop === "executeRaw" || prop === "executeScript" || prop === "rows" || prop === "scan") {
         return (...args: unknown[]) => {
           counter.n++;
           if (process.env.BENCH_SQL_LOG) process.stderr.write(`SQL ${JSON.stringify(typeof args[0] === "string" ? args[0] : ((args[0] as { sql?: string }).sql ?? "")).slice(0, 160)}\n`);

@@ -7,6 +7,13 @@ import type { PrismaClient as SqliteClient } from "./generated/sqlite/client.ts"
 import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } from "./migrate.ts";
 import { pgDirect, sqliteDirect, type DirectSql } from "./direct.ts";
 import { keepConnectionsOnStatementErrors } from "./pg-pool.ts";
+import { PgLanes } from "./pg-lanes.ts";
+
+/**
+ * Connections the direct path's short statements share, pipelined (pg-lanes.ts), beside the pool's
+ * 10 (Prisma, transactions, searches): 4 and 8 measured alike on a 2-core machine (bench/README.md).
+ */
+const PIPELINED_CONNECTIONS = 4;
 import { makeFolders } from "../ground/paths.ts";
 
 /**
@@ -130,16 +137,18 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
     await client.end();
   }
   const pool = keepConnectionsOnStatementErrors(new pg.Pool({ connectionString: url, max: 10 }));
+  const lanes = new PgLanes(pg.Client, { connectionString: url }, PIPELINED_CONNECTIONS);
   pool.on("error", opts.onConnectionError ?? (() => {}));
   const prisma = new PostgresClient({ adapter: instrument(new PrismaPg(pool)) }) as unknown as Db;
   return {
     prisma,
-    direct: instrument(pgDirect(pool)),
+    direct: instrument(pgDirect(pool, lanes)),
     provider,
     migrations,
     vectorSearch: () => "exact scan in cairn",
     ...withPing(prisma, async () => {
       await prisma.$disconnect();
+      await lanes.end();
       await pool.end();
     }),
   };

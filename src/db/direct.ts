@@ -9,8 +9,9 @@
  * Rules for what goes here: one statement, not part of a transaction (`exclusive` aside), rows read
  * by position.
  * SQLite statements wait at the connection's transaction gate like Prisma's own (so none joins a
- * transaction it is not part of) and run on the same connection; PostgreSQL statements take a
- * connection from the same pool.
+ * transaction it is not part of) and run on the same connection; on PostgreSQL, short statements
+ * (`rows`) are pipelined on a few connections of their own (pg-lanes.ts), searches (`scan`) and
+ * `exclusive` take a connection from the pool Prisma uses.
  */
 import { createHash } from "node:crypto";
 import BetterSqlite3 from "better-sqlite3";
@@ -18,7 +19,8 @@ import type pg from "pg";
 import type { Provider } from "./migrate.ts";
 import type { TransactionGate } from "./sqlite-gate.ts";
 import { memoize } from "../ground/cache/memoize.ts";
-import { statement } from "./pg-pool.ts";
+import { statement, type StatementConfig } from "./pg-pool.ts";
+import type { PgLanes } from "./pg-lanes.ts";
 
 /**
  * What a parameter may be: dates go in as text, formatted by `sqlTime` for the provider. An array
@@ -33,6 +35,13 @@ export interface DirectSql {
    * except PostgreSQL's bigint (a count, say), which pg reads as text.
    */
   rows(sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
+  /**
+   * `rows` for a statement that may take long (a search, a page of a backfill). On PostgreSQL
+   * `rows` pipelines statements on a few shared connections (pg-lanes.ts), where a long one would
+   * hold up every statement queued behind it; `scan` takes a pooled connection of its own.
+   * SQLite: the same as `rows`.
+   */
+  scan(sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
   /**
    * Runs one statement as `rows` does, with no other `exclusive` call of the same `key` between the
    * moment it reads and the moment its writes are visible, in this process or any other sharing the
@@ -88,25 +97,29 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
     }
     return stmt.all(params) as unknown[][];
   };
-  return { rows, exclusive: (_key, sql, params) => rows(sql, params) };
+  return { rows, scan: rows, exclusive: (_key, sql, params) => rows(sql, params) };
 }
 
 /**
- * PostgreSQL: the pool Prisma's adapter uses, rows as arrays. Statements are prepared (named by
+ * PostgreSQL: `lanes` for `rows` (none: the pool for everything), the pool Prisma's adapter uses for
+ * `scan` and `exclusive`; rows as arrays. Statements are prepared (named by
  * their text's hash) on each connection the first time it runs them: planning is a good part of a
  * search statement's time on the server, and a prepared statement is planned again only when
  * PostgreSQL finds its plan should change. (A connection pooler in front of PostgreSQL must then
  * keep prepared statements per client, as PgBouncer does from 1.21 with max_prepared_statements
  * set.)
  */
-export function pgDirect(pool: pg.Pool): DirectSql {
+export function pgDirect(pool: pg.Pool, lanes: PgLanes | null = null): DirectSql {
   const nameOf = memoize((sql: string) => `cairn_${createHash("sha1").update(sql).digest("hex").slice(0, 20)}`, MAX_STATEMENTS);
+  const config = (sql: string, params: readonly SqlParam[]): StatementConfig => ({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
+  // Not pool.query: see pg-pool.ts.
+  const pooled = async (sql: string, params: readonly SqlParam[]): Promise<unknown[][]> => (await statement(pool, config(sql, params))).rows as unknown[][];
   return {
     async rows(sql, params) {
-      // Not pool.query: see pg-pool.ts.
-      const result = await statement(pool, { name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
-      return result.rows as unknown[][];
+      if (!lanes) return pooled(sql, params);
+      return (await lanes.query(config(sql, params))).rows as unknown[][];
     },
+    scan: pooled,
     async exclusive(key, sql, params) {
       const client = await pool.connect();
       let broken: Error | undefined;

@@ -96,7 +96,7 @@ export class KnowledgeStore {
         const authorId = await this.personId(workspace, m.author);
         params.push(workspace.id, conversation.id, authorId, KNOWLEDGE_ROLE, this.text(m.text), m.messageId, "kept", sqlTime(provider, m.sentAt), m.link);
       }
-      const rows = await this.database.direct.rows(insertSql(provider, batch.length), params);
+      const rows = await this.database.direct.scan(insertSql(provider, batch.length), params);
       added += rows.length;
     }
     return added;

@@ -112,9 +112,9 @@ export function parsed<T>(rows: unknown[][]): T[] {
   return typeof j === "string" ? (JSON.parse(j) as T[]) : [];
 }
 
-/** One search statement, on the direct path (db/direct.ts): rows as arrays. */
+/** One search statement, on the direct path (db/direct.ts, `scan`: a connection of its own): rows as arrays. */
 export function run(ctx: Ctx, sql: string, ...params: SqlParam[]): Promise<unknown[][]> {
-  return ctx.database.direct.rows(sql, params);
+  return ctx.database.direct.scan(sql, params);
 }
 
 /** People from rows of (id, displayName). */

@@ -54,7 +54,7 @@ export class VectorStore {
   }
 
   private rows(sqlite: string, postgres: string, params: SqlParam[]): Promise<unknown[][]> {
-    return this.db.direct.rows(this.db.provider === "sqlite" ? sqlite : postgres, params);
+    return this.db.direct.scan(this.db.provider === "sqlite" ? sqlite : postgres, params);
   }
 
   /**
