@@ -23,6 +23,13 @@ export interface HistorySql {
    * and platform id of each message stored; a duplicate returns no row.
    */
   insertInboundMany: string | null;
+  /** PostgreSQL only: `insertMessage` for many replies, as `insertInboundMany`; returns id and replyToId of each. */
+  insertReplyMany: string | null;
+  /**
+   * PostgreSQL only: `insertHeldReply` for many replies of one lease owner: the column arrays, then
+   * the owner ($15). Returns id and replyToId of each reply stored.
+   */
+  insertHeldReplyMany: string | null;
   /**
    * The same insert, made only while the message it answers (`replyToId`) is leased to the reply's
    * lease owner: a process whose turn was taken over stores nothing. Returns no row then.
@@ -113,6 +120,7 @@ function sqlFor(provider: Provider): HistorySql {
     const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT ${columns.map((c, i) => `CAST(${p(i + 1)} AS ${PG_COLUMN_TYPES[c] ?? "text"})`).join(", ")} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
     return `WITH found AS (${found}), made AS (${made}) SELECT * FROM found UNION ALL SELECT * FROM made`;
   };
+  const insertMany = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT * FROM unnest(${MESSAGE_COLUMNS.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")})`;
   const insertRow = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})`;
   return {
     insertMessage: `${insertRow} RETURNING id`,
@@ -120,8 +128,10 @@ function sqlFor(provider: Provider): HistorySql {
     // by PostgreSQL and would cost the pool its connection (pg-pool drops a client whose query failed).
     insertInbound: `${insertRow} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id`,
     // unnest zips the arrays into rows: one statement text (prepared once) for any number of messages.
-    insertInboundMany: pg
-      ? `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT * FROM unnest(${MESSAGE_COLUMNS.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")}) ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id, ${q("conversationId")}, ${q("platformId")}`
+    insertInboundMany: pg ? `${insertMany} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id, ${q("conversationId")}, ${q("platformId")}` : null,
+    insertReplyMany: pg ? `${insertMany} RETURNING id, ${q("replyToId")}` : null,
+    insertHeldReplyMany: pg
+      ? `${insertMany} AS v(${MESSAGE_COLUMNS.map(q).join(", ")}) WHERE EXISTS (SELECT 1 FROM ${q("Message")} m WHERE m.id = v.${q("replyToId")} AND m.${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 1)}) RETURNING id, ${q("replyToId")}`
       : null,
     insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
     sessionMessages: sessionRead(""),

@@ -20,7 +20,7 @@ import { conversationKey, type Lease, type Place } from "./place.ts";
 import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts";
 import { citedMessages, type CitedMessage } from "./cited.ts";
 import { historyBrowse, type HistoryBrowse } from "./browse.ts";
-import { inboundBatch, type InboundInsert } from "./inbound-batch.ts";
+import { messageBatches, type MessageBatches } from "./message-batch.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
@@ -58,8 +58,8 @@ export class HistoryStore {
   private readonly direct: DirectSql;
   private readonly provider: Provider;
   private readonly sql: HistorySql;
-  /** PostgreSQL: people's messages that arrive together are stored together (inbound-batch.ts). */
-  private readonly inboundBatch: InboundInsert | null;
+  /** PostgreSQL: messages and replies that arrive together are stored together (message-batch.ts). */
+  private readonly batches: MessageBatches | null;
 
   /**
    * `onConversationCreated` hears of each conversation this store creates, once it exists;
@@ -73,18 +73,19 @@ export class HistoryStore {
     this.direct = database.direct;
     this.provider = database.provider;
     this.sql = HISTORY_SQL[database.provider];
-    this.inboundBatch = database.provider === "postgresql" ? inboundBatch(this.direct, this.sql) : null;
+    this.batches = messageBatches(this.direct, this.sql);
   }
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
   private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
+    if (this.batches) return this.batches.reply(m);
     const rows = await this.direct.rows(this.sql.insertMessage, messageParams(this.provider, m));
     return { id: Number(rows[0]![0]), ...m };
   }
 
   /** A person's message, or null when its conversation has that platform message already. */
   private async insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
-    if (this.inboundBatch) return this.inboundBatch(m);
+    if (this.batches) return this.batches.inbound(m);
     const rows = await this.direct.rows(this.sql.insertInbound, messageParams(this.provider, m));
     return rows.length ? { id: Number(rows[0]![0]), ...m } : null;
   }
@@ -225,6 +226,7 @@ export class HistoryStore {
     // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
     const m = assistantRow(place.conversation, sessionId, text, status, replyToId);
     if (!lease) return this.insertMessage(m);
+    if (this.batches) return this.batches.heldReply(m, lease.owner);
     const rows = await this.direct.rows(this.sql.insertHeldReply, [...messageParams(this.provider, m), replyToId, lease.owner]);
     return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
   }

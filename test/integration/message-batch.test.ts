@@ -1,14 +1,15 @@
 /**
- * People's messages that arrive together (src/history/store/inbound-batch.ts): on PostgreSQL they
- * are stored together, in fewer statements than messages; on both databases each is stored once,
- * with the id its row has, a duplicate is told so, and a message the database refuses fails alone.
+ * Messages and replies that arrive together (src/history/store/message-batch.ts): on PostgreSQL
+ * they are stored together, in fewer statements than messages; on both databases each is stored
+ * once, with the id its row has, a duplicate is told so, a message the database refuses fails
+ * alone, and a reply under a lease another process took is not stored.
  */
 import { expect, it } from "vitest";
 import type { SqlParam } from "../../src/db/direct.ts";
 import { HistoryStore, type Place } from "../../src/history/store/store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
-forEachDatabase("people's messages stored as they arrive together", (getDb) => {
+forEachDatabase("messages and replies stored as they arrive together", (getDb) => {
   async function setUp(conversations: number) {
     const db = getDb();
     let statements = 0;
@@ -64,5 +65,45 @@ forEachDatabase("people's messages stored as they arrive together", (getDb) => {
     const stored = results.filter((r, c) => c !== 30 && r.status === "fulfilled" && r.value !== null);
     expect(stored).toHaveLength(39);
     expect(await t.db.prisma.message.count({ where: { conversationId: { in: t.places.map((p) => p.place.conversation.id) }, role: "user" } })).toBe(39);
+  });
+
+  it("stores each reply of a burst once, with its row's id, marking its message answered", async () => {
+    const t = await setUp(50);
+    const asked = await Promise.all(t.places.map(({ o, place }, c) => t.history.recordInbound(place, inboundFor(o, `q${c}`, uniqueId(`m${c}`)))));
+    const session = await t.db.prisma.chatSession.create({ data: { conversationId: t.places[0]!.place.conversation.id } });
+    const before = t.statements();
+    const replies = await Promise.all(t.places.map(({ place }, c) => t.history.recordReply(place, session.id, asked[c]!.id, `answer ${c}`, "sent")));
+    const sent = t.statements() - before;
+    const rows = await t.db.prisma.message.findMany({ where: { id: { in: replies.map((r) => r.id) } } });
+    expect(rows).toHaveLength(50);
+    for (const [c, r] of replies.entries()) {
+      expect(rows.find((row) => row.id === r.id)).toEqual(r);
+      expect(r).toMatchObject({ replyToId: asked[c]!.id, text: `answer ${c}`, role: "assistant", conversationId: t.places[c]!.place.conversation.id });
+    }
+    const answered = await t.db.prisma.message.findMany({ where: { id: { in: asked.map((m) => m!.id) } } });
+    expect(answered.every((m) => m.status === "answered")).toBe(true);
+    if (t.db.provider === "postgresql") expect(sent).toBeLessThan(25);
+    else expect(sent).toBe(50);
+  });
+
+  it("stores a burst of replies under a lease only where the lease is still this process's", async () => {
+    const t = await setUp(30);
+    const lease = { owner: uniqueId("owner"), until: new Date(Date.now() + 60_000) };
+    const session = await t.db.prisma.chatSession.create({ data: { conversationId: t.places[0]!.place.conversation.id } });
+    const asked = await Promise.all(t.places.map(({ o, place }, c) => t.history.recordInbound(place, inboundFor(o, `q${c}`, uniqueId(`m${c}`)), session.id, lease)));
+    // Another process took over the turns of two of them.
+    const taken = [asked[7]!.id, asked[21]!.id];
+    await t.db.prisma.message.updateMany({ where: { id: { in: taken } }, data: { leaseOwner: "another-process" } });
+    const before = t.statements();
+    const replies = await Promise.all(t.places.map(({ place }, c) => t.history.recordReply(place, session.id, asked[c]!.id, `answer ${c}`, "sent", lease)));
+    if (t.db.provider === "postgresql") expect(t.statements() - before).toBeLessThan(15);
+    expect(replies.filter((r) => r === null)).toHaveLength(2);
+    expect(replies[7]).toBeNull();
+    expect(replies[21]).toBeNull();
+    const stored = await t.db.prisma.message.findMany({ where: { role: "assistant", replyToId: { in: asked.map((m) => m!.id) } } });
+    expect(stored).toHaveLength(28);
+    const byId = (a: number, b: number): number => a - b;
+    expect(stored.map((m) => m.replyToId!).sort(byId)).toEqual(asked.map((m) => m!.id).filter((id) => !taken.includes(id)).sort(byId));
+    for (const r of replies) if (r) expect(stored.find((m) => m.id === r.id)).toEqual(r);
   });
 });
