@@ -17,6 +17,7 @@ import type { Provider } from "../db/migrate.ts";
 import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
+import { insertBatch } from "../db/insert-batch.ts";
 import type { ConversationScope } from "../ground/types.ts";
 
 export type { ChatSession } from "../db/generated/sqlite/client.ts";
@@ -56,6 +57,14 @@ export class SessionStore {
   /** A new open session; no row back when the conversation has one open already (ChatSession_one_open_idx). */
   private readonly startSql: string;
   private readonly provider: Provider;
+  /**
+   * PostgreSQL: sessions that start together are opened in one statement (db/insert-batch.ts): in a
+   * burst of new conversations each is a round trip and a commit. Each new session's row comes
+   * back by its id; none when its conversation had one open already.
+   */
+  private readonly startBatch: ((params: string[]) => Promise<unknown[] | null>) | null;
+  /** PostgreSQL: snapshots taken at the same moment (new sessions' first turns) are saved in one statement. */
+  private readonly snapshotBatch: ((params: string[]) => Promise<unknown[] | null>) | null;
   /** The reads a message or a new session's first turn sends (open, previous, get), below Prisma. */
   private readonly readSql: { open: string; previous: string; get: string };
 
@@ -71,6 +80,24 @@ export class SessionStore {
         : `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") VALUES ($1, $2, $3, $4) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
     const pg = database.provider === "postgresql";
     const p = (n: number): string => (pg ? `$${n}` : "?");
+    const startMany = `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") SELECT * FROM unnest($1::text[], $2::text[], $3::timestamp(3)[], $4::timestamp(3)[]) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
+    this.startBatch = pg
+      ? insertBatch<string[]>({
+          one: (params) => this.direct.rows(this.startSql, params),
+          many: (items) => this.direct.rows(startMany, [0, 1, 2, 3].map((c) => items.map((params) => params[c]!))),
+          rowKey: (row) => String(row[0]),
+          itemKey: (params) => params[0]!,
+        })
+      : null;
+    const saveMany = `UPDATE "ChatSession" AS s SET snapshot = v.snapshot FROM unnest($1::text[], $2::text[]) AS v(snapshot, id) WHERE s.id = v.id RETURNING s.id`;
+    this.snapshotBatch = pg
+      ? insertBatch<string[]>({
+          one: (params) => this.direct.rows(`${this.saveSnapshotSql} RETURNING id`, params),
+          many: (items) => this.direct.rows(saveMany, [0, 1].map((c) => items.map((params) => params[c]!))),
+          rowKey: (row) => String(row[0]),
+          itemKey: (params) => params[1]!,
+        })
+      : null;
     const select = `SELECT ${SESSION.select(database.provider)} FROM "ChatSession"`;
     this.readSql = {
       open: `${select} WHERE "conversationId" = ${p(1)} AND "endedAt" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
@@ -146,7 +173,8 @@ export class SessionStore {
     // Below Prisma (direct.ts): every new session, so every new conversation's first message, sends it.
     const session: ChatSession = { id: cuid(), conversationId, startedAt: now, lastActivityAt: now, endedAt: null, endReason: null, snapshot: null, summary: null, summaryThroughId: null };
     const at = sqlTime(this.provider, now);
-    const [inserted] = await this.direct.rows(this.startSql, [session.id, conversationId, at, at]);
+    const params = [session.id, conversationId, at, at];
+    const inserted = this.startBatch ? await this.startBatch(params) : (await this.direct.rows(this.startSql, params))[0];
     if (inserted) return { session: this.remember(session), isNew: true };
     this.openOf.delete(conversationId);
     const row = await this.readOne(this.readSql.open, [conversationId]);
@@ -189,7 +217,8 @@ export class SessionStore {
    * cached row is updated in place; one not cached is read afresh when next needed.
    */
   async saveSnapshot(sessionId: string, snapshot: string): Promise<void> {
-    await this.direct.rows(this.saveSnapshotSql, [snapshot, sessionId]);
+    if (this.snapshotBatch) await this.snapshotBatch([snapshot, sessionId]);
+    else await this.direct.rows(this.saveSnapshotSql, [snapshot, sessionId]);
     const row = this.rows.get(sessionId);
     if (row) this.remember({ ...row, snapshot });
   }

@@ -1,6 +1,6 @@
 /**
  * Messages stored together on PostgreSQL when they arrive together (group commit,
- * ground/group-batch.ts): people's messages, and cairn's replies. In a burst each statement is a
+ * db/insert-batch.ts): people's messages, and cairn's replies. In a burst each statement is a
  * round trip and a commit (a WAL flush), and a burst of new conversations waits on those, not on
  * the server's work per row. One conversation's messages are stored one at a time (turn/intake.ts)
  * and its turns run one at a time, so a batch holds at most one message and one reply of each: ids
@@ -11,15 +11,9 @@
  * it would fail one message alone (whether it was stored is unknown either way).
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
-import { connectionLost } from "../../db/pg-pool.ts";
-import { GroupBatch, type Settled } from "../../ground/group-batch.ts";
+import { insertBatch } from "../../db/insert-batch.ts";
 import type { Message } from "../../db/generated/sqlite/client.ts";
 import { MESSAGE_COLUMNS, messageParams, type HistorySql } from "./rows.ts";
-
-/** Enough to take a burst in a few statements; the arrays of one batch stay well under a megabyte of text. */
-const MAX_MESSAGES = 100;
-/** Batches under way at once: the next one gathers while these wait for the database. */
-const MAX_IN_FLIGHT = 4;
 
 type Row = Omit<Message, "id">;
 
@@ -82,9 +76,8 @@ export function messageBatches(direct: DirectSql, sql: BatchSql): MessageBatches
 }
 
 /**
- * A batched insert: `one` stores a message alone (a batch of one, and each message again after a
- * batch failed), `many` a batch, returning the id first and then the columns `key` reads, which
- * `keyOf` reads from a message: each stored row is matched to its message by them.
+ * A message insert batched (db/insert-batch.ts): `one` stores a message alone, `many` a batch,
+ * returning the id first and then the columns `key` reads, which `keyOf` reads from a message.
  */
 function batched(
   one: MessageInsert,
@@ -92,33 +85,19 @@ function batched(
   key: (...columns: unknown[]) => string,
   keyOf: (m: Row) => unknown[],
 ): MessageInsert {
-  const each = async (items: readonly Row[]): Promise<Settled<Message | null>[]> =>
-    (await Promise.allSettled(items.map(one))).map((r) => (r.status === "fulfilled" ? { ok: true, value: r.value } : { ok: false, error: r.reason }));
-  const batch = new GroupBatch<Row, Message | null>(
-    async (items) => {
-      if (items.length === 1) return each(items);
-      let rows: unknown[][];
-      try {
-        rows = await many(items);
-      } catch (err) {
-        if (connectionLost(err)) throw err;
-        // One message refused fails the statement: each is stored alone and gets its own outcome.
-        return each(items);
-      }
-      // Ids by key, in the order stored: rows with one key are stored in the batch's order.
-      const ids = new Map<string, number[]>();
-      for (const r of rows) {
-        const k = key(...r.slice(1));
-        ids.set(k, [...(ids.get(k) ?? []), Number(r[0])].sort((a, b) => a - b));
-      }
-      return items.map((m) => {
-        const id = ids.get(key(...keyOf(m)))?.shift();
-        return { ok: true, value: id === undefined ? null : { id, ...m } };
-      });
+  const insert = insertBatch<Row>({
+    one: async (m) => {
+      const stored = await one(m);
+      return stored ? [[stored.id, ...keyOf(m)]] : [];
     },
-    { maxItems: MAX_MESSAGES, maxInFlight: MAX_IN_FLIGHT },
-  );
-  return (m) => batch.add(m);
+    many,
+    rowKey: (row) => key(...row.slice(1)),
+    itemKey: (m) => key(...keyOf(m)),
+  });
+  return async (m) => {
+    const row = await insert(m);
+    return row ? { id: Number(row[0]), ...m } : null;
+  };
 }
 
 /** A batch's parameters: one array per column, each message's value at its index. */

@@ -67,6 +67,13 @@ export interface HistorySql {
   findOrInsertPerson: string | null;
   /** `conversation` and `insertConversation` the same way (PostgreSQL only). */
   findOrInsertConversation: string | null;
+  /**
+   * PostgreSQL only: `findOrInsertPerson` for many people at once, each placeholder an array of one
+   * column's values (PERSON_COLUMNS order): each person's row, found or made, with the same last column.
+   */
+  findOrInsertPersonMany: string | null;
+  /** `findOrInsertConversation` for many conversations at once, as `findOrInsertPersonMany`. */
+  findOrInsertConversationMany: string | null;
   /** Placeholders: platform, external id. */
   workspace: string;
   /** A person's new display name. Placeholders: the name, the time (updatedAt), the person's id. */
@@ -120,6 +127,16 @@ function sqlFor(provider: Provider): HistorySql {
     const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT ${columns.map((c, i) => `CAST(${p(i + 1)} AS ${PG_COLUMN_TYPES[c] ?? "text"})`).join(", ")} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
     return `WITH found AS (${found}), made AS (${made}) SELECT * FROM found UNION ALL SELECT * FROM made`;
   };
+  // The same for many rows: `v` holds the rows asked for; each is found, or else made.
+  const findOrInsertMany = (table: string, columns: readonly string[], keys: readonly string[], conflict: string): string | null => {
+    if (!pg) return null;
+    const v = `SELECT * FROM unnest(${columns.map((c, i) => `${p(i + 1)}::${PG_COLUMN_TYPES[c] ?? "text"}[]`).join(", ")}) AS v(${columns.map(q).join(", ")})`;
+    const inTable = (alias: string): string => columns.map((c) => (TIMES.has(c) ? timeColumn(provider, `${alias}.${q(c)}`) : `${alias}.${q(c)}`)).join(", ");
+    const same = keys.map((k) => `t.${q(k)} = v.${q(k)}`).join(" AND ");
+    const found = `SELECT ${inTable("t")}, false FROM ${q(table)} t JOIN v ON ${same}`;
+    const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT * FROM v WHERE NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE ${same}) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
+    return `WITH v AS (${v}), found AS (${found}), made AS (${made}) SELECT * FROM found UNION ALL SELECT * FROM made`;
+  };
   const insertMany = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT * FROM unnest(${MESSAGE_COLUMNS.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")})`;
   const insertRow = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})`;
   return {
@@ -143,6 +160,8 @@ function sqlFor(provider: Provider): HistorySql {
     // Placeholders as the inserts': the workspace and external id are $2 and $3, the key is $3.
     findOrInsertPerson: findOrInsert("Person", PERSON_COLUMNS, `${q("workspaceId")} = ${p(2)} AND ${q("externalId")} = ${p(3)}`, `${q("workspaceId")}, ${q("externalId")}`),
     findOrInsertConversation: findOrInsert("Conversation", CONVERSATION_COLUMNS, `${q("key")} = ${p(3)}`, q("key")),
+    findOrInsertPersonMany: findOrInsertMany("Person", PERSON_COLUMNS, ["workspaceId", "externalId"], `${q("workspaceId")}, ${q("externalId")}`),
+    findOrInsertConversationMany: findOrInsertMany("Conversation", CONVERSATION_COLUMNS, ["key"], q("key")),
     workspace: `SELECT ${select(WORKSPACE_COLUMNS)} FROM ${q("Workspace")} WHERE ${q("platform")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     rename: `UPDATE ${q("Person")} SET ${q("displayName")} = ${p(1)}, ${q("updatedAt")} = ${p(2)} WHERE id = ${p(3)}`,
     touchConversation: `UPDATE ${q("Conversation")} SET ${q("lastMessageAt")} = ${p(1)} WHERE id = ${p(2)}`,

@@ -21,6 +21,7 @@ import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts"
 import { citedMessages, type CitedMessage } from "./cited.ts";
 import { historyBrowse, type HistoryBrowse } from "./browse.ts";
 import { messageBatches, type MessageBatches } from "./message-batch.ts";
+import { placeBatches, type FindOrMake, type PlaceBatches } from "./place-batch.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
@@ -60,6 +61,8 @@ export class HistoryStore {
   private readonly sql: HistorySql;
   /** PostgreSQL: messages and replies that arrive together are stored together (message-batch.ts). */
   private readonly batches: MessageBatches | null;
+  /** PostgreSQL: people and conversations new at the same moment are found or made together. */
+  private readonly placeBatches: PlaceBatches | null;
 
   /**
    * `onConversationCreated` hears of each conversation this store creates, once it exists;
@@ -74,6 +77,7 @@ export class HistoryStore {
     this.provider = database.provider;
     this.sql = HISTORY_SQL[database.provider];
     this.batches = messageBatches(this.direct, this.sql);
+    this.placeBatches = placeBatches(this.direct, this.sql);
   }
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
@@ -150,7 +154,7 @@ export class HistoryStore {
       reviewedSkillsThrough: null,
     });
     const { row, made } = await this.findOrInsert(
-      this.sql.findOrInsertConversation,
+      this.placeBatches?.conversation ?? null,
       async () => {
         const [found] = await this.direct.rows(this.sql.conversation, [key]);
         return found ? conversationOf(found) : null;
@@ -409,7 +413,7 @@ export class HistoryStore {
       return { id: cuid(), workspaceId, externalId: author.externalId, displayName: author.displayName ?? null, isBot: author.isBot ?? false, createdAt: now, updatedAt: now };
     };
     const { row } = await this.findOrInsert(
-      this.sql.findOrInsertPerson,
+      this.placeBatches?.person ?? null,
       async () => {
         const [found] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
         return found ? personOf(found) : null;
@@ -423,13 +427,13 @@ export class HistoryStore {
 
   /**
    * Find-or-create of a row the direct path reads: on PostgreSQL the find and the insert in one
-   * round trip (`oneTrip`, rows.ts), on SQLite the find, then an insert that does nothing when
-   * the row exists (ON CONFLICT DO NOTHING: on PostgreSQL a failed statement would cost the pool
-   * its connection). Either way a caller that loses a race to create the row reads the winner's.
-   * `made`: this call created it.
+   * statement (`together`, place-batch.ts: with others asked at the same moment), on SQLite the
+   * find, then an insert that does nothing when the row exists (ON CONFLICT DO NOTHING: on
+   * PostgreSQL a failed statement would cost the pool its connection). Either way a caller that
+   * loses a race to create the row reads the winner's. `made`: this call created it.
    */
   private async findOrInsert<T>(
-    oneTrip: string | null,
+    together: FindOrMake | null,
     find: () => Promise<T | null>,
     insert: string,
     params: () => SqlParam[],
@@ -441,8 +445,8 @@ export class HistoryStore {
       made = row !== undefined;
       return row ? of(row) : null;
     };
-    if (!oneTrip) return { row: await findOrCreate(find, create), made };
-    const [row] = await this.direct.rows(oneTrip, params());
+    if (!together) return { row: await findOrCreate(find, create), made };
+    const row = await together(params());
     if (row) return { row: of(row), made: row[row.length - 1] === true };
     // Another insert won between this statement's find and its insert: that row is there now.
     const again = await find();

@@ -1,0 +1,61 @@
+/**
+ * A single-row write sent as one multi-row statement when several arrive while earlier ones are
+ * under way (group commit, ground/group-batch.ts): on PostgreSQL each statement is a round trip and
+ * a commit, and in a burst (200 new conversations) those, not the rows, are what everyone waits on.
+ *
+ * `one` writes an item alone (a batch of one, and each item again when a batch failed: one item
+ * refused by a constraint then fails alone); `many` writes a batch and returns rows that `rowKey`
+ * matches to the items (`itemKey`). Items with the same key share what was written for the key, in
+ * the batch's order: the first gets the first row, and so on; an item left without one gets the
+ * last row of its key as `shareRow` makes it, when given (a find-or-make: one row for everyone who
+ * asked, made by the first only), else null (an insert that did nothing on conflict). A lost connection fails the batch, as it would fail
+ * one item alone.
+ */
+import { GroupBatch, type Settled } from "../ground/group-batch.ts";
+import { connectionLost } from "./pg-pool.ts";
+
+/** Enough to take a burst in a few statements. */
+const MAX_ITEMS = 100;
+/** Batches under way at once: the next one gathers while these wait for the database. */
+const MAX_IN_FLIGHT = 4;
+
+export interface InsertBatchSpec<I> {
+  one: (item: I) => Promise<unknown[][]>;
+  many: (items: readonly I[]) => Promise<unknown[][]>;
+  rowKey: (row: readonly unknown[]) => string;
+  itemKey: (item: I) => string;
+  shareRow?: (row: unknown[]) => unknown[];
+}
+
+/** The row written for an item (the first `one` returned, when alone), or null. */
+export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<unknown[] | null> {
+  const each = async (items: readonly I[]): Promise<Settled<unknown[] | null>[]> =>
+    (await Promise.allSettled(items.map(spec.one))).map((r) => (r.status === "fulfilled" ? { ok: true, value: r.value[0] ?? null } : { ok: false, error: r.reason }));
+  const batch = new GroupBatch<I, unknown[] | null>(
+    async (items) => {
+      if (items.length === 1) return each(items);
+      let rows: unknown[][];
+      try {
+        rows = await spec.many(items);
+      } catch (err) {
+        if (connectionLost(err)) throw err;
+        return each(items);
+      }
+      const byKey = new Map<string, unknown[][]>();
+      for (const r of rows) byKey.set(spec.rowKey(r), [...(byKey.get(spec.rowKey(r)) ?? []), r]);
+      const last = new Map<string, unknown[]>();
+      return items.map((item) => {
+        const k = spec.itemKey(item);
+        const own = byKey.get(k)?.shift();
+        if (own) {
+          last.set(k, own);
+          return { ok: true, value: own };
+        }
+        const earlier = last.get(k);
+        return { ok: true, value: earlier && spec.shareRow ? spec.shareRow(earlier) : null };
+      });
+    },
+    { maxItems: MAX_ITEMS, maxInFlight: MAX_IN_FLIGHT },
+  );
+  return (item) => batch.add(item);
+}
