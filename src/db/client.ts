@@ -8,13 +8,13 @@ import { migratePostgres, migrateSqlite, type MigrateResult, type Provider } fro
 import { pgDirect, sqliteDirect, type DirectSql } from "./direct.ts";
 import { keepConnectionsOnStatementErrors } from "./pg-pool.ts";
 import { PgLanes } from "./pg-lanes.ts";
+import { makeFolders } from "../ground/paths.ts";
 
 /**
  * Connections the direct path's short statements share, pipelined (pg-lanes.ts), beside the pool's
  * 10 (Prisma, transactions, searches): 4 and 8 measured alike on a 2-core machine (bench/README.md).
  */
 const PIPELINED_CONNECTIONS = 4;
-import { makeFolders } from "../ground/paths.ts";
 
 /**
  * Both generated clients come from one logical model (prisma/models.prisma), so their model APIs

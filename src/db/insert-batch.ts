@@ -8,8 +8,8 @@
  * matches to the items (`itemKey`). Items with the same key share what was written for the key, in
  * the batch's order: the first gets the first row, and so on; an item left without one gets the
  * last row of its key as `shareRow` makes it, when given (a find-or-make: one row for everyone who
- * asked, made by the first only), else null (an insert that did nothing on conflict). A lost connection fails the batch, as it would fail
- * one item alone.
+ * asked, made by the first only), else null (an insert that did nothing on conflict). A lost
+ * connection fails the batch, as it would fail one item alone.
  */
 import { GroupBatch, type Settled } from "../ground/group-batch.ts";
 import { connectionLost } from "./pg-pool.ts";

@@ -5,8 +5,8 @@
  * one statement per round trip, and each round trip wakes the server's process and this one: on a
  * 2-core machine those wake-ups, not the statements, were most of the burst's time (a loopback
  * write took 46-130 µs). Pipelined, the server runs what is queued back to back and the answers
- * come back several to a read: 8,000 short statements from 200 callers took 231 ms on 8 lanes
- * against 443 ms on a pool of 10, at half the CPU here (bench/README.md).
+ * come back several to a read: 8,000 short statements from 200 callers took 276 ms on 4 lanes
+ * (231 on 8) against 443 ms on a pool of 10, at about half the CPU here (bench/README.md).
  *
  * Each statement is its own implicit transaction (its own Sync): one refused does not touch the
  * others on its lane. A lane whose connection is lost fails what is under way on it, as a pooled
