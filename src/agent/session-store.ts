@@ -17,7 +17,7 @@ import type { Provider } from "../db/migrate.ts";
 import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
-import { insertBatch } from "../db/insert-batch.ts";
+import { columnArrays, insertBatch } from "../db/insert-batch.ts";
 import type { ConversationScope } from "../ground/types.ts";
 
 export type { ChatSession } from "../db/generated/sqlite/client.ts";
@@ -84,7 +84,7 @@ export class SessionStore {
     this.startBatch = pg
       ? insertBatch<string[]>({
           one: (params) => this.direct.rows(this.startSql, params),
-          many: (items) => this.direct.rows(startMany, [0, 1, 2, 3].map((c) => items.map((params) => params[c]!))),
+          many: (items) => this.direct.rows(startMany, columnArrays(items)),
           rowKey: (row) => String(row[0]),
           itemKey: (params) => params[0]!,
         })
@@ -93,7 +93,7 @@ export class SessionStore {
     this.snapshotBatch = pg
       ? insertBatch<string[]>({
           one: (params) => this.direct.rows(`${this.saveSnapshotSql} RETURNING id`, params),
-          many: (items) => this.direct.rows(saveMany, [0, 1].map((c) => items.map((params) => params[c]!))),
+          many: (items) => this.direct.rows(saveMany, columnArrays(items)),
           rowKey: (row) => String(row[0]),
           itemKey: (params) => params[1]!,
         })

@@ -12,6 +12,7 @@
  * connection fails the batch, as it would fail one item alone.
  */
 import { GroupBatch, type Settled } from "../ground/group-batch.ts";
+import type { SqlParam } from "./direct.ts";
 import { connectionLost } from "./pg-pool.ts";
 
 /** Enough to take a burst in a few statements. */
@@ -42,7 +43,10 @@ export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<u
         return each(items);
       }
       const byKey = new Map<string, unknown[][]>();
-      for (const r of rows) byKey.set(spec.rowKey(r), [...(byKey.get(spec.rowKey(r)) ?? []), r]);
+      for (const r of rows) {
+        const k = spec.rowKey(r);
+        byKey.set(k, [...(byKey.get(k) ?? []), r]);
+      }
       const last = new Map<string, unknown[]>();
       return items.map((item) => {
         const k = spec.itemKey(item);
@@ -58,4 +62,12 @@ export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<u
     { maxItems: MAX_ITEMS, maxInFlight: MAX_IN_FLIGHT },
   );
   return (item) => batch.add(item);
+}
+
+/**
+ * A batch's parameters for `unnest`: one array per column, each row's value at its index (rows
+ * given as their single-row statement's parameters, all of one length).
+ */
+export function columnArrays(rows: readonly (readonly SqlParam[])[]): SqlParam[] {
+  return (rows[0] ?? []).map((_, c) => rows.map((values) => values[c] as string | number | null));
 }

@@ -11,9 +11,9 @@
  * it would fail one message alone (whether it was stored is unknown either way).
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
-import { insertBatch } from "../../db/insert-batch.ts";
+import { columnArrays, insertBatch } from "../../db/insert-batch.ts";
 import type { Message } from "../../db/generated/sqlite/client.ts";
-import { MESSAGE_COLUMNS, messageParams, type HistorySql } from "./rows.ts";
+import { messageParams, type HistorySql } from "./rows.ts";
 
 type Row = Omit<Message, "id">;
 
@@ -100,8 +100,5 @@ function batched(
   };
 }
 
-/** A batch's parameters: one array per column, each message's value at its index. */
-function columnsOf(items: readonly Row[]): SqlParam[] {
-  const params = items.map((m) => messageParams("postgresql", m));
-  return MESSAGE_COLUMNS.map((_, c) => params.map((p) => p[c] as string | number | null));
-}
+/** A batch's parameters: one array per column (db/insert-batch.ts). */
+const columnsOf = (items: readonly Row[]): SqlParam[] => columnArrays(items.map((m) => messageParams("postgresql", m)));

@@ -9,7 +9,7 @@
  * caller reads it (store.ts, `findOrInsert`).
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
-import { insertBatch } from "../../db/insert-batch.ts";
+import { columnArrays, insertBatch } from "../../db/insert-batch.ts";
 import type { HistorySql } from "./rows.ts";
 
 /** A row found or made for these values (in the insert's column order), or null when another insert won. */
@@ -31,7 +31,7 @@ export function placeBatches(direct: DirectSql, sql: PlaceSql): PlaceBatches | n
   const batch = (one: string, many: string, key: (values: readonly unknown[]) => string): FindOrMake =>
     insertBatch<SqlParam[]>({
       one: (params) => direct.rows(one, params),
-      many: (items) => direct.rows(many, columnsOf(items)),
+      many: (items) => direct.rows(many, columnArrays(items)),
       rowKey: key,
       itemKey: key,
       shareRow,
@@ -42,9 +42,4 @@ export function placeBatches(direct: DirectSql, sql: PlaceSql): PlaceBatches | n
     // Conversation rows and values: id, workspaceId, key, ...
     conversation: batch(findOrInsertConversation, findOrInsertConversationMany, (v) => String(v[2])),
   };
-}
-
-/** A batch's parameters: one array per column, each row's value at its index. */
-function columnsOf(items: readonly SqlParam[][]): SqlParam[] {
-  return items[0]!.map((_, c) => items.map((values) => values[c] as string | number | null));
 }

@@ -88,8 +88,14 @@ const PERSON_COLUMNS = ["id", "workspaceId", "externalId", "displayName", "isBot
 const WORKSPACE_COLUMNS = ["id", "platform", "externalId", "name", "createdAt"] as const;
 const CONVERSATION_COLUMNS = ["id", "workspaceId", "key", "channelId", "threadId", "isDm", "ownerId", "createdAt", "lastMessageAt", "kind", "reviewedMemoryThrough", "reviewedSkillsThrough"] as const;
 const TIMES = new Set<string>(["createdAt", "updatedAt", "lastMessageAt", "leaseUntil"]);
-/** PostgreSQL types of the person and conversation columns that are not text (an INSERT ... SELECT casts each parameter). */
-const PG_COLUMN_TYPES: Record<string, string> = {
+/**
+ * PostgreSQL types of the columns written here that are not text: an INSERT ... SELECT casts each
+ * parameter (a bare one in a select list is typed text), and `unnest` takes typed arrays.
+ */
+const PG_TYPES: Record<string, string> = {
+  replyToId: "integer",
+  leaseUntil: "timestamp(3)",
+  admitted: "boolean",
   isBot: "boolean",
   isDm: "boolean",
   createdAt: "timestamp(3)",
@@ -113,8 +119,6 @@ function sqlFor(provider: Provider): HistorySql {
   const filter = (c: string): string => (pg ? q(c) : `+${c}`);
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (TIMES.has(c) ? timeColumn(provider, q(c)) : q(c))).join(", ");
-  // INSERT ... SELECT: PostgreSQL types a bare parameter in a select list as text, so each is cast to its column's type.
-  const PG_TYPES: Record<string, string> = { replyToId: "integer", createdAt: "timestamp(3)", leaseUntil: "timestamp(3)", admitted: "boolean" };
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
   const sessionRead = (extra: string): string =>
     `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`;
@@ -124,13 +128,13 @@ function sqlFor(provider: Provider): HistorySql {
   const findOrInsert = (table: string, columns: readonly string[], where: string, conflict: string): string | null => {
     if (!pg) return null;
     const found = `SELECT ${select(columns)}, false FROM ${q(table)} WHERE ${where}`;
-    const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT ${columns.map((c, i) => `CAST(${p(i + 1)} AS ${PG_COLUMN_TYPES[c] ?? "text"})`).join(", ")} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
+    const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT ${columns.map((c, i) => `CAST(${p(i + 1)} AS ${PG_TYPES[c] ?? "text"})`).join(", ")} WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
     return `WITH found AS (${found}), made AS (${made}) SELECT * FROM found UNION ALL SELECT * FROM made`;
   };
   // The same for many rows: `v` holds the rows asked for; each is found, or else made.
   const findOrInsertMany = (table: string, columns: readonly string[], keys: readonly string[], conflict: string): string | null => {
     if (!pg) return null;
-    const v = `SELECT * FROM unnest(${columns.map((c, i) => `${p(i + 1)}::${PG_COLUMN_TYPES[c] ?? "text"}[]`).join(", ")}) AS v(${columns.map(q).join(", ")})`;
+    const v = `SELECT * FROM unnest(${columns.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")}) AS v(${columns.map(q).join(", ")})`;
     const inTable = (alias: string): string => columns.map((c) => (TIMES.has(c) ? timeColumn(provider, `${alias}.${q(c)}`) : `${alias}.${q(c)}`)).join(", ");
     const same = keys.map((k) => `t.${q(k)} = v.${q(k)}`).join(" AND ");
     const found = `SELECT ${inTable("t")}, false FROM ${q(table)} t JOIN v ON ${same}`;
