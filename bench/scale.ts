@@ -161,6 +161,7 @@ function timed(db: Database) {
     rows: timedBy((sql, params) => db.direct.rows(sql, params)),
     scan: timedBy((sql, params) => db.direct.scan(sql, params)),
     exclusive: (key, sql, params) => db.direct.exclusive(key, sql, params),
+    each: (sql, lists) => db.direct.each(sql, lists),
   };
   return {
     database: { ...db, direct },

@@ -94,7 +94,7 @@ type Fn = (...args: unknown[]) => unknown;
 /**
  * Wraps a driver adapter factory so every statement is counted: the factory's connect(), the
  * adapter's startTransaction() and their queryRaw/executeRaw/executeScript; and the direct path's
- * rows() and scan().
+ * rows() and scan(), and each() as the statements it runs.
  */
 function counting<T extends object>(target: T, counter: { n: number }): T {
   return new Proxy(target, {
@@ -106,6 +106,12 @@ function counting<T extends object>(target: T, counter: { n: number }): T {
         return (...args: unknown[]) => {
           counter.n++;
           if (process.env.BENCH_SQL_LOG) process.stderr.write(`SQL ${JSON.stringify(typeof args[0] === "string" ? args[0] : ((args[0] as { sql?: string }).sql ?? "")).slice(0, 160)}\n`);
+          return fn.apply(t, args);
+        };
+      }
+      if (prop === "each") {
+        return (...args: unknown[]) => {
+          counter.n += Array.isArray(args[1]) ? args[1].length : 1;
           return fn.apply(t, args);
         };
       }

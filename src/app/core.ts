@@ -15,6 +15,7 @@ import { MemoryStore } from "../memory/store.ts";
 import { TeacherStore } from "../admission/teacher-store.ts";
 import { DEFAULT_TEAM_WRITES, TeamTrust } from "../admission/trust.ts";
 import { SkillStore } from "../skills/store.ts";
+import { Slots } from "../ground/slots.ts";
 import { KeyedQueue } from "../ground/keyed-queue.ts";
 import { DEFAULT_LEASES, TurnLeases } from "../turn/leases.ts";
 import { LeaseStore } from "../turn/lease-store.ts";
@@ -71,6 +72,13 @@ import { slackEmoji } from "../platforms/slack/emoji.ts";
 import type { InboundLog } from "../journal/inbound-log.ts";
 import { inboundLogFor } from "../journal/wiring.ts";
 import { importBundledSkills } from "../skills/bundled.ts";
+
+/**
+ * Turns prepared at once (turn.ts, TurnDeps.preparing): enough to keep the CPU busy while some of
+ * them wait on the database, few enough that a burst's first turns reach the model first (the
+ * throughput bench; bench/README, 2026-12-06).
+ */
+const PREPARING_TURNS = 16;
 
 export class Core implements CorePort {
   readonly history: HistoryStore;
@@ -198,6 +206,7 @@ export class Core implements CorePort {
       onKeyRefused: (place) => keyAlarm.raise(place),
       providers: this.providers,
       embeddings,
+      preparing: new Slots(PREPARING_TURNS),
     });
     this.recovery = new Recovery({
       store: leaseStore,

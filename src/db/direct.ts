@@ -51,6 +51,13 @@ export interface DirectSql {
    * one statement is atomic and writes to one file are serialized.
    */
   exclusive(key: string, sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
+  /**
+   * Runs one statement once per parameter list, all in one transaction: the rows of each run, in
+   * the lists' order, or an error and nothing written. A batch of single-row writes on SQLite
+   * (db/insert-batch.ts), where a statement is a call but each transaction's commit (the WAL write,
+   * the full-text index's flush) costs more than the row.
+   */
+  each(sql: string, paramLists: readonly (readonly SqlParam[])[]): Promise<unknown[][][]>;
 }
 
 /**
@@ -97,7 +104,16 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
     }
     return stmt.all(params) as unknown[][];
   };
-  return { rows, scan: rows, exclusive: (_key, sql, params) => rows(sql, params) };
+  const each = async (sql: string, paramLists: readonly (readonly SqlParam[])[]): Promise<unknown[][][]> => {
+    const wait = gate.pass();
+    if (wait) await wait;
+    const stmt = statement(sql);
+    // Synchronous from BEGIN to COMMIT, with no transaction of Prisma's open (the gate): nothing
+    // else can run on the connection in between.
+    const all = connection().transaction(() => paramLists.map((params) => (stmt.reader ? (stmt.all(params) as unknown[][]) : (stmt.run(params), []))));
+    return all();
+  };
+  return { rows, scan: rows, exclusive: (_key, sql, params) => rows(sql, params), each };
 }
 
 /**
@@ -120,26 +136,39 @@ export function pgDirect(pool: pg.Pool, lanes: PgLanes | null = null): DirectSql
       return (await lanes.query(config(sql, params))).rows as unknown[][];
     },
     scan: pooled,
-    async exclusive(key, sql, params) {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query("BEGIN");
+    exclusive: (key, sql, params) =>
+      inTransaction(pool, async (client) => {
         // Held until COMMIT or ROLLBACK; 64-bit, so two keys rarely share a lock (and sharing one
         // would only make them wait for each other).
         await client.query({ name: "cairn_exclusive_lock", text: "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", values: [key] });
-        const result = await client.query<unknown[]>({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
-        await client.query("COMMIT");
-        return result.rows;
-      } catch (err) {
-        // A connection that cannot roll back is closed, not given back to the pool mid-transaction.
-        await client.query("ROLLBACK").catch((e: unknown) => {
-          broken = e instanceof Error ? e : new Error(String(e));
-        });
-        throw err;
-      } finally {
-        client.release(broken);
-      }
-    },
+        return (await client.query<unknown[]>(config(sql, params))).rows;
+      }),
+    // PostgreSQL's batches are one statement over arrays (`unnest`); this is for a caller that has none.
+    each: (sql, paramLists) =>
+      inTransaction(pool, async (client) => {
+        const out: unknown[][][] = [];
+        for (const params of paramLists) out.push((await client.query<unknown[]>(config(sql, params))).rows);
+        return out;
+      }),
   };
+}
+
+/** `work` on a pooled connection between BEGIN and COMMIT; rolled back if it throws. */
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    // A connection that cannot roll back is closed, not given back to the pool mid-transaction.
+    await client.query("ROLLBACK").catch((e: unknown) => {
+      broken = e instanceof Error ? e : new Error(String(e));
+    });
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }

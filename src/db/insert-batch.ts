@@ -26,12 +26,21 @@ export interface InsertBatchSpec<I> {
   rowKey: (row: readonly unknown[]) => string;
   itemKey: (item: I) => string;
   shareRow?: (row: unknown[]) => unknown[];
+  /** Gather items over a turn of the event loop before a batch goes (SQLite: ground/group-batch.ts). */
+  gather?: (then: () => void) => void;
+  /**
+   * Whether a batch's error means the connection was lost (the batch fails) rather than that an
+   * item was refused (each is written again alone). PostgreSQL's rule unless given; SQLite has no
+   * connection to lose.
+   */
+  lost?: (err: unknown) => boolean;
 }
 
 /** The row written for an item (the first `one` returned, when alone), or null. */
 export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<unknown[] | null> {
   const each = async (items: readonly I[]): Promise<Settled<unknown[] | null>[]> =>
     (await Promise.allSettled(items.map(spec.one))).map((r) => (r.status === "fulfilled" ? { ok: true, value: r.value[0] ?? null } : { ok: false, error: r.reason }));
+  const lost = spec.lost ?? ((err: unknown) => connectionLost(err) !== undefined);
   const batch = new GroupBatch<I, unknown[] | null>(
     async (items) => {
       if (items.length === 1) return each(items);
@@ -39,7 +48,7 @@ export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<u
       try {
         rows = await spec.many(items);
       } catch (err) {
-        if (connectionLost(err)) throw err;
+        if (lost(err)) throw err;
         return each(items);
       }
       const byKey = new Map<string, unknown[][]>();
@@ -59,7 +68,7 @@ export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<u
         return { ok: true, value: earlier && spec.shareRow ? spec.shareRow(earlier) : null };
       });
     },
-    { maxItems: MAX_ITEMS, maxInFlight: MAX_IN_FLIGHT },
+    { maxItems: MAX_ITEMS, maxInFlight: MAX_IN_FLIGHT, ...(spec.gather ? { gather: spec.gather } : {}) },
   );
   return (item) => batch.add(item);
 }

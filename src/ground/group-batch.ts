@@ -6,6 +6,10 @@
  *
  * `run` settles each item of a batch on its own (one item's failure is not its neighbours'), in
  * the order given; a batch that throws fails all its items. Items are taken in arrival order.
+ *
+ * `gather` is for a database whose statements are calls, not round trips (SQLite): nothing is ever
+ * under way for items to queue behind, so an item that finds nothing under way waits until
+ * `gather` calls back (the event loop's next turn) and goes with every item added before then.
  */
 export type Settled<O> = { ok: true; value: O } | { ok: false; error: unknown };
 
@@ -18,16 +22,24 @@ interface Waiting<I, O> {
 export class GroupBatch<I, O> {
   private readonly queue: Waiting<I, O>[] = [];
   private running = 0;
+  private gathering = false;
 
   constructor(
     private readonly run: (items: readonly I[]) => Promise<readonly Settled<O>[]>,
-    private readonly opts: { maxItems: number; maxInFlight: number },
+    private readonly opts: { maxItems: number; maxInFlight: number; gather?: (then: () => void) => void },
   ) {}
 
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      const { gather } = this.opts;
+      if (!gather) return this.pump();
+      if (this.gathering || this.running >= this.opts.maxInFlight) return;
+      this.gathering = true;
+      gather(() => {
+        this.gathering = false;
+        this.pump();
+      });
     });
   }
 

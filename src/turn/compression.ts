@@ -31,14 +31,16 @@ export interface Compressed {
 export class Compression {
   constructor(private readonly deps: CompressionDeps) {}
 
+  /** Whether `ifNeeded` would compress (a summary, a model call) rather than return null at once. */
+  due(summary: string | null, messages: readonly HistoryMessage[]): boolean {
+    return this.cutOf(summary, messages) !== null;
+  }
+
   /** The session compressed and saved, or null when it still fits. */
   async ifNeeded(sessionId: string, summary: string | null, messages: HistoryMessage[], scope: Scope, place: Place): Promise<Compressed | null> {
     const s = this.deps.settings;
-    const size = (summary?.length ?? 0) + messages.reduce((n, m) => n + m.text.length, 0);
-    if (size <= s.historyCharLimit || messages.length <= s.historyKeepMessages) return null;
-    let cut = messages.length - s.historyKeepMessages;
-    while (cut > 0 && messages[cut]?.role === "assistant") cut--;
-    if (cut === 0) return null;
+    const cut = this.cutOf(summary, messages);
+    if (cut === null) return null;
     const older = messages.slice(0, cut);
     const kept = messages.slice(cut);
     let next: string;
@@ -51,5 +53,15 @@ export class Compression {
     const snapshot = await this.deps.snapshots.retake(scope, place);
     await this.deps.sessions.saveSummary(sessionId, next, turnOf(older.at(-1)!), snapshot);
     return { summary: next, messages: kept, snapshot };
+  }
+
+  /** Where the older turns end when the session must be compressed (on a turn boundary), else null. */
+  private cutOf(summary: string | null, messages: readonly HistoryMessage[]): number | null {
+    const s = this.deps.settings;
+    const size = (summary?.length ?? 0) + messages.reduce((n, m) => n + m.text.length, 0);
+    if (size <= s.historyCharLimit || messages.length <= s.historyKeepMessages) return null;
+    let cut = messages.length - s.historyKeepMessages;
+    while (cut > 0 && messages[cut]?.role === "assistant") cut--;
+    return cut === 0 ? null : cut;
   }
 }

@@ -37,6 +37,18 @@ import { speakerName, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
 import type { TurnStart, TurnStartStore } from "./turn-start-store.ts";
 import type { RecordedReply, TurnEndStore } from "./turn-end-store.ts";
+import type { Away, Slots } from "../ground/slots.ts";
+import type { ChatSession } from "../agent/session-store.ts";
+
+/** What the model is sent, and what the turn's trace keeps of how it was made. */
+interface Prepared {
+  request: ReturnType<typeof buildRequest>;
+  asked: string;
+  earlier: string[];
+  correction: Awaited<ReturnType<Learning["claimCorrection"]>>;
+  inPrompt: Pick<TurnDrew, "ruleIds" | "factIds">;
+  shownLessons: string[];
+}
 
 /** Earlier person messages of the session read with the message when lessons are picked. */
 const LESSON_CONTEXT_MESSAGES = 3;
@@ -63,11 +75,17 @@ export interface TurnDeps {
   log: Logger;
   now: () => Date;
   /** Memory providers: items fetched beside the lessons, the delivered turn synced (providers.ts). */
-  providers?: Pick<Providers, "prefetch" | "replied">;
+  providers?: Pick<Providers, "prefetch" | "replied" | "any">;
   /** The embeddings provider (providers/embeddings/wiring.ts): lessons recalled by meaning too. */
   embeddings?: Pick<Embeddings, "similarity"> | null;
   /** A refused model key met at `place`: the admins are told (key-alarm.ts). */
   onKeyRefused?: (place: Place) => void;
+  /**
+   * The turns being prepared (everything before the model is called) at once, started in arrival
+   * order. A burst's turns prepared all together reach the model all at the end, and their replies
+   * all come back together; a few at a time, the first to arrive is the first to be answered.
+   */
+  preparing: Slots;
 }
 
 export class TurnRunner {
@@ -80,7 +98,7 @@ export class TurnRunner {
   }
 
   private async answer(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
-    const { settings: s, history, memory, sessions, tools, learning } = this.deps;
+    const { settings: s, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);
     // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
@@ -95,42 +113,11 @@ export class TurnRunner {
     const searches: TraceSearch[] = [];
     let question = "";
     try {
-      const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
-      let summary = session.summary;
-      // A new session's first message has no read for the correction check to ride on: it is asked
-      // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
-      const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId));
-      let messages = start.messages;
-      const compressed = await this.deps.compression.ifNeeded(session.id, summary, messages, scope, place);
-      if (compressed) ({ summary, messages } = compressed);
-      inPrompt = promptMemory(compressed?.snapshot ?? snapshot, place.person.id);
-      // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
-      const at = messages.findIndex((m) => m.id === messageId);
-      const asked = messages[at]?.text ?? "";
-      // The few messages people wrote just before it name the topic a short follow-up leaves out.
-      const earlier = messages.slice(0, Math.max(0, at)).filter((m) => m.role === "user").slice(-LESSON_CONTEXT_MESSAGES).map((m) => m.text);
-      // Started now, awaited with the prompt: it runs while lessons and the correction are read.
-      const provided = this.deps.providers?.prefetch(scope, { text: asked, recent: earlier }) ?? Promise.resolve([]);
+      // A burst's turns are prepared a few at a time, in arrival order (TurnDeps.preparing).
+      const prep = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away));
+      const { request, asked, earlier, correction } = prep;
+      ({ inPrompt, shownLessons } = prep);
       question = asked;
-      const inPlace = await memory.lessons(scope);
-      // By meaning only where enough lessons give a spread to stand out from (lessons/by-meaning.ts);
-      // the message's vector is asked for while the correction is claimed.
-      const near = inPlace.length > MEANING.minOthers ? this.deps.embeddings?.similarity(scope, asked, inPlace.map((l) => l.id)) : undefined;
-      // The person's message after cairn asked them what it should have done: the correction.
-      const correction = (await this.mayBeOpen(scope, start)) ? await learning.claimCorrection(scope, messageId) : null;
-      const lessons = relevantLessons(inPlace, asked, undefined, earlier, await near);
-      shownLessons = lessons.map((l) => l.id);
-      // Each lesson names who taught it; the names come from the history's cache of people.
-      const teachers = await history.names(scope, lessons.flatMap((l) => (l.createdById ? [l.createdById] : [])));
-      const request = buildRequest({
-        model: s.model,
-        maxTokens: s.maxTokens,
-        snapshot: compressed?.snapshot ?? snapshot,
-        speakerId: place.person.id,
-        summary,
-        history: withCorrection(withProviderItems(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers, { now: this.deps.now(), days: s.learning?.freshness?.verifyDays ?? DEFAULT_FRESHNESS.verifyDays }), await provided), correction),
-        tools: tools.definitions(),
-      });
       const result = await runToolLoop({
         model: this.deps.model,
         request,
@@ -176,6 +163,53 @@ export class TurnRunner {
       this.deps.providers?.replied(scope, { question, answer: text, messageId, replyMessageId: reply.id });
     }
     return { status, text, conversationId: place.conversation.id, replyMessageId: reply.id };
+  }
+
+  /**
+   * Everything before the model is called: the snapshot, the session's messages (compressed when
+   * long), the lessons that fit and the correction this message answers, and the request built from them.
+   */
+  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away): Promise<Prepared> {
+    const { settings: s, history, memory, tools, learning } = this.deps;
+    const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
+    let summary = session.summary;
+    // A new session's first message has no read for the correction check to ride on: it is asked
+    // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
+    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId));
+    let messages = start.messages;
+    // A summary is a model call: the slot is not held through it.
+    const { compression } = this.deps;
+    const compressed = compression.due(summary, messages) ? await away(() => compression.ifNeeded(session.id, summary, messages, scope, place)) : null;
+    if (compressed) ({ summary, messages } = compressed);
+    const inPrompt = promptMemory(compressed?.snapshot ?? snapshot, place.person.id);
+    // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.
+    const at = messages.findIndex((m) => m.id === messageId);
+    const asked = messages[at]?.text ?? "";
+    // The few messages people wrote just before it name the topic a short follow-up leaves out.
+    const earlier = messages.slice(0, Math.max(0, at)).filter((m) => m.role === "user").slice(-LESSON_CONTEXT_MESSAGES).map((m) => m.text);
+    // Started now, awaited with the prompt: it runs while lessons and the correction are read.
+    const provided = this.deps.providers?.prefetch(scope, { text: asked, recent: earlier }) ?? Promise.resolve([]);
+    const inPlace = await memory.lessons(scope);
+    // By meaning only where enough lessons give a spread to stand out from (lessons/by-meaning.ts);
+    // the message's vector is asked for while the correction is claimed.
+    const near = inPlace.length > MEANING.minOthers ? this.deps.embeddings?.similarity(scope, asked, inPlace.map((l) => l.id)) : undefined;
+    // The person's message after cairn asked them what it should have done: the correction.
+    const correction = (await this.mayBeOpen(scope, start)) ? await learning.claimCorrection(scope, messageId) : null;
+    // Providers and embeddings are services outside: the slot is not held while they answer.
+    const lessons = relevantLessons(inPlace, asked, undefined, earlier, near ? await away(() => near) : undefined);
+    // Each lesson names who taught it; the names come from the history's cache of people.
+    const teachers = await history.names(scope, lessons.flatMap((l) => (l.createdById ? [l.createdById] : [])));
+    const items = this.deps.providers?.any ? await away(() => provided) : await provided;
+    const request = buildRequest({
+      model: s.model,
+      maxTokens: s.maxTokens,
+      snapshot: compressed?.snapshot ?? snapshot,
+      speakerId: place.person.id,
+      summary,
+      history: withCorrection(withProviderItems(withLessons(historyToMessages(messages, !place.conversation.isDm), lessons, teachers, { now: this.deps.now(), days: s.learning?.freshness?.verifyDays ?? DEFAULT_FRESHNESS.verifyDays }), items), correction),
+      tools: tools.definitions(),
+    });
+    return { request, asked, earlier, correction, inPrompt, shownLessons: lessons.map((l) => l.id) };
   }
 
   /**

@@ -90,11 +90,9 @@ forEachDatabase("direct SQL", (getDb) => {
     expect(await db.prisma.message.count({ where: { conversationId: place.conversation.id } })).toBe(1);
   });
 
-  it("keeps a message stored while another caller's transaction is rolled back", async () => {
+  /** `work` started while another caller's transaction is open, which is then rolled back. */
+  async function duringRollback<T>(work: () => Promise<T>): Promise<T> {
     const db = getDb();
-    const history = new HistoryStore(db);
-    const inbound = inboundFor(opts(), "stored during a rollback");
-    const place = await history.resolve(inbound);
     let opened!: () => void;
     const open = new Promise<void>((r) => (opened = r));
     let release!: () => void;
@@ -108,11 +106,58 @@ forEachDatabase("direct SQL", (getDb) => {
       })
       .catch((err: Error) => err.message);
     await open;
-    const stored = history.recordInbound(place, inbound);
+    const done = work();
     setTimeout(release, 20);
-    const msg = await stored;
+    const result = await done;
     expect(await tx).toBe("rolled back on purpose");
+    return result;
+  }
+
+  it("keeps a message stored while another caller's transaction is rolled back", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const inbound = inboundFor(opts(), "stored during a rollback");
+    const place = await history.resolve(inbound);
+    const msg = await duringRollback(() => history.recordInbound(place, inbound));
     expect(await db.prisma.message.findFirst({ where: { id: msg!.id } })).toMatchObject({ text: "stored during a rollback" });
+  });
+
+  it("keeps a burst of messages stored together while another caller's transaction is rolled back", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const sent = await Promise.all(
+      [1, 2, 3, 4].map(async (n) => {
+        const inbound = inboundFor(opts(), `burst ${n} during a rollback`);
+        return { inbound, place: await history.resolve(inbound) };
+      }),
+    );
+    const msgs = await duringRollback(() => Promise.all(sent.map(({ place, inbound }) => history.recordInbound(place, inbound))));
+    const rows = await db.prisma.message.findMany({ where: { id: { in: msgs.map((m) => m!.id) } } });
+    expect(rows.map((r) => r.text).sort()).toEqual([1, 2, 3, 4].map((n) => `burst ${n} during a rollback`));
+  });
+
+  it("runs a statement once per parameter list in one transaction: the rows of each, or nothing at all", async () => {
+    const db = getDb();
+    const pg = db.provider === "postgresql";
+    const insert = pg
+      ? `INSERT INTO "Workspace" (id, platform, "externalId") VALUES ($1, 'slack', $2) RETURNING "externalId"`
+      : `INSERT INTO Workspace (id, platform, externalId, createdAt) VALUES (?, 'slack', ?, '2026-01-01T00:00:00.000+00:00') RETURNING externalId`;
+    const a = uniqueId("each");
+    const rows = await db.direct.each(insert, [
+      [`${a}-1`, `${a}-x1`],
+      [`${a}-2`, `${a}-x2`],
+    ]);
+    expect(rows).toEqual([[[`${a}-x1`]], [[`${a}-x2`]]]);
+    // The second list repeats a primary key: the first list's row goes too.
+    const b = uniqueId("each");
+    await expect(
+      db.direct.each(insert, [
+        [`${b}-1`, `${b}-x1`],
+        [`${a}-1`, `${b}-x2`],
+      ]),
+    ).rejects.toThrow();
+    expect(await db.prisma.workspace.count({ where: { id: { startsWith: b } } })).toBe(0);
+    expect(await db.prisma.workspace.count({ where: { id: { startsWith: a } } })).toBe(2);
   });
 
   it("writes times as Prisma does, so both kinds of row compare and sort alike", async () => {

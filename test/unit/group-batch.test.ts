@@ -89,4 +89,44 @@ describe("GroupBatch", () => {
     const batch = new GroupBatch<number, number>(async () => [], { maxItems: 10, maxInFlight: 1 });
     await expect(batch.add(1)).rejects.toThrow("settled only 0");
   });
+
+  describe("with gather (SQLite: a run that never waits)", () => {
+    /** A run that settles at once, as a synchronous database's does; records each batch. */
+    function syncRun() {
+      const batches: number[][] = [];
+      const run = async (items: readonly number[]): Promise<Settled<string>[]> => {
+        batches.push([...items]);
+        return items.map((n) => ({ ok: true, value: `stored ${n}` }));
+      };
+      return { run, batches };
+    }
+
+    it("sends everything added before gather calls back as one batch, in arrival order", async () => {
+      const r = syncRun();
+      const batch = new GroupBatch(r.run, { maxItems: 10, maxInFlight: 1, gather: setImmediate });
+      const all = [1, 2, 3].map((n) => batch.add(n));
+      // Added from other continuations of the same turn of the event loop.
+      await Promise.resolve();
+      all.push(batch.add(4));
+      expect(r.batches).toEqual([]);
+      await expect(Promise.all(all)).resolves.toEqual(["stored 1", "stored 2", "stored 3", "stored 4"]);
+      expect(r.batches).toEqual([[1, 2, 3, 4]]);
+    });
+
+    it("sends a lone item by itself at the next turn, and what comes later as a batch of its own", async () => {
+      const r = syncRun();
+      const batch = new GroupBatch(r.run, { maxItems: 10, maxInFlight: 1, gather: setImmediate });
+      await expect(batch.add(1)).resolves.toBe("stored 1");
+      expect(r.batches).toEqual([[1]]);
+      await expect(Promise.all([batch.add(2), batch.add(3)])).resolves.toEqual(["stored 2", "stored 3"]);
+      expect(r.batches).toEqual([[1], [2, 3]]);
+    });
+
+    it("splits what was gathered into batches of maxItems", async () => {
+      const r = syncRun();
+      const batch = new GroupBatch(r.run, { maxItems: 2, maxInFlight: 1, gather: setImmediate });
+      await Promise.all([1, 2, 3, 4, 5].map((n) => batch.add(n)));
+      expect(r.batches).toEqual([[1, 2], [3, 4], [5]]);
+    });
+  });
 });

@@ -1,8 +1,11 @@
 /**
- * Messages stored together on PostgreSQL when they arrive together (group commit,
- * db/insert-batch.ts): people's messages, and cairn's replies. In a burst each statement is a
- * round trip and a commit (a WAL flush), and a burst of new conversations waits on those, not on
- * the server's work per row. One conversation's messages are stored one at a time (turn/intake.ts)
+ * Messages stored together when they arrive together (group commit, db/insert-batch.ts): people's
+ * messages, and cairn's replies. In a burst each transaction costs more than its row: on
+ * PostgreSQL a statement is a round trip and a commit (a WAL flush), and a batch is one statement
+ * over arrays; on SQLite a commit writes the WAL and flushes the full-text index's pending terms as
+ * a segment of their own, and a batch is the single-row statement for each message in one
+ * transaction (gathered over one turn of the event loop: a SQLite statement is never under way for
+ * others to queue behind). One conversation's messages are stored one at a time (turn/intake.ts)
  * and its turns run one at a time, so a batch holds at most one message and one reply of each: ids
  * still follow arrival within a conversation.
  *
@@ -12,6 +15,7 @@
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
 import { columnArrays, insertBatch } from "../../db/insert-batch.ts";
+import type { Provider } from "../../db/migrate.ts";
 import type { Message } from "../../db/generated/sqlite/client.ts";
 import { messageParams, type HistorySql } from "./rows.ts";
 
@@ -31,35 +35,46 @@ export interface MessageBatches {
 
 type BatchSql = Pick<HistorySql, "insertInbound" | "insertInboundMany" | "insertMessage" | "insertReplyMany" | "insertHeldReply" | "insertHeldReplyMany">;
 
-/** PostgreSQL's batches; null on SQLite (no `...Many` statements), where a statement is a call, not a round trip. */
-export function messageBatches(direct: DirectSql, sql: BatchSql): MessageBatches | null {
-  const { insertInboundMany, insertReplyMany, insertHeldReplyMany } = sql;
-  if (!insertInboundMany || !insertReplyMany || !insertHeldReplyMany) return null;
-  const stored = (m: Row, rows: unknown[][]): Message | null => (rows[0] ? { id: Number(rows[0][0]), ...m } : null);
-  const inbound = batched(
-    async (m: Row) => stored(m, await direct.rows(sql.insertInbound, messageParams("postgresql", m))),
-    (items) => direct.rows(insertInboundMany, columnsOf(items)),
-    // The key a duplicate is skipped on: two of one batch with the same key, the first is stored.
+/** A batch's statement: the rows stored, each the id and then the columns of its key (`keyOf`). */
+type Many = (items: readonly Row[]) => Promise<unknown[][]>;
+
+export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provider): MessageBatches {
+  const params = (m: Row): SqlParam[] => messageParams(provider, m);
+  /**
+   * One kind of insert: `single` alone with `singleParams`; a batch as PostgreSQL's statement over
+   * arrays (`unnest`: one array per column, then `extra`), or where there is none (SQLite) as
+   * `single` for each message in one transaction.
+   */
+  const kind = (single: string, singleParams: (m: Row) => SqlParam[], arrays: string | null, extra: SqlParam[], key: (...columns: unknown[]) => string, keyOf: (m: Row) => unknown[]): MessageInsert => {
+    const many: Many = async (items) => {
+      if (arrays) return direct.rows(arrays, [...columnArrays(items.map(params)), ...extra]);
+      const each = await direct.each(single, items.map(singleParams));
+      return each.flatMap((rows, i) => (rows[0] ? [[rows[0][0], ...keyOf(items[i]!)]] : []));
+    };
+    const one = async (m: Row): Promise<Message | null> => {
+      const rows = await direct.rows(single, singleParams(m));
+      return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
+    };
+    return batched(one, many, key, keyOf, provider);
+  };
+  // The key a duplicate is skipped on: two of one batch with the same key, the first is stored.
+  const inbound = kind(
+    sql.insertInbound,
+    params,
+    sql.insertInboundMany,
+    [],
     (conversationId, platformId) => `${String(conversationId)}\u0000${platformId === null ? "" : String(platformId)}`,
     (m) => [m.conversationId, m.platformId],
   );
-  const plain = batched(
-    async (m: Row) => stored(m, await direct.rows(sql.insertMessage, messageParams("postgresql", m))),
-    (items) => direct.rows(insertReplyMany, columnsOf(items)),
-    (replyToId) => String(replyToId),
-    (m) => [m.replyToId],
-  );
+  const byReplyTo = (replyToId: unknown): string => String(replyToId);
+  const replyKey = (m: Row): unknown[] => [m.replyToId];
+  const plain = kind(sql.insertMessage, params, sql.insertReplyMany, [], byReplyTo, replyKey);
   // One batch per lease owner (a process has one): the statement checks every row's lease against it.
   const held = new Map<string, MessageInsert>();
   const heldBy = (owner: string): MessageInsert => {
     let insert = held.get(owner);
     if (!insert) {
-      insert = batched(
-        async (m: Row) => stored(m, await direct.rows(sql.insertHeldReply, [...messageParams("postgresql", m), m.replyToId, owner])),
-        (items) => direct.rows(insertHeldReplyMany, [...columnsOf(items), owner]),
-        (replyToId) => String(replyToId),
-        (m) => [m.replyToId],
-      );
+      insert = kind(sql.insertHeldReply, (m) => [...params(m), m.replyToId, owner], sql.insertHeldReplyMany, [owner], byReplyTo, replyKey);
       held.set(owner, insert);
     }
     return insert;
@@ -79,12 +94,7 @@ export function messageBatches(direct: DirectSql, sql: BatchSql): MessageBatches
  * A message insert batched (db/insert-batch.ts): `one` stores a message alone, `many` a batch,
  * returning the id first and then the columns `key` reads, which `keyOf` reads from a message.
  */
-function batched(
-  one: MessageInsert,
-  many: (items: readonly Row[]) => Promise<unknown[][]>,
-  key: (...columns: unknown[]) => string,
-  keyOf: (m: Row) => unknown[],
-): MessageInsert {
+function batched(one: MessageInsert, many: Many, key: (...columns: unknown[]) => string, keyOf: (m: Row) => unknown[], provider: Provider): MessageInsert {
   const insert = insertBatch<Row>({
     one: async (m) => {
       const stored = await one(m);
@@ -93,6 +103,8 @@ function batched(
     many,
     rowKey: (row) => key(...row.slice(1)),
     itemKey: (m) => key(...keyOf(m)),
+    // SQLite: a statement is never under way for others to queue behind, and no error is a lost connection.
+    ...(provider === "sqlite" ? { gather: setImmediate, lost: () => false } : {}),
   });
   return async (m) => {
     const row = await insert(m);
@@ -100,5 +112,3 @@ function batched(
   };
 }
 
-/** A batch's parameters: one array per column (db/insert-batch.ts). */
-const columnsOf = (items: readonly Row[]): SqlParam[] => columnArrays(items.map((m) => messageParams("postgresql", m)));

@@ -8,7 +8,7 @@
 import type { Database, Db } from "../../db/client.ts";
 import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
 import type { Provider } from "../../db/migrate.ts";
-import { assistantRow, conversationOf, conversationParams, HISTORY_SQL, messageOf, messageParams, personOf, personParams, workspaceOf, type HistorySql } from "./rows.ts";
+import { assistantRow, conversationOf, conversationParams, HISTORY_SQL, messageOf, personOf, personParams, workspaceOf, type HistorySql } from "./rows.ts";
 import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { findOrCreate, isUniqueViolation } from "../../db/errors.ts";
 import { cuid } from "../../db/cuid.ts";
@@ -59,8 +59,8 @@ export class HistoryStore {
   private readonly direct: DirectSql;
   private readonly provider: Provider;
   private readonly sql: HistorySql;
-  /** PostgreSQL: messages and replies that arrive together are stored together (message-batch.ts). */
-  private readonly batches: MessageBatches | null;
+  /** Messages and replies that arrive together are stored together (message-batch.ts). */
+  private readonly batches: MessageBatches;
   /** PostgreSQL: people and conversations new at the same moment are found or made together. */
   private readonly placeBatches: PlaceBatches | null;
 
@@ -76,22 +76,18 @@ export class HistoryStore {
     this.direct = database.direct;
     this.provider = database.provider;
     this.sql = HISTORY_SQL[database.provider];
-    this.batches = messageBatches(this.direct, this.sql);
+    this.batches = messageBatches(this.direct, this.sql, this.provider);
     this.placeBatches = placeBatches(this.direct, this.sql);
   }
 
   /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
-  private async insertMessage(m: Omit<Message, "id">): Promise<Message> {
-    if (this.batches) return this.batches.reply(m);
-    const rows = await this.direct.rows(this.sql.insertMessage, messageParams(this.provider, m));
-    return { id: Number(rows[0]![0]), ...m };
+  private insertMessage(m: Omit<Message, "id">): Promise<Message> {
+    return this.batches.reply(m);
   }
 
   /** A person's message, or null when its conversation has that platform message already. */
-  private async insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
-    if (this.batches) return this.batches.inbound(m);
-    const rows = await this.direct.rows(this.sql.insertInbound, messageParams(this.provider, m));
-    return rows.length ? { id: Number(rows[0]![0]), ...m } : null;
+  private insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
+    return this.batches.inbound(m);
   }
 
   async resolve(inbound: Inbound): Promise<Place> {
@@ -230,9 +226,7 @@ export class HistoryStore {
     // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
     const m = assistantRow(place.conversation, sessionId, text, status, replyToId);
     if (!lease) return this.insertMessage(m);
-    if (this.batches) return this.batches.heldReply(m, lease.owner);
-    const rows = await this.direct.rows(this.sql.insertHeldReply, [...messageParams(this.provider, m), replyToId, lease.owner]);
-    return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
+    return this.batches.heldReply(m, lease.owner);
   }
 
   /**
