@@ -38,13 +38,30 @@ interface RunStats {
   repliesPerSecond: number;
   orderKept: boolean;
   rssPeakMb: number;
+  /**
+   * When each round's last model call began (ms from the start; round k is every conversation's
+   * message k): the run lasts about the last of these plus the model's second. Round 0 ends when
+   * the burst's turns are all prepared; each later round's lag behind k seconds is what the turns'
+   * ends and the next turns' starts added.
+   */
+  lastCallMs: number[];
 }
 
 async function runOnce(maxConcurrency: number, messagesEach: number, warm: boolean): Promise<RunStats> {
   const bench = await openBenchDatabase(`tp${maxConcurrency}`);
   try {
     const timing = { delayMs: warm ? 0 : MODEL_MS };
-    const model = fakeModel((req) => ({ text: `re: ${/msg (\d+)/.exec(lastUserText(req))?.[1] ?? "?"}` }), timing);
+    const fake = fakeModel((req) => ({ text: `re: ${/msg (\d+)/.exec(lastUserText(req))?.[1] ?? "?"}` }), timing);
+    let t0 = 0;
+    const lastCallMs: number[] = [];
+    const model: typeof fake = {
+      ...fake,
+      create: (params, opts) => {
+        const k = Number(/msg (\d+)/.exec(lastUserText(params))?.[1]);
+        if (t0 && Number.isInteger(k)) lastCallMs[k] = round(now() - t0, 0);
+        return fake.create(params, opts);
+      },
+    };
     const core = await benchCore(bench.database, model, { maxConcurrency });
     if (warm) {
       // Every person, conversation and session exists and has one exchange: what a team's usual day looks like.
@@ -55,7 +72,7 @@ async function runOnce(maxConcurrency: number, messagesEach: number, warm: boole
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
     }, 20);
-    const t0 = now();
+    t0 = now();
     const conversations = Array.from({ length: CONVERSATIONS }, async (_, c) => {
       const done: string[] = [];
       // All of a conversation's messages arrive together; the Core must answer them in order.
@@ -78,7 +95,7 @@ async function runOnce(maxConcurrency: number, messagesEach: number, warm: boole
       throw new Error(`conversation ${bad} replies out of order: ${results[bad]!.join(", ")}`);
     }
     const replies = CONVERSATIONS * messagesEach;
-    return { maxConcurrency, warm, conversations: CONVERSATIONS, messagesEach, replies, seconds: round(seconds, 2), repliesPerSecond: round(replies / seconds, 1), orderKept, rssPeakMb: round(rssPeak / 2 ** 20, 0) };
+    return { maxConcurrency, warm, conversations: CONVERSATIONS, messagesEach, replies, seconds: round(seconds, 2), repliesPerSecond: round(replies / seconds, 1), orderKept, rssPeakMb: round(rssPeak / 2 ** 20, 0), lastCallMs };
   } finally {
     await bench.close();
   }
@@ -118,10 +135,11 @@ export async function run(): Promise<BenchOutcome> {
     s.repliesPerSecond,
     s.orderKept ? "yes" : "NO",
     s.rssPeakMb,
+    s.lastCallMs.join(" / "),
   ];
   const text = [
     `throughput: ${CONVERSATIONS} conversations at once, fake model ${MODEL_MS} ms per call (goal >= ${GOAL.repliesPerSecond} replies/s, RSS <= ${GOAL.rssMb} MB)`,
-    table(["conversations", "max concurrency", "node flags", "replies", "seconds", "replies/s", "order kept", "RSS peak MB"], [row(wide), row(warm), row(lean), row(atDefault)]),
+    table(["conversations", "max concurrency", "node flags", "replies", "seconds", "replies/s", "order kept", "RSS peak MB", "each round's last model call (ms)"], [row(wide), row(warm), row(lean), row(atDefault)]),
     `ceiling = concurrency / model time: ${defaults.maxConcurrency} at the default CAIRN_MAX_CONCURRENCY=${defaults.maxConcurrency}`,
   ].join("\n");
   const replicas = await replicaRows();
