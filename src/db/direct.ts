@@ -107,9 +107,9 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
   const each = async (sql: string, paramLists: readonly (readonly SqlParam[])[]): Promise<unknown[][][]> => {
     const wait = gate.pass();
     if (wait) await wait;
+    // From here to COMMIT synchronously, as in `rows`: an await between the gate and the statement
+    // would let a transaction of Prisma's begin first, and the statement would run inside it.
     const stmt = statement(sql);
-    // Synchronous from BEGIN to COMMIT, with no transaction of Prisma's open (the gate): nothing
-    // else can run on the connection in between.
     const all = connection().transaction(() => paramLists.map((params) => (stmt.reader ? (stmt.all(params) as unknown[][]) : (stmt.run(params), []))));
     return all();
   };

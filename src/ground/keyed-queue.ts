@@ -1,14 +1,17 @@
 /**
  * Per-conversation ordering with bounded concurrency: jobs with the same key run strictly one after
- * another, in arrival order; jobs with different keys run side by side, at most `limit` at once.
+ * another, in arrival order; jobs with different keys run side by side, at most `limit` at once
+ * (slots.ts: started in the order they became ready).
  */
+import { Slots } from "./slots.ts";
+
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly slots: Slots;
 
-  constructor(private readonly limit: number) {
+  constructor(limit: number) {
     if (!Number.isInteger(limit) || limit < 1) throw new Error(`concurrency limit must be a positive integer, got ${limit}`);
+    this.slots = new Slots(limit);
   }
 
   run<T>(key: string, job: () => Promise<T>): Promise<T> {
@@ -36,14 +39,7 @@ export class KeyedQueue {
     return this.tails.size;
   }
 
-  private async withSlot<T>(job: () => Promise<T>): Promise<T> {
-    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
-    try {
-      return await job();
-    } finally {
-      this.running--;
-      this.waiting.shift()?.();
-    }
+  private withSlot<T>(job: () => Promise<T>): Promise<T> {
+    return this.slots.run(job);
   }
 }

@@ -27,7 +27,7 @@ export type MessageInsert = (m: Row) => Promise<Message | null>;
 export interface MessageBatches {
   /** A person's message; null when its conversation has that platform message already. */
   inbound: MessageInsert;
-  /** A reply; its id. */
+  /** A reply (or a post of cairn's own); its id. A unique violation throws as the driver reports it. */
   reply: (m: Row) => Promise<Message>;
   /** A reply stored only while the message it answers is leased to `owner`; null otherwise. */
   heldReply: (m: Row, owner: string) => Promise<Message | null>;
@@ -35,27 +35,32 @@ export interface MessageBatches {
 
 type BatchSql = Pick<HistorySql, "insertInbound" | "insertInboundMany" | "insertMessage" | "insertReplyMany" | "insertHeldReply" | "insertHeldReplyMany">;
 
-/** A batch's statement: the rows stored, each the id and then the columns of its key (`keyOf`). */
-type Many = (items: readonly Row[]) => Promise<unknown[][]>;
-
 export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provider): MessageBatches {
   const params = (m: Row): SqlParam[] => messageParams(provider, m);
   /**
-   * One kind of insert: `single` alone with `singleParams`; a batch as PostgreSQL's statement over
-   * arrays (`unnest`: one array per column, then `extra`), or where there is none (SQLite) as
-   * `single` for each message in one transaction.
+   * One kind of insert, batched (db/insert-batch.ts): `single` alone with `singleParams`; a batch as
+   * PostgreSQL's statement over arrays (`unnest`: one array per column, then `extra`), or where
+   * there is none (SQLite) as `single` for each message in one transaction. Rows are matched to
+   * messages by `key`: a batch returns the id and then the columns of the key, `keyOf` reads them
+   * from a message.
    */
   const kind = (single: string, singleParams: (m: Row) => SqlParam[], arrays: string | null, extra: SqlParam[], key: (...columns: unknown[]) => string, keyOf: (m: Row) => unknown[]): MessageInsert => {
-    const many: Many = async (items) => {
-      if (arrays) return direct.rows(arrays, [...columnArrays(items.map(params)), ...extra]);
-      const each = await direct.each(single, items.map(singleParams));
-      return each.flatMap((rows, i) => (rows[0] ? [[rows[0][0], ...keyOf(items[i]!)]] : []));
+    const keyed = (m: Row, rows: unknown[][]): unknown[][] => (rows[0] ? [[rows[0][0], ...keyOf(m)]] : []);
+    const insert = insertBatch<Row>({
+      one: async (m) => keyed(m, await direct.rows(single, singleParams(m))),
+      many: async (items) => {
+        if (arrays) return direct.rows(arrays, [...columnArrays(items.map(params)), ...extra]);
+        return (await direct.each(single, items.map(singleParams))).flatMap((rows, i) => keyed(items[i]!, rows));
+      },
+      rowKey: (row) => key(...row.slice(1)),
+      itemKey: (m) => key(...keyOf(m)),
+      // SQLite: a statement is never under way for others to queue behind, and no error is a lost connection.
+      ...(provider === "sqlite" ? { gather: setImmediate, lost: () => false } : {}),
+    });
+    return async (m) => {
+      const row = await insert(m);
+      return row ? { id: Number(row[0]), ...m } : null;
     };
-    const one = async (m: Row): Promise<Message | null> => {
-      const rows = await direct.rows(single, singleParams(m));
-      return rows[0] ? { id: Number(rows[0][0]), ...m } : null;
-    };
-    return batched(one, many, key, keyOf, provider);
   };
   // The key a duplicate is skipped on: two of one batch with the same key, the first is stored.
   const inbound = kind(
@@ -87,28 +92,6 @@ export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provi
       return r;
     },
     heldReply: (m, owner) => heldBy(owner)(m),
-  };
-}
-
-/**
- * A message insert batched (db/insert-batch.ts): `one` stores a message alone, `many` a batch,
- * returning the id first and then the columns `key` reads, which `keyOf` reads from a message.
- */
-function batched(one: MessageInsert, many: Many, key: (...columns: unknown[]) => string, keyOf: (m: Row) => unknown[], provider: Provider): MessageInsert {
-  const insert = insertBatch<Row>({
-    one: async (m) => {
-      const stored = await one(m);
-      return stored ? [[stored.id, ...keyOf(m)]] : [];
-    },
-    many,
-    rowKey: (row) => key(...row.slice(1)),
-    itemKey: (m) => key(...keyOf(m)),
-    // SQLite: a statement is never under way for others to queue behind, and no error is a lost connection.
-    ...(provider === "sqlite" ? { gather: setImmediate, lost: () => false } : {}),
-  });
-  return async (m) => {
-    const row = await insert(m);
-    return row ? { id: Number(row[0]), ...m } : null;
   };
 }
 

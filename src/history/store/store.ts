@@ -80,16 +80,6 @@ export class HistoryStore {
     this.placeBatches = placeBatches(this.direct, this.sql);
   }
 
-  /** Inserts a message row; its id. Unique violations (a retry) throw as the driver reports them. */
-  private insertMessage(m: Omit<Message, "id">): Promise<Message> {
-    return this.batches.reply(m);
-  }
-
-  /** A person's message, or null when its conversation has that platform message already. */
-  private insertInbound(m: Omit<Message, "id">): Promise<Message | null> {
-    return this.batches.inbound(m);
-  }
-
   async resolve(inbound: Inbound): Promise<Place> {
     const cacheKey = `${conversationKey(inbound)}|${inbound.author.externalId}`;
     const place = await this.places.load(cacheKey, () => this.load(inbound));
@@ -170,7 +160,7 @@ export class HistoryStore {
    */
   async recordInbound(place: Place, inbound: Inbound, sessionId: string | null = null, lease: Lease | null = null): Promise<Message | null> {
     try {
-      const msg = await this.insertInbound({
+      const msg = await this.batches.inbound({
         workspaceId: place.workspace.id,
         conversationId: place.conversation.id,
         sessionId,
@@ -225,7 +215,7 @@ export class HistoryStore {
   async recordReply(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null = null): Promise<Message | null> {
     // The turn's lease stays on the message answered until this reply is posted (recordDeliveries).
     const m = assistantRow(place.conversation, sessionId, text, status, replyToId);
-    if (!lease) return this.insertMessage(m);
+    if (!lease) return this.batches.reply(m);
     return this.batches.heldReply(m, lease.owner);
   }
 
@@ -360,7 +350,7 @@ export class HistoryStore {
 
   /** Stores a post cairn started itself (no person's message answered): its deliveries hang on it. */
   async recordPost(conversation: Conversation, text: string): Promise<Message> {
-    return this.insertMessage(assistantRow(conversation, null, text, "sent", null));
+    return this.batches.reply(assistantRow(conversation, null, text, "sent", null));
   }
 
   /** Whether some workspace talked to cairn before `at` (the scheduler's slots count only then). */
