@@ -14,8 +14,14 @@ export class Slots {
     this.free = size;
   }
 
-  async run<T>(work: (away: Away) => Promise<T>): Promise<T> {
-    await this.take();
+  /** Starts `work` at once when a slot is free (no turn of the event loop in between), else in turn. */
+  run<T>(work: (away: Away) => Promise<T>): Promise<T> {
+    const wait = this.take();
+    return wait ? wait.then(() => this.holding(work)) : this.holding(work);
+  }
+
+  /** `work` with a slot taken for it; the slot is given back when it ends. */
+  private async holding<T>(work: (away: Away) => Promise<T>): Promise<T> {
     let holding = true;
     const away: Away = async (outside) => {
       this.give();
