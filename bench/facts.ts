@@ -53,7 +53,7 @@ interface Figures {
 function scriptedNominator(subjectOf: (text: string) => number | undefined, rate: number, seed: number): Nominator {
   const rand = prng(seed);
   return {
-    async nominate(text, existing) {
+    async nominate(_workspaceId, text, existing) {
       const s = subjectOf(text);
       const truth = existing.filter((e) => subjectOf(e.text) === s && e.text !== text).map((e) => e.id);
       const named = truth.filter(() => rand() >= rate);

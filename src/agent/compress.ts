@@ -25,6 +25,8 @@ export async function summarize(
   summaryModel: string,
   previous: string | null,
   older: readonly HistoryMessage[],
+  /** The session's workspace, whose tokens the call counts in. */
+  workspaceId: string,
 ): Promise<string> {
   const prior = previous ? `Summary so far:\n${previous}\n\n` : "";
   const reply = await model.create({
@@ -32,7 +34,7 @@ export async function summarize(
     max_tokens: 1024,
     system: INSTRUCTIONS,
     messages: [{ role: "user", content: `${prior}Messages to fold in:\n${transcript(older)}\n\nWrite the updated summary.` }],
-  });
+  }, { workspaceId });
   const text = reply.content
     .flatMap((b) => (b.type === "text" ? [b.text] : []))
     .join("")

@@ -18,7 +18,7 @@ export type KeyCheck = { outcome: "ok" } | { outcome: "refused"; status: number 
  */
 export async function checkModelKey(model: ModelClient, modelName: string, timeoutMs: number): Promise<KeyCheck> {
   try {
-    await model.create({ model: modelName, max_tokens: 1, messages: [{ role: "user", content: KEY_CHECK_PROMPT }] }, { signal: AbortSignal.timeout(timeoutMs) });
+    await model.create({ model: modelName, max_tokens: 1, messages: [{ role: "user", content: KEY_CHECK_PROMPT }] }, { signal: AbortSignal.timeout(timeoutMs), workspaceId: "" });
     return { outcome: "ok" };
   } catch (err) {
     const cause = err instanceof Error && err.cause !== undefined ? err.cause : err;

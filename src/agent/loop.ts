@@ -70,15 +70,17 @@ export async function runToolLoop({ model, request, tools, ctx, maxIterations, o
   // Whether the latest call forwarded any text: only then is there a draft to reset.
   let streamed = false;
   const stream = onText && model.stream?.bind(model);
+  // Counted in the workspace the tools act in: the place the loop serves.
+  const call = { workspaceId: ctx.scope.workspaceId };
   const ask: Ask = stream
     ? (params) => {
         streamed = false;
         return stream(params, (delta) => {
           streamed = true;
           onText(delta);
-        });
+        }, call);
       }
-    : (params) => model.create(params);
+    : (params) => model.create(params, call);
 
   for (let iteration = 1; iteration <= maxIterations; iteration++) {
     const reply = await ask({ ...request, messages });

@@ -6,7 +6,6 @@
 import { APIUserAbortError } from "@anthropic-ai/sdk";
 import { ModelUnavailableError, type ModelClient } from "./model.ts";
 import type { Metrics, ModelCallResult, ModelUsage } from "../ops/metrics.ts";
-import { currentWorkspace } from "../ground/usage-context.ts";
 
 function resultOf(err: unknown): ModelCallResult {
   if (err instanceof ModelUnavailableError) return err.reason;
@@ -17,22 +16,22 @@ function resultOf(err: unknown): ModelCallResult {
 
 /** `client`, with every call recorded in `metrics` under `purpose` (turn, summary, review, ...). */
 export function instrumentModel(client: ModelClient, metrics: Metrics, purpose: string): ModelClient {
-  const measured = async <T extends { usage: ModelUsage }>(model: string, call: () => Promise<T>): Promise<T> => {
+  const measured = async <T extends { usage: ModelUsage }>(model: string, workspaceId: string, call: () => Promise<T>): Promise<T> => {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
     try {
       const message = await call();
-      metrics.modelCall({ purpose, model, seconds: seconds(), usage: message.usage, result: "ok", workspaceId: currentWorkspace() });
+      metrics.modelCall({ purpose, model, seconds: seconds(), usage: message.usage, result: "ok", workspaceId });
       return message;
     } catch (err) {
-      metrics.modelCall({ purpose, model, seconds: seconds(), usage: null, result: resultOf(err), workspaceId: currentWorkspace() });
+      metrics.modelCall({ purpose, model, seconds: seconds(), usage: null, result: resultOf(err), workspaceId });
       throw err;
     }
   };
   const stream = client.stream?.bind(client);
   return {
-    create: (params, opts) => measured(params.model, () => client.create(params, opts)),
+    create: (params, call) => measured(params.model, call.workspaceId, () => client.create(params, call)),
     // Only where the client streams: callers fall back to `create` when `stream` is absent.
-    ...(stream ? { stream: (params, onText, opts) => measured(params.model, () => stream(params, onText, opts)) } : {}),
+    ...(stream ? { stream: (params, onText, call) => measured(params.model, call.workspaceId, () => stream(params, onText, call)) } : {}),
   };
 }

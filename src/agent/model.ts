@@ -6,11 +6,19 @@
  */
 import Anthropic, { AnthropicError, APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AuthenticationError, PermissionDeniedError } from "@anthropic-ai/sdk";
 
+/**
+ * What a call is for besides its request: `workspaceId` is the workspace it serves, whose tokens it
+ * counts in (ops/usage-ledger.ts; "" for none, as a start-up check). Required, so that the compiler
+ * finds every call that would go uncounted; passed down, not carried in an async context, because
+ * Node 20's AsyncLocalStorage runs a hook on every promise the process makes.
+ */
+export interface ModelCall {
+  workspaceId: string;
+  signal?: AbortSignal | undefined;
+}
+
 export interface ModelClient {
-  create(
-    params: Anthropic.MessageCreateParamsNonStreaming,
-    opts?: { signal?: AbortSignal },
-  ): Promise<Anthropic.Message>;
+  create(params: Anthropic.MessageCreateParamsNonStreaming, call: ModelCall): Promise<Anthropic.Message>;
   /**
    * The same call, streamed: `onText` gets each text delta as it arrives, in order, and the promise
    * resolves with the whole message (tool calls included). Retried like `create`, but only until the
@@ -22,7 +30,7 @@ export interface ModelClient {
   stream?(
     params: Anthropic.MessageCreateParamsNonStreaming,
     onText: (delta: string) => void,
-    opts?: { signal?: AbortSignal },
+    call: ModelCall,
   ): Promise<Anthropic.Message>;
 }
 
@@ -260,8 +268,7 @@ export function createModelClient(cfg: ModelClientConfig): ModelClient {
   };
 
   return {
-    async create(params, opts = {}) {
-      const { signal } = opts;
+    async create(params, { signal }) {
       for (let attempt = 1; ; attempt++) {
         try {
           return await sdk.messages.create(params, signal ? { signal } : {});
@@ -273,8 +280,7 @@ export function createModelClient(cfg: ModelClientConfig): ModelClient {
       }
     },
 
-    async stream(params, onText, opts = {}) {
-      const { signal } = opts;
+    async stream(params, onText, { signal }) {
       let forwarded = false;
       const onDelta = (delta: string): void => {
         forwarded = true;

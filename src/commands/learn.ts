@@ -23,7 +23,6 @@ import type { Provenance } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import type { Metrics } from "../ops/metrics.ts";
 import type { Learning } from "../learning/learning.ts";
-import { forWorkspace } from "../ground/usage-context.ts";
 import { scopeOf, type HistoryMessage, type HistoryStore, type Place } from "../history/store/store.ts";
 import { isKeyRefused, ModelUnavailableError } from "../agent/model.ts";
 import { runToolLoop } from "../agent/loop.ts";
@@ -90,8 +89,7 @@ export async function learnCommand(deps: LearnDeps, inbound: Inbound, place: Pla
   if (text && onlyLinks(text)) return { text: PASTE_INSTEAD, ephemeral: true };
   const material = text ? fromPasted(inbound, place, text) : await fromConversation(deps, place);
   if ("refusal" in material) return { text: material.refusal, ephemeral: true };
-  // The model calls of a learn run are the workspace's usage, like a turn's.
-  return forWorkspace(scopeOf(place).workspaceId, () => run(deps, place, material));
+  return run(deps, place, material);
 }
 
 function fromPasted(inbound: Inbound, place: Place, text: string): Material | { refusal: string } {

@@ -47,7 +47,7 @@ export async function personaCommand(deps: PersonaCommandDeps, inbound: Inbound,
   // The patterns first (the store reports what they refuse); then the model-judged screen.
   if (text.trim() && scanForWrite(text).ok) {
     // Only admins set it, and there is no second admin to wait for: held or blocked, it is not saved.
-    const screened = await deps.screen.judge({ text, reach: "every conversation in the workspace, as standing instructions" });
+    const screened = await deps.screen.judge({ workspaceId: scope.workspaceId, text, reach: "every conversation in the workspace, as standing instructions" });
     if (screened.verdict !== "allow") {
       deps.log.info({ workspace: scope.workspaceId, verdict: screened.verdict }, "persona change refused by the screen");
       return { text: `Not saved: the safety screen ${screened.verdict === "block" ? "refused" : "held"} it (${screened.reason}). Say how cairn should speak and what it must do for everyone, not rules about particular people.`, ephemeral: true, outcome: "refused" };

@@ -18,7 +18,6 @@
  *   workspace per run (skills, memory), none when there are no candidates.
  * - It posts nothing: the weekly report summarizes; a line per workspace goes to the log.
  */
-import { forWorkspace } from "../ground/usage-context.ts";
 import type { LearningContext } from "../learning/context.ts";
 import type { WorkspaceScope } from "../ground/scope.ts";
 import { errText } from "../ground/log.ts";
@@ -74,7 +73,7 @@ export async function runCurator(ctx: CuratorContext, run: CuratorRun): Promise<
     const id = scope.workspaceId;
     if (run.signal?.aborted) break;
     try {
-      const w = await forWorkspace(id, () => curateWorkspace(ctx, scope, run));
+      const w = await curateWorkspace(ctx, scope, run);
       outcome.workspaces.push(w);
       const counts = countChanges(run.dryRun ? w.planned : w.applied);
       ctx.log.info({ workspace: id, run: run.runId, dryRun: run.dryRun, ...counts, skipped: w.skipped.length, dropped: w.dropped, rejected: w.rejected, modelCalls: w.modelCalls }, "curator pass over a workspace");
@@ -106,13 +105,13 @@ export async function curateWorkspace(ctx: CuratorContext, scope: WorkspaceScope
   const groups = skillGroups(lib, gone);
   if (groups.length) {
     out.modelCalls++;
-    take(await planned(() => ask(ctx, SKILL_SYSTEM, skillPrompt(groups), SKILL_MAX_TOKENS, run.signal), (r) => validateSkillPlan(r, groups, lib)), "skills");
+    take(await planned(() => ask(ctx, workspaceId, SKILL_SYSTEM, skillPrompt(groups), SKILL_MAX_TOKENS, run.signal), (r) => validateSkillPlan(r, groups, lib)), "skills");
   }
   const candidates = memoryCandidates(lib, ctx.settings.budgets, gone);
   if (candidates.groups.length || candidates.pairs.length) {
     const l = labels(candidates);
     out.modelCalls++;
-    take(await planned(() => ask(ctx, MEMORY_SYSTEM, memoryPrompt(candidates, l, ctx.settings.budgets, hotUsed(lib)), MEMORY_MAX_TOKENS, run.signal), (r) => validateMemoryPlan(r, candidates, l)), "memory");
+    take(await planned(() => ask(ctx, workspaceId, MEMORY_SYSTEM, memoryPrompt(candidates, l, ctx.settings.budgets, hotUsed(lib)), MEMORY_MAX_TOKENS, run.signal), (r) => validateMemoryPlan(r, candidates, l)), "memory");
   }
   if (run.dryRun) return out;
   for (const change of out.planned) {

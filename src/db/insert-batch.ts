@@ -18,7 +18,7 @@ import { connectionLost } from "./pg-pool.ts";
 /** Enough to take a burst in a few statements. */
 const MAX_ITEMS = 100;
 /** Batches under way at once: the next one gathers while these wait for the database. */
-const MAX_IN_FLIGHT = 4;
+const MAX_IN_FLIGHT = 1;
 
 export interface InsertBatchSpec<I> {
   one: (item: I) => Promise<unknown[][]>;

@@ -12,7 +12,6 @@
  * - A failure is retried with backoff and ends as `failed` with the error kept after the job's
  *   attempts; a payload its handler's schema refuses fails at once (retrying cannot fix it).
  */
-import { forWorkspace } from "../ground/usage-context.ts";
 import type { z } from "zod";
 import { errText, type Logger } from "../ground/log.ts";
 import type { Claim, JobQueue } from "./job-store.ts";
@@ -136,8 +135,7 @@ export class JobWorker {
     const started = Date.now();
     try {
       const payload = parsePayload(handler, raw);
-      // A job for one workspace (a review, a lesson, a contradiction check) counts its model calls there.
-      const result = await forWorkspace(workspaceOf(payload), () => handler.run(payload, signal));
+      const result = await handler.run(payload, signal);
       if (lost.signal.aborted || !(await this.queue.complete(claim, typeof result === "string" ? result : null))) {
         this.metrics?.job(handler.kind, "lost");
         log.warn("the job's lease was taken over while it ran; its result is not recorded");
@@ -166,11 +164,4 @@ function parsePayload(handler: JobHandler<unknown>, raw: string): unknown {
   const parsed = handler.payload.safeParse(json);
   if (!parsed.success) throw new PayloadError(`the ${handler.kind} job's payload does not fit its schema: ${parsed.error.message}`);
   return parsed.data;
-}
-
-/** The workspace a job's payload names, or "" for jobs over every workspace (they name it per pass). */
-function workspaceOf(payload: unknown): string {
-  if (typeof payload !== "object" || payload === null || !("workspaceId" in payload)) return "";
-  const id = (payload as { workspaceId: unknown }).workspaceId;
-  return typeof id === "string" ? id : "";
 }

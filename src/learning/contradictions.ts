@@ -29,11 +29,13 @@ export interface Nominee {
 
 /** Names the existing entries a new one contradicts (ids among `existing`); [] when none, or when it cannot tell. */
 export interface Nominator {
-  nominate(text: string, existing: readonly Nominee[], signal?: AbortSignal): Promise<string[]>;
+  /** `workspaceId`: the workspace the entries are in, whose tokens the call counts in. */
+  nominate(workspaceId: string, text: string, existing: readonly Nominee[], signal?: AbortSignal): Promise<string[]>;
 }
 
 export interface NominatorModel {
-  create(params: Anthropic.MessageCreateParamsNonStreaming, opts?: { signal?: AbortSignal }): Promise<Anthropic.Message>;
+  /** agent/model.ts's ModelCall: the workspace the call is counted in. */
+  create(params: Anthropic.MessageCreateParamsNonStreaming, call: { workspaceId: string; signal?: AbortSignal }): Promise<Anthropic.Message>;
 }
 
 export const CONTRADICTION_PROMPT = `You compare a NEW statement a team's assistant just remembered with EXISTING statements it remembers.
@@ -46,13 +48,13 @@ const Answer = z.object({ contradicts: z.array(z.number().int().min(1)).max(20) 
 
 export function modelNominator(model: NominatorModel, name: string): Nominator {
   return {
-    async nominate(text, existing, signal) {
+    async nominate(workspaceId, text, existing, signal) {
       if (existing.length === 0) return [];
       const list = existing.map((e, i) => `[${i + 1}] ${e.text}`).join("\n");
       try {
         const reply = await model.create(
           { model: name, max_tokens: 100, system: [{ type: "text", text: CONTRADICTION_PROMPT, cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: `NEW:\n${text}\n\nEXISTING:\n${list}` }] },
-          signal ? { signal } : {},
+          { workspaceId, ...(signal ? { signal } : {}) },
         );
         const parsed = Answer.safeParse(jsonIn(reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")));
         if (!parsed.success) return [];
@@ -84,7 +86,7 @@ export async function settleContradictions(
   signal?: AbortSignal,
 ): Promise<Settled> {
   const near = await conflicts.neighbours(entry, channelKey);
-  const named = new Set(await nominator.nominate(entry.text, near.map((n) => ({ id: n.id, text: n.text })), signal));
+  const named = new Set(await nominator.nominate(entry.workspaceId, entry.text, near.map((n) => ({ id: n.id, text: n.text })), signal));
   const out: Settled = { superseded: [], marked: null, disputed: [] };
   const prov = { source: "review" as const, actorId: entry.createdById, sourceMessageId: entry.sourceMessageId, at };
   const ask: MemoryEntry[] = [];

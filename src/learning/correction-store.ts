@@ -28,12 +28,13 @@ export interface ClaimedCorrection {
  * WHERE as `claim`; its values: workspace id, conversation id, person id, `openSince()`
  * (PostgreSQL's placeholders numbered from `first`).
  */
-export function openCorrectionColumn(provider: Provider, first: number): string {
+export function openCorrectionColumn(provider: Provider, first: number | ((n: number) => string)): string {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
   // SQLite numbers a bare `?` by its place in the statement's text. Named, or its "id" would be a
-  // second output column of that name, which PostgreSQL's ORDER BY id finds ambiguous.
-  const p = (n: number): string => (pg ? `$${first + n}` : "?");
+  // second output column of that name, which PostgreSQL's ORDER BY id finds ambiguous. `first` as
+  // a function writes each value itself (a batch's columns: rows.ts, sessionMessagesMany).
+  const p = (n: number): string => (typeof first === "function" ? first(n) : pg ? `$${first + n}` : "?");
   return `(SELECT id FROM ${q("Correction")} WHERE ${q("workspaceId")} = ${p(0)} AND ${q("conversationId")} = ${p(1)} AND ${q("reactorId")} = ${p(2)} AND status = 'asked' AND ${q("createdAt")} >= ${p(3)} ORDER BY ${q("createdAt")} DESC LIMIT 1) AS ${q("openCorrectionId")}`;
 }
 

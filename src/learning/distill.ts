@@ -11,6 +11,8 @@ import { excerpt } from "../lessons/lesson-case.ts";
 import { jsonIn } from "../ground/json-in.ts";
 
 export interface DistillInput {
+  /** The workspace of the correction, whose tokens the call counts in. */
+  workspaceId: string;
   question: string | null;
   wrongAnswer: string;
   correction: string;
@@ -76,7 +78,7 @@ export async function distill(model: ModelClient, modelName: string, input: Dist
   ].join("\n\n");
   let text: string;
   try {
-    const reply = await model.create({ model: modelName, max_tokens: 400, system: INSTRUCTIONS, messages: [{ role: "user", content }] });
+    const reply = await model.create({ model: modelName, max_tokens: 400, system: INSTRUCTIONS, messages: [{ role: "user", content }] }, { workspaceId: input.workspaceId });
     text = reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
   } catch {
     return fallback(input);

@@ -67,13 +67,14 @@ export function lessonJob(ctx: LearningContext) {
       const dm = place.conversation.isDm;
       const candidates = await candidateLessons(ctx, place, reactor, `${place.question?.text ?? ""}\n${text}`);
       const d = await distill(ctx.model, ctx.reviewModel, {
+        workspaceId: place.workspace.id,
         question: place.question?.text ?? null,
         wrongAnswer: place.reply.text,
         correction: text,
         candidates: candidates.map((c) => ({ id: c.id, kind: c.kind, text: c.text })),
       });
       // A channel lesson is in front of everyone there: the model-judged screen reads it first (a DM's is the person's own).
-      const screened = dm || !ctx.screen ? ({ verdict: "allow" } as const) : await ctx.screen.judge({ text: d.rule, reach: "everyone in this channel" });
+      const screened = dm || !ctx.screen ? ({ verdict: "allow" } as const) : await ctx.screen.judge({ workspaceId: place.workspace.id, text: d.rule, reach: "everyone in this channel" });
       if (screened.verdict === "block") {
         if (await ctx.corrections.drop(correction.id)) await postIn(ctx, place, `I did not save that as a lesson: the safety screen refused it (${screened.reason}). Lessons say how the team works, not how to treat people.`);
         return;

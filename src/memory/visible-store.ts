@@ -1,17 +1,17 @@
 /**
  * The entries a place may see, read below Prisma (db/direct.ts): a session's first turn reads every
  * entry of its place, and Prisma's client spent more CPU mapping those rows than SQLite spent finding
- * them. `visibleWhere` (where.ts) is the scope rule; `visibleSql` here is its twin in SQL, and a test
- * (memory-visible-direct) compares the rows both find. The columns and their types are listed once
+ * them. `visibleWhere` (where.ts) is the scope rule; `VISIBLE_TO_ASKER` here is its twin in SQL, and a
+ * test (memory-visible-direct) compares the rows both find. The columns and their types are listed once
  * (db/typed-rows.ts makes the rows Prisma would have returned).
  */
 import type { Database } from "../db/client.ts";
 import type { SqlParam } from "../db/direct.ts";
 import { typedRows } from "../db/typed-rows.ts";
-import type { Provider } from "../db/migrate.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
-import type { MemoryTarget, Scope } from "../ground/types.ts";
-import { TARGETS } from "./entries.ts";
+import type { Scope } from "../ground/types.ts";
+import { GroupBatch } from "../ground/group-batch.ts";
+import { columnArrays } from "../db/insert-batch.ts";
 
 /** Every MemoryEntry column and how it is read; the compiler checks the list against the model. */
 const ENTRY = typedRows<MemoryEntry>({
@@ -48,36 +48,68 @@ const ENTRY = typedRows<MemoryEntry>({
 });
 
 /**
- * `visibleWhere` for a statement below Prisma (entry-rows.ts), over the entries aliased `e`: the same
- * targets and conditions (a test compares the rows both find), with an optional kind.
+ * `visibleWhere` in SQL, over the entries aliased `e` and an asker `r` (its workspace `ws`, person,
+ * channel key `chan`, null in a DM, and kind, null for all): the same targets and conditions (a
+ * test compares the rows both find). Written once for both databases: the askers are a table on
+ * PostgreSQL (`unnest`, several askers in one statement) and one row on SQLite.
  */
-function visibleSql(provider: Provider, scope: Scope, kind?: string): { where: string; params: SqlParam[] } {
-  const params: SqlParam[] = [];
-  const p = (v: SqlParam): string => (params.push(v), provider === "postgresql" ? `$${params.length}` : "?");
-  const base = `e."workspaceId" = ${p(scope.workspaceId)} AND e."status" = 'active'`;
-  const of = (t: MemoryTarget): string | null => {
-    switch (t) {
-      case "user":
-        return `(e."scope" = 'user' AND e."ownerId" = ${p(scope.personId)})`;
-      case "channel":
-        return scope.isDm ? null : `(e."scope" = 'channel' AND e."channelKey" = ${p(scope.channelKey)})`;
-      case "team":
-        return `e."scope" = 'team'`;
-    }
-  };
-  const targets = TARGETS.map(of).filter((t): t is string => t !== null);
-  const where = `${base} AND (${targets.join(" OR ")})${kind ? ` AND e."kind" = ${p(kind)}` : ""}`;
-  return { where, params };
+const VISIBLE_TO_ASKER = [
+  `e."workspaceId" = r.ws AND e."status" = 'active'`,
+  `(e."scope" = 'team' OR (e."scope" = 'user' AND e."ownerId" = r.person) OR (e."scope" = 'channel' AND e."channelKey" = r.chan))`,
+  `(r.kind IS NULL OR e."kind" = r.kind)`,
+].join(" AND ");
+
+/** An asker as the statement's parameters: a DM reads no channel's entries. */
+function askerParams(scope: Scope, kind: string | undefined): SqlParam[] {
+  return [scope.workspaceId, scope.personId, scope.isDm ? null : scope.channelKey, kind ?? null];
 }
 
-/** The direct read of the entries a place may see, oldest first (MemoryStore.visible's rows). */
-export class VisibleEntryStore {
-  constructor(private readonly database: Pick<Database, "direct" | "provider">) {}
+interface Asked {
+  scope: Scope;
+  kind: string | undefined;
+}
 
-  async read(scope: Scope, kind?: string): Promise<MemoryEntry[]> {
-    const { provider } = this.database;
-    const { where, params } = visibleSql(provider, scope, kind);
-    const rows = await this.database.direct.rows(`SELECT ${ENTRY.select(provider, "e")} FROM "MemoryEntry" e WHERE ${where} ORDER BY e."createdAt" ASC, e."id" ASC`, params);
-    return rows.map(ENTRY.of);
+/** Askers in one PostgreSQL statement: enough for a burst's new sessions in a few. */
+const MAX_ASKERS = 100;
+/** Statements under way at once; askers that come meanwhile wait and go together as the next. */
+const MAX_IN_FLIGHT = 1;
+
+/**
+ * The direct read of the entries a place may see, oldest first (MemoryStore.visible's rows). On
+ * PostgreSQL the reads asked while others are under way go as one statement (group-batch.ts): every
+ * new session's first turn reads its place's entries, and in a burst of 200 new conversations those
+ * reads were half the burst's statements, each a round trip and a 30-column row description.
+ */
+export class VisibleEntryStore {
+  private readonly readOne: (asked: Asked) => Promise<MemoryEntry[]>;
+
+  constructor(database: Pick<Database, "direct" | "provider">) {
+    const { direct, provider } = database;
+    const order = `ORDER BY r.i, e."createdAt" ASC, e."id" ASC`;
+    if (provider === "sqlite") {
+      const sql = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM (SELECT ? AS ws, ? AS person, ? AS chan, ? AS kind, 1 AS i) r JOIN "MemoryEntry" e ON ${VISIBLE_TO_ASKER} ${order}`;
+      this.readOne = async ({ scope, kind }) => (await direct.rows(sql, askerParams(scope, kind))).map(ENTRY.of);
+      return;
+    }
+    const askers = `unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ws, person, chan, kind, i)`;
+    // Each asker's entries found by the index as one asker's would be: as a plain join the planner
+    // guesses ten askers and scans the whole table instead. OFFSET 0 keeps the subquery its own.
+    const entries = `LATERAL (SELECT * FROM "MemoryEntry" e WHERE ${VISIBLE_TO_ASKER} OFFSET 0) e`;
+    const sql = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM ${askers} CROSS JOIN ${entries} ${order}`;
+    const batch = new GroupBatch<Asked, MemoryEntry[]>(
+      async (items) => {
+        const rows = await direct.rows(sql, columnArrays(items.map((a) => askerParams(a.scope, a.kind))));
+        const each: MemoryEntry[][] = items.map(() => []);
+        // r.i counts askers from 1, after the entry's columns.
+        for (const row of rows) each[Number(row[row.length - 1]) - 1]!.push(ENTRY.of(row));
+        return each.map((value) => ({ ok: true, value }));
+      },
+      { maxItems: MAX_ASKERS, maxInFlight: MAX_IN_FLIGHT },
+    );
+    this.readOne = (asked) => batch.add(asked);
+  }
+
+  read(scope: Scope, kind?: string): Promise<MemoryEntry[]> {
+    return this.readOne({ scope, kind });
   }
 }

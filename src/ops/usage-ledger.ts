@@ -1,6 +1,6 @@
 /**
- * Every model call's tokens and result, counted against the workspace the work was for by UTC hour
- * (ground/usage-context.ts) and written in batches: a turn adds no statement of its own (the design
+ * Every model call's tokens and result, counted against the workspace the call names (agent/model.ts,
+ * `ModelCall`) by UTC hour and written in batches: a turn adds no statement of its own (the design
  * keeps per-turn writes to what cannot wait), the ledger adds its sums every FLUSH_MS and when the
  * process stops. A crash loses at most that interval's counts, which only the weekly report's
  * token line reads; a failed write keeps the sums for the next flush.

@@ -67,7 +67,7 @@ export async function buildReport(ctx: ReportContext, ws: ReportWorkspace, end: 
   const rules: RuleInfo[] = entries
     .filter((e) => e.kind === "rule" && e.scope === "team" && activeAt(e.life, period.end))
     .map((e) => ({ id: e.id, text: e.text, since: e.life.from!.toISOString().slice(0, 10), confidence: e.confidence, flag: e.flag }));
-  const narrative = quiet(metrics, usage, learned) ? null : await writeNarrative(ctx.model, ctx.reviewModel, { metrics, usage, learned, rules, repeated }, ctx.log, signal);
+  const narrative = quiet(metrics, usage, learned) ? null : await writeNarrative(ctx.model, ctx.reviewModel, ws.scope.workspaceId, { metrics, usage, learned, rules, repeated }, ctx.log, signal);
   const layout = reportLayout({ workspaceName: ws.workspace.name, metrics, usage, repeated, praised, learned, rules, narrative, loop: loopSections(loop, period.end, verifyDays) });
   return { start: period.start, end: period.end, data: { metrics, usage, repeated, praised, learned, narrative, loop: loop.data }, text: reportMarkdown(layout), rich: reportRich(layout) };
 }

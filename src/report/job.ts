@@ -14,7 +14,6 @@ import { defineJob } from "../jobs/worker.ts";
 import { errText } from "../ground/log.ts";
 import { describeChannel, isDmWorkspace, postTarget, workspaceOfChannel } from "./channel.ts";
 import type { ReportChannel } from "../learning/settings.ts";
-import { forWorkspace } from "../ground/usage-context.ts";
 import { buildReport, type BuiltReport, type ReportContext } from "./build.ts";
 import type { ReportWorkspace } from "./report-store.ts";
 
@@ -54,8 +53,7 @@ export async function runReports(ctx: ReportContext, p: ReportPayload, signal?: 
       counts.already++;
       continue;
     }
-    // The narrative's model call is this workspace's usage.
-    const report = await forWorkspace(ws.scope.workspaceId, () => buildReport(ctx, ws, end, signal));
+    const report = await buildReport(ctx, ws, end, signal);
     if (signal?.aborted) break;
     // Another run stored it first (null): that run posts it.
     const row = await ctx.reports.save(ws.scope, p.slot, report);

@@ -109,12 +109,13 @@ export function vet(answer: z.infer<typeof ModelAnswer>, input: NarrativeInput):
 }
 
 /** The model's narrative, or null when it gave nothing usable. Never throws. */
-export async function writeNarrative(model: ModelClient, modelName: string, input: NarrativeInput, log: Logger, signal?: AbortSignal): Promise<Narrative | null> {
+/** `workspaceId`: the workspace reported on, whose tokens the call counts in. */
+export async function writeNarrative(model: ModelClient, modelName: string, workspaceId: string, input: NarrativeInput, log: Logger, signal?: AbortSignal): Promise<Narrative | null> {
   let reply: string;
   try {
     const res = await model.create(
       { model: modelName, max_tokens: 1500, system: REPORT_INSTRUCTIONS, messages: [{ role: "user", content: promptOf(input) }] },
-      signal ? { signal } : {},
+      { workspaceId, signal },
     );
     reply = res.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
   } catch (err) {

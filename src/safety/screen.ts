@@ -21,6 +21,8 @@ export type ScreenVerdict = { verdict: "allow" } | { verdict: "hold" | "block"; 
 
 /** What is about to be written, and where others will see it. */
 export interface ScreenedWrite {
+  /** The workspace it is written in (the screen's model call is counted there). */
+  workspaceId: string;
   text: string;
   /** channel, team, skill, lesson, persona: who will see it. */
   reach: string;
@@ -31,7 +33,8 @@ export interface WriteScreen {
 }
 
 export interface ScreenModel {
-  create(params: Anthropic.MessageCreateParamsNonStreaming, opts?: { signal?: AbortSignal }): Promise<Anthropic.Message>;
+  /** agent/model.ts's ModelCall: the workspace the call is counted in. */
+  create(params: Anthropic.MessageCreateParamsNonStreaming, call: { workspaceId: string; signal?: AbortSignal }): Promise<Anthropic.Message>;
 }
 
 export interface ScreenSettings {
@@ -76,7 +79,7 @@ export function modelScreen(model: ScreenModel, settings: ScreenSettings): Write
             system: [{ type: "text", text: SCREEN_PROMPT, cache_control: { type: "ephemeral" } }],
             messages: [{ role: "user", content: `Seen by: ${write.reach}\n<text>\n${write.text}\n</text>` }],
           },
-          { signal: both },
+          { signal: both, workspaceId: write.workspaceId },
         );
       } catch {
         return { verdict: "hold", reason: UNCHECKED };

@@ -48,7 +48,7 @@ function reachOf(op: MemoryOp): string | null {
  * refuses the batch with the reason; a hold is handed to the store, which keeps that entry out of
  * every prompt until a teammate releases it.
  */
-async function screened(screen: WriteScreen, ops: readonly MemoryOp[]): Promise<Map<number, string>> {
+async function screened(screen: WriteScreen, workspaceId: string, ops: readonly MemoryOp[]): Promise<Map<number, string>> {
   const verdicts = await Promise.all(
     ops.map(async (op, i) => {
       const reach = reachOf(op);
@@ -60,7 +60,7 @@ async function screened(screen: WriteScreen, ops: readonly MemoryOp[]): Promise<
       } catch {
         return null;
       }
-      return { i, verdict: await screen.judge({ text, reach }) };
+      return { i, verdict: await screen.judge({ workspaceId, text, reach }) };
     }),
   );
   const held = new Map<number, string>();
@@ -94,7 +94,7 @@ export function memoryTool(store: MemoryStore, screen: WriteScreen = NO_SCREEN) 
       const prov = { source, actorId: ctx.scope.personId, sourceMessageId: ctx.sourceMessageId, reason: ctx.reason ?? null };
       // A review's writes are held for the person where they touch the team or what a person wrote (MemoryStore.apply).
       const ops = args.operations.map(toOp);
-      const held = await screened(screen, ops);
+      const held = await screened(screen, ctx.scope.workspaceId, ops);
       const outcome = await store.apply(ctx.scope, ops, prov, { review: source === "review", ...(held.size ? { held } : {}) });
       for (const w of outcome.writes) {
         ctx.onWrite?.({ kind: "memory", action: w.action, target: w.target, entryKind: w.kind, text: w.text, pendingId: w.pending ? w.id : null });

@@ -42,8 +42,8 @@ const SEEN_BY: Record<MemoryTarget, string> = {
 };
 
 /** The screen's verdict on a shared skill text: null to write it, the reason to hold it; a block throws. */
-async function screened(screen: WriteScreen, text: string, target: MemoryTarget): Promise<string | null> {
-  const v = await screen.judge({ text, reach: SEEN_BY[target] });
+async function screened(screen: WriteScreen, scope: Scope, text: string, target: MemoryTarget): Promise<string | null> {
+  const v = await screen.judge({ workspaceId: scope.workspaceId, text, reach: SEEN_BY[target] });
   if (v.verdict === "allow") return null;
   if (v.verdict === "block") throw new SkillError(`Blocked by the safety screen: ${v.reason}. Nothing was saved. Skills hold procedures for the team, not instructions about how to treat people.`);
   return v.reason;
@@ -64,7 +64,7 @@ export async function createSkill(store: SkillStore, reach: SkillReach | null, s
   // The patterns first (a block there is the store's to report); the screen reads the redacted text.
   const text = cleanOrThrow(raw, "SKILL.md");
   parseOrThrow(text);
-  const held = await screened(reach.screen, text, target);
+  const held = await screened(reach.screen, scope, text, target);
   const alone = target !== "team" || (await reach.reachOf(scope)) === "workspace";
   if (held === null && alone) return made(await store.create(scope, raw, target, prov));
   const reason = prov.reason ?? "made in a conversation";
@@ -95,7 +95,7 @@ export async function proposedChange(store: SkillStore, reach: SkillReach | null
   const target = skill.scope as MemoryTarget;
   // Checked as the store would check it: a refusal goes back to the model to fix.
   const change = textChange(skill, edit);
-  const held = await screened(reach.screen, change.newText, target);
+  const held = await screened(reach.screen, scope, change.newText, target);
   if (held === null && (target !== "team" || (await reach.reachOf(scope)) === "workspace")) return null;
   const proposal = await reach.proposals.propose(scope, skill, change, prov.reason ?? "changed in a conversation", prov.sourceMessageId);
   const what = `your change to ${change.path ?? "SKILL.md"} of '${skill.name}'`;

@@ -45,7 +45,7 @@ export class Compression {
     const kept = messages.slice(cut);
     let next: string;
     try {
-      next = await summarize(this.deps.model, s.summaryModel, summary, older);
+      next = await summarize(this.deps.model, s.summaryModel, summary, older, scope.workspaceId);
     } catch (err) {
       this.deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, "compression summary failed; dropping older turns");
       next = droppedNote(summary, older.length);

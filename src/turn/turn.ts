@@ -9,7 +9,6 @@
  * - A model failure never surfaces as an exception: the person gets a polite reply, stored as failed.
  * - A turn another process took over (its lease ran out) stores nothing and returns null.
  */
-import { forWorkspace } from "../ground/usage-context.ts";
 import type { Logger } from "../ground/log.ts";
 import { errText } from "../ground/log.ts";
 import type { Outbound, Scope, TurnHooks } from "../ground/types.ts";
@@ -92,12 +91,7 @@ export class TurnRunner {
   constructor(private readonly deps: TurnDeps) {}
 
   /** `known`: the session's messages through this one, when the intake already holds them, and whether a correction may be open. */
-  run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
-    // Its model calls (the answer, a summary when compressing) are counted against the workspace.
-    return forWorkspace(scopeOf(place).workspaceId, () => this.answer(place, sessionId, messageId, hooks, known, lease));
-  }
-
-  private async answer(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
+  async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
     const { settings: s, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);

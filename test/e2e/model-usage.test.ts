@@ -6,7 +6,9 @@
  */
 import { expect, it } from "vitest";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
-import { coreHarness } from "../support/agent.ts";
+import { coreHarness, makeCore, TEST_SETTINGS } from "../support/agent.ts";
+import { startFakeAnthropic } from "../fakes/anthropic.ts";
+import { FakeAdapter } from "../support/fake-adapter.ts";
 import { waitUntil } from "../fakes/http.ts";
 import { accessPolicy } from "../../src/admission/access.ts";
 import { parseCommandLine } from "../../src/ground/commands.ts";
@@ -76,5 +78,63 @@ forEachDatabase("model usage per workspace", (getDb) => {
     const turnsCost = (1000 * 10 + 2000 * 10 + 400 * 100 + 4000 * 1 + 500 * 12.5) / 1e6;
     expect(cost).toBeGreaterThanOrEqual(Math.floor(turnsCost * 100) / 100);
     expect(line).not.toContain("tokens only");
+    // Its worker would otherwise take the next test's jobs (the same database).
+    await h.core.learning.stop();
+  });
+
+  it("counts the calls a turn's tools and its review make in the workspace they served, never in none", async () => {
+    const acme: PlaceOptions = { workspace: uniqueId("T"), user: "UADA", name: "Ada", channel: "C-eng", isDm: false };
+    const globex: PlaceOptions = { workspace: uniqueId("T"), user: "UBOB", name: "Bob", channel: "C-ops", isDm: false };
+    const fake = await startFakeAnthropic();
+    const core = makeCore(getDb(), fake, {
+      model: "claude-test",
+      screen: { enabled: true, model: "claude-haiku-5-5", timeoutMs: 2_000 },
+      teamWrites: { mode: "open" },
+      learning: { ...TEST_SETTINGS.learning, reviewEveryTurns: 1, skillReviewToolCalls: 0 },
+    });
+    try {
+      await core.start();
+      await core.startBackground();
+      fake.setDefault({ text: "noted", usage: { input_tokens: 10, output_tokens: 1 } });
+      // Acme's turn writes a team fact: the screen reads it first (its own model call), then the review runs on the worker.
+      fake.enqueue(
+        { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "team", content: "Deploys go out on Tuesdays" }] } }], usage: { input_tokens: 100, output_tokens: 5 } },
+        { text: '{"verdict": "allow"}', usage: { input_tokens: 20, output_tokens: 3 } },
+        { text: "Noted: deploys on Tuesdays.", usage: { input_tokens: 100, output_tokens: 5 } },
+      );
+      // Delivered through an adapter: a review is queued for a reply that reached the platform.
+      const adapter = new FakeAdapter();
+      core.attach(adapter);
+      expect(await core.receive(inboundFor(acme, "remember: we deploy on Tuesdays"), adapter.target(acme.channel))).toMatchObject({ kind: "replied", status: "ok" });
+      expect(await core.receive(inboundFor(globex, "hello"), adapter.target(globex.channel))).toMatchObject({ kind: "replied", status: "ok" });
+      // Each workspace's review, run by the worker.
+      const reviewsDone = async () => {
+        const ids = await Promise.all([acme, globex].map(async (w) => (await getDb().prisma.workspace.findFirstOrThrow({ where: { externalId: w.workspace } })).id));
+        const done = await getDb().prisma.job.findMany({ where: { kind: "review", status: "done" }, select: { payload: true } });
+        return ids.every((id) => done.some((j) => j.payload.includes(id)));
+      };
+      await waitUntil("both reviews done", reviewsDone, 20_000);
+    } finally {
+      // Stopping writes what the ledger still counts.
+      await core.stopBackground();
+      await fake.close();
+    }
+    const db = getDb().prisma;
+    const window = [hourOf(new Date(Date.now() - 3_600_000)), hourOf(new Date(Date.now() + 3_600_000))] as const;
+    const usage = new UsageStore(db);
+    const purposes = async (externalId: string) => {
+      const id = (await db.workspace.findFirstOrThrow({ where: { externalId } })).id;
+      return Object.fromEntries((await usage.totals(id, ...window)).map((t) => [t.purpose, t.calls]));
+    };
+    const acmeCalls = await purposes(acme.workspace);
+    const globexCalls = await purposes(globex.workspace);
+    // Acme: its two turn calls, the screen's one, and its review's; Globex: its own turn and review, nothing of Acme's.
+    expect(acmeCalls).toMatchObject({ turn: 2, screen: 1 });
+    expect(acmeCalls.review).toBeGreaterThanOrEqual(1);
+    expect(globexCalls).toMatchObject({ turn: 1 });
+    expect(globexCalls.screen).toBeUndefined();
+    expect(globexCalls.review).toBeGreaterThanOrEqual(1);
+    // Nothing was counted in no workspace: every call named the one it served.
+    expect(await usage.totals("", ...window)).toEqual([]);
   });
 });

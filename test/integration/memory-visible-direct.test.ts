@@ -8,6 +8,7 @@ import { expect, it } from "vitest";
 import { MemoryStore } from "../../src/memory/store.ts";
 import { HistoryStore, scopeOf } from "../../src/history/store/store.ts";
 import type { Scope } from "../../src/ground/types.ts";
+import type { SqlParam } from "../../src/db/direct.ts";
 import { forEachDatabase, inboundFor, uniqueId } from "../support/db.ts";
 
 const BUDGETS = { user: 100_000, channel: 100_000, team: 100_000 };
@@ -56,5 +57,44 @@ forEachDatabase("memory read below Prisma", (getDb) => {
     expect((await direct.visible(aliceDm)).map((e) => e.text).sort()).toEqual(["entry 0", "entry 1", "entry 2", "entry 6"]);
     expect((await direct.visible(elsewhere)).map((e) => e.text)).toEqual(["another workspace's"]);
     expect(compared).toBeGreaterThan(15);
+  });
+
+  it("reads a burst of places at once with the same rows each would read alone; on PostgreSQL in fewer statements", async () => {
+    const db = getDb();
+    const history = new HistoryStore(db);
+    const ws = uniqueId("ws");
+    const places: Scope[] = [];
+    for (let c = 0; c < 24; c++) places.push(scopeOf(await history.resolve(inboundFor({ workspace: ws, user: `U${c % 6}`, channel: c % 4 === 0 ? `D${c}` : `C${c % 5}`, isDm: c % 4 === 0 }, "hi"))));
+    const other = scopeOf(await history.resolve(inboundFor({ workspace: uniqueId("ws"), user: "U0", channel: "C0", isDm: false }, "hi")));
+    let n = 0;
+    const add = (scope: Scope, data: Record<string, unknown>) => db.prisma.memoryEntry.create({ data: { workspaceId: scope.workspaceId, text: `entry ${n++}`, source: "tool", ...data } as never });
+    for (const [i, p] of places.entries()) {
+      await add(p, { scope: "user", ownerId: p.personId, kind: i % 2 ? "fact" : "lesson" });
+      await add(p, { scope: "channel", channelKey: p.channelKey, kind: "fact" });
+    }
+    await add(places[0]!, { scope: "team", kind: "rule" });
+    await add(other, { scope: "team", kind: "fact" });
+    await add(other, { scope: "user", ownerId: other.personId, kind: "fact" });
+
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const store = new MemoryStore(db.prisma, BUDGETS, undefined, undefined, { ...db, direct });
+    const alone: string[][] = [];
+    for (const p of [...places, other]) alone.push((await store.visible(p)).map((e) => e.text));
+    statements = 0;
+    const together = await Promise.all([...places, other].map((p) => store.visible(p)));
+    expect(together.map((rows) => rows.map((e) => e.text))).toEqual(alone);
+    // Nobody sees another workspace's entries, another person's own, or a channel's in a DM.
+    for (const [i, p] of places.entries()) {
+      for (const e of together[i]!) {
+        expect(e.workspaceId).toBe(p.workspaceId);
+        expect(e.workspaceId).not.toBe(other.workspaceId);
+        if (e.scope === "user") expect(e.ownerId).toBe(p.personId);
+        if (e.scope === "channel") expect(p.isDm ? null : e.channelKey).toBe(p.channelKey);
+      }
+    }
+    expect(alone.at(-1)).toEqual(["entry 49", "entry 50"]);
+    if (db.provider === "postgresql") expect(statements).toBeLessThanOrEqual(5);
+    else expect(statements).toBe(25);
   });
 });

@@ -8,7 +8,7 @@ import type { Database } from "../../src/db/client.ts";
 import type { SqlParam } from "../../src/db/direct.ts";
 import { HistoryStore, scopeOf, type Place } from "../../src/history/store/store.ts";
 import { CorrectionStore } from "../../src/learning/correction-store.ts";
-import { TurnStartStore } from "../../src/turn/turn-start-store.ts";
+import { TurnStartStore, type TurnStart } from "../../src/turn/turn-start-store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 const WINDOW_MS = 60_000;
@@ -89,5 +89,34 @@ forEachDatabase("a turn's first read", (getDb) => {
     const starts = new TurnStartStore(t.db as Database, t.history, t.corrections);
     const start = await starts.read(scopeOf(elsewhere), t.session.id, null, t.q2.id);
     expect(start).toEqual({ messages: [], correctionOpen: true });
+  });
+
+  it("reads a burst of turns' starts at once as each would read alone; on PostgreSQL in fewer statements", async () => {
+    const ts: Awaited<ReturnType<typeof setUp>>[] = [];
+    for (let c = 0; c < 12; c++) ts.push(await setUp(`U${c}`));
+    // One with a correction open, one asking from another conversation (nothing found: left to claim).
+    await open(ts[3]!.corrections, ts[3]!.place, ts[3]!.a1.id, ts[3]!.place.person.id);
+    const elsewhere = await ts[5]!.history.resolve(inboundFor({ ...ts[5]!.o, channel: "C9" }, "hi"));
+    const db = ts[0]!.db;
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const starts = new TurnStartStore({ provider: db.provider, direct }, ts[0]!.history, ts[0]!.corrections);
+    const asks = [
+      ...ts.map((t) => () => starts.read(scopeOf(t.place), t.session.id, null, t.q2.id)),
+      () => starts.read(scopeOf(elsewhere), ts[5]!.session.id, null, ts[5]!.q2.id),
+      // After the first answer: only the second question.
+      () => starts.read(scopeOf(ts[7]!.place), ts[7]!.session.id, ts[7]!.q1.id, ts[7]!.q2.id),
+    ];
+    const alone: TurnStart[] = [];
+    for (const ask of asks) alone.push(await ask());
+    statements = 0;
+    const together = await Promise.all(asks.map((ask) => ask()));
+    expect(together).toEqual(alone);
+    expect(together.map((s) => s.correctionOpen)).toEqual([...ts.map((_, c) => c === 3), true, false]);
+    expect(together[0]!.messages.map((m) => m.text)).toEqual(["q1", "a1", "q2"]);
+    expect(together[12]!.messages).toEqual([]);
+    expect(together[13]!.messages.map((m) => m.text)).toEqual(["q2"]);
+    if (db.provider === "postgresql") expect(statements).toBeLessThanOrEqual(3);
+    else expect(statements).toBe(asks.length);
   });
 });

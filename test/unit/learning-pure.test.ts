@@ -47,6 +47,7 @@ describe("reactions", () => {
 
 describe("distillation", () => {
   const input = {
+    workspaceId: "ws-1",
     question: "how do I install deps?",
     wrongAnswer: "Run npm install.",
     correction: "No, we use pnpm: run pnpm install.",

@@ -169,11 +169,12 @@ describe("the model client, measured", () => {
       { text: "streamed", usage: { input_tokens: 5, output_tokens: 6, cache_read_input_tokens: 7, cache_creation_input_tokens: 0 } },
       { error: 400 },
     );
-    await measured.create(params());
+    const call = { workspaceId: "ws-1" };
+    await measured.create(params(), call);
     const deltas: string[] = [];
-    await measured.stream!(params(), (d) => deltas.push(d));
+    await measured.stream!(params(), (d) => deltas.push(d), call);
     expect(deltas.join("")).toBe("streamed");
-    await expect(measured.create(params())).rejects.toBeInstanceOf(ModelUnavailableError);
+    await expect(measured.create(params(), call)).rejects.toBeInstanceOf(ModelUnavailableError);
     const f = await scrape(m);
     const tokens = (type: string) => sumOf(f, "cairn_model_tokens_total", { purpose: "summary", model: "claude-haiku-5-5", type });
     expect([tokens("input"), tokens("cache_read"), tokens("cache_write"), tokens("output")]).toEqual([16, 37, 40, 8]);
@@ -189,10 +190,10 @@ describe("the model client, measured", () => {
     expect(measured.stream).toBeUndefined();
     fake.enqueue({ delayMs: 5_000, then: { text: "late" } });
     const controller = new AbortController();
-    const call = measured.create(params(), { signal: controller.signal });
+    const cancelled = measured.create(params(), { signal: controller.signal, workspaceId: "ws-1" });
     await fake.waitForRequests(1);
     controller.abort();
-    await expect(call).rejects.toThrow();
+    await expect(cancelled).rejects.toThrow();
     const f = await scrape(m);
     expect(sumOf(f, "cairn_model_calls_total", { purpose: "report", result: "aborted" })).toBe(1);
     expect(sumOf(f, "cairn_errors_total", { kind: "model" })).toBe(0);

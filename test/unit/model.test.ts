@@ -13,6 +13,8 @@ import {
 import { NO_SCRIPTED_REPLY, startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic.ts";
 
 const MODEL = "claude-test";
+/** The workspace a call counts in: nothing here counts usage. */
+const CALL = { workspaceId: "" };
 
 let fake: FakeAnthropic;
 
@@ -71,7 +73,7 @@ describe("createModelClient against the fake API", () => {
     fake.enqueue({ text: "Hi there!" });
     const { model } = client();
 
-    const msg = await model.create(params("hello"));
+    const msg = await model.create(params("hello"), CALL);
 
     expect(msg.stop_reason).toBe("end_turn");
     expect(msg.content).toEqual([{ type: "text", text: "Hi there!", citations: null }]);
@@ -97,7 +99,7 @@ describe("createModelClient against the fake API", () => {
       system: [{ type: "text", text: "Part one." }, { type: "text", text: "Part two." }],
       tools: [{ name: "search_memory", description: "search", input_schema: { type: "object", properties: {} } }],
       tool_choice: { type: "auto" },
-    });
+    }, CALL);
 
     expect(msg.stop_reason).toBe("tool_use");
     const [text, tool] = msg.content;
@@ -117,7 +119,7 @@ describe("createModelClient against the fake API", () => {
   it("fails fast with ModelUnavailableError on a wrong key (401, no retry)", async () => {
     const { model, delays } = client({ apiKey: "sk-wrong" });
 
-    const err = await unavailable(model.create(params()));
+    const err = await unavailable(model.create(params(), CALL));
 
     expect(err.lastStatus).toBe(401);
     expect(err.attempts).toBe(1);
@@ -132,7 +134,7 @@ describe("createModelClient against the fake API", () => {
     fake.enqueue({ error: 529 }, { error: 529 }, { text: "finally" });
     const { model, delays, warnings } = client();
 
-    const msg = await model.create(params());
+    const msg = await model.create(params(), CALL);
 
     expect(msg.content).toMatchObject([{ type: "text", text: "finally" }]);
     expect(fake.requests).toHaveLength(3);
@@ -151,7 +153,7 @@ describe("createModelClient against the fake API", () => {
     );
     const { model, delays } = client({ maxAttempts: 5, maxDelayMs: 8000, maxRetryAfterMs: 60_000, random: () => 0 });
 
-    const msg = await model.create(params());
+    const msg = await model.create(params(), CALL);
 
     expect(msg.content).toMatchObject([{ type: "text", text: "ok" }]);
     expect(delays).toEqual([3000, 30_000, 1234, 60_000]);
@@ -162,7 +164,7 @@ describe("createModelClient against the fake API", () => {
     fake.enqueue({ error: 429, retryAfter: 2 }, { text: "ok" });
     const { model, delays } = client({ baseDelayMs: 500, random: () => 0.5 });
 
-    await model.create(params());
+    await model.create(params(), CALL);
 
     expect(delays).toEqual([2250]);
   });
@@ -171,7 +173,7 @@ describe("createModelClient against the fake API", () => {
     fake.failForever(529);
     const { model, delays, warnings } = client({ maxAttempts: 3 });
 
-    const err = await unavailable(model.create(params()));
+    const err = await unavailable(model.create(params(), CALL));
 
     expect(err.attempts).toBe(3);
     expect(err.lastStatus).toBe(529);
@@ -184,14 +186,14 @@ describe("createModelClient against the fake API", () => {
     // Once the outage clears, the same client works again.
     fake.clearFailure();
     fake.enqueue({ text: "back" });
-    await expect(model.create(params())).resolves.toMatchObject({ content: [{ text: "back" }] });
+    await expect(model.create(params(), CALL)).resolves.toMatchObject({ content: [{ text: "back" }] });
   });
 
   it("does not retry a 400", async () => {
     fake.enqueue({ error: 400, message: "messages: bad" }, { text: "never sent" });
     const { model, delays } = client();
 
-    const err = await unavailable(model.create(params()));
+    const err = await unavailable(model.create(params(), CALL));
 
     expect(err.lastStatus).toBe(400);
     expect(err.attempts).toBe(1);
@@ -204,7 +206,7 @@ describe("createModelClient against the fake API", () => {
     fake.enqueue({ error: 500 }, { error: 503 }, { error: 500 }, { error: 502 }, { text: "ok" });
     const { model, delays } = client({ maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 300, random: () => 0.5 });
 
-    await model.create(params());
+    await model.create(params(), CALL);
 
     // ceilings 100, 200, 400->300, 800->300; jitter 0.5 of each.
     expect(delays).toEqual([50, 100, 150, 150]);
@@ -215,7 +217,7 @@ describe("createModelClient against the fake API", () => {
     const { model, warnings } = client({ timeoutMs: 200 });
 
     const started = Date.now();
-    const msg = await model.create(params());
+    const msg = await model.create(params(), CALL);
 
     expect(msg.content).toMatchObject([{ type: "text", text: "on time" }]);
     expect(fake.requests).toHaveLength(2);
@@ -230,21 +232,21 @@ describe("createModelClient against the fake API", () => {
     // Aborted once the request is at the API (not after a fixed time, which a loaded machine may not reach).
     void fake.waitForRequests(1, 10_000).then(() => controller.abort());
 
-    await expect(model.create(params(), { signal: controller.signal })).rejects.toBeInstanceOf(APIUserAbortError);
+    await expect(model.create(params(), { signal: controller.signal, ...CALL })).rejects.toBeInstanceOf(APIUserAbortError);
     expect(fake.requests).toHaveLength(1);
   });
 
   it("uses the default responder when the queue is empty, including dynamic replies", async () => {
     const { model } = client();
-    await expect(model.create(params())).resolves.toMatchObject({ content: [{ text: NO_SCRIPTED_REPLY }] });
+    await expect(model.create(params(), CALL)).resolves.toMatchObject({ content: [{ text: NO_SCRIPTED_REPLY }] });
 
     fake.setDefault((req) => {
       const last = req.body.messages.at(-1);
       return { text: `echo: ${typeof last?.content === "string" ? last.content : "?"}` };
     });
     fake.enqueue({ reply: (req) => ({ text: `scripted #${req.seq}` }) });
-    await expect(model.create(params("a"))).resolves.toMatchObject({ content: [{ text: "scripted #2" }] });
-    await expect(model.create(params("b"))).resolves.toMatchObject({ content: [{ text: "echo: b" }] });
+    await expect(model.create(params("a"), CALL)).resolves.toMatchObject({ content: [{ text: "scripted #2" }] });
+    await expect(model.create(params("b"), CALL)).resolves.toMatchObject({ content: [{ text: "echo: b" }] });
     await expect(fake.waitForRequests(3, 100)).resolves.toHaveLength(3);
     await expect(fake.waitForRequests(4, 50)).rejects.toThrow(/expected 4 requests/);
   });
@@ -258,7 +260,7 @@ describe("ModelClient.stream against the fake API", () => {
     opts: { signal?: AbortSignal } = {},
   ): Promise<{ deltas: string[]; message?: Anthropic.Message; error?: unknown }> {
     const deltas: string[] = [];
-    const result = await model.stream!(p, (d) => deltas.push(d), opts).then(
+    const result = await model.stream!(p, (d) => deltas.push(d), { ...CALL, ...opts }).then(
       (message) => ({ message }),
       (error: unknown) => ({ error }),
     );
@@ -287,7 +289,7 @@ describe("ModelClient.stream against the fake API", () => {
     const seenAt: number[] = [];
     const started = Date.now();
 
-    const message = await model.stream!(params(), () => seenAt.push(Date.now() - started));
+    const message = await model.stream!(params(), () => seenAt.push(Date.now() - started), CALL);
 
     expect(message.content).toMatchObject([{ type: "text", text: "one two three four" }]);
     expect(seenAt).toHaveLength(4);
@@ -371,7 +373,7 @@ describe("ModelClient.stream against the fake API", () => {
     const run = model.stream!(params(), (d) => {
       deltas.push(d);
       late.abort();
-    }, { signal: late.signal });
+    }, { signal: late.signal, ...CALL });
     await expect(run).rejects.toBeInstanceOf(APIUserAbortError);
     expect(deltas).toHaveLength(1);
     expect(fake.requests).toHaveLength(2);
@@ -385,7 +387,7 @@ describe("ModelClient.stream against the fake API", () => {
     const message = await model.stream!(params(), () => {
       calls++;
       throw new Error("display bug");
-    });
+    }, CALL);
 
     expect(message.content).toMatchObject([{ type: "text", text: "still complete" }]);
     expect(calls).toBe(3);

@@ -48,6 +48,14 @@ export interface HistorySql {
    * SQLite's `?` come before the WHERE's in the text, so their values go first.
    */
   sessionMessagesWith: (column: string) => string;
+  /**
+   * PostgreSQL only: `sessionMessagesWith` for several reads in one statement, over arrays (workspace
+   * ids, conversation ids, session ids, afters, throughs, then the column's own: person ids, times)
+   * read as `r` (ws, conv, sess, lo, hi, person, since), each read's rows found as that read alone
+   * finds them (a LATERAL subquery). `column` is written over `r`. Each row ends with its read's
+   * number, from 1; rows in the reads' order, each read's by id.
+   */
+  sessionMessagesMany: ((column: string) => string) | null;
   /** Placeholders: workspace id, external id. */
   person: string;
   /**
@@ -120,8 +128,11 @@ function sqlFor(provider: Provider): HistorySql {
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (TIMES.has(c) ? timeColumn(provider, q(c)) : q(c))).join(", ");
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
-  const sessionRead = (extra: string): string =>
-    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${p(1)} AND ${filter("conversationId")} = ${p(2)} AND ${q("sessionId")} = ${p(3)} AND (${sessionWhere(p, q)}) ORDER BY id`;
+  const sessionRead = (extra: string, at = p): string =>
+    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${at(1)} AND ${filter("conversationId")} = ${at(2)} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
+  // A read's placeholders as the columns of `r`, its row among the reads (sessionMessagesMany).
+  const ofRead = (n: number): string => ["r.ws", "r.conv", "r.sess", "r.lo", "r.hi", "r.lo", "r.hi"][n - 1]!;
+  const reads = `unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::text[], $7::timestamp(3)[]) WITH ORDINALITY AS r(ws, conv, sess, lo, hi, person, since, i)`;
   const insertOf = (table: string, columns: readonly string[]): string => `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) VALUES (${columns.map((_, i) => p(i + 1)).join(", ")})`;
   // The find and the insert as one statement: the insert runs only when the find saw no row, and
   // does nothing when a concurrent insert won (then neither part returns a row).
@@ -157,6 +168,8 @@ function sqlFor(provider: Provider): HistorySql {
     insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
     sessionMessages: sessionRead(""),
     sessionMessagesWith: (column) => sessionRead(`, ${column}`),
+    // OFFSET 0 keeps the subquery its own: each read seeks its session as it would alone.
+    sessionMessagesMany: pg ? (column) => `SELECT m.*, r.i FROM ${reads} CROSS JOIN LATERAL (${sessionRead(`, ${column}`, ofRead)} OFFSET 0) m ORDER BY r.i, m.id` : null,
     person: `SELECT ${select(PERSON_COLUMNS)} FROM ${q("Person")} WHERE ${q("workspaceId")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     insertPerson: `${insertOf("Person", PERSON_COLUMNS)} ON CONFLICT (${q("workspaceId")}, ${q("externalId")}) DO NOTHING RETURNING ${select(PERSON_COLUMNS)}`,
     insertConversation: `${insertOf("Conversation", CONVERSATION_COLUMNS)} ON CONFLICT (${q("key")}) DO NOTHING RETURNING ${select(CONVERSATION_COLUMNS)}`,
