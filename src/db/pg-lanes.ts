@@ -25,23 +25,6 @@ interface Lane {
   pending: number;
   /** Lost or retired: no new statement goes to it. */
   closed: boolean;
-  /** Connected: a statement is written at once, without waiting for `ready`. */
-  open: boolean;
-  /** Statements written since its socket was corked (0: not corked): they go in one write when the tick ends. */
-  held: number;
-}
-
-/**
- * Statements one write carries at most: enough to take a tick's statements in a burst in a few
- * writes, few enough that a burst still spreads over the lanes (each lane's statements run one after
- * another on the server).
- */
-const PER_WRITE = 32;
-
-/** The socket under pg's client (not in its types): corked to send a tick's statements in one write. */
-function socketOf(client: pg.Client): { cork(): void; uncork(): void } | null {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: unknown; uncork?: unknown } } }).connection?.stream;
-  return stream && typeof stream.cork === "function" && typeof stream.uncork === "function" ? (stream as { cork(): void; uncork(): void }) : null;
 }
 
 export class PgLanes {
@@ -62,8 +45,7 @@ export class PgLanes {
     const lane = this.pick();
     lane.pending++;
     try {
-      if (!lane.open) await lane.ready;
-      this.hold(lane);
+      await lane.ready;
       return await lane.client.query(config);
     } catch (err) {
       // A statement the server refused leaves the lane as it was; anything else closes it.
@@ -75,29 +57,8 @@ export class PgLanes {
     }
   }
 
-  /**
-   * Corks the lane's socket until the current tick ends (pg corks only around each statement's
-   * messages): the statements sent in this tick then go in one write, which wakes the server once.
-   * In a burst a write took 46-130 µs here, as much as a short statement's whole round trip.
-   */
-  private hold(lane: Lane): void {
-    if (lane.held++ > 0) return;
-    const socket = socketOf(lane.client);
-    if (!socket) return void (lane.held = 0);
-    socket.cork();
-    process.nextTick(() => {
-      lane.held = 0;
-      socket.uncork();
-    });
-  }
-
-  /**
-   * A lane whose socket is held this tick (its statements go in the same write), else the first
-   * idle lane, else the one with the fewest statements under way; a missing or closed one is opened.
-   */
+  /** The first idle lane, else the one with the fewest statements under way; a missing or closed one is opened. */
   private pick(): Lane {
-    const holding = this.lanes.find((l) => l && !l.closed && l.held > 0 && l.held < PER_WRITE);
-    if (holding) return holding;
     let best = -1;
     for (let i = 0; i < this.lanes.length; i++) {
       const lane = this.lanes[i];
@@ -114,12 +75,12 @@ export class PgLanes {
 
   private open(): Lane {
     const client = new this.Client({ ...this.config, pipeline: true });
-    const lane: Lane = { client, ready: Promise.resolve(), pending: 0, closed: false, open: false, held: 0 };
+    const lane: Lane = { client, ready: Promise.resolve(), pending: 0, closed: false };
     // A socket that dies emits 'error'; the statements under way reject on their own.
     client.on("error", () => this.close(lane));
     client.on("end", () => this.close(lane));
     lane.ready = client.connect().then(
-      () => void (lane.open = true),
+      () => undefined,
       (err: unknown) => {
         this.close(lane);
         throw err;

@@ -5,7 +5,6 @@
  * a new one; searches (`scan`) take a pooled connection of their own.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import net from "node:net";
 import pg from "pg";
 import { PgLanes } from "../../src/db/pg-lanes.ts";
 import { ADMIN_URL, freshPostgres, postgresSuite } from "../support/db.ts";
@@ -80,38 +79,6 @@ postgresSuite()("pipelined connections for short statements", () => {
       const next = (await lanes.query(pid)).rows[0]![0];
       expect(next).not.toBe(first);
       expect((await lanes.query(pid)).rows[0]![0]).toBe(next);
-    } finally {
-      await lanes.end();
-    }
-  });
-
-  it("sends the statements of one tick in a few writes, and answers each with its own rows", async () => {
-    // The lanes' sockets count their writes to the kernel (Writable's _write and _writev, each one a send).
-    let writes = 0;
-    class Counted extends net.Socket {
-      override _write(chunk: Buffer, encoding: BufferEncoding, done: (err?: Error | null) => void): void {
-        writes++;
-        super._write(chunk, encoding, done);
-      }
-      override _writev(chunks: { chunk: Buffer; encoding: BufferEncoding }[], done: (err?: Error | null) => void): void {
-        writes++;
-        super._writev!(chunks, done);
-      }
-    }
-    const lanes = new PgLanes(pg.Client, { connectionString: url, stream: () => new Counted() }, 4);
-    const echo = (i: number) => lanes.query({ name: "echo", text: "SELECT $1::integer * 2", values: [i], rowMode: "array" });
-    try {
-      // Open all four lanes (each prepares the statement), then count from a quiet start.
-      await Promise.all(Array.from({ length: 4 }, (_, i) => echo(i)));
-      writes = 0;
-      const results = await Promise.all(Array.from({ length: 64 }, (_, i) => echo(i)));
-      expect(results.map((r) => r.rows[0]![0])).toEqual(Array.from({ length: 64 }, (_, i) => i * 2));
-      // One statement a write would be 64; a tick's statements go up to 32 to a write.
-      expect(writes).toBeLessThanOrEqual(4);
-      // A statement alone on a later tick goes at once, in a write of its own.
-      writes = 0;
-      for (let i = 0; i < 3; i++) expect((await echo(i)).rows).toEqual([[i * 2]]);
-      expect(writes).toBe(3);
     } finally {
       await lanes.end();
     }
