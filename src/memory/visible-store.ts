@@ -50,8 +50,8 @@ const ENTRY = typedRows<MemoryEntry>({
 /**
  * `visibleWhere` in SQL, over the entries aliased `e` and an asker `r` (its workspace `ws`, person,
  * channel key `chan`, null in a DM, and kind, null for all): the same targets and conditions (a
- * test compares the rows both find). Written once for both databases: the askers are a table on
- * PostgreSQL (`unnest`, several askers in one statement) and one row on SQLite.
+ * test compares the rows both find). Written once for both databases: an asker alone is one row of
+ * parameters, and on PostgreSQL the askers of a burst are a table (`unnest`) read in one statement.
  */
 const VISIBLE_TO_ASKER = [
   `e."workspaceId" = r.ws AND e."status" = 'active'`,
@@ -86,19 +86,25 @@ export class VisibleEntryStore {
   constructor(database: Pick<Database, "direct" | "provider">) {
     const { direct, provider } = database;
     const order = `ORDER BY r.i, e."createdAt" ASC, e."id" ASC`;
+    // One asker: a row of parameters (the planner reads it as the four values themselves).
+    const p = (n: number): string => (provider === "postgresql" ? `$${n}::text` : "?");
+    const one = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM (SELECT ${p(1)} AS ws, ${p(2)} AS person, ${p(3)} AS chan, ${p(4)} AS kind, 1 AS i) r JOIN "MemoryEntry" e ON ${VISIBLE_TO_ASKER} ${order}`;
+    const alone = async ({ scope, kind }: Asked): Promise<MemoryEntry[]> => (await direct.rows(one, askerParams(scope, kind))).map(ENTRY.of);
     if (provider === "sqlite") {
-      const sql = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM (SELECT ? AS ws, ? AS person, ? AS chan, ? AS kind, 1 AS i) r JOIN "MemoryEntry" e ON ${VISIBLE_TO_ASKER} ${order}`;
-      this.readOne = async ({ scope, kind }) => (await direct.rows(sql, askerParams(scope, kind))).map(ENTRY.of);
+      this.readOne = alone;
       return;
     }
     const askers = `unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ws, person, chan, kind, i)`;
     // Each asker's entries found by the index as one asker's would be: as a plain join the planner
     // guesses ten askers and scans the whole table instead. OFFSET 0 keeps the subquery its own.
     const entries = `LATERAL (SELECT * FROM "MemoryEntry" e WHERE ${VISIBLE_TO_ASKER} OFFSET 0) e`;
-    const sql = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM ${askers} CROSS JOIN ${entries} ${order}`;
+    const many = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM ${askers} CROSS JOIN ${entries} ${order}`;
     const batch = new GroupBatch<Asked, MemoryEntry[]>(
       async (items) => {
-        const rows = await direct.rows(sql, columnArrays(items.map((a) => askerParams(a.scope, a.kind))));
+        // One asker alone goes as one: the statement over arrays is planned afresh each time (a
+        // plan for one asker looks cheaper than the cached one for ten).
+        if (items.length === 1) return [{ ok: true, value: await alone(items[0]!) }];
+        const rows = await direct.rows(many, columnArrays(items.map((a) => askerParams(a.scope, a.kind))));
         const each: MemoryEntry[][] = items.map(() => []);
         // r.i counts askers from 1, after the entry's columns.
         for (const row of rows) each[Number(row[row.length - 1]) - 1]!.push(ENTRY.of(row));

@@ -32,6 +32,9 @@ const MAX_READS = 100;
 /** One read's values: the session's (workspace, conversation, session, after, through), then the check's (person, since). */
 type ReadParams = [string, string, string, number, number, string, string];
 
+/** A read's values for the single statement on PostgreSQL: the session's placeholders, then the column's from $8. */
+const pgParams = ([ws, conv, session, after, through, person, since]: ReadParams): SqlParam[] => [ws, conv, session, after, through, after, through, ws, conv, person, since];
+
 export class TurnStartStore {
   private readonly sql: string;
   /** PostgreSQL: reads that wait while one is under way, sent together. */
@@ -51,6 +54,9 @@ export class TurnStartStore {
       const many = sql.sessionMessagesMany(openCorrectionColumn(database.provider, (n) => ["r.ws", "r.conv", "r.person", "r.since"][n]!));
       this.batch = new GroupBatch(
         async (reads) => {
+          // One read alone goes as one read: the statement over arrays is planned afresh each time
+          // (a plan for one asker looks cheaper than the cached one for ten), 0.3 ms a turn here.
+          if (reads.length === 1) return [{ ok: true, value: await database.direct.rows(this.sql, pgParams(reads[0]!)) }];
           const rows = await database.direct.rows(many, columnArrays(reads as readonly SqlParam[][]));
           const each: unknown[][][] = reads.map(() => []);
           // Each row ends with its read's number, from 1.
