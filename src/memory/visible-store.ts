@@ -10,8 +10,7 @@ import type { SqlParam } from "../db/direct.ts";
 import { typedRows } from "../db/typed-rows.ts";
 import type { MemoryEntry } from "../db/generated/sqlite/client.ts";
 import type { Scope } from "../ground/types.ts";
-import { GroupBatch } from "../ground/group-batch.ts";
-import { columnArrays } from "../db/insert-batch.ts";
+import { readBatch } from "../db/read-batch.ts";
 
 /** Every MemoryEntry column and how it is read; the compiler checks the list against the model. */
 const ENTRY = typedRows<MemoryEntry>({
@@ -59,29 +58,24 @@ const VISIBLE_TO_ASKER = [
   `(r.kind IS NULL OR e."kind" = r.kind)`,
 ].join(" AND ");
 
-/** An asker as the statement's parameters: a DM reads no channel's entries. */
-function askerParams(scope: Scope, kind: string | undefined): SqlParam[] {
-  return [scope.workspaceId, scope.personId, scope.isDm ? null : scope.channelKey, kind ?? null];
-}
-
 interface Asked {
   scope: Scope;
   kind: string | undefined;
 }
 
-/** Askers in one PostgreSQL statement: enough for a burst's new sessions in a few. */
-const MAX_ASKERS = 100;
-/** Statements under way at once; askers that come meanwhile wait and go together as the next. */
-const MAX_IN_FLIGHT = 1;
+/** An asker as the statement's parameters: a DM reads no channel's entries. */
+function askerParams({ scope, kind }: Asked): SqlParam[] {
+  return [scope.workspaceId, scope.personId, scope.isDm ? null : scope.channelKey, kind ?? null];
+}
 
 /**
  * The direct read of the entries a place may see, oldest first (MemoryStore.visible's rows). On
- * PostgreSQL the reads asked while others are under way go as one statement (group-batch.ts): every
+ * PostgreSQL the reads asked while one is under way go as one statement (db/read-batch.ts): every
  * new session's first turn reads its place's entries, and in a burst of 200 new conversations those
  * reads were half the burst's statements, each a round trip and a 30-column row description.
  */
 export class VisibleEntryStore {
-  private readonly readOne: (asked: Asked) => Promise<MemoryEntry[]>;
+  private readonly rowsOf: (asked: Asked) => Promise<unknown[][]>;
 
   constructor(database: Pick<Database, "direct" | "provider">) {
     const { direct, provider } = database;
@@ -89,33 +83,19 @@ export class VisibleEntryStore {
     // One asker: a row of parameters (the planner reads it as the four values themselves).
     const p = (n: number): string => (provider === "postgresql" ? `$${n}::text` : "?");
     const one = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM (SELECT ${p(1)} AS ws, ${p(2)} AS person, ${p(3)} AS chan, ${p(4)} AS kind, 1 AS i) r JOIN "MemoryEntry" e ON ${VISIBLE_TO_ASKER} ${order}`;
-    const alone = async ({ scope, kind }: Asked): Promise<MemoryEntry[]> => (await direct.rows(one, askerParams(scope, kind))).map(ENTRY.of);
+    const alone = (a: Asked): Promise<unknown[][]> => direct.rows(one, askerParams(a));
     if (provider === "sqlite") {
-      this.readOne = alone;
+      this.rowsOf = alone;
       return;
     }
     const askers = `unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS r(ws, person, chan, kind, i)`;
     // Each asker's entries found by the index as one asker's would be: as a plain join the planner
     // guesses ten askers and scans the whole table instead. OFFSET 0 keeps the subquery its own.
     const entries = `LATERAL (SELECT * FROM "MemoryEntry" e WHERE ${VISIBLE_TO_ASKER} OFFSET 0) e`;
-    const many = `SELECT ${ENTRY.select(provider, "e")}, r.i FROM ${askers} CROSS JOIN ${entries} ${order}`;
-    const batch = new GroupBatch<Asked, MemoryEntry[]>(
-      async (items) => {
-        // One asker alone goes as one: the statement over arrays is planned afresh each time (a
-        // plan for one asker looks cheaper than the cached one for ten).
-        if (items.length === 1) return [{ ok: true, value: await alone(items[0]!) }];
-        const rows = await direct.rows(many, columnArrays(items.map((a) => askerParams(a.scope, a.kind))));
-        const each: MemoryEntry[][] = items.map(() => []);
-        // r.i counts askers from 1, after the entry's columns.
-        for (const row of rows) each[Number(row[row.length - 1]) - 1]!.push(ENTRY.of(row));
-        return each.map((value) => ({ ok: true, value }));
-      },
-      { maxItems: MAX_ASKERS, maxInFlight: MAX_IN_FLIGHT },
-    );
-    this.readOne = (asked) => batch.add(asked);
+    this.rowsOf = readBatch(direct, { one: alone, many: `SELECT ${ENTRY.select(provider, "e")}, r.i FROM ${askers} CROSS JOIN ${entries} ${order}`, params: askerParams });
   }
 
-  read(scope: Scope, kind?: string): Promise<MemoryEntry[]> {
-    return this.readOne({ scope, kind });
+  async read(scope: Scope, kind?: string): Promise<MemoryEntry[]> {
+    return (await this.rowsOf({ scope, kind })).map(ENTRY.of);
   }
 }

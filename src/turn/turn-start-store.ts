@@ -4,14 +4,14 @@
  * turn has none, and then looking for one costs no round trip of its own; with one open, `claim`
  * takes it as before (its conditional update is what keeps two replicas from both taking it).
  *
- * On PostgreSQL the reads asked while one is under way go together as one statement (group commit,
- * ground/group-batch.ts): in a burst every turn starts with this read, and each alone is a round
- * trip; together, each is still found as it would be alone (rows.ts, sessionMessagesMany).
+ * On PostgreSQL the reads asked while one is under way go together as one statement
+ * (db/read-batch.ts): in a burst every turn starts with this read, and each alone is a round trip;
+ * together, each is still found as it would be alone (rows.ts, sessionMessagesMany).
  */
 import type { Database } from "../db/client.ts";
 import { sqlTime, type SqlParam } from "../db/direct.ts";
-import { columnArrays } from "../db/insert-batch.ts";
-import { GroupBatch } from "../ground/group-batch.ts";
+import type { Provider } from "../db/migrate.ts";
+import { readBatch } from "../db/read-batch.ts";
 import type { Scope } from "../ground/types.ts";
 import { HISTORY_SQL, MESSAGE_COLUMNS, messageOf } from "../history/store/rows.ts";
 import type { HistoryMessage, HistoryStore } from "../history/store/store.ts";
@@ -26,19 +26,23 @@ export interface TurnStart {
   unchecked?: boolean;
 }
 
-/** Reads in one statement: a burst's turns in a few. */
-const MAX_READS = 100;
-
 /** One read's values: the session's (workspace, conversation, session, after, through), then the check's (person, since). */
 type ReadParams = [string, string, string, number, number, string, string];
 
-/** A read's values for the single statement on PostgreSQL: the session's placeholders, then the column's from $8. */
-const pgParams = ([ws, conv, session, after, through, person, since]: ReadParams): SqlParam[] => [ws, conv, session, after, through, after, through, ws, conv, person, since];
+/**
+ * A read's values for the single statement (rows.ts, `sessionMessagesWith`): PostgreSQL's session
+ * placeholders, then the column's from $8; SQLite's `?` bound in the text's order, where the column
+ * comes before the WHERE.
+ */
+function singleParams(provider: Provider, [ws, conv, session, after, through, person, since]: ReadParams): SqlParam[] {
+  const sessionPart = [ws, conv, session, after, through, after, through];
+  const probe = [ws, conv, person, since];
+  return provider === "sqlite" ? [...probe, ...sessionPart] : [...sessionPart, ...probe];
+}
 
 export class TurnStartStore {
-  private readonly sql: string;
-  /** PostgreSQL: reads that wait while one is under way, sent together. */
-  private readonly batch: GroupBatch<ReadParams, unknown[][]> | null = null;
+  /** A read's rows: alone, or on PostgreSQL with the reads asked while one is under way. */
+  private readonly rowsOf: (read: ReadParams) => Promise<unknown[][]>;
   /** The open-correction check alone, for a turn with no session read to ride on (a new session's first message). */
   private readonly probeSql: string;
 
@@ -47,25 +51,13 @@ export class TurnStartStore {
     private readonly history: Pick<HistoryStore, "withAuthors">,
     private readonly corrections: Pick<CorrectionStore, "openSince">,
   ) {
-    const sql = HISTORY_SQL[database.provider];
-    this.sql = sql.sessionMessagesWith(openCorrectionColumn(database.provider, 8));
-    this.probeSql = `SELECT ${openCorrectionColumn(database.provider, 1)}`;
-    if (sql.sessionMessagesMany) {
-      const many = sql.sessionMessagesMany(openCorrectionColumn(database.provider, (n) => ["r.ws", "r.conv", "r.person", "r.since"][n]!));
-      this.batch = new GroupBatch(
-        async (reads) => {
-          // One read alone goes as one read: the statement over arrays is planned afresh each time
-          // (a plan for one asker looks cheaper than the cached one for ten), 0.3 ms a turn here.
-          if (reads.length === 1) return [{ ok: true, value: await database.direct.rows(this.sql, pgParams(reads[0]!)) }];
-          const rows = await database.direct.rows(many, columnArrays(reads as readonly SqlParam[][]));
-          const each: unknown[][][] = reads.map(() => []);
-          // Each row ends with its read's number, from 1.
-          for (const row of rows) each[Number(row[row.length - 1]) - 1]!.push(row.slice(0, -1));
-          return each.map((value) => ({ ok: true, value }));
-        },
-        { maxItems: MAX_READS, maxInFlight: 1 },
-      );
-    }
+    const { provider, direct } = database;
+    const sql = HISTORY_SQL[provider];
+    const single = sql.sessionMessagesWith(openCorrectionColumn(provider, 8));
+    const alone = (read: ReadParams): Promise<unknown[][]> => direct.rows(single, singleParams(provider, read));
+    this.probeSql = `SELECT ${openCorrectionColumn(provider, 1)}`;
+    const many = sql.sessionMessagesMany?.(openCorrectionColumn(provider, (n) => ["r.ws", "r.conv", "r.person", "r.since"][n]!));
+    this.rowsOf = many ? readBatch(direct, { one: alone, many, params: (read) => read }) : alone;
   }
 
   /** Whether `claim` could find a correction the speaker has open in the conversation: one statement below Prisma. */
@@ -79,15 +71,7 @@ export class TurnStartStore {
   async read(scope: Scope, sessionId: string, afterUserId: number | null, throughUserId: number): Promise<TurnStart> {
     const after = afterUserId ?? 0;
     const since = sqlTime(this.database.provider, this.corrections.openSince());
-    let rows: unknown[][];
-    if (this.batch) {
-      rows = await this.batch.add([scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, scope.personId, since]);
-    } else {
-      const session = [scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, after, throughUserId];
-      const probe = [scope.workspaceId, scope.conversationId, scope.personId, since];
-      // SQLite's `?` are bound in the text's order, and the column comes before the WHERE (rows.ts).
-      rows = await this.database.direct.rows(this.sql, [...probe, ...session]);
-    }
+    const rows = await this.rowsOf([scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, scope.personId, since]);
     // The column rides on the rows: with none (a session of another conversation), nothing says none is open.
     const correctionOpen = rows.length === 0 || rows[0]![MESSAGE_COLUMNS.length + 1] !== null;
     return { messages: await this.history.withAuthors(scope, rows.map(messageOf)), correctionOpen };
