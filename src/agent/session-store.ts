@@ -17,7 +17,7 @@ import type { Provider } from "../db/migrate.ts";
 import { cuid } from "../db/cuid.ts";
 import type { ChatSession } from "../db/generated/sqlite/client.ts";
 import { TtlCache } from "../ground/cache/ttl-cache.ts";
-import { columnArrays, insertBatch } from "../db/insert-batch.ts";
+import { columnArrays, insertBatch, sqliteWriteBatch } from "../db/insert-batch.ts";
 import type { ConversationScope } from "../ground/types.ts";
 
 export type { ChatSession } from "../db/generated/sqlite/client.ts";
@@ -58,13 +58,14 @@ export class SessionStore {
   private readonly startSql: string;
   private readonly provider: Provider;
   /**
-   * PostgreSQL: sessions that start together are opened in one statement (db/insert-batch.ts): in a
-   * burst of new conversations each is a round trip and a commit. Each new session's row comes
-   * back by its id; none when its conversation had one open already.
+   * Sessions that start together are opened together (db/insert-batch.ts): in a burst of new
+   * conversations each was a commit, and on PostgreSQL a round trip. PostgreSQL: one statement;
+   * SQLite: one transaction. Each new session's row comes back by its id; none when its
+   * conversation had one open already.
    */
-  private readonly startBatch: ((params: string[]) => Promise<unknown[] | null>) | null;
-  /** PostgreSQL: snapshots taken at the same moment (new sessions' first turns) are saved in one statement. */
-  private readonly snapshotBatch: ((params: string[]) => Promise<unknown[] | null>) | null;
+  private readonly startBatch: (params: string[]) => Promise<unknown[] | null>;
+  /** Snapshots taken at the same moment (new sessions' first turns) are saved together, the same way. */
+  private readonly snapshotBatch: (params: string[]) => Promise<unknown[] | null>;
   /** The reads a message or a new session's first turn sends (open, previous, get), below Prisma. */
   private readonly readSql: { open: string; previous: string; get: string };
 
@@ -81,23 +82,25 @@ export class SessionStore {
     const pg = database.provider === "postgresql";
     const p = (n: number): string => (pg ? `$${n}` : "?");
     const startMany = `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") SELECT * FROM unnest($1::text[], $2::text[], $3::timestamp(3)[], $4::timestamp(3)[]) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
+    // Keyed by the session's id (a new session's row is its id; a snapshot's parameters end with it).
+    const byId = { row: (row: readonly unknown[]) => String(row[0]), item: (params: readonly SqlParam[]) => String(params[0]) };
     this.startBatch = pg
       ? insertBatch<string[]>({
           one: (params) => this.direct.rows(this.startSql, params),
           many: (items) => this.direct.rows(startMany, columnArrays(items)),
-          rowKey: (row) => String(row[0]),
-          itemKey: (params) => params[0]!,
+          rowKey: byId.row,
+          itemKey: byId.item,
         })
-      : null;
+      : sqliteWriteBatch(this.direct, this.startSql, byId);
     const saveMany = `UPDATE "ChatSession" AS s SET snapshot = v.snapshot FROM unnest($1::text[], $2::text[]) AS v(snapshot, id) WHERE s.id = v.id RETURNING s.id`;
     this.snapshotBatch = pg
       ? insertBatch<string[]>({
           one: (params) => this.direct.rows(`${this.saveSnapshotSql} RETURNING id`, params),
           many: (items) => this.direct.rows(saveMany, columnArrays(items)),
-          rowKey: (row) => String(row[0]),
+          rowKey: byId.row,
           itemKey: (params) => params[1]!,
         })
-      : null;
+      : sqliteWriteBatch(this.direct, `${this.saveSnapshotSql} RETURNING id`, { row: byId.row, item: (params) => String(params[1]) });
     const select = `SELECT ${SESSION.select(database.provider)} FROM "ChatSession"`;
     this.readSql = {
       open: `${select} WHERE "conversationId" = ${p(1)} AND "endedAt" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,
@@ -174,7 +177,7 @@ export class SessionStore {
     const session: ChatSession = { id: cuid(), conversationId, startedAt: now, lastActivityAt: now, endedAt: null, endReason: null, snapshot: null, summary: null, summaryThroughId: null };
     const at = sqlTime(this.provider, now);
     const params = [session.id, conversationId, at, at];
-    const inserted = this.startBatch ? await this.startBatch(params) : (await this.direct.rows(this.startSql, params))[0];
+    const inserted = await this.startBatch(params);
     if (inserted) return { session: this.remember(session), isNew: true };
     this.openOf.delete(conversationId);
     const row = await this.readOne(this.readSql.open, [conversationId]);
@@ -217,8 +220,7 @@ export class SessionStore {
    * cached row is updated in place; one not cached is read afresh when next needed.
    */
   async saveSnapshot(sessionId: string, snapshot: string): Promise<void> {
-    if (this.snapshotBatch) await this.snapshotBatch([snapshot, sessionId]);
-    else await this.direct.rows(this.saveSnapshotSql, [snapshot, sessionId]);
+    await this.snapshotBatch([snapshot, sessionId]);
     const row = this.rows.get(sessionId);
     if (row) this.remember({ ...row, snapshot });
   }

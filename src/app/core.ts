@@ -173,6 +173,8 @@ export class Core implements CorePort {
     this.skillReach = { reachOf: (scope) => this.trust.reach(scope), proposals: loop.skillProposals, screen };
     const tools = turnTools({ memory: this.memory, memoryHistory: loop.memoryHistory, skills: this.skills, skillReach: this.skillReach, history: this.history, screen, readable: (scope) => this.knowledge.readers.readable(scope), recordCorrection: (scope, id) => this.learning.recordTypedCorrection(scope, id), timeZone: s.schedules?.timezone ?? DEFAULT_SCHEDULES.timezone, now, queryVector: embeddings?.queryVector });
     this.tools = new ToolRegistry(tools, (err, tool) => log.error({ err, tool }, "tool failed unexpectedly"), (tool, result) => metrics.toolCall(tool, result));
+    // The definitions (zod to JSON Schema, about 10 ms) are built now, not inside the first person's turn.
+    this.tools.definitions();
     const turns = new KeyedQueue(s.maxConcurrency);
     this.delivery = new DeliveryPath({
       // Made storable at the port already (receive): not walked again.

@@ -9,7 +9,11 @@
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** Any surrogate: nearly every text has none, and this test is far cheaper than the look-arounds. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
 export function storable(text: string): string {
+  if (!SURROGATE.test(text) && !text.includes("\u0000")) return text;
   return text.replace(LONE_SURROGATE, "\uFFFD").replaceAll("\u0000", "\u2400");
 }
 

@@ -1,13 +1,14 @@
 /**
  * Messages and replies that arrive together (src/history/store/message-batch.ts): they are stored
- * together, in fewer transactions than messages (PostgreSQL: one statement over arrays; SQLite: the
- * single-row statements in one transaction); each is stored once, with the id its row has, a
+ * together, in fewer transactions than messages (one statement over the rows: arrays on PostgreSQL,
+ * a JSON array on SQLite); each is stored once, as written and found by search at once, with the id its row has, a
  * duplicate is told so, a message the database refuses fails alone, and a reply under a lease
  * another process took is not stored.
  */
 import { expect, it } from "vitest";
 import type { SqlParam } from "../../src/db/direct.ts";
-import { HistoryStore, type Place } from "../../src/history/store/store.ts";
+import { HistoryStore, scopeOf, type Place } from "../../src/history/store/store.ts";
+import { searchMessages } from "../../src/history/store/search.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 forEachDatabase("messages and replies stored as they arrive together", (getDb) => {
@@ -45,6 +46,30 @@ forEachDatabase("messages and replies stored as they arrive together", (getDb) =
       expect(m).toEqual(row);
     }
     expect(t.statements()).toBeLessThan(30);
+  });
+
+  it("stores a burst's texts as written, whatever JSON or SQL would escape, and search finds each at once", async () => {
+    const t = await setUp(8);
+    const texts = [
+      'the "quoted" rollout plan, with a \\ backslash',
+      "a line\nbreak in the rollout notes\ttabbed",
+      "rollout emoji 🚀🎉 and a ␀ where a NUL was",
+      "部署计划 rollout 明天开始",
+      "rollout [1, 2, {\"json\": null}] looks like JSON",
+      "O'Brien's rollout; DROP TABLE Message; --",
+      "ünïcödé rollout with accents",
+      "rollout " + "long ".repeat(2_000),
+    ];
+    const sent = t.places.map(({ o, place }, c) => ({ place, inbound: inboundFor(o, texts[c]!, uniqueId(`m${c}`)) }));
+    const stored = await Promise.all(sent.map(({ place, inbound }) => t.history.recordInbound(place, inbound)));
+    expect(t.statements()).toBeLessThan(texts.length);
+    const rows = await t.db.prisma.message.findMany({ where: { id: { in: stored.map((m) => m!.id) } } });
+    for (const [c, m] of stored.entries()) expect(rows.find((r) => r.id === m!.id)?.text).toBe(texts[c]);
+    // Indexed as they were stored: the full-text index (and CJK's) hold every one of them.
+    const found = async (query: string): Promise<number[]> => (await searchMessages(t.db, scopeOf(t.places[0]!.place), query, { limit: 20 })).map((h) => h.messageId).sort((a, b) => a - b);
+    expect(await found("rollout")).toEqual(stored.map((m) => m!.id).sort((a, b) => a - b));
+    expect(await found("部署计划")).toEqual([stored[3]!.id]);
+    expect(await found("O'Brien")).toEqual([stored[5]!.id]);
   });
 
   it("stores a message delivered twice in one burst once: the second is told it is a duplicate", async () => {

@@ -2,10 +2,10 @@
  * Messages stored together when they arrive together (group commit, db/insert-batch.ts): people's
  * messages, and cairn's replies. In a burst each transaction costs more than its row: on
  * PostgreSQL a statement is a round trip and a commit (a WAL flush), and a batch is one statement
- * over arrays; on SQLite a commit writes the WAL and flushes the full-text index's pending terms as
- * a segment of their own, and a batch is the single-row statement for each message in one
- * transaction (gathered over one turn of the event loop: a SQLite statement is never under way for
- * others to queue behind). One conversation's messages are stored one at a time (turn/intake.ts)
+ * over arrays; on SQLite a commit writes the WAL and each statement the full-text index's pending
+ * terms as a segment of their own, and a batch is one statement over a JSON array of the rows
+ * (gathered over one turn of the event loop: a SQLite statement is never under way for others to
+ * queue behind). One conversation's messages are stored one at a time (turn/intake.ts)
  * and its turns run one at a time, so a batch holds at most one message and one reply of each: ids
  * still follow arrival within a conversation.
  *
@@ -14,7 +14,7 @@
  * it would fail one message alone (whether it was stored is unknown either way).
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
-import { columnArrays, insertBatch } from "../../db/insert-batch.ts";
+import { insertBatch, manyParams } from "../../db/insert-batch.ts";
 import type { Provider } from "../../db/migrate.ts";
 import type { Message } from "../../db/generated/sqlite/client.ts";
 import { messageParams, type HistorySql } from "./rows.ts";
@@ -39,19 +39,15 @@ export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provi
   const params = (m: Row): SqlParam[] => messageParams(provider, m);
   /**
    * One kind of insert, batched (db/insert-batch.ts): `single` alone with `singleParams`; a batch as
-   * PostgreSQL's statement over arrays (`unnest`: one array per column, then `extra`), or where
-   * there is none (SQLite) as `single` for each message in one transaction. Rows are matched to
+   * `many`, one statement over the messages' rows (`manyParams`, then `extra`). Rows are matched to
    * messages by `key`: a batch returns the id and then the columns of the key, `keyOf` reads them
    * from a message.
    */
-  const kind = (single: string, singleParams: (m: Row) => SqlParam[], arrays: string | null, extra: SqlParam[], key: (...columns: unknown[]) => string, keyOf: (m: Row) => unknown[]): MessageInsert => {
+  const kind = (single: string, singleParams: (m: Row) => SqlParam[], many: string, extra: SqlParam[], key: (...columns: unknown[]) => string, keyOf: (m: Row) => unknown[]): MessageInsert => {
     const keyed = (m: Row, rows: unknown[][]): unknown[][] => (rows[0] ? [[rows[0][0], ...keyOf(m)]] : []);
     const insert = insertBatch<Row>({
       one: async (m) => keyed(m, await direct.rows(single, singleParams(m))),
-      many: async (items) => {
-        if (arrays) return direct.rows(arrays, [...columnArrays(items.map(params)), ...extra]);
-        return (await direct.each(single, items.map(singleParams))).flatMap((rows, i) => keyed(items[i]!, rows));
-      },
+      many: (items) => direct.rows(many, [...manyParams(provider, items.map(params)), ...extra]),
       rowKey: (row) => key(...row.slice(1)),
       itemKey: (m) => key(...keyOf(m)),
       // SQLite: a statement is never under way for others to queue behind, and no error is a lost connection.

@@ -9,8 +9,12 @@
  * caller reads it (store.ts, `findOrInsert`).
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
-import { columnArrays, insertBatch } from "../../db/insert-batch.ts";
+import { columnArrays, insertBatch, sqliteWriteBatch } from "../../db/insert-batch.ts";
 import type { HistorySql } from "./rows.ts";
+
+// Person rows and values: id, workspaceId, externalId, ...; conversation rows and values: id, workspaceId, key, ...
+const personKey = (v: readonly unknown[]): string => `${String(v[1])}\u0000${String(v[2])}`;
+const conversationKey = (v: readonly unknown[]): string => String(v[2]);
 
 /** A row found or made for these values (in the insert's column order), or null when another insert won. */
 export type FindOrMake = (params: SqlParam[]) => Promise<unknown[] | null>;
@@ -20,9 +24,9 @@ export interface PlaceBatches {
   conversation: FindOrMake;
 }
 
-type PlaceSql = Pick<HistorySql, "findOrInsertPerson" | "findOrInsertPersonMany" | "findOrInsertConversation" | "findOrInsertConversationMany">;
+type PlaceSql = Pick<HistorySql, "findOrInsertPerson" | "findOrInsertPersonMany" | "findOrInsertConversation" | "findOrInsertConversationMany" | "insertPerson" | "insertConversation">;
 
-/** Null on SQLite, where a statement is a call, not a round trip. */
+/** Null on SQLite, where a statement is a call, not a round trip: there only the inserts go together (`placeInserts`). */
 export function placeBatches(direct: DirectSql, sql: PlaceSql): PlaceBatches | null {
   const { findOrInsertPerson, findOrInsertPersonMany, findOrInsertConversation, findOrInsertConversationMany } = sql;
   if (!findOrInsertPerson || !findOrInsertPersonMany || !findOrInsertConversation || !findOrInsertConversationMany) return null;
@@ -37,9 +41,22 @@ export function placeBatches(direct: DirectSql, sql: PlaceSql): PlaceBatches | n
       shareRow,
     });
   return {
-    // Person rows and values: id, workspaceId, externalId, ...
-    person: batch(findOrInsertPerson, findOrInsertPersonMany, (v) => `${String(v[1])}\u0000${String(v[2])}`),
-    // Conversation rows and values: id, workspaceId, key, ...
-    conversation: batch(findOrInsertConversation, findOrInsertConversationMany, (v) => String(v[2])),
+    person: batch(findOrInsertPerson, findOrInsertPersonMany, personKey),
+    conversation: batch(findOrInsertConversation, findOrInsertConversationMany, conversationKey),
+  };
+}
+
+/** A new row, or null when the row was there already (the caller finds it). */
+export type Insert = (params: SqlParam[]) => Promise<unknown[] | null>;
+
+/**
+ * SQLite: a new person's or conversation's insert, in one transaction with those made at the same
+ * moment (db/insert-batch.ts): in a burst each committed alone. Null on PostgreSQL (`placeBatches`).
+ */
+export function placeInserts(direct: DirectSql, sql: PlaceSql): { person: Insert; conversation: Insert } | null {
+  if (sql.findOrInsertPerson) return null;
+  return {
+    person: sqliteWriteBatch(direct, sql.insertPerson, { row: personKey, item: personKey }),
+    conversation: sqliteWriteBatch(direct, sql.insertConversation, { row: conversationKey, item: conversationKey }),
   };
 }

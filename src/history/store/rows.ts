@@ -18,18 +18,19 @@ export interface HistorySql {
   /** A person's message: no row back when the conversation has this platform message already. */
   insertInbound: string;
   /**
-   * PostgreSQL only: `insertInbound` for many messages at once, each placeholder an array of one
-   * column's values (MESSAGE_COLUMNS order, one element per message). Returns id, conversation id
+   * `insertInbound` for many messages at once, in one statement: its parameters are
+   * `db/insert-batch.ts`'s `manyParams` of the messages' values (MESSAGE_COLUMNS order): on
+   * PostgreSQL one array per column, on SQLite one JSON array of rows. Returns id, conversation id
    * and platform id of each message stored; a duplicate returns no row.
    */
-  insertInboundMany: string | null;
-  /** PostgreSQL only: `insertMessage` for many replies, as `insertInboundMany`; returns id and replyToId of each. */
-  insertReplyMany: string | null;
+  insertInboundMany: string;
+  /** `insertMessage` for many replies, as `insertInboundMany`; returns id and replyToId of each. */
+  insertReplyMany: string;
   /**
-   * PostgreSQL only: `insertHeldReply` for many replies of one lease owner: the column arrays, then
-   * the owner ($15). Returns id and replyToId of each reply stored.
+   * `insertHeldReply` for many replies of one lease owner: the messages' parameters, then the owner.
+   * Returns id and replyToId of each reply stored.
    */
-  insertHeldReplyMany: string | null;
+  insertHeldReplyMany: string;
   /**
    * The same insert, made only while the message it answers (`replyToId`) is leased to the reply's
    * lease owner: a process whose turn was taken over stores nothing. Returns no row then.
@@ -152,7 +153,14 @@ function sqlFor(provider: Provider): HistorySql {
     const made = `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) SELECT * FROM v WHERE NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE ${same}) ON CONFLICT (${conflict}) DO NOTHING RETURNING ${select(columns)}, true`;
     return `WITH v AS (${v}), found AS (${found}), made AS (${made}) SELECT * FROM found UNION ALL SELECT * FROM made`;
   };
-  const insertMany = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT * FROM unnest(${MESSAGE_COLUMNS.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")})`;
+  // Many messages as rows `v` of their columns: PostgreSQL zips one array per column (unnest), SQLite
+  // reads the rows of one JSON array (json_each); either way one statement text for any number.
+  const manyRows = pg
+    ? `unnest(${MESSAGE_COLUMNS.map((c, i) => `${p(i + 1)}::${PG_TYPES[c] ?? "text"}[]`).join(", ")}) AS v(${MESSAGE_COLUMNS.map(q).join(", ")})`
+    : `(SELECT ${MESSAGE_COLUMNS.map((c, i) => `value ->> ${i} AS ${c}`).join(", ")} FROM json_each(?) ORDER BY key) AS v`;
+  // WHERE true: SQLite reads an ON CONFLICT after a SELECT without WHERE as part of a join.
+  const insertMany = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT * FROM ${manyRows} WHERE true`;
+  const heldOwner = pg ? p(MESSAGE_COLUMNS.length + 1) : "?";
   const insertRow = `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) VALUES (${MESSAGE_COLUMNS.map((_, i) => p(i + 1)).join(", ")})`;
   return {
     insertMessage: `${insertRow} RETURNING id`,
@@ -160,11 +168,9 @@ function sqlFor(provider: Provider): HistorySql {
     // by PostgreSQL and would cost the pool its connection (pg-pool drops a client whose query failed).
     insertInbound: `${insertRow} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id`,
     // unnest zips the arrays into rows: one statement text (prepared once) for any number of messages.
-    insertInboundMany: pg ? `${insertMany} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id, ${q("conversationId")}, ${q("platformId")}` : null,
-    insertReplyMany: pg ? `${insertMany} RETURNING id, ${q("replyToId")}` : null,
-    insertHeldReplyMany: pg
-      ? `${insertMany} AS v(${MESSAGE_COLUMNS.map(q).join(", ")}) WHERE EXISTS (SELECT 1 FROM ${q("Message")} m WHERE m.id = v.${q("replyToId")} AND m.${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 1)}) RETURNING id, ${q("replyToId")}`
-      : null,
+    insertInboundMany: `${insertMany} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id, ${q("conversationId")}, ${q("platformId")}`,
+    insertReplyMany: `${insertMany} RETURNING id, ${q("replyToId")}`,
+    insertHeldReplyMany: `${insertMany} AND EXISTS (SELECT 1 FROM ${q("Message")} m WHERE m.id = v.${q("replyToId")} AND m.${q("leaseOwner")} = ${heldOwner}) RETURNING id, ${q("replyToId")}`,
     insertHeldReply: `INSERT INTO ${q("Message")} (${MESSAGE_COLUMNS.map(q).join(", ")}) SELECT ${MESSAGE_COLUMNS.map((c, i) => cast(c, p(i + 1))).join(", ")} WHERE EXISTS (SELECT 1 FROM ${q("Message")} WHERE id = ${p(MESSAGE_COLUMNS.length + 1)} AND ${q("leaseOwner")} = ${p(MESSAGE_COLUMNS.length + 2)}) RETURNING id`,
     sessionMessages: sessionRead(""),
     sessionMessagesWith: (column) => sessionRead(`, ${column}`),

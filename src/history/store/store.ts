@@ -21,7 +21,7 @@ import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts"
 import { citedMessages, type CitedMessage } from "./cited.ts";
 import { historyBrowse, type HistoryBrowse } from "./browse.ts";
 import { messageBatches, type MessageBatches } from "./message-batch.ts";
-import { placeBatches, type FindOrMake, type PlaceBatches } from "./place-batch.ts";
+import { placeBatches, placeInserts, type FindOrMake, type Insert, type PlaceBatches } from "./place-batch.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 export { conversationKey, personScopeOf, scopeOf, scopeOfDelivery, scopeOfPerson, scopeOfWorkspace, workspaceScopeOf, type Lease, type Place } from "./place.ts";
@@ -63,6 +63,8 @@ export class HistoryStore {
   private readonly batches: MessageBatches;
   /** PostgreSQL: people and conversations new at the same moment are found or made together. */
   private readonly placeBatches: PlaceBatches | null;
+  /** SQLite: their inserts go in one transaction. */
+  private readonly placeInserts: { person: Insert; conversation: Insert } | null;
 
   /**
    * `onConversationCreated` hears of each conversation this store creates, once it exists;
@@ -78,6 +80,7 @@ export class HistoryStore {
     this.sql = HISTORY_SQL[database.provider];
     this.batches = messageBatches(this.direct, this.sql, this.provider);
     this.placeBatches = placeBatches(this.direct, this.sql);
+    this.placeInserts = placeInserts(this.direct, this.sql);
   }
 
   async resolve(inbound: Inbound): Promise<Place> {
@@ -145,7 +148,7 @@ export class HistoryStore {
         const [found] = await this.direct.rows(this.sql.conversation, [key]);
         return found ? conversationOf(found) : null;
       },
-      this.sql.insertConversation,
+      this.placeInserts?.conversation ?? this.sql.insertConversation,
       () => conversationParams(this.provider, fresh()),
       conversationOf,
     );
@@ -402,7 +405,7 @@ export class HistoryStore {
         const [found] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
         return found ? personOf(found) : null;
       },
-      this.sql.insertPerson,
+      this.placeInserts?.person ?? this.sql.insertPerson,
       () => personParams(this.provider, fresh()),
       personOf,
     );
@@ -419,14 +422,14 @@ export class HistoryStore {
   private async findOrInsert<T>(
     together: FindOrMake | null,
     find: () => Promise<T | null>,
-    insert: string,
+    insert: string | Insert,
     params: () => SqlParam[],
     of: (row: readonly unknown[]) => T,
   ): Promise<{ row: T; made: boolean }> {
     let made = false;
     const create = async (): Promise<T | null> => {
-      const [row] = await this.direct.rows(insert, params());
-      made = row !== undefined;
+      const row = typeof insert === "string" ? (await this.direct.rows(insert, params()))[0] : await insert(params());
+      made = row !== undefined && row !== null;
       return row ? of(row) : null;
     };
     if (!together) return { row: await findOrCreate(find, create), made };
