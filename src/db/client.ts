@@ -138,6 +138,7 @@ export async function openDatabase(url: string, opts: OpenOptions = {}): Promise
   }
   const pool = keepConnectionsOnStatementErrors(new pg.Pool({ connectionString: url, max: 10 }));
   const lanes = new PgLanes(pg.Client, { connectionString: url }, PIPELINED_CONNECTIONS);
+  await lanes.openAll();
   pool.on("error", opts.onConnectionError ?? (() => {}));
   const prisma = new PostgresClient({ adapter: instrument(new PrismaPg(pool)) }) as unknown as Db;
   return {

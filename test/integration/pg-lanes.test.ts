@@ -84,6 +84,27 @@ postgresSuite()("pipelined connections for short statements", () => {
     }
   });
 
+  it("opens its connections when asked, before any statement, and answers on them", async () => {
+    const name = `lanes-${process.pid}-${Date.now()}`;
+    const lanes = new PgLanes(pg.Client, { connectionString: url, application_name: name }, 3);
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    try {
+      const connected = async (): Promise<number[]> => (await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid", [name])).rows.map((r) => r.pid);
+      expect(await connected()).toEqual([]);
+      await lanes.openAll();
+      const pids = await connected();
+      expect(pids).toHaveLength(3);
+      // Statements at once spread over the connections already open: no new one is made.
+      const answered = await Promise.all(Array.from({ length: 9 }, () => lanes.query(pid)));
+      expect(new Set(answered.map((r) => r.rows[0]![0] as number))).toEqual(new Set(pids));
+      expect(await connected()).toEqual(pids);
+    } finally {
+      await admin.end();
+      await lanes.end();
+    }
+  });
+
   it("refuses statements once closed", async () => {
     const lanes = new PgLanes(pg.Client, { connectionString: url }, 2);
     await lanes.query(pid);
