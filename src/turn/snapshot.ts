@@ -51,8 +51,13 @@ function placeLabel(place: Place): string {
 export class Snapshots {
   constructor(private readonly deps: SnapshotDeps) {}
 
-  /** The session's frozen snapshot, taking it now if this is the session's (or this speaker's) first turn. */
-  async ensure(sessionId: string, current: Snapshot | null, scope: Scope, place: Place): Promise<Snapshot> {
+  /**
+   * The session's frozen snapshot, taking it now if this is the session's (or this speaker's) first
+   * turn. `saved`: its write, when it was taken. The caller need not wait for it before calling the
+   * model (a round trip in front of every new session's first call), only before the turn ends: the
+   * next turn reads it.
+   */
+  async ensure(sessionId: string, current: Snapshot | null, scope: Scope, place: Place): Promise<{ snapshot: Snapshot; saved: Promise<void> | null }> {
     let snapshot = current;
     let changed = false;
     let read: Promise<MemoryEntry[]> | null = null;
@@ -68,8 +73,7 @@ export class Snapshots {
       snapshot = { ...snapshot, profiles: { ...snapshot.profiles, [place.person.id]: profile.text }, profileFacts };
       changed = true;
     }
-    if (changed) await this.deps.sessions.saveSnapshot(sessionId, snapshot);
-    return snapshot;
+    return { snapshot, saved: changed ? this.deps.sessions.saveSnapshot(sessionId, snapshot) : null };
   }
 
   /** A fresh snapshot for this speaker (compression: new memory reaches a running session). */

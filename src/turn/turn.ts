@@ -106,9 +106,11 @@ export class TurnRunner {
     // The searches the model ran and the messages they showed it (the trace keeps them: why this answer?).
     const searches: TraceSearch[] = [];
     let question = "";
+    // Writes the turn started and need not wait for before the model is called (the snapshot's).
+    const writes: Promise<void>[] = [];
     try {
       // A burst's turns are prepared a few at a time, in arrival order (TurnDeps.preparing).
-      const prep = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away));
+      const prep = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes));
       const { request, asked, earlier, correction } = prep;
       ({ inPrompt, shownLessons } = prep);
       question = asked;
@@ -145,6 +147,8 @@ export class TurnRunner {
         text = INTERNAL_ERROR_REPLY;
       }
     }
+    // Done before the turn ends: the conversation's next turn reads what they wrote.
+    await Promise.all(writes);
     // The lease is taken now, not when the turn began: renewals have kept it alive meanwhile.
     const drew: TurnDrew | null = status === "ok" ? { toolCalls, lessonIds: shownLessons, ...inPrompt, searches } : null;
     const { reply, traced } = await this.endTurn(place, session.id, messageId, text, lease && this.deps.leases.next(), drew);
@@ -163,9 +167,12 @@ export class TurnRunner {
    * Everything before the model is called: the snapshot, the session's messages (compressed when
    * long), the lessons that fit and the correction this message answers, and the request built from them.
    */
-  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away): Promise<Prepared> {
+  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[]): Promise<Prepared> {
     const { settings: s, history, memory, tools, learning } = this.deps;
-    const snapshot = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
+    const { snapshot, saved } = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
+    // A snapshot not saved is taken again by the next turn (the session store keeps only what was
+    // written): the answer need not wait for, or fail with, its write.
+    if (saved) writes.push(saved.catch((err: unknown) => this.deps.log.warn({ err: errText(err), session: session.id }, "could not save the session's snapshot; the next turn takes it again")));
     let summary = session.summary;
     // A new session's first message has no read for the correction check to ride on: it is asked
     // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
