@@ -172,7 +172,8 @@ export class TurnRunner {
     const { snapshot, saved } = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
     // A snapshot not saved is taken again by the next turn (the session store keeps only what was
     // written): the answer need not wait for, or fail with, its write.
-    if (saved) writes.push(saved.catch((err: unknown) => this.deps.log.warn({ err: errText(err), session: session.id }, "could not save the session's snapshot; the next turn takes it again")));
+    const saving = saved?.catch((err: unknown) => this.deps.log.warn({ err: errText(err), session: session.id }, "could not save the session's snapshot; the next turn takes it again"));
+    if (saving) writes.push(saving);
     let summary = session.summary;
     // A new session's first message has no read for the correction check to ride on: it is asked
     // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
@@ -180,7 +181,10 @@ export class TurnRunner {
     let messages = start.messages;
     // A summary is a model call: the slot is not held through it.
     const { compression } = this.deps;
-    const compressed = compression.due(summary, messages) ? await away(() => compression.ifNeeded(session.id, summary, messages, scope, place)) : null;
+    const due = compression.due(summary, messages);
+    // Compression writes a snapshot of its own: the one taken above must not land after it.
+    if (due && saving) await saving;
+    const compressed = due ? await away(() => compression.ifNeeded(session.id, summary, messages, scope, place)) : null;
     if (compressed) ({ summary, messages } = compressed);
     const inPrompt = promptMemory(compressed?.snapshot ?? snapshot, place.person.id);
     // Lessons go with the message they fit, not into the frozen snapshot: they differ message to message.

@@ -167,7 +167,6 @@ function sqlFor(provider: Provider): HistorySql {
     // A duplicate (a platform's retry, another replica's copy) is no error: an error would be logged
     // by PostgreSQL and would cost the pool its connection (pg-pool drops a client whose query failed).
     insertInbound: `${insertRow} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id`,
-    // unnest zips the arrays into rows: one statement text (prepared once) for any number of messages.
     insertInboundMany: `${insertMany} ON CONFLICT (${q("conversationId")}, ${q("platformId")}) DO NOTHING RETURNING id, ${q("conversationId")}, ${q("platformId")}`,
     insertReplyMany: `${insertMany} RETURNING id, ${q("replyToId")}`,
     insertHeldReplyMany: `${insertMany} AND EXISTS (SELECT 1 FROM ${q("Message")} m WHERE m.id = v.${q("replyToId")} AND m.${q("leaseOwner")} = ${heldOwner}) RETURNING id, ${q("replyToId")}`,

@@ -421,7 +421,8 @@ export class HistoryStore {
    * Find-or-create of a row the direct path reads: on PostgreSQL the find and the insert in one
    * statement (`together`, place-batch.ts: with others asked at the same moment), on SQLite the
    * find, then an insert that does nothing when the row exists (ON CONFLICT DO NOTHING: on
-   * PostgreSQL a failed statement would cost the pool its connection). Either way a caller that
+   * PostgreSQL a failed statement would cost the pool its connection), in one transaction with
+   * those made at the same moment (`placeInserts`). Either way a caller that
    * loses a race to create the row reads the winner's. `made`: this call created it.
    */
   private async findOrInsert<T>(
@@ -433,9 +434,9 @@ export class HistoryStore {
   ): Promise<{ row: T; made: boolean }> {
     let made = false;
     const create = async (): Promise<T | null> => {
-      const row = typeof insert === "string" ? (await this.direct.rows(insert, params()))[0] : await insert(params());
-      made = row !== undefined && row !== null;
-      return row ? of(row) : null;
+      const row = (typeof insert === "string" ? (await this.direct.rows(insert, params()))[0] : await insert(params())) ?? null;
+      made = row !== null;
+      return row && of(row);
     };
     if (!together) return { row: await findOrCreate(find, create), made };
     const row = await together(params());
