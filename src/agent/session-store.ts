@@ -82,8 +82,11 @@ export class SessionStore {
     const pg = database.provider === "postgresql";
     const p = (n: number): string => (pg ? `$${n}` : "?");
     const startMany = `INSERT INTO "ChatSession" (id, "conversationId", "startedAt", "lastActivityAt") SELECT * FROM unnest($1::text[], $2::text[], $3::timestamp(3)[], $4::timestamp(3)[]) ON CONFLICT ("conversationId") WHERE "endedAt" IS NULL DO NOTHING RETURNING id`;
-    // Keyed by the session's id (a new session's row is its id; a snapshot's parameters end with it).
-    const byId = { row: (row: readonly unknown[]) => String(row[0]), item: (params: readonly SqlParam[]) => String(params[0]) };
+    // Keyed by the session's id: the rows return it first; a new session's parameters start with it,
+    // a snapshot's end with it.
+    const idOfRow = (row: readonly unknown[]): string => String(row[0]);
+    const byId = { row: idOfRow, item: (params: readonly SqlParam[]) => String(params[0]) };
+    const bySnapshotId = { row: idOfRow, item: (params: readonly SqlParam[]) => String(params[1]) };
     this.startBatch = pg
       ? insertBatch<string[]>({
           one: (params) => this.direct.rows(this.startSql, params),
@@ -97,10 +100,10 @@ export class SessionStore {
       ? insertBatch<string[]>({
           one: (params) => this.direct.rows(`${this.saveSnapshotSql} RETURNING id`, params),
           many: (items) => this.direct.rows(saveMany, columnArrays(items)),
-          rowKey: byId.row,
-          itemKey: (params) => params[1]!,
+          rowKey: bySnapshotId.row,
+          itemKey: bySnapshotId.item,
         })
-      : sqliteWriteBatch(this.direct, `${this.saveSnapshotSql} RETURNING id`, { row: byId.row, item: (params) => String(params[1]) });
+      : sqliteWriteBatch(this.direct, `${this.saveSnapshotSql} RETURNING id`, bySnapshotId);
     const select = `SELECT ${SESSION.select(database.provider)} FROM "ChatSession"`;
     this.readSql = {
       open: `${select} WHERE "conversationId" = ${p(1)} AND "endedAt" IS NULL ORDER BY "startedAt" DESC LIMIT 1`,

@@ -41,6 +41,12 @@ export interface InsertBatchSpec<I> {
   lost?: (err: unknown) => boolean;
 }
 
+/**
+ * How SQLite's batches go (`InsertBatchSpec`): a statement is a call, never under way for others to
+ * queue behind, so items gather over a turn of the event loop; and no error is a lost connection.
+ */
+export const SQLITE_BATCHING = { gather: setImmediate, lost: () => false } satisfies Pick<InsertBatchSpec<unknown>, "gather" | "lost">;
+
 /** The row written for an item (the first `one` returned, when alone), or null. */
 export function insertBatch<I>(spec: InsertBatchSpec<I>): (item: I) => Promise<unknown[] | null> {
   const each = async (items: readonly I[]): Promise<Settled<unknown[] | null>[]> =>
@@ -110,7 +116,6 @@ export function sqliteWriteBatch(direct: Pick<DirectSql, "rows" | "each">, sql: 
     many: async (items) => (await direct.each(sql, items)).flat(),
     rowKey: key.row,
     itemKey: key.item,
-    gather: setImmediate,
-    lost: () => false,
+    ...SQLITE_BATCHING,
   });
 }

@@ -14,7 +14,7 @@
  * it would fail one message alone (whether it was stored is unknown either way).
  */
 import type { DirectSql, SqlParam } from "../../db/direct.ts";
-import { insertBatch, manyParams } from "../../db/insert-batch.ts";
+import { insertBatch, manyParams, SQLITE_BATCHING } from "../../db/insert-batch.ts";
 import type { Provider } from "../../db/migrate.ts";
 import type { Message } from "../../db/generated/sqlite/client.ts";
 import { messageParams, type HistorySql } from "./rows.ts";
@@ -50,8 +50,7 @@ export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provi
       many: (items) => direct.rows(many, [...manyParams(provider, items.map(params)), ...extra]),
       rowKey: (row) => key(...row.slice(1)),
       itemKey: (m) => key(...keyOf(m)),
-      // SQLite: a statement is never under way for others to queue behind, and no error is a lost connection.
-      ...(provider === "sqlite" ? { gather: setImmediate, lost: () => false } : {}),
+      ...(provider === "sqlite" ? SQLITE_BATCHING : {}),
     });
     return async (m) => {
       const row = await insert(m);

@@ -50,11 +50,13 @@ export function placeBatches(direct: DirectSql, sql: PlaceSql): PlaceBatches | n
 export type Insert = (params: SqlParam[]) => Promise<unknown[] | null>;
 
 /**
- * SQLite: a new person's or conversation's insert, in one transaction with those made at the same
- * moment (db/insert-batch.ts): in a burst each committed alone. Null on PostgreSQL (`placeBatches`).
+ * A new person's or conversation's insert, after a find saw none. SQLite: in one transaction with
+ * those made at the same moment (db/insert-batch.ts); in a burst each committed alone. PostgreSQL
+ * finds and makes in one statement (`placeBatches`), and inserts alone only without it.
  */
-export function placeInserts(direct: DirectSql, sql: PlaceSql): { person: Insert; conversation: Insert } | null {
-  if (sql.findOrInsertPerson) return null;
+export function placeInserts(direct: DirectSql, sql: PlaceSql): { person: Insert; conversation: Insert } {
+  const alone = (insert: string): Insert => async (params) => (await direct.rows(insert, params))[0] ?? null;
+  if (sql.findOrInsertPerson) return { person: alone(sql.insertPerson), conversation: alone(sql.insertConversation) };
   return {
     person: sqliteWriteBatch(direct, sql.insertPerson, { row: personKey, item: personKey }),
     conversation: sqliteWriteBatch(direct, sql.insertConversation, { row: conversationKey, item: conversationKey }),

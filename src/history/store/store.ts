@@ -63,8 +63,8 @@ export class HistoryStore {
   private readonly batches: MessageBatches;
   /** PostgreSQL: people and conversations new at the same moment are found or made together. */
   private readonly placeBatches: PlaceBatches | null;
-  /** SQLite: their inserts go in one transaction. */
-  private readonly placeInserts: { person: Insert; conversation: Insert } | null;
+  /** Their inserts after a find (SQLite: in one transaction with those made at the same moment). */
+  private readonly placeInserts: { person: Insert; conversation: Insert };
 
   /**
    * `onConversationCreated` hears of each conversation this store creates, once it exists;
@@ -153,7 +153,7 @@ export class HistoryStore {
         const [found] = await this.direct.rows(this.sql.conversation, [key]);
         return found ? conversationOf(found) : null;
       },
-      this.placeInserts?.conversation ?? this.sql.insertConversation,
+      this.placeInserts.conversation,
       () => conversationParams(this.provider, fresh()),
       conversationOf,
     );
@@ -410,7 +410,7 @@ export class HistoryStore {
         const [found] = await this.direct.rows(this.sql.person, [workspaceId, author.externalId]);
         return found ? personOf(found) : null;
       },
-      this.placeInserts?.person ?? this.sql.insertPerson,
+      this.placeInserts.person,
       () => personParams(this.provider, fresh()),
       personOf,
     );
@@ -428,13 +428,13 @@ export class HistoryStore {
   private async findOrInsert<T>(
     together: FindOrMake | null,
     find: () => Promise<T | null>,
-    insert: string | Insert,
+    insert: Insert,
     params: () => SqlParam[],
     of: (row: readonly unknown[]) => T,
   ): Promise<{ row: T; made: boolean }> {
     let made = false;
     const create = async (): Promise<T | null> => {
-      const row = (typeof insert === "string" ? (await this.direct.rows(insert, params()))[0] : await insert(params())) ?? null;
+      const row = await insert(params());
       made = row !== null;
       return row && of(row);
     };
