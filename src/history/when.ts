@@ -1,7 +1,9 @@
 /**
- * Dates as a model writes them ("2026-11-03", "yesterday", "last week", "3 days ago"), read as a
- * span of time in a time zone: session_search's `after` and `before`. Pure: the caller hands in
- * now and the zone (CAIRN_TIMEZONE), so a test pins both.
+ * Dates as a model writes them ("2026-11-03", "yesterday", "last week", "3 days ago", "Nov 3",
+ * "2026-11-03 14:00 UTC" as result lines stamp messages), read as a span of time in a time zone:
+ * session_search's `after` and `before`. Pure: the caller hands in now and the zone
+ * (CAIRN_TIMEZONE), so a test pins both. A date without a year is the latest one not after today:
+ * history is searched backwards.
  */
 
 /** [start, end) in UTC instants. */
@@ -13,9 +15,17 @@ export interface Span {
 export type When = { ok: true; span: Span } | { ok: false; error: string };
 
 /** What `parseWhen` reads, for error messages and the tool's description. */
-export const WHEN_FORMS = `an ISO date ("2026-11-03", "2026-11", "2026-11-03T14:00Z"), "today", "yesterday", "3 days ago", "2 weeks ago", "last week", "this month", "last year" or a weekday ("monday", "last friday")`;
+export const WHEN_FORMS = `an ISO date ("2026-11-03", "2026-11", "2026-11-03 14:00 UTC"), a month or day by name ("November 2026", "Nov 3"), "today", "yesterday", "3 days ago", "2 hours ago", "last 7 days", "last week", "this month", "last year" or a weekday ("monday", "last friday")`;
 
 const UNITS = { day: 1, week: 7, month: 0, year: 0 } as const;
+/** Units that are instants back from now, not calendar spans. */
+const CLOCK_MS = { minute: 60_000, hour: 3_600_000 } as const;
+const COUNT_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"];
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+/** "sept", "November" and the like: a month named by at least its first three letters. */
+const MONTH_WORD = "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+/** A word before the date that says which side it bounds; the side is the argument's, so it is read past. */
+const LEAD = /^(?:since|from|after|before|until|till|by|on|in|starting)\s+(?=\S)/;
 type Unit = keyof typeof UNITS;
 const WEEKDAYS = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"];
 
@@ -85,6 +95,59 @@ function unitSpan(unit: Unit, back: number, today: Ymd, zone: string): When {
   }
 }
 
+/** "3", "a", "an" or a number in words up to twelve; null for anything else. */
+function countOf(word: string): number | null {
+  if (/^\d{1,4}$/.test(word)) return Number(word);
+  if (word === "a" || word === "an") return 1;
+  const i = COUNT_WORDS.indexOf(word);
+  return i < 0 ? null : i + 1;
+}
+
+const isDay = (ymd: Ymd): boolean => ymd.m >= 1 && ymd.m <= 12 && ymd.d >= 1 && ymd.d <= new Date(Date.UTC(ymd.y, ymd.m, 0)).getUTCDate();
+const after = (a: Ymd, b: Ymd): boolean => a.y * 10_000 + a.m * 100 + a.d > b.y * 10_000 + b.m * 100 + b.d;
+
+/** "November 2026", "nov", "Nov 3, 2026", "3rd November", "the 2nd of november": a month or a day (null: not one). */
+function namedDate(t: string, today: Ymd, zone: string): When | null {
+  const m =
+    new RegExp(`^${MONTH_WORD}(?: (\\d{1,2})(?:st|nd|rd|th)?)?,?(?: (\\d{4}))?$`).exec(t) ??
+    new RegExp(`^(?:the )?(\\d{1,2})(?:st|nd|rd|th)?(?: of)? ${MONTH_WORD},?(?: (\\d{4}))?$`).exec(t);
+  if (!m) return null;
+  const [month, day] = /^\d/.test(m[1]!) ? [m[2]!, m[1]] : [m[1]!, m[2]];
+  const mo = MONTHS.indexOf(month.slice(0, 3)) + 1;
+  const year = m[3] ? Number(m[3]) : null;
+  if (day === undefined) {
+    const y = year ?? (mo > today.m ? today.y - 1 : today.y);
+    return span({ y, m: mo, d: 1 }, { y, m: mo + 1, d: 1 }, zone);
+  }
+  let ymd = { y: year ?? today.y, m: mo, d: Number(day) };
+  if (year === null && after(ymd, today)) ymd = { ...ymd, y: today.y - 1 };
+  return isDay(ymd) ? span(ymd, addDays(ymd, 1), zone) : null;
+}
+
+/** "2 hours ago" (an instant), "last 7 days", "past two weeks" (from that far back to the end of the current one). */
+function countedSpan(t: string, now: Date, today: Ymd, zone: string): When | null {
+  let m = /^(\S+) (minutes?|mins?|hours?|hrs?) ago$/.exec(t);
+  if (m) {
+    const n = countOf(m[1]!);
+    if (n === null) return null;
+    const at = new Date(now.getTime() - n * (m[2]!.startsWith("h") ? CLOCK_MS.hour : CLOCK_MS.minute));
+    return { ok: true, span: { start: at, end: at } };
+  }
+  m = /^(?:the )?(?:last|past|previous) (\S+) (minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)$/.exec(t);
+  if (!m) return null;
+  const n = countOf(m[1]!);
+  if (n === null) return null;
+  if (/^(m|h)/.test(m[2]!) && !m[2]!.startsWith("month")) {
+    const back = new Date(now.getTime() - n * (m[2]!.startsWith("h") ? CLOCK_MS.hour : CLOCK_MS.minute));
+    return { ok: true, span: { start: back, end: now } };
+  }
+  const unit = unitOf(m[2]!);
+  if (!unit) return null;
+  const from = unitSpan(unit, n, today, zone);
+  const to = unitSpan(unit, 0, today, zone);
+  return from.ok && to.ok ? { ok: true, span: { start: from.span.start, end: to.span.end } } : null;
+}
+
 const unitOf = (word: string): Unit | null => {
   const u = word.replace(/s$/, "");
   return u in UNITS ? (u as Unit) : null;
@@ -96,13 +159,13 @@ const unitOf = (word: string): Unit | null => {
  * instant ("2026-11-03T14:00Z": a span of no length). Anything else is an error saying what is read.
  */
 export function parseWhen(text: string, now: Date, zone = "UTC"): When {
-  const t = text.trim().toLowerCase().replace(/\s+/g, " ");
+  const t = text.trim().toLowerCase().replace(/\s+/g, " ").replace(LEAD, "");
   const today = dayIn(now, zone);
   const bad: When = { ok: false, error: `"${text}" is not a date I can read. Write ${WHEN_FORMS}.` };
   let m: RegExpMatchArray | null;
-  if ((m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(t))) {
+  if ((m = /^(\d{4})[-/](\d{1,2})[-/](\d{1,2})$/.exec(t))) {
     const ymd = { y: Number(m[1]), m: Number(m[2]), d: Number(m[3]) };
-    if (ymd.m < 1 || ymd.m > 12 || ymd.d < 1 || ymd.d > new Date(Date.UTC(ymd.y, ymd.m, 0)).getUTCDate()) return bad;
+    if (!isDay(ymd)) return bad;
     return span(ymd, addDays(ymd, 1), zone);
   }
   if ((m = /^(\d{4})-(\d{2})$/.exec(t))) {
@@ -111,20 +174,23 @@ export function parseWhen(text: string, now: Date, zone = "UTC"): When {
     if (mo < 1 || mo > 12) return bad;
     return span({ y, m: mo, d: 1 }, { y, m: mo + 1, d: 1 }, zone);
   }
-  if (/^\d{4}-\d{2}-\d{2}t\d{2}:\d{2}(:\d{2}(\.\d+)?)?(z|[+-]\d{2}:?\d{2})?$/.test(t)) {
+  if ((m = /^(\d{4})$/.exec(t))) return span({ y: Number(m[1]), m: 1, d: 1 }, { y: Number(m[1]) + 1, m: 1, d: 1 }, zone);
+  // "2026-11-03T14:00Z", and as result lines stamp messages: "2026-11-03 14:00 UTC".
+  if ((m = /^(\d{4}-\d{2}-\d{2})[t ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) ?(z|utc|[+-]\d{2}:?\d{2})?$/.exec(t))) {
     // Without a zone of its own, a time is the workspace's wall time.
-    const hasZone = /(z|[+-]\d{2}:?\d{2})$/.test(t);
-    const asUtc = new Date(hasZone ? t.toUpperCase() : `${t.toUpperCase()}Z`);
+    const own = m[3] === "utc" ? "z" : m[3];
+    const asUtc = new Date(`${m[1]}T${m[2]}${own ? own.toUpperCase() : "Z"}`);
     if (Number.isNaN(asUtc.getTime())) return bad;
-    const at = hasZone ? asUtc : new Date(fromWall(asUtc.getTime(), zone));
+    const at = own ? asUtc : new Date(fromWall(asUtc.getTime(), zone));
     return { ok: true, span: { start: at, end: at } };
   }
   if (t === "today" || t === "now") return unitSpan("day", 0, today, zone);
   if (t === "yesterday") return unitSpan("day", 1, today, zone);
-  if ((m = /^(\d{1,4}|a|an|one) (days?|weeks?|months?|years?) ago$/.exec(t))) {
+  if (t === "tomorrow") return unitSpan("day", -1, today, zone);
+  if ((m = /^(\S+) (days?|weeks?|months?|years?) ago$/.exec(t))) {
     const unit = unitOf(m[2]!);
-    const count = /^\d/.test(m[1]!) ? Number(m[1]) : 1;
-    return unit ? unitSpan(unit, count, today, zone) : bad;
+    const count = countOf(m[1]!);
+    return unit && count !== null ? unitSpan(unit, count, today, zone) : bad;
   }
   if ((m = /^(last|this|past|previous) (week|month|year)$/.exec(t))) {
     return unitSpan(unitOf(m[2]!)!, m[1] === "this" ? 0 : 1, today, zone);
@@ -134,5 +200,6 @@ export function parseWhen(text: string, now: Date, zone = "UTC"): When {
     const back = (weekday(today) - WEEKDAYS.indexOf(m[2]!) + 7) % 7 || 7;
     return unitSpan("day", back, today, zone);
   }
-  return bad;
+  const named = namedDate(t, today, zone) ?? countedSpan(t, now, today, zone);
+  return named?.ok ? named : bad;
 }

@@ -153,6 +153,15 @@ forEachDatabase("session_search modes", (getDb) => {
     const tenDaysAgo = new Date(Date.now() - 10 * DAY).toISOString().slice(0, 10);
     expect(await text({ mode: "session", session_id: budget.sessionId, after: tenDaysAgo })).toContain("budget is forty");
     expect(await text({ mode: "session", session_id: budget.sessionId, after: "today" })).toMatch(/nothing you can read matches these filters/);
+    // A time copied from a result line ("2026-11-03 14:00 UTC") reads back as the minute it shows.
+    const budgetLine = lines(old).find((l) => l.includes("budget is forty"))!;
+    const budgetAt = /· (\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC) ·/.exec(budgetLine)![1]!;
+    const since = await text({ query: "kumquat", after: budgetAt, limit: 20 });
+    expect(since).toContain("budget is forty");
+    expect(since).toContain("deploy on friday");
+    const until = await call({ query: "kumquat", before: budgetAt, limit: 20 });
+    expect(until.content).not.toMatch(/budget is forty|deploy on friday/);
+    expect(await text({ query: "kumquat", after: "last 2 days", limit: 20 })).not.toContain("budget is forty");
 
     const bad = await call({ query: "kumquat", after: "sometime soonish" });
     expect(bad.isError).toBe(true);

@@ -48,8 +48,52 @@ describe("parseWhen", () => {
     expect(span(parseWhen("2026-11-01", NOW, "America/New_York"))).toEqual(["2026-11-01T04:00:00.000Z", "2026-11-02T05:00:00.000Z"]);
   });
 
+  it("reads a time as result lines show it (a space, minutes, UTC), and slashes in a date", () => {
+    // session_search's lines stamp each message "2026-11-03 14:00 UTC": a model copies that back.
+    expect(span(parseWhen("2026-11-03 14:00 UTC", NOW, "Asia/Tokyo"))).toEqual(["2026-11-03T14:00:00.000Z", "2026-11-03T14:00:00.000Z"]);
+    expect(span(parseWhen("2026-11-03 14:00:30Z", NOW))).toEqual(["2026-11-03T14:00:30.000Z", "2026-11-03T14:00:30.000Z"]);
+    expect(span(parseWhen("2026-11-03 14:00", NOW, "Asia/Tokyo"))).toEqual(["2026-11-03T05:00:00.000Z", "2026-11-03T05:00:00.000Z"]);
+    expect(span(parseWhen("2026/11/03", NOW))).toEqual(["2026-11-03T00:00:00.000Z", "2026-11-04T00:00:00.000Z"]);
+  });
+
+  it("reads month names, with or without a day and a year; without a year, the latest one not after today", () => {
+    expect(span(parseWhen("November 2026", NOW))).toEqual(["2026-11-01T00:00:00.000Z", "2026-12-01T00:00:00.000Z"]);
+    expect(span(parseWhen("sept 2026", NOW))).toEqual(["2026-09-01T00:00:00.000Z", "2026-10-01T00:00:00.000Z"]);
+    expect(span(parseWhen("october", NOW))).toEqual(["2026-10-01T00:00:00.000Z", "2026-11-01T00:00:00.000Z"]);
+    expect(span(parseWhen("november", NOW))).toEqual(["2026-11-01T00:00:00.000Z", "2026-12-01T00:00:00.000Z"]);
+    expect(span(parseWhen("December", NOW))).toEqual(["2025-12-01T00:00:00.000Z", "2026-01-01T00:00:00.000Z"]);
+    expect(span(parseWhen("Nov 3, 2026", NOW))).toEqual(["2026-11-03T00:00:00.000Z", "2026-11-04T00:00:00.000Z"]);
+    expect(span(parseWhen("November 3rd 2026", NOW))).toEqual(["2026-11-03T00:00:00.000Z", "2026-11-04T00:00:00.000Z"]);
+    expect(span(parseWhen("3 November 2026", NOW, "Asia/Tokyo"))).toEqual(["2026-11-02T15:00:00.000Z", "2026-11-03T15:00:00.000Z"]);
+    expect(span(parseWhen("the 2nd of november", NOW))).toEqual(["2026-11-02T00:00:00.000Z", "2026-11-03T00:00:00.000Z"]);
+    expect(span(parseWhen("nov 4", NOW))).toEqual(["2026-11-04T00:00:00.000Z", "2026-11-05T00:00:00.000Z"]);
+    expect(span(parseWhen("nov 5", NOW))).toEqual(["2025-11-05T00:00:00.000Z", "2025-11-06T00:00:00.000Z"]);
+    expect(span(parseWhen("2026", NOW))).toEqual(["2026-01-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z"]);
+  });
+
+  it("reads counts in words, hours and minutes ago, the last n units, and tomorrow", () => {
+    expect(span(parseWhen("two weeks ago", NOW))).toEqual(["2026-10-19T00:00:00.000Z", "2026-10-26T00:00:00.000Z"]);
+    expect(span(parseWhen("three days ago", NOW))).toEqual(["2026-11-01T00:00:00.000Z", "2026-11-02T00:00:00.000Z"]);
+    // Hours and minutes are instants, not calendar spans.
+    expect(span(parseWhen("2 hours ago", NOW))).toEqual(["2026-11-04T08:30:00.000Z", "2026-11-04T08:30:00.000Z"]);
+    expect(span(parseWhen("an hour ago", NOW))).toEqual(["2026-11-04T09:30:00.000Z", "2026-11-04T09:30:00.000Z"]);
+    expect(span(parseWhen("45 minutes ago", NOW))).toEqual(["2026-11-04T09:45:00.000Z", "2026-11-04T09:45:00.000Z"]);
+    // The last n days: from the start of the day n days back to the end of today.
+    expect(span(parseWhen("last 7 days", NOW))).toEqual(["2026-10-28T00:00:00.000Z", "2026-11-05T00:00:00.000Z"]);
+    expect(span(parseWhen("the past two weeks", NOW))).toEqual(["2026-10-19T00:00:00.000Z", "2026-11-09T00:00:00.000Z"]);
+    expect(span(parseWhen("past 24 hours", NOW))).toEqual(["2026-11-03T10:30:00.000Z", "2026-11-04T10:30:00.000Z"]);
+    expect(span(parseWhen("tomorrow", NOW, "Asia/Tokyo"))).toEqual(["2026-11-04T15:00:00.000Z", "2026-11-05T15:00:00.000Z"]);
+  });
+
+  it("reads a leading since, from, until or on as the date after it", () => {
+    expect(span(parseWhen("since monday", NOW))).toEqual(span(parseWhen("monday", NOW)));
+    expect(span(parseWhen("from 2026-11-01", NOW))).toEqual(span(parseWhen("2026-11-01", NOW)));
+    expect(span(parseWhen("until last week", NOW))).toEqual(span(parseWhen("last week", NOW)));
+    expect(span(parseWhen("in october 2026", NOW))).toEqual(span(parseWhen("2026-10", NOW)));
+  });
+
   it("answers anything else with an error saying what it reads", () => {
-    for (const text of ["", "soon", "2026-13-01", "2026-02-30", "next week", "3 fortnights ago", "2026-11-03T25:00"]) {
+    for (const text of ["", "soon", "2026-13-01", "2026-02-30", "next week", "3 fortnights ago", "2026-11-03T25:00", "february 30 2026", "smarch 2026", "since", "13 hours", "11/03/2026", "20260", "the 45th of may"]) {
       const w = parseWhen(text, NOW);
       expect(w.ok, text).toBe(false);
       if (!w.ok) expect(w.error).toMatch(/not a date I can read\. Write an ISO date/);
