@@ -130,6 +130,8 @@ forEachDatabase("session_search modes", (getDb) => {
     expect(lines(byBen)).toHaveLength(1);
     expect(byBen).toContain("rollback plan by ben");
     expect(await text({ query: "kumquat", author: "UBEN", limit: 20 })).toContain("rollback plan by ben");
+    // Mentions as a conversation writes them: Slack's <@U…> and <@U…|name>, Discord's <@!…>, @name.
+    for (const mention of ["<@UBEN>", "<@UBEN|ben>", "<@!UBEN>", "@Ben"]) expect(lines(await text({ query: "kumquat", author: mention, limit: 20 })), mention).toEqual(lines(byBen));
     // Listing without words: the newest messages matching the filters.
     const inGen = await text({ channel: "<#CGEN>" });
     expect(inGen).toContain("rollback plan by ben");

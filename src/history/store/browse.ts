@@ -212,7 +212,8 @@ export function historyBrowse(db: Db): HistoryBrowse {
       });
     },
     async authorsNamed(scope, readable, name) {
-      const wanted = name.trim().replace(/^<?@/, "").replace(/>$/, "").toLowerCase();
+      // A mention as written in the conversation: Slack's <@U123> or <@U123|name>, Discord's <@123> or <@!123>, or @name.
+      const wanted = name.trim().replace(/^<@!?|^@/, "").replace(/\|[^>]*>$|>$/, "").toLowerCase();
       if (!wanted) return [];
       if (wanted === "me" || wanted === "myself") return [scope.personId];
       const people = await db.person.findMany({ where: { workspaceId: scope.workspaceId }, select: { id: true, displayName: true, externalId: true } });
