@@ -133,9 +133,10 @@ function countedSpan(t: string, now: Date, today: Ymd, zone: string): When | nul
     const at = new Date(now.getTime() - n * (m[2]!.startsWith("h") ? CLOCK_MS.hour : CLOCK_MS.minute));
     return { ok: true, span: { start: at, end: at } };
   }
-  m = /^(?:the )?(?:last|past|previous) (\S+) (minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)$/.exec(t);
+  m = /^(?:the )?(?:last|past|previous) (?:(\S+) )?(minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)$/.exec(t);
   if (!m) return null;
-  const n = countOf(m[1]!);
+  // "the past hour": one.
+  const n = m[1] === undefined ? 1 : countOf(m[1]);
   if (n === null) return null;
   if (/^(m|h)/.test(m[2]!) && !m[2]!.startsWith("month")) {
     const back = new Date(now.getTime() - n * (m[2]!.startsWith("h") ? CLOCK_MS.hour : CLOCK_MS.minute));

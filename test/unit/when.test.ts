@@ -82,6 +82,9 @@ describe("parseWhen", () => {
     expect(span(parseWhen("last 7 days", NOW))).toEqual(["2026-10-28T00:00:00.000Z", "2026-11-05T00:00:00.000Z"]);
     expect(span(parseWhen("the past two weeks", NOW))).toEqual(["2026-10-19T00:00:00.000Z", "2026-11-09T00:00:00.000Z"]);
     expect(span(parseWhen("past 24 hours", NOW))).toEqual(["2026-11-03T10:30:00.000Z", "2026-11-04T10:30:00.000Z"]);
+    expect(span(parseWhen("the past hour", NOW))).toEqual(["2026-11-04T09:30:00.000Z", "2026-11-04T10:30:00.000Z"]);
+    // "last week" stays the calendar week before this one; "the past day" is yesterday and today.
+    expect(span(parseWhen("past day", NOW))).toEqual(["2026-11-03T00:00:00.000Z", "2026-11-05T00:00:00.000Z"]);
     expect(span(parseWhen("tomorrow", NOW, "Asia/Tokyo"))).toEqual(["2026-11-04T15:00:00.000Z", "2026-11-05T15:00:00.000Z"]);
   });
 
