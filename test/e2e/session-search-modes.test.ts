@@ -199,10 +199,19 @@ forEachDatabase("session_search modes", (getDb) => {
     for (const id of [bens.id, elsewhere.id]) expect((await text({ mode: "around", message_id: id })).replace(String(id), String(maxId + 1000))).toBe(missing);
     const kept = await stored("plan channel decided");
     expect((await text({ mode: "around", message_id: kept.id }, asker("UBEN", "Ben"))).replace(String(kept.id), String(maxId + 1000))).toBe(missing);
-    // Filters cannot reach past the scope either.
-    expect(await text({ channel: "D-UBEN" })).toMatch(/^No earlier messages match these filters/);
-    expect(await text({ author: "UANA", channel: "D-UANA" }, asker("UBEN", "Ben"))).toMatch(/^No earlier messages match these filters/);
-    expect(await text({ mode: "recent", channel: "D-UBEN" })).toMatch(/^No earlier sessions match/);
+    // Filters cannot reach past the scope either: another person's DM answers as a channel that does not exist.
+    const noChannel = async (input: Record<string, unknown>, at?: PlaceOptions): Promise<string> => {
+      const r = await call(input, at);
+      expect(r.isError, r.content).toBe(true);
+      return r.content.replace(String(input.channel), "X");
+    };
+    expect(await noChannel({ channel: "D-UBEN" })).toBe(await noChannel({ channel: "D-NOBODY" }));
+    expect(await noChannel({ author: "UANA", channel: "D-UANA" }, asker("UBEN", "Ben"))).toBe(await noChannel({ author: "UANA", channel: "CNOPE" }, asker("UBEN", "Ben")));
+    expect(await noChannel({ mode: "recent", channel: "D-UBEN" })).toBe(await noChannel({ mode: "recent", channel: "D-NOBODY" }));
+    // A channel named as people say it, not as results show it, is an error naming the fix, not an empty result.
+    expect(await noChannel({ query: "kumquat", channel: "#general" })).toMatch(/^No channel "X" with messages you can read\. Name a channel as results show it/);
+    // A channel the asker can read, with nothing inside the other filters: no error, just nothing.
+    expect(await text({ query: "kumquat", channel: "CGEN", before: "2020-01-01" })).toMatch(/^No earlier messages match "kumquat" with these filters/);
   });
 
   it("tells the turn what every mode showed (why this answer?)", async () => {

@@ -619,7 +619,11 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
       filters.author = author;
       queries.push(author);
     }
-    if (modeRand() < 0.4) filters.channel = modePick([`${w.id}-c${Math.floor(modeRand() * opts.channels)}`, `${w.id}-k${Math.floor(modeRand() * (opts.listened ?? 2))}`, `D-${w.id}-p${Math.floor(modeRand() * opts.people)}`, "dm"]);
+    if (modeRand() < 0.4) {
+      filters.channel = modePick([`${w.id}-c${Math.floor(modeRand() * opts.channels)}`, `${w.id}-k${Math.floor(modeRand() * (opts.listened ?? 2))}`, `D-${w.id}-p${Math.floor(modeRand() * opts.people)}`, "dm"]);
+      // A channel no one of the asker's reach has is an error quoting it back, as an unknown author's is.
+      queries.push(filters.channel);
+    }
     if (modeRand() < 0.3) filters[modePick(["after", "before"])] = modePick(["yesterday", "today", "2020-01-01", "last week", "3 days ago"]);
     const mode = modePick(["session", "around", "recent", "filters"] as const);
     const input =

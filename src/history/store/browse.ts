@@ -75,6 +75,11 @@ export interface HistoryBrowse {
    * message the asker may see: nobody else, so a name says nothing of people the asker never met.
    */
   authorsNamed(scope: Scope, readable: readonly string[], name: string): Promise<string[]>;
+  /**
+   * Whether the channel filter names a channel with a message the asker may see ("dm": their own
+   * DM). A channel they cannot read answers as one that does not exist.
+   */
+  channelKnown(scope: Scope, readable: readonly string[], channel: string): Promise<boolean>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -221,6 +226,9 @@ export function historyBrowse(db: Db): HistoryBrowse {
       // Only those who wrote something the asker may see (one scoped look-up each: a name matches few).
       const wrote = await Promise.all(candidates.map((p) => db.message.findFirst({ where: where(scope, readable, {}, { authorId: p.id }), select: { id: true } })));
       return candidates.filter((_, i) => wrote[i] !== null).map((p) => p.id);
+    },
+    async channelKnown(scope, readable, channel) {
+      return (await db.message.findFirst({ where: where(scope, readable, { channel }), select: { id: true } })) !== null;
     },
   };
 }
