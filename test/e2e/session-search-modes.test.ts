@@ -132,6 +132,10 @@ forEachDatabase("session_search modes", (getDb) => {
     expect(await text({ query: "kumquat", author: "UBEN", limit: 20 })).toContain("rollback plan by ben");
     // Mentions as a conversation writes them: Slack's <@U…> and <@U…|name>, Discord's <@!…>, @name.
     for (const mention of ["<@UBEN>", "<@UBEN|ben>", "<@!UBEN>", "@Ben"]) expect(lines(await text({ query: "kumquat", author: mention, limit: 20 })), mention).toEqual(lines(byBen));
+    // A family name alone, in any case and with or without accents, names the person too.
+    const byAna = lines(await text({ query: "kumquat", author: "Ana Lopez", limit: 20 }));
+    expect(byAna.length).toBeGreaterThan(0);
+    for (const name of ["Lopez", "LÓPEZ", "ana  lopez"]) expect(lines(await text({ query: "kumquat", author: name, limit: 20 })), name).toEqual(byAna);
     // Listing without words: the newest messages matching the filters.
     const inGen = await text({ channel: "<#CGEN>" });
     expect(inGen).toContain("rollback plan by ben");

@@ -11,6 +11,7 @@ import type { Db } from "../../db/client.ts";
 import type { Prisma } from "../../db/generated/sqlite/client.ts";
 import type { Scope } from "../../ground/types.ts";
 import { sessionKey } from "./search.ts";
+import { fold } from "../text.ts";
 
 /** What narrows a read (all optional): a time span, authors (ids from `authorsNamed`), a channel. */
 export interface BrowseFilter {
@@ -71,7 +72,7 @@ export interface HistoryBrowse {
    */
   recent(scope: Scope, readable: readonly string[], f: BrowseFilter, limit: number, exclude: string | null): Promise<RecentSession[]>;
   /**
-   * People named `name` (display name, its first word, or platform id; any case; "me") who wrote a
+   * People named `name` (display name, one word of it, or platform id; any case or accents; "me") who wrote a
    * message the asker may see: nobody else, so a name says nothing of people the asker never met.
    */
   authorsNamed(scope: Scope, readable: readonly string[], name: string): Promise<string[]>;
@@ -160,9 +161,10 @@ function sessionWhere(key: string): Prisma.MessageWhereInput | null {
   return { conversationId: m[1]!, sessionId: null, createdAt: { gte: new Date(day), lt: new Date(day + DAY_MS) } };
 }
 
+/** Whether `name` (folded) names this person: their platform id, display name, or one word of it ("Lopez", "jose" for "José"). */
 const named = (name: string, p: { displayName: string | null; externalId: string }): boolean => {
-  const display = (p.displayName ?? "").trim().toLowerCase();
-  return p.externalId.toLowerCase() === name || display === name || (display !== "" && display.split(/\s+/)[0] === name);
+  const display = fold((p.displayName ?? "").trim()).replace(/\s+/g, " ");
+  return p.externalId.toLowerCase() === name || display === name || (display !== "" && display.split(/\s+/).includes(name));
 };
 
 export function historyBrowse(db: Db): HistoryBrowse {
@@ -218,7 +220,7 @@ export function historyBrowse(db: Db): HistoryBrowse {
     },
     async authorsNamed(scope, readable, name) {
       // A mention as written in the conversation: Slack's <@U123> or <@U123|name>, Discord's <@123> or <@!123>, or @name.
-      const wanted = name.trim().replace(/^<@!?|^@/, "").replace(/\|[^>]*>$|>$/, "").toLowerCase();
+      const wanted = fold(name.trim().replace(/^<@!?|^@/, "").replace(/\|[^>]*>$|>$/, "").replace(/\s+/g, " "));
       if (!wanted) return [];
       if (wanted === "me" || wanted === "myself") return [scope.personId];
       const people = await db.person.findMany({ where: { workspaceId: scope.workspaceId }, select: { id: true, displayName: true, externalId: true } });
