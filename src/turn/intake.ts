@@ -102,6 +102,9 @@ export class Intake {
       if (queue.busy(key)) await new Promise((resolve) => setImmediate(resolve));
       const place = await history.resolve(inbound);
       const { session, isNew } = await sessions.current(scopeOf(place), this.deps.now());
+      // A new session's first snapshot is read while its message is stored, not a round trip after:
+      // only when nothing of this conversation is under way, whose turn could still write what it reads.
+      const early = isNew && !queue.busy(key) ? runner.snapshotReads(place, session.id) : null;
       const stored = await history.recordInbound(place, inbound, session.id, lease());
       storedYet = true;
       if (!stored) return null;
@@ -124,7 +127,7 @@ export class Intake {
           if (opts.leased) await recovery.before(scopeOf(place), stored);
           const context = storable((await opts.context) ?? "");
           if (context.trim()) await history.recordContext(place, session.id, stored.id, context, stored.createdAt);
-          return runner.run(place, session.id, stored.id, hooks, known, lease());
+          return runner.run(place, session.id, stored.id, hooks, known, lease(), early);
         }),
       };
     };

@@ -18,7 +18,7 @@ import { carryOverNote } from "./carry-over.ts";
 import { usedChars, type MemoryEntry, type MemoryStore } from "../memory/store.ts";
 import type { SkillStore } from "../skills/store.ts";
 import { isPrivateSkill } from "../skills/visibility.ts";
-import type { PersonaStore } from "../persona/store.ts";
+import type { Persona, PersonaStore } from "../persona/store.ts";
 import type { SessionManager, Snapshot } from "../agent/sessions.ts";
 import { renderProfile, renderShared } from "../agent/prompt.ts";
 
@@ -48,8 +48,43 @@ function placeLabel(place: Place): string {
   return `channel ${c.channelId}${c.threadId ? `, thread ${c.threadId}` : ""} (${platform}; several people may take part)`;
 }
 
+/**
+ * The reads a session's first snapshot is taken from. The intake starts them for a new session
+ * while its first message is stored (`Snapshots.reads`), where they were a round trip after it.
+ */
+export interface SnapshotReads {
+  facts: Promise<MemoryEntry[]>;
+  persona: Promise<Persona | null>;
+  /** The note of the conversation's session before this one (carry-over.ts). */
+  carried: Promise<string | null>;
+}
+
+/** A read started before anyone awaits it: its failure reaches whoever awaits it, not the process. */
+function held<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => {});
+  return read;
+}
+
 export class Snapshots {
   constructor(private readonly deps: SnapshotDeps) {}
+
+  /**
+   * Starts the reads of session `sessionId`'s first snapshot. Only when nothing of the conversation
+   * is under way (turn/intake.ts): a turn that is could still write what they read.
+   */
+  reads(scope: Scope, sessionId: string, facts?: Promise<MemoryEntry[]>): SnapshotReads {
+    const { persona, sessions, history, memory } = this.deps;
+    const carried = carryOverNote(
+      {
+        previous: (sc, id) => sessions.previous(sc, id),
+        messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through),
+        taught: (sc, ids) => memory.taughtBy(sc, ids),
+      },
+      scope,
+      sessionId,
+    );
+    return { facts: held(facts ?? memory.facts(scope)), persona: held(persona.get(scope)), carried: held(carried) };
+  }
 
   /**
    * The session's frozen snapshot, taking it now if this is the session's (or this speaker's) first
@@ -57,14 +92,14 @@ export class Snapshots {
    * model (a round trip in front of every new session's first call), only before the turn ends: the
    * next turn reads it.
    */
-  async ensure(sessionId: string, current: Snapshot | null, scope: Scope, place: Place): Promise<{ snapshot: Snapshot; saved: Promise<void> | null }> {
+  async ensure(sessionId: string, current: Snapshot | null, scope: Scope, place: Place, early: SnapshotReads | null = null): Promise<{ snapshot: Snapshot; saved: Promise<void> | null }> {
     let snapshot = current;
     let changed = false;
-    let read: Promise<MemoryEntry[]> | null = null;
+    let read: Promise<MemoryEntry[]> | null = early?.facts ?? null;
     // One read of the place's facts serves both parts.
     const facts = () => (read ??= this.deps.memory.facts(scope));
     if (!snapshot) {
-      snapshot = { ...(await this.shared(scope, place, facts(), sessionId)), profiles: {} };
+      snapshot = { ...(await this.shared(scope, place, early ?? this.reads(scope, sessionId, facts()))), profiles: {} };
       changed = true;
     }
     if (snapshot.profiles[place.person.id] === undefined) {
@@ -79,32 +114,20 @@ export class Snapshots {
   /** A fresh snapshot for this speaker (compression: new memory reaches a running session). */
   async retake(scope: Scope, place: Place): Promise<Snapshot> {
     const facts = this.deps.memory.facts(scope);
-    const shared = await this.shared(scope, place, facts);
+    const shared = await this.shared(scope, place, { facts, persona: this.deps.persona.get(scope), carried: Promise.resolve(null) });
     const profile = await this.profile(scope, place, await facts);
     return { ...shared, profiles: { [place.person.id]: profile.text }, profileFacts: { [place.person.id]: profile.facts } };
   }
 
   /**
-   * `sessionId`: a session's first snapshot carries the note of the conversation's session before it.
-   * The reads that do not depend on each other (the facts, under way already; the skills index, the
-   * persona, the previous session) are started together: on PostgreSQL each is a round trip, and a
-   * session's first turn waited for them one after another.
+   * The shared part, from reads started together (`reads`: the facts, the persona, the previous
+   * session's note) and the skills index: on PostgreSQL each is a round trip, and a session's first
+   * turn waited for them one after another.
    */
-  private async shared(scope: Scope, place: Place, factsRead: Promise<MemoryEntry[]>, sessionId?: string): Promise<{ shared: string; rules: string[]; facts: string[] }> {
-    const { skills, persona, memory, sessions, history } = this.deps;
-    const carry = sessionId
-      ? carryOverNote(
-          {
-            previous: (sc, id) => sessions.previous(sc, id),
-            messages: (sc, id, after, through) => history.sessionMessages(sc, id, after, through),
-            taught: (sc, ids) => memory.taughtBy(sc, ids),
-          },
-          scope,
-          sessionId,
-        )
-      : Promise.resolve(null);
+  private async shared(scope: Scope, place: Place, reads: SnapshotReads): Promise<{ shared: string; rules: string[]; facts: string[] }> {
+    const { skills, persona, memory, history } = this.deps;
     // The index carries each skill's author and date: the prompt names who taught it.
-    const [index, current, carried, facts] = await Promise.all([skills.index(scope), persona.get(scope), carry, factsRead]);
+    const [index, current, carried, facts] = await Promise.all([skills.index(scope), reads.persona, reads.carried, reads.facts]);
     const visible = index.filter((s) => !isPrivateSkill(s));
     const inForce = facts.filter((e) => e.scope === "team" && e.kind === "rule");
     // Judged only where there are rules: a workspace without them reads nothing more per session.

@@ -32,7 +32,7 @@ import type { Providers } from "../providers/providers.ts";
 import type { Embeddings } from "../providers/embeddings/wiring.ts";
 import { withProviderItems } from "../providers/quoted.ts";
 import type { TurnLeases } from "./leases.ts";
-import { speakerName, type Snapshots } from "./snapshot.ts";
+import { speakerName, type SnapshotReads, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
 import type { TurnStart, TurnStartStore } from "./turn-start-store.ts";
 import type { RecordedReply, TurnEndStore } from "./turn-end-store.ts";
@@ -90,8 +90,16 @@ export interface TurnDeps {
 export class TurnRunner {
   constructor(private readonly deps: TurnDeps) {}
 
-  /** `known`: the session's messages through this one, when the intake already holds them, and whether a correction may be open. */
-  async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null): Promise<Outbound | null> {
+  /** A new session's first snapshot reads, started before its turn (turn/intake.ts; snapshot.ts `reads`). */
+  snapshotReads(place: Place, sessionId: string): SnapshotReads {
+    return this.deps.snapshots.reads(scopeOf(place), sessionId);
+  }
+
+  /**
+   * `known`: the session's messages through this one, when the intake already holds them, and
+   * whether a correction may be open; `early`: the snapshot's reads, when the intake started them.
+   */
+  async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null, early: SnapshotReads | null = null): Promise<Outbound | null> {
     const { settings: s, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);
@@ -110,7 +118,7 @@ export class TurnRunner {
     const writes: Promise<void>[] = [];
     try {
       // A burst's turns are prepared a few at a time, in arrival order (TurnDeps.preparing).
-      const prep = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes));
+      const prep = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes, early));
       const { request, asked, earlier, correction } = prep;
       ({ inPrompt, shownLessons } = prep);
       question = asked;
@@ -167,9 +175,9 @@ export class TurnRunner {
    * Everything before the model is called: the snapshot, the session's messages (compressed when
    * long), the lessons that fit and the correction this message answers, and the request built from them.
    */
-  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[]): Promise<Prepared> {
+  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[], early: SnapshotReads | null): Promise<Prepared> {
     const { settings: s, history, memory, tools, learning } = this.deps;
-    const { snapshot, saved } = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place);
+    const { snapshot, saved } = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place, early);
     // A snapshot not saved is taken again by the next turn (the session store keeps only what was
     // written): the answer need not wait for, or fail with, its write.
     const saving = saved?.catch((err: unknown) => this.deps.log.warn({ err: errText(err), session: session.id }, "could not save the session's snapshot; the next turn takes it again"));

@@ -49,4 +49,28 @@ forEachDatabase("working memory between sessions", (getDb) => {
     expect(third).not.toContain("LAST SESSION");
     expect(third).not.toContain("where were we?");
   });
+  it("reads a new session's snapshot after the turn still under way in its conversation: what that turn saved and answered is in it", async () => {
+    const thread: PlaceOptions = { workspace: h.ws, user: "UBOB", name: "Bob", channel: "C-ops", isDm: false, thread: uniqueId("th") };
+    h.fake.setDefault({ text: "Hi." });
+    await say(thread, "hello");
+    clock += 10 * 60 * 1000;
+    // The session's last turn is slow, and saves a channel fact before it answers.
+    h.fake.enqueue(
+      { delayMs: 400, then: { toolUse: [{ name: "memory", input: { operations: [{ action: "add", target: "channel", content: "The orders database moves to cluster B" }] } }] } },
+      { text: "Saved: the orders database moves to cluster B." },
+    );
+    const before = h.fake.requests.length;
+    const slow = h.core.handle(inboundFor(thread, "remember: the orders database moves to cluster B", uniqueId("m"), new Date(clock)));
+    while (h.fake.requests.length === before) await new Promise((r) => setTimeout(r, 5));
+    // Meanwhile the idle timeout passes and the next message starts a new session.
+    clock += 2 * HOUR;
+    const next = h.core.handle(inboundFor(thread, "what is moving?", uniqueId("m"), new Date(clock)));
+    expect((await slow).kind).toBe("reply");
+    expect((await next).kind).toBe("reply");
+    const asked = h.fake.requests.find((r) => JSON.stringify(r.body.messages).includes("what is moving?"))!;
+    const system = systemText(asked);
+    expect(system).toContain("LAST SESSION IN THIS CONVERSATION");
+    expect(system).toContain("The orders database moves to cluster B");
+    expect(system).toContain("cairn: Saved: the orders database moves to cluster B.");
+  });
 });
