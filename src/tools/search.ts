@@ -124,8 +124,8 @@ async function filterOf(a: Args, history: History, scope: Scope, readable: strin
     const c = a.channel.trim().replace(/^<#/, "").replace(/(\|[^>]*)?>$/, "").replace(/^#/, "");
     f.channel = c.toLowerCase() === "dm" ? "dm" : c;
     // A name the results never showed ("#general", "payments") would otherwise match nothing, silently.
-    if (!(await history.browse.channelKnown(scope, readable, f.channel)))
-      throw new ToolError(`No channel "${a.channel}" with messages you can read. Name a channel as results show it ("<#C123>" or "C123"), "dm" for your DM with cairn, or search without channel.`);
+    if (f.channel !== "dm" && !(await history.browse.channelKnown(scope, readable, f.channel)))
+      throw new ToolError(`No channel "${a.channel}" with messages you can read. Name a channel as results show it ("<#C123>" or "C123"), or "dm" for your DM with cairn, or search without channel.`);
   }
   return f;
 }

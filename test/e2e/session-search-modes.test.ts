@@ -141,6 +141,8 @@ forEachDatabase("session_search modes", (getDb) => {
     expect(inGen).toContain("rollback plan by ben");
     expect(inGen).not.toMatch(/budget|plan channel/);
     const mine = await text({ query: "kumquat", channel: "dm", limit: 20 });
+    // Someone with no DM with cairn yet: nothing, not an error (their own DM is no name to get wrong).
+    expect(await text({ channel: "dm" }, asker("UDAN", "Dan"))).toMatch(/^No earlier messages match these filters/);
     expect(mine).toContain("budget is forty");
     expect(mine).not.toMatch(/friday|plan channel|bensecret/);
     // Ben may not name the listened channel into his results (cairn's own post there is a chat message, his to read).

@@ -77,8 +77,8 @@ export interface HistoryBrowse {
    */
   authorsNamed(scope: Scope, readable: readonly string[], name: string): Promise<string[]>;
   /**
-   * Whether the channel filter names a channel with a message the asker may see ("dm": their own
-   * DM). A channel they cannot read answers as one that does not exist.
+   * Whether the channel filter names a channel with a message the asker may see. A channel they
+   * cannot read answers as one that does not exist.
    */
   channelKnown(scope: Scope, readable: readonly string[], channel: string): Promise<boolean>;
 }
