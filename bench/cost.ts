@@ -52,6 +52,9 @@ async function measure(core: Core, model: FakeModel, queries: () => number, plac
   };
 }
 
+/** A turn's cost with 1M messages (issue 29, item 4), per database. */
+const GOALS = { sqlite: { p50: 0.5, p99: 3 }, postgresql: { p50: 1.5, p99: 10 } } as const;
+
 export async function run(): Promise<BenchOutcome> {
   const bench = await openBenchDatabase("cost", { countQueries: true });
   try {
@@ -83,10 +86,13 @@ export async function run(): Promise<BenchOutcome> {
     const seededCore = await benchCore(bench.database, model);
     const seeded = await measure(seededCore, model, bench.queries, (i) => ({ ws: seedWorkspace(i % plan.workspaces), user: seedUser(i % plan.peoplePerWorkspace), channel: seedChannel(i % plan.channelsPerWorkspace) }));
 
+    const goal = GOALS[bench.provider];
+    const met = seeded.p50 <= goal.p50 && seeded.p99 <= goal.p99;
     const result = {
       database: bench.provider,
       seed: { ...plan, seconds: seedSeconds },
-      goal: { p50: 5, p99: 25 },
+      goal,
+      goalMet: met,
       baselineEmptyDb: baseline,
       seeded,
       ratioSeededToEmpty: { p50: round(seeded.p50 / baseline.p50), p99: round(seeded.p99 / baseline.p99) },
@@ -96,7 +102,7 @@ export async function run(): Promise<BenchOutcome> {
     const text = [
       `core cost per turn on ${bench.provider} (seeded: ${plan.messages.toLocaleString("en")} messages, ${plan.memoryEntries.toLocaleString("en")} memory entries, ${plan.skills.toLocaleString("en")} skills, ${plan.workspaces} workspaces; seeding took ${seedSeconds} s)`,
       table(["database", "turns", "p50 ms", "p99 ms", "mean ms", "SQL/turn"], [row("empty (baseline)", baseline), row("seeded", seeded)]),
-      `seeded/empty: p50 x${result.ratioSeededToEmpty.p50}, p99 x${result.ratioSeededToEmpty.p99}; goal on SQLite: p50 <= 5 ms, p99 <= 25 ms`,
+      `seeded/empty: p50 x${result.ratioSeededToEmpty.p50}, p99 x${result.ratioSeededToEmpty.p99}; goal on ${bench.provider} (issue 29), seeded: p50 <= ${goal.p50} ms, p99 <= ${goal.p99} ms: ${met ? "met" : "not met"} (this machine's speed drifts: compare builds alternated, bench/README)`,
     ].join("\n");
     return { name: "cost", table: text, result };
   } finally {
