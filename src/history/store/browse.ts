@@ -87,21 +87,26 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Messages read back to find recent sessions (newest first): enough for a busy person's weeks. */
 const RECENT_SCAN = 2000;
 
-/** The asker's scope as a Prisma filter on Message: the same rule as search's and cited.ts's. */
+/** The conversations the asker may read: the same rule as search's and cited.ts's. */
+function visibleConversation(scope: Scope, readable: readonly string[]): Prisma.ConversationWhereInput {
+  return {
+    workspaceId: scope.workspaceId,
+    OR: [
+      { kind: { not: "channel" }, isDm: false },
+      { kind: { not: "channel" }, ownerId: scope.personId },
+      { kind: "channel", channelId: { in: [...readable] } },
+    ],
+  };
+}
+
+/** The asker's scope as a Prisma filter on Message. */
 function visible(scope: Scope, readable: readonly string[]): Prisma.MessageWhereInput {
   return {
     workspaceId: scope.workspaceId,
     status: { not: "failed" },
     // Context rows repeat a thread's earlier messages, stored (or kept) on their own already.
     role: { not: "context" },
-    conversation: {
-      workspaceId: scope.workspaceId,
-      OR: [
-        { kind: { not: "channel" }, isDm: false },
-        { kind: { not: "channel" }, ownerId: scope.personId },
-        { kind: "channel", channelId: { in: [...readable] } },
-      ],
-    },
+    conversation: visibleConversation(scope, readable),
   };
 }
 
@@ -230,7 +235,13 @@ export function historyBrowse(db: Db): HistoryBrowse {
       return candidates.filter((_, i) => wrote[i] !== null).map((p) => p.id);
     },
     async channelKnown(scope, readable, channel) {
-      return (await db.message.findFirst({ where: where(scope, readable, { channel }), select: { id: true } })) !== null;
+      // The channel's conversations first (the channel and its threads; a conversation exists once a
+      // message was stored in it, so a hundred settle it), then a message of theirs by its index:
+      // asked of the messages alone, a name no channel has would scan the workspace's history.
+      const conversations = await db.conversation.findMany({ where: { AND: [visibleConversation(scope, readable), { channelId: channel }] }, select: { id: true }, take: 100 });
+      if (conversations.length === 0) return false;
+      const ids = conversations.map((c) => c.id);
+      return (await db.message.findFirst({ where: where(scope, readable, {}, { conversationId: { in: ids } }), select: { id: true } })) !== null;
     },
   };
 }
