@@ -160,7 +160,14 @@ const unitOf = (word: string): Unit | null => {
  * instant ("2026-11-03T14:00Z": a span of no length). Anything else is an error saying what is read.
  */
 export function parseWhen(text: string, now: Date, zone = "UTC"): When {
-  const t = text.trim().toLowerCase().replace(/\s+/g, " ").replace(LEAD, "");
+  const t = text
+    .trim()
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .replace(LEAD, "")
+    // "Monday, November 2", "Tue Nov. 3": the date decides; the weekday and the stop add nothing.
+    .replace(/^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,? (?=\S)(?!(?:last|past|this|ago)\b)/, "")
+    .replace(/\b(jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\./g, "$1");
   const today = dayIn(now, zone);
   const bad: When = { ok: false, error: `"${text}" is not a date I can read. Write ${WHEN_FORMS}.` };
   let m: RegExpMatchArray | null;
@@ -196,7 +203,7 @@ export function parseWhen(text: string, now: Date, zone = "UTC"): When {
   if ((m = /^(last|this|past|previous) (week|month|year)$/.exec(t))) {
     return unitSpan(unitOf(m[2]!)!, m[1] === "this" ? 0 : 1, today, zone);
   }
-  if ((m = /^(last |on )?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)$/.exec(t))) {
+  if ((m = /^(last |on |past |this past )?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)$/.exec(t))) {
     // The latest such day before today ("monday" said on a Monday is a week ago).
     const back = (weekday(today) - WEEKDAYS.indexOf(m[2]!) + 7) % 7 || 7;
     return unitSpan("day", back, today, zone);

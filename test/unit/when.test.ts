@@ -69,6 +69,10 @@ describe("parseWhen", () => {
     expect(span(parseWhen("nov 4", NOW))).toEqual(["2026-11-04T00:00:00.000Z", "2026-11-05T00:00:00.000Z"]);
     expect(span(parseWhen("nov 5", NOW))).toEqual(["2025-11-05T00:00:00.000Z", "2025-11-06T00:00:00.000Z"]);
     expect(span(parseWhen("2026", NOW))).toEqual(["2026-01-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z"]);
+    // A weekday before a date, and a month abbreviated with a full stop, as people and models write them.
+    expect(span(parseWhen("Monday, November 2", NOW))).toEqual(["2026-11-02T00:00:00.000Z", "2026-11-03T00:00:00.000Z"]);
+    expect(span(parseWhen("Tue Nov. 3, 2026", NOW))).toEqual(["2026-11-03T00:00:00.000Z", "2026-11-04T00:00:00.000Z"]);
+    expect(span(parseWhen("this past monday", NOW))).toEqual(["2026-11-02T00:00:00.000Z", "2026-11-03T00:00:00.000Z"]);
   });
 
   it("reads counts in words, hours and minutes ago, the last n units, and tomorrow", () => {
