@@ -22,6 +22,12 @@ export interface BrowseFilter {
   authorIds?: readonly string[];
   /** A conversation's platform channel id, or "dm": the asker's own DM with cairn. */
   channel?: string;
+  /**
+   * The channel's conversations the asker may read (`channelConversations`), when resolved: read by
+   * their ids, where the channel's id alone made PostgreSQL walk the workspace's messages newest
+   * first looking for a channel that has few.
+   */
+  conversationIds?: readonly string[];
 }
 
 export interface BrowsedMessage {
@@ -77,13 +83,16 @@ export interface HistoryBrowse {
    */
   authorsNamed(scope: Scope, readable: readonly string[], name: string): Promise<string[]>;
   /**
-   * Whether the channel filter names a channel with a message the asker may see. A channel they
-   * cannot read answers as one that does not exist.
+   * The conversations of `channel` (it and its threads) the asker may read, when one has a message
+   * they may see; else none: a channel they cannot read answers as one that does not exist. At most
+   * CHANNEL_CONVERSATIONS + 1: more than that, and the filter reads the channel by its id.
    */
-  channelKnown(scope: Scope, readable: readonly string[], channel: string): Promise<boolean>;
+  channelConversations(scope: Scope, readable: readonly string[], channel: string): Promise<string[]>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** A channel's conversations read by id in a filter; a channel with more threads is read by its id. */
+export const CHANNEL_CONVERSATIONS = 500;
 /** Messages read back to find recent sessions (newest first): enough for a busy person's weeks. */
 const RECENT_SCAN = 2000;
 
@@ -115,6 +124,7 @@ function narrowed(scope: Scope, f: BrowseFilter): Prisma.MessageWhereInput[] {
   if (f.after || f.before) out.push({ createdAt: { ...(f.after ? { gte: f.after } : {}), ...(f.before ? { lt: f.before } : {}) } });
   if (f.authorIds) out.push({ authorId: { in: [...f.authorIds] } });
   if (f.channel === "dm") out.push({ conversation: { isDm: true, ownerId: scope.personId } });
+  else if (f.conversationIds) out.push({ conversationId: { in: [...f.conversationIds] } });
   else if (f.channel !== undefined) out.push({ conversation: { channelId: f.channel } });
   return out;
 }
@@ -234,14 +244,14 @@ export function historyBrowse(db: Db): HistoryBrowse {
       const wrote = await Promise.all(candidates.map((p) => db.message.findFirst({ where: where(scope, readable, {}, { authorId: p.id }), select: { id: true } })));
       return candidates.filter((_, i) => wrote[i] !== null).map((p) => p.id);
     },
-    async channelKnown(scope, readable, channel) {
-      // The channel's conversations first (the channel and its threads; a conversation exists once a
-      // message was stored in it, so a hundred settle it), then a message of theirs by its index:
-      // asked of the messages alone, a name no channel has would scan the workspace's history.
-      const conversations = await db.conversation.findMany({ where: { AND: [visibleConversation(scope, readable), { channelId: channel }] }, select: { id: true }, take: 100 });
-      if (conversations.length === 0) return false;
-      const ids = conversations.map((c) => c.id);
-      return (await db.message.findFirst({ where: where(scope, readable, {}, { conversationId: { in: ids } }), select: { id: true } })) !== null;
+    async channelConversations(scope, readable, channel) {
+      // The channel's conversations first (a conversation exists once a message was stored in it, so
+      // a hundred settle whether one has a message), then a message of theirs by its index: asked of
+      // the messages alone, a name no channel has would scan the workspace's history.
+      const ids = (await db.conversation.findMany({ where: { AND: [visibleConversation(scope, readable), { channelId: channel }] }, select: { id: true }, take: CHANNEL_CONVERSATIONS + 1 })).map((c) => c.id);
+      if (ids.length === 0) return [];
+      const any = await db.message.findFirst({ where: where(scope, readable, {}, { conversationId: { in: ids.slice(0, 100) } }), select: { id: true } });
+      return any ? ids : [];
     },
   };
 }
