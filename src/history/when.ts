@@ -104,13 +104,16 @@ function countOf(word: string): number | null {
 }
 
 const isDay = (ymd: Ymd): boolean => ymd.m >= 1 && ymd.m <= 12 && ymd.d >= 1 && ymd.d <= new Date(Date.UTC(ymd.y, ymd.m, 0)).getUTCDate();
-const after = (a: Ymd, b: Ymd): boolean => a.y * 10_000 + a.m * 100 + a.d > b.y * 10_000 + b.m * 100 + b.d;
+const later = (a: Ymd, b: Ymd): boolean => a.y * 10_000 + a.m * 100 + a.d > b.y * 10_000 + b.m * 100 + b.d;
+
+/** "Nov 3, 2026", "november": month first. */
+const MONTH_DAY = new RegExp(`^${MONTH_WORD}(?: (\\d{1,2})(?:st|nd|rd|th)?)?,?(?: (\\d{4}))?$`);
+/** "3 November 2026", "the 2nd of november": day first. */
+const DAY_MONTH = new RegExp(`^(?:the )?(\\d{1,2})(?:st|nd|rd|th)?(?: of)? ${MONTH_WORD},?(?: (\\d{4}))?$`);
 
 /** "November 2026", "nov", "Nov 3, 2026", "3rd November", "the 2nd of november": a month or a day (null: not one). */
 function namedDate(t: string, today: Ymd, zone: string): When | null {
-  const m =
-    new RegExp(`^${MONTH_WORD}(?: (\\d{1,2})(?:st|nd|rd|th)?)?,?(?: (\\d{4}))?$`).exec(t) ??
-    new RegExp(`^(?:the )?(\\d{1,2})(?:st|nd|rd|th)?(?: of)? ${MONTH_WORD},?(?: (\\d{4}))?$`).exec(t);
+  const m = MONTH_DAY.exec(t) ?? DAY_MONTH.exec(t);
   if (!m) return null;
   const [month, day] = /^\d/.test(m[1]!) ? [m[2]!, m[1]] : [m[1]!, m[2]];
   const mo = MONTHS.indexOf(month.slice(0, 3)) + 1;
@@ -120,28 +123,33 @@ function namedDate(t: string, today: Ymd, zone: string): When | null {
     return span({ y, m: mo, d: 1 }, { y, m: mo + 1, d: 1 }, zone);
   }
   let ymd = { y: year ?? today.y, m: mo, d: Number(day) };
-  if (year === null && after(ymd, today)) ymd = { ...ymd, y: today.y - 1 };
+  if (year === null && later(ymd, today)) ymd = { ...ymd, y: today.y - 1 };
   return isDay(ymd) ? span(ymd, addDays(ymd, 1), zone) : null;
+}
+
+/** A clock unit's length ("minutes", "mins", "hour", "hrs"); null for a calendar unit. */
+function clockMs(word: string): number | null {
+  if (/^(minutes?|mins?)$/.test(word)) return CLOCK_MS.minute;
+  return /^(hours?|hrs?)$/.test(word) ? CLOCK_MS.hour : null;
 }
 
 /** "2 hours ago" (an instant), "last 7 days", "past two weeks" (from that far back to the end of the current one). */
 function countedSpan(t: string, now: Date, today: Ymd, zone: string): When | null {
-  let m = /^(\S+) (minutes?|mins?|hours?|hrs?) ago$/.exec(t);
+  let m = /^(\S+) (\S+) ago$/.exec(t);
   if (m) {
     const n = countOf(m[1]!);
-    if (n === null) return null;
-    const at = new Date(now.getTime() - n * (m[2]!.startsWith("h") ? CLOCK_MS.hour : CLOCK_MS.minute));
+    const ms = clockMs(m[2]!);
+    if (n === null || ms === null) return null;
+    const at = new Date(now.getTime() - n * ms);
     return { ok: true, span: { start: at, end: at } };
   }
-  m = /^(?:the )?(?:last|past|previous) (?:(\S+) )?(minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?)$/.exec(t);
+  m = /^(?:the )?(?:last|past|previous) (?:(\S+) )?(\S+)$/.exec(t);
   if (!m) return null;
   // "the past hour": one.
   const n = m[1] === undefined ? 1 : countOf(m[1]);
   if (n === null) return null;
-  if (/^(m|h)/.test(m[2]!) && !m[2]!.startsWith("month")) {
-    const back = new Date(now.getTime() - n * (m[2]!.startsWith("h") ? CLOCK_MS.hour : CLOCK_MS.minute));
-    return { ok: true, span: { start: back, end: now } };
-  }
+  const ms = clockMs(m[2]!);
+  if (ms !== null) return { ok: true, span: { start: new Date(now.getTime() - n * ms), end: now } };
   const unit = unitOf(m[2]!);
   if (!unit) return null;
   const from = unitSpan(unit, n, today, zone);

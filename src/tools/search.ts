@@ -8,7 +8,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError, type ToolContext } from "./registry.ts";
 import type { HistoryStore, SearchHit } from "../history/store/store.ts";
-import { CHANNEL_CONVERSATIONS, type BrowsedMessage, type BrowseFilter, type RecentSession } from "../history/store/browse.ts";
+import type { BrowsedMessage, BrowseFilter, RecentSession } from "../history/store/browse.ts";
 import type { Scope } from "../ground/types.ts";
 import type { QueryVector } from "../history/store/search-vectors.ts";
 import { parseWhen, WHEN_FORMS } from "../history/when.ts";
@@ -127,7 +127,7 @@ async function filterOf(a: Args, history: History, scope: Scope, readable: strin
       const ids = await history.browse.channelConversations(scope, readable, f.channel);
       // A name the results never showed ("#general", "payments") would otherwise match nothing, silently.
       if (ids.length === 0) throw new ToolError(`No channel "${a.channel}" with messages you can read. Name a channel as results show it ("<#C123>" or "C123"), or "dm" for your DM with cairn, or search without channel.`);
-      if (ids.length <= CHANNEL_CONVERSATIONS) f.conversationIds = ids;
+      f.conversationIds = ids;
     }
   }
   return f;

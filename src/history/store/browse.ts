@@ -24,8 +24,8 @@ export interface BrowseFilter {
   channel?: string;
   /**
    * The channel's conversations the asker may read (`channelConversations`), when resolved: read by
-   * their ids, where the channel's id alone made PostgreSQL walk the workspace's messages newest
-   * first looking for a channel that has few.
+   * their ids (up to CHANNEL_CONVERSATIONS of them), where the channel's id alone made PostgreSQL
+   * walk the workspace's messages newest first looking for a channel that has few.
    */
   conversationIds?: readonly string[];
 }
@@ -85,14 +85,14 @@ export interface HistoryBrowse {
   /**
    * The conversations of `channel` (it and its threads) the asker may read, when one has a message
    * they may see; else none: a channel they cannot read answers as one that does not exist. At most
-   * CHANNEL_CONVERSATIONS + 1: more than that, and the filter reads the channel by its id.
+   * CHANNEL_CONVERSATIONS + 1: with more, a filter given them reads the channel by its id.
    */
   channelConversations(scope: Scope, readable: readonly string[], channel: string): Promise<string[]>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A channel's conversations read by id in a filter; a channel with more threads is read by its id. */
-export const CHANNEL_CONVERSATIONS = 500;
+const CHANNEL_CONVERSATIONS = 500;
 /** Messages read back to find recent sessions (newest first): enough for a busy person's weeks. */
 const RECENT_SCAN = 2000;
 
@@ -124,7 +124,7 @@ function narrowed(scope: Scope, f: BrowseFilter): Prisma.MessageWhereInput[] {
   if (f.after || f.before) out.push({ createdAt: { ...(f.after ? { gte: f.after } : {}), ...(f.before ? { lt: f.before } : {}) } });
   if (f.authorIds) out.push({ authorId: { in: [...f.authorIds] } });
   if (f.channel === "dm") out.push({ conversation: { isDm: true, ownerId: scope.personId } });
-  else if (f.conversationIds) out.push({ conversationId: { in: [...f.conversationIds] } });
+  else if (f.conversationIds && f.conversationIds.length <= CHANNEL_CONVERSATIONS) out.push({ conversationId: { in: [...f.conversationIds] } });
   else if (f.channel !== undefined) out.push({ conversation: { channelId: f.channel } });
   return out;
 }
