@@ -205,7 +205,7 @@ export async function run(): Promise<BenchOutcome> {
     const pick = () => QUERY_WORDS[Math.floor(r() * QUERY_WORDS.length)]!;
     const queries = Array.from({ length: queryCount }, () => `${pick()} ${pick()} ${pick()}`);
     const vectorOf = (text: string): QueryVector => ({ space: SPACE, vector: quantize(fake.vector(text, DIMENSIONS)) });
-    const ctx = { database: db, scope, exclude: "", readable: "[]" };
+    const ctx = { database: db, scope, exclude: "", readable: "[]", filter: {} };
 
     // Warm-up: statements prepared, pages cached.
     for (const q of queries.slice(0, 5)) {

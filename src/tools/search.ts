@@ -8,7 +8,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { defineTool, ToolError, type ToolContext } from "./registry.ts";
 import type { HistoryStore, SearchHit } from "../history/store/store.ts";
-import type { BrowsedMessage, BrowseFilter, RecentSession } from "../history/store/browse.ts";
+import type { BrowsedMessage, RecentSession } from "../history/store/browse.ts";
+import { isFiltered, type HistoryFilter } from "../history/store/filter.ts";
 import type { Scope } from "../ground/types.ts";
 import type { QueryVector } from "../history/store/search-vectors.ts";
 import { parseWhen, WHEN_FORMS } from "../history/when.ts";
@@ -105,8 +106,8 @@ export interface SessionSearchOptions {
 type History = Pick<HistoryStore, "search" | "browse">;
 
 /** The filters as the stores take them; a ToolError the model can act on when one cannot be read. */
-async function filterOf(a: Args, history: History, scope: Scope, readable: string[], now: Date, zone: string): Promise<BrowseFilter> {
-  const f: BrowseFilter = {};
+async function filterOf(a: Args, history: History, scope: Scope, readable: string[], now: Date, zone: string): Promise<HistoryFilter> {
+  const f: HistoryFilter = {};
   for (const side of ["after", "before"] as const) {
     const text = a[side];
     if (text === undefined) continue;
@@ -133,25 +134,12 @@ async function filterOf(a: Args, history: History, scope: Scope, readable: strin
   return f;
 }
 
-const filtered = (f: BrowseFilter): boolean => Object.keys(f).length > 0;
-
-/** Search hits the filters let through (the search ranks; the filters narrow its best). */
-function keeps(f: BrowseFilter, h: SearchHit): boolean {
-  if (f.after && h.createdAt < f.after) return false;
-  if (f.before && h.createdAt >= f.before) return false;
-  if (f.authorIds && (h.authorId === null || !f.authorIds.includes(h.authorId))) return false;
-  if (f.channel === "dm") return h.isDm;
-  return f.channel === undefined || (!h.isDm && h.channelId === f.channel);
-}
-/** Hits ranked before the filters narrow them: enough that a filtered search still finds its few. */
-const FILTERED_POOL = 200;
-
 export function sessionSearchTool(history: History, readable: ReadableChannels = async () => [], opts: SessionSearchOptions = {}) {
   const zone = opts.timeZone ?? "UTC";
   const now = opts.now ?? (() => new Date());
   const report = (ctx: ToolContext, query: string, ids: number[]) => ctx.onRead?.({ kind: "search", query, messageIds: ids });
 
-  async function query(a: Args, ctx: ToolContext, f: BrowseFilter, canRead: string[], limit: number): Promise<string> {
+  async function query(a: Args, ctx: ToolContext, f: HistoryFilter, canRead: string[], limit: number): Promise<string> {
     const label = a.query ?? "(filters only)";
     if (a.query === undefined) {
       const rows = await history.browse.latest(ctx.scope, canRead, f, limit);
@@ -160,31 +148,32 @@ export function sessionSearchTool(history: History, readable: ReadableChannels =
       return wrapRecalled(`${rows.length} newest message(s) matching the filters, newest first.`, rows.map((m, i) => `${i + 1}. ${messageLine(m)}`).join("\n"));
     }
     const vector = await opts.queryVector?.(a.query);
-    const found = await history.search(ctx.scope, a.query, {
-      limit: filtered(f) ? FILTERED_POOL : limit,
+    // The filters are the search's own (history/store/filter.ts): candidates are found among what they let through.
+    const hits = await history.search(ctx.scope, a.query, {
+      limit,
       excludeSessionId: ctx.sessionId,
       readable: canRead,
       vector,
+      filter: f,
       ...(ctx.conversation ? { context: ctx.conversation } : {}),
     });
-    const hits = found.filter((h) => keeps(f, h)).slice(0, limit);
     report(ctx, label, hits.map((h) => h.messageId));
-    if (hits.length === 0) return `No earlier messages match "${a.query}"${filtered(f) ? " with these filters" : ""}. Try other or fewer words${filtered(f) ? ", or fewer filters" : ""}.`;
+    if (hits.length === 0) return `No earlier messages match "${a.query}"${isFiltered(f) ? " with these filters" : ""}. Try other or fewer words${isFiltered(f) ? ", or fewer filters" : ""}.`;
     const lines = hits.map((h, i) => `${i + 1}. ${line({ ...h, id: h.messageId }, h.snippet.replace(/\s+/g, " "))}`);
     return wrapRecalled(`${hits.length} result(s) for "${a.query}".`, lines.join("\n"));
   }
 
-  async function session(a: Args, ctx: ToolContext, f: BrowseFilter, canRead: string[], limit: number): Promise<string> {
+  async function session(a: Args, ctx: ToolContext, f: HistoryFilter, canRead: string[], limit: number): Promise<string> {
     const key = a.session_id!.trim().replace(/^session\s+/i, "");
     const page = await history.browse.session(ctx.scope, canRead, key, a.cursor ?? 0, limit, f);
     report(ctx, `session ${key}`, page?.messages.map((m) => m.id) ?? []);
     // The same words whether the session does not exist or is not the speaker's to read.
-    if (!page) return `Session "${key}": nothing you can read${filtered(f) ? " matches these filters" : ""}. Session ids appear in result lines as "session <id>".`;
+    if (!page) return `Session "${key}": nothing you can read${isFiltered(f) ? " matches these filters" : ""}. Session ids appear in result lines as "session <id>".`;
     const more = page.next === null ? "End of session." : `More: call again with mode "session", session_id "${key}", cursor ${page.next}.`;
     return wrapRecalled(`Session ${key}: ${page.messages.length} message(s) in order.`, `${page.messages.map(messageLine).join("\n")}\n${more}`);
   }
 
-  async function around(a: Args, ctx: ToolContext, f: BrowseFilter, canRead: string[]): Promise<string> {
+  async function around(a: Args, ctx: ToolContext, f: HistoryFilter, canRead: string[]): Promise<string> {
     const id = a.message_id!;
     const near = await history.browse.around(ctx.scope, canRead, id, a.window, f);
     report(ctx, `around msg ${id}`, near ? [...near.before, near.anchor, ...near.after].map((m) => m.id) : []);
@@ -193,7 +182,7 @@ export function sessionSearchTool(history: History, readable: ReadableChannels =
     return wrapRecalled(`${near.before.length} message(s) before and ${near.after.length} after msg ${id} (marked >>), in order.`, lines.join("\n"));
   }
 
-  async function recent(ctx: ToolContext, f: BrowseFilter, canRead: string[], limit: number): Promise<string> {
+  async function recent(ctx: ToolContext, f: HistoryFilter, canRead: string[], limit: number): Promise<string> {
     const sessions = await history.browse.recent(ctx.scope, canRead, f, limit, ctx.sessionId);
     report(ctx, "recent sessions", sessions.map((s) => s.first.id));
     if (sessions.length === 0) return "No earlier sessions match. Widen the dates, or drop the author or channel filter.";

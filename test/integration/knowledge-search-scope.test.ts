@@ -64,7 +64,7 @@ forEachDatabase("channel knowledge search", (getDb) => {
   }
 
   const queries = () => (getDb().provider === "sqlite" ? sqliteQueries : postgresQueries);
-  const ctx = (scope: Scope, readable: string[]): Ctx => ({ database: getDb(), scope, exclude: "", readable: JSON.stringify(readable) });
+  const ctx = (scope: Scope, readable: string[]): Ctx => ({ database: getDb(), scope, exclude: "", readable: JSON.stringify(readable), filter: {} });
 
   it("reads the newest matches of the readable channels, in order, and counts only them", async () => {
     const { scope, ids, elsewhere } = await seed();

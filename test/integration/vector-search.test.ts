@@ -55,6 +55,13 @@ forEachDatabase("vector search", (getDb) => {
     expect(hybrid.map((h) => h.messageId)).not.toContain(secret.id);
     const own = await searchMessages(db, secret.scope, "how do we ship the web app?", { limit: 5, vector: q! });
     expect(own.map((h) => h.messageId)).toContain(secret.id);
+    // session_search's filters hold on the vector path too: found by meaning only inside them.
+    const narrowed = async (filter: Parameters<typeof searchMessages>[3]["filter"]) =>
+      (await searchMessages(db, secret.scope, "how do we ship the web app?", { limit: 5, vector: q!, filter })).map((h) => h.messageId);
+    expect(await narrowed({ channel: "dm" })).toEqual([secret.id]);
+    expect(await narrowed({ before: new Date(Date.now() - 86_400_000) })).toEqual([]);
+    expect((await narrowed({ authorIds: [other.scope.personId] })).filter((id) => id !== other.id)).toEqual([]);
+    expect(await narrowed({ after: new Date(Date.now() - 86_400_000) })).toEqual(expect.arrayContaining([said.id, secret.id]));
   });
 
   it("the backlog drains; an entry whose text changed is embedded again, and only its current vector is used", async () => {

@@ -578,7 +578,7 @@ export async function runScopeFuzz(core: Core, database: Database, fake: FakeAnt
     if (!vector) throw new Error(`no vector for the probe ${query}`);
     const scope = scopeOf(await core.history.resolve(inboundFor(place(ws, person, channel))));
     const readable = listened.filter((l) => l.ws.id === ws.id && canRead(l.channel, person)).map((l) => l.channel);
-    const rows = await nearestMessages({ database, scope, exclude: "", readable: JSON.stringify(readable) }, vector, 50);
+    const rows = await nearestMessages({ database, scope, exclude: "", readable: JSON.stringify(readable), filter: {} }, vector, 50);
     for (const [id, conversationId] of rows) {
       vectors.rows++;
       const c = await conversationOf(conversationId);

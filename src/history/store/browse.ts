@@ -12,23 +12,7 @@ import type { Prisma } from "../../db/generated/sqlite/client.ts";
 import type { Scope } from "../../ground/types.ts";
 import { sessionKey } from "./search.ts";
 import { fold } from "../text.ts";
-
-/** What narrows a read (all optional): a time span, authors (ids from `authorsNamed`), a channel. */
-export interface BrowseFilter {
-  /** On or after. */
-  after?: Date;
-  /** Strictly before. */
-  before?: Date;
-  authorIds?: readonly string[];
-  /** A conversation's platform channel id, or "dm": the asker's own DM with cairn. */
-  channel?: string;
-  /**
-   * The channel's conversations the asker may read (`channelConversations`), when resolved: read by
-   * their ids (up to CHANNEL_CONVERSATIONS of them), where the channel's id alone made PostgreSQL
-   * walk the workspace's messages newest first looking for a channel that has few.
-   */
-  conversationIds?: readonly string[];
-}
+import { byConversationIds, CHANNEL_CONVERSATIONS, type HistoryFilter } from "./filter.ts";
 
 export interface BrowsedMessage {
   id: number;
@@ -67,16 +51,16 @@ export interface Page {
 
 export interface HistoryBrowse {
   /** One session's messages in order, `limit` after the cursor; null when it has none the asker may see. */
-  session(scope: Scope, readable: readonly string[], key: string, cursor: number, limit: number, f: BrowseFilter): Promise<Page | null>;
+  session(scope: Scope, readable: readonly string[], key: string, cursor: number, limit: number, f: HistoryFilter): Promise<Page | null>;
   /** A message and up to `n` of its conversation's messages on each side; null when the asker may not see it. */
-  around(scope: Scope, readable: readonly string[], id: number, n: number, f: BrowseFilter): Promise<{ before: BrowsedMessage[]; anchor: BrowsedMessage; after: BrowsedMessage[] } | null>;
+  around(scope: Scope, readable: readonly string[], id: number, n: number, f: HistoryFilter): Promise<{ before: BrowsedMessage[]; anchor: BrowsedMessage; after: BrowsedMessage[] } | null>;
   /** The newest messages matching the filters, newest first. */
-  latest(scope: Scope, readable: readonly string[], f: BrowseFilter, limit: number): Promise<BrowsedMessage[]>;
+  latest(scope: Scope, readable: readonly string[], f: HistoryFilter, limit: number): Promise<BrowsedMessage[]>;
   /**
    * The newest sessions with a message matching the filters (with neither author nor channel: one
    * the asker wrote), newest first, with their summaries; `exclude`: the session already in the prompt.
    */
-  recent(scope: Scope, readable: readonly string[], f: BrowseFilter, limit: number, exclude: string | null): Promise<RecentSession[]>;
+  recent(scope: Scope, readable: readonly string[], f: HistoryFilter, limit: number, exclude: string | null): Promise<RecentSession[]>;
   /**
    * People named `name` (display name, one word of it, or platform id; any case or accents; "me") who wrote a
    * message the asker may see: nobody else, so a name says nothing of people the asker never met.
@@ -91,8 +75,6 @@ export interface HistoryBrowse {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** A channel's conversations read by id in a filter; a channel with more threads is read by its id. */
-const CHANNEL_CONVERSATIONS = 500;
 /** Messages read back to find recent sessions (newest first): enough for a busy person's weeks. */
 const RECENT_SCAN = 2000;
 
@@ -119,17 +101,18 @@ function visible(scope: Scope, readable: readonly string[]): Prisma.MessageWhere
   };
 }
 
-function narrowed(scope: Scope, f: BrowseFilter): Prisma.MessageWhereInput[] {
+/** The filter for Prisma: filter.ts's rules (`filterSql`), as search's statements write them. */
+function narrowed(scope: Scope, f: HistoryFilter): Prisma.MessageWhereInput[] {
   const out: Prisma.MessageWhereInput[] = [];
   if (f.after || f.before) out.push({ createdAt: { ...(f.after ? { gte: f.after } : {}), ...(f.before ? { lt: f.before } : {}) } });
   if (f.authorIds) out.push({ authorId: { in: [...f.authorIds] } });
   if (f.channel === "dm") out.push({ conversation: { isDm: true, ownerId: scope.personId } });
-  else if (f.conversationIds && f.conversationIds.length <= CHANNEL_CONVERSATIONS) out.push({ conversationId: { in: [...f.conversationIds] } });
+  else if (byConversationIds(f)) out.push({ conversationId: { in: [...f.conversationIds] } });
   else if (f.channel !== undefined) out.push({ conversation: { channelId: f.channel } });
   return out;
 }
 
-const where = (scope: Scope, readable: readonly string[], f: BrowseFilter, ...more: Prisma.MessageWhereInput[]): Prisma.MessageWhereInput => ({
+const where = (scope: Scope, readable: readonly string[], f: HistoryFilter, ...more: Prisma.MessageWhereInput[]): Prisma.MessageWhereInput => ({
   AND: [visible(scope, readable), ...narrowed(scope, f), ...more],
 });
 

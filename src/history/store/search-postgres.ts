@@ -3,6 +3,7 @@
  * character tsvector (`cjk`), and neighbours and counts in scope.
  */
 import type { SqlParam } from "../../db/direct.ts";
+import { filterSql } from "./filter.ts";
 import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row } from "./search-queries.ts";
 
 /**
@@ -71,6 +72,7 @@ async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked:
   // Common words: workspace and role after each channel's LIMIT (see above); rarer ones: inside it,
   // where they let the planner take the partial GIN index of channel knowledge.
   const inside = common ? "" : `AND m."workspaceId" = $1 AND m.role = 'channel'`;
+  const filter = narrow(ctx, 6);
   const rows = await run(
     ctx,
     `SELECT json_agg(r ORDER BY ${ranked ? "rk DESC, " : ""}id DESC)::text AS j FROM (
@@ -80,7 +82,7 @@ async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked:
          CROSS JOIN LATERAL (
            SELECT json_build_array(${PG_ROW}) AS r, m.id, m."workspaceId" AS ws, m.role${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
              FROM "Message" m CROSS JOIN to_tsquery('english', $3) q
-            WHERE m."conversationId" = k.cid AND m.search @@ q ${inside} AND m.status <> 'failed'
+            WHERE m."conversationId" = k.cid AND m.search @@ q ${inside} AND m.status <> 'failed'${filter.sql}
             ORDER BY m.id DESC LIMIT $5) x
         WHERE x.ws = $1 AND x.role = 'channel'
         ORDER BY ${ranked ? "x.rk DESC, " : ""}x.id DESC LIMIT $4) y`,
@@ -88,6 +90,7 @@ async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked:
     words.join(" | "),
     limit,
     each,
+    ...filter.params,
   );
   return parsed<Row>(rows);
 }
@@ -102,18 +105,23 @@ async function recentKnowledge(ctx: Ctx, words: string[], limit: number, ranked:
  */
 async function anyMatches(ctx: Ctx, source: Source, words: string[], limit: number): Promise<Row[]> {
   const q = source.params(ctx).length + 1;
+  const filter = narrow(ctx, q + 2);
   const rows = await run(
     ctx,
     `WITH x AS MATERIALIZED (
        SELECT json_build_array(${PG_ROW}) AS r FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
-        WHERE m.search @@ q AND ${source.scope})
+        WHERE m.search @@ q AND ${source.scope}${filter.sql})
      SELECT json_agg(r)::text AS j FROM (SELECT r FROM x LIMIT $${q + 1}) y`,
     ...source.params(ctx),
     words.join(" | "),
     limit,
+    ...filter.params,
   );
   return parsed<Row>(rows);
 }
+
+/** The search's filters on `m` (filter.ts), their placeholders numbered from `from`. */
+export const narrow = (ctx: Ctx, from: number) => filterSql("postgresql", ctx.filter, ctx.scope, from);
 
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
 export const PG_ROW = `m.id, m."conversationId", m."authorId", m.role, m."sessionId", round(extract(epoch FROM m."createdAt") * 1000)::bigint, m.text`;
@@ -173,6 +181,7 @@ export const postgresQueries: Queries = {
         continue;
       }
       const q = source.params(ctx).length + 1;
+      const filter = narrow(ctx, q + 2);
       if (!ranked && fits) {
         out.push(...(await anyMatches(ctx, source, words, limit)));
         continue;
@@ -180,19 +189,20 @@ export const postgresQueries: Queries = {
       // Every word common (search-queries.ts `RECENT_WINDOW`): ranked among the newest matches, read
       // backwards by id, not among every message holding one of them.
       const matches = `SELECT m.* FROM ${PG_FROM} CROSS JOIN to_tsquery('english', $${q}) q
-            WHERE m.search @@ q AND ${source.scope} ORDER BY m.id DESC LIMIT ${RECENT_WINDOW}`;
+            WHERE m.search @@ q AND ${source.scope}${filter.sql} ORDER BY m.id DESC LIMIT ${RECENT_WINDOW}`;
       const from = ranked && common ? `(${matches}) m` : `"Message" m`;
       const rows = await run(
         ctx,
         `SELECT json_agg(r ${ranked ? "ORDER BY rk DESC, id DESC" : ""})::text AS j FROM (
            SELECT json_build_array(${PG_ROW}) AS r, m.id${ranked ? ", ts_rank_cd(m.search, q) AS rk" : ""}
              FROM ${from}${ranked && common ? "" : ` JOIN "Conversation" c ON c.id = m."conversationId"`} CROSS JOIN to_tsquery('english', $${q}) q
-            WHERE m.search @@ q${ranked && common ? "" : ` AND ${source.scope}`}
+            WHERE m.search @@ q${ranked && common ? "" : ` AND ${source.scope}${filter.sql}`}
             ${ranked ? "ORDER BY ts_rank_cd(m.search, q) DESC, m.id DESC" : ""}
             LIMIT $${q + 1}) x`,
         ...source.params(ctx),
         words.join(" | "),
         limit,
+        ...filter.params,
       );
       out.push(...parsed<Row>(rows));
     }
@@ -201,17 +211,19 @@ export const postgresQueries: Queries = {
   async cjk(ctx, q, limit) {
     // Each CJK character is a token of the `cjk` column, so a bigram is a two-token phrase.
     const tsquery = q.grams.map((g) => [...g].join(" <-> ")).join(" | ");
+    const filter = narrow(ctx, 7);
     const rows = await run(
       ctx,
       `SELECT json_agg(r ORDER BY rk DESC, id DESC)::text AS j FROM (
          SELECT json_build_array(${PG_ROW}) AS r, m.id, ts_rank_cd(m.cjk, q) AS rk
            FROM ${PG_FROM} CROSS JOIN to_tsquery('simple', $5) q
-          WHERE m.cjk @@ q AND ${PG_SCOPE(1)}
+          WHERE m.cjk @@ q AND ${PG_SCOPE(1)}${filter.sql}
           ORDER BY ts_rank_cd(m.cjk, q) DESC, m.id DESC
           LIMIT $6) x`,
       ...scopeParams(ctx),
       tsquery,
       limit,
+      ...filter.params,
     );
     return parsed<Row>(rows);
   },

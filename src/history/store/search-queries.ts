@@ -12,6 +12,7 @@ import type { SqlParam } from "../../db/direct.ts";
 import type { Scope } from "../../ground/types.ts";
 import type { AnalyzedQuery } from "../query.ts";
 import type { RankDoc, RankStats } from "../rank.ts";
+import type { HistoryFilter } from "./filter.ts";
 
 /**
  * Channel knowledge's candidates are ranked among its newest this many matches in scope: a listened
@@ -66,6 +67,12 @@ export interface Ctx {
    * ids; "[]" for none): conversations of kind "channel" show only for these.
    */
   readable: string;
+  /**
+   * session_search's filters: part of every statement that finds candidates (words, CJK, vectors),
+   * so a narrow filter finds its matches however many better ones lie outside it. Counts and
+   * neighbours are not filtered: they weigh words and lend context, and are no results themselves.
+   */
+  filter: HistoryFilter;
 }
 
 export type Stats = Omit<RankStats, "df">;

@@ -4,6 +4,7 @@
  * counts in scope.
  */
 import type { SqlParam } from "../../db/direct.ts";
+import { filterSql } from "./filter.ts";
 import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
 
 /** CJK bigrams are matched with LIKE over this many of the workspace's latest messages. */
@@ -82,6 +83,9 @@ const fromMatches = (source: Source): string =>
     ? `${source.table} CROSS JOIN "Message" m ON m.id = ${source.table}.rowid`
     : `${source.table} JOIN "Message" m ON m.id = ${source.table}.rowid JOIN "Conversation" c ON c.id = m.conversationId`;
 
+/** The search's filters on `m`, where the scope's clause ends (filter.ts). */
+const narrow = (ctx: Ctx) => filterSql("sqlite", ctx.filter, ctx.scope);
+
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
@@ -91,9 +95,10 @@ async function sqliteMatch(ctx: Ctx, source: Source, terms: string[], limit: num
   // RECENT_WINDOW matches in scope are ranked: a big channel's common words match hundreds of
   // thousands of messages, and bm25 over all of them took seconds.
   const recent = source.recent === true;
+  const filter = narrow(ctx);
   const inner = `SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}
          FROM ${fromMatches(source)}
-        WHERE ${table} MATCH ? AND ${source.scope}`;
+        WHERE ${table} MATCH ? AND ${source.scope}${filter.sql}`;
   const candidates = recent
     ? ranked
       ? `SELECT * FROM (${inner} ORDER BY ${table}.rowid DESC LIMIT ${RECENT_WINDOW}) ORDER BY rk, id DESC LIMIT ?`
@@ -105,6 +110,7 @@ async function sqliteMatch(ctx: Ctx, source: Source, terms: string[], limit: num
     `SELECT json_group_array(${SQLITE_ROW_OF_COLS} ${ranked ? "ORDER BY rk, id DESC" : ""}) AS j FROM (${candidates})`,
     quoted(terms),
     ...source.params(ctx),
+    ...filter.params,
     limit,
   );
   return parsed<Row>(rows);
@@ -163,17 +169,19 @@ export const sqliteQueries: Queries = {
     // Two-character words (most Chinese words) are below what a trigram index can look up: they are
     // matched with LIKE over the workspace's latest messages.
     const like = q.grams.map(() => `m.text LIKE ?`).join(" OR ");
+    const filter = narrow(ctx);
     const rows = await run(
       ctx,
       `SELECT json_group_array(${SQLITE_ROW_OF_COLS}) AS j FROM (
          SELECT ${SQLITE_ROW_COLS}
            FROM (SELECT * FROM "Message" WHERE workspaceId = ? ORDER BY createdAt DESC LIMIT ${CJK_SCAN}) m
            JOIN "Conversation" c ON c.id = m.conversationId
-          WHERE (${like}) AND ${SQLITE_SCOPE}
+          WHERE (${like}) AND ${SQLITE_SCOPE}${filter.sql}
           LIMIT ?)`,
       ctx.scope.workspaceId,
       ...q.grams.map((g) => `%${g}%`),
       ...scopeParams(ctx),
+      ...filter.params,
       limit,
     );
     out.push(...parsed<Row>(rows));

@@ -4,12 +4,17 @@
  * checked against the same scope clause as the word search (SQLITE_SCOPE / PG_SCOPE), inside the
  * statement that reads the vectors: a vector of a message the asker may not see is never compared.
  *
+ * session_search's filters pick among the nearest; the spread they must stand out from is the whole
+ * scope's: a filter that leaves three vectors leaves no spread to measure, and a weak match among
+ * them would be shown as found by meaning.
+ *
  * The scan is exact. SQLite computes the distance in the statement (sqlite-vec, or the JavaScript
  * stand-in of db/sqlite-vectors.ts) and returns the nearest rows. PostgreSQL without pgvector returns
  * the scoped vectors and the nearest are picked here, then read as rows (in scope again).
  */
 import { cosine } from "../../ground/vector.ts";
-import { PG_ROW, PG_SCOPE } from "./search-postgres.ts";
+import { narrow, PG_ROW, PG_SCOPE } from "./search-postgres.ts";
+import { filterSql } from "./filter.ts";
 import { SQLITE_ROW, SQLITE_SCOPE } from "./search-sqlite.ts";
 import { parsed, run, scopeParams, type Ctx, type Row } from "./search-queries.ts";
 
@@ -58,20 +63,24 @@ function standsOut(sim: number, spread: Spread): boolean {
 }
 
 async function nearestSqlite(ctx: Ctx, q: QueryVector, limit: number): Promise<Row[]> {
-  // One scan: every scoped vector's similarity, the spread of all of them, and the nearest few.
+  // One scan: every scoped vector's similarity, the spread of all of them, and the nearest few
+  // that session_search's filters let through (`ok`).
+  const filter = filterSql("sqlite", ctx.filter, ctx.scope);
   const rows = await run(
     ctx,
     `WITH s AS MATERIALIZED (
-       SELECT v.messageId AS id, 1 - vec_distance_cosine(vec_int8(v.vector), vec_int8(?)) AS sim
+       SELECT v.messageId AS id, 1 - vec_distance_cosine(vec_int8(v.vector), vec_int8(?)) AS sim, (1${filter.sql}) AS ok
          FROM "MessageVector" v
          JOIN "Message" m ON m.id = v.messageId
          JOIN "Conversation" c ON c.id = m.conversationId
         WHERE v.space = ? AND v.workspaceId = ? AND length(v.vector) = ? AND ${SQLITE_SCOPE}),
      spread AS (SELECT count(*) AS n, total(sim) AS t, total(sim * sim) AS q FROM s)
      SELECT json_group_array(json_array(${SQLITE_ROW}, near.sim) ORDER BY near.sim DESC, m.id DESC), spread.n, spread.t, spread.q
-       FROM (SELECT * FROM s ORDER BY sim DESC LIMIT ?) near
+       FROM (SELECT * FROM s WHERE ok ORDER BY sim DESC LIMIT ?) near
        JOIN "Message" m ON m.id = near.id, spread`,
+    // Placeholders in the order they stand: the query vector and the filter's (select list), then the scan's.
     asBuffer(q.vector),
+    ...filter.params,
     q.space,
     ctx.scope.workspaceId,
     q.vector.length,
@@ -86,9 +95,10 @@ async function nearestSqlite(ctx: Ctx, q: QueryVector, limit: number): Promise<R
 }
 
 async function nearestPostgres(ctx: Ctx, q: QueryVector, limit: number): Promise<Row[]> {
+  const filter = narrow(ctx, 7);
   const scoped = await run(
     ctx,
-    `SELECT v."messageId", v.vector
+    `SELECT v."messageId", v.vector, (true${filter.sql}) AS ok
        FROM "MessageVector" v
        JOIN "Message" m ON m.id = v."messageId"
        JOIN "Conversation" c ON c.id = m."conversationId"
@@ -96,6 +106,7 @@ async function nearestPostgres(ctx: Ctx, q: QueryVector, limit: number): Promise
     ...scopeParams(ctx),
     q.space,
     q.vector.length,
+    ...filter.params,
   );
   const best = topK(scoped, q.vector, limit);
   if (best.length === 0) return [];
@@ -110,7 +121,10 @@ async function nearestPostgres(ctx: Ctx, q: QueryVector, limit: number): Promise
   return parsed<Row>(rows).sort((a, b) => order.get(a[0])! - order.get(b[0])!);
 }
 
-/** The `k` nearest of (id, vector) rows that stand out from all of them, nearest first (ties: newest first). */
+/**
+ * The `k` nearest of (id, vector, ok) rows that the filters let through (ok) and stand out from all
+ * of them, nearest first (ties: newest first).
+ */
 function topK(rows: unknown[][], query: Uint8Array, k: number): { id: number; sim: number }[] {
   const all: { id: number; sim: number }[] = [];
   const spread: Spread = { n: rows.length, sum: 0, squares: 0 };
@@ -118,7 +132,7 @@ function topK(rows: unknown[][], query: Uint8Array, k: number): { id: number; si
     const sim = cosine(r[1] as Uint8Array, query);
     spread.sum += sim;
     spread.squares += sim * sim;
-    all.push({ id: Number(r[0]), sim });
+    if (r[2] === true) all.push({ id: Number(r[0]), sim });
   }
   return all
     .sort((a, b) => b.sim - a.sim || b.id - a.id)

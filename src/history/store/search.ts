@@ -21,6 +21,7 @@ import { nearestMessages, type QueryVector } from "./search-vectors.ts";
 import { collectionStats, documentFrequencies, keptDocs } from "./collection-stats.ts";
 import { fuseRanks } from "../../ground/vector.ts";
 import { docKeys, fold, makeSnippet } from "../text.ts";
+import { isFiltered, passes, type HistoryFilter } from "./filter.ts";
 
 export interface SearchHit {
   messageId: number;
@@ -62,6 +63,11 @@ export interface SearchOptions {
    * among them): of what the query finds, the sessions that share its other words come first.
    */
   context?: readonly string[];
+  /**
+   * Only messages these let through (session_search's after, before, author, channel): candidates are
+   * found among them, in the database, and so is every hit.
+   */
+  filter?: HistoryFilter;
 }
 
 /** Candidates fetched per query: enough that truncation by the database's own rank rarely matters. */
@@ -77,7 +83,9 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   if (q.terms.length === 0 && q.grams.length === 0 && !vector) return [];
   const options: RankingOptions = { ...DEFAULT_RANKING, ...opts.ranking };
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
-  const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []) };
+  const filter = opts.filter ?? {};
+  const narrow = isFiltered(filter);
+  const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []), filter };
   const words = q.terms.map((t) => t.word);
   // Each word's count in scope comes first (kept a while, collection-stats.ts; a rare word's is
   // cheap): a word in more than MAX_CANDIDATES messages means they do not all fit, and the first,
@@ -148,11 +156,19 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   }
 
   const context = opts.context?.length ? contextKeys(opts.context) : undefined;
+  // Filtered, every document is ranked and the filter picks the best it lets through: a neighbour
+  // (found beside a candidate, not by the filtered statements) can rank high and still be outside it.
+  const want = narrow ? undefined : nearest.length > 0 ? opts.limit * 2 : opts.limit;
   const byWords =
-    matches.length > 0 ? rank({ query: q, matches, neighbours, stats: { ...stats, df }, namedPeople: named, options, limit: nearest.length > 0 ? opts.limit * 2 : opts.limit, terms, ...(context ? { context } : {}) }) : [];
-  const ranked = nearest.length > 0 ? fuseRanks([byWords.map((r) => r.doc), nearest], (d) => d.id).slice(0, opts.limit).map((doc) => ({ doc })) : byWords;
-  if (ranked.length === 0) return [];
+    matches.length > 0 ? rank({ query: q, matches, neighbours, stats: { ...stats, df }, namedPeople: named, options, ...(want ? { limit: want } : {}), terms, ...(context ? { context } : {}) }) : [];
   const conversations = new Map(shown.conversations.map((c) => [c[0], c]));
+  const kept = (doc: RankDoc): boolean => {
+    const c = conversations.get(doc.conversationId);
+    return c !== undefined && passes(filter, doc, { isDm: c[2] === true || c[2] === 1, channelId: c[3] });
+  };
+  const wordsKept = narrow ? byWords.filter((r) => kept(r.doc)) : byWords;
+  const ranked = nearest.length > 0 ? fuseRanks([wordsKept.map((r) => r.doc).slice(0, opts.limit * 2), nearest], (d) => d.id).slice(0, opts.limit).map((doc) => ({ doc })) : wordsKept.slice(0, opts.limit);
+  if (ranked.length === 0) return [];
   const names = new Map(shown.people);
   const missing = authorsOf(ranked.map((r) => r.doc)).filter((id) => !names.has(id));
   if (missing.length > 0) for (const [id, name] of (await sql.display(ctx, { conversationIds: [], authorIds: missing })).people) names.set(id, name);
