@@ -17,12 +17,13 @@ const CROWD = 450;
 forEachDatabase("session_search filters inside the search", (getDb) => {
   let tools: ToolRegistry;
   let ctx: ToolContext;
+  let history: HistoryStore;
   const ws = uniqueId("ws");
   const ben: PlaceOptions = { workspace: ws, user: "UBEN", name: "Ben", channel: "CTEAM", isDm: false };
   const ana: PlaceOptions = { workspace: ws, user: "UANA", name: "Ana Lopez", channel: "COPS", isDm: false };
 
   beforeAll(async () => {
-    const history = new HistoryStore(getDb());
+    history = new HistoryStore(getDb());
     const say = async (at: PlaceOptions, text: string, sentAt: Date) => {
       const msg = inboundFor(at, text, uniqueId("m"), sentAt);
       expect(await history.recordInbound(await history.resolve(msg), msg)).not.toBeNull();
@@ -72,6 +73,14 @@ forEachDatabase("session_search filters inside the search", (getDb) => {
     expect(texts).toHaveLength(3);
     // A full page of matches of the channel, fewer than asked of the crowd's: only the quiet one's come back.
     expect(texts.filter((t) => t.startsWith("deploy deploy checklist"))).toEqual([]);
+  });
+
+  it("a channel read by its id (more conversations than are read by id) finds what reading by its conversations' ids finds", async () => {
+    const ids = await history.browse.channelConversations(ctx.scope, [], "COPS");
+    const byIds = await history.search(ctx.scope, "deploy", { limit: 10, filter: { channel: "COPS", conversationIds: ids } });
+    const byChannel = await history.search(ctx.scope, "deploy", { limit: 10, filter: { channel: "COPS" } });
+    expect(byIds.map((h) => h.messageId)).toHaveLength(3);
+    expect(byChannel.map((h) => h.messageId)).toEqual(byIds.map((h) => h.messageId));
   });
 
   it("filters together, and a full page when the filters let more through than asked", async () => {
