@@ -92,6 +92,21 @@ forEachDatabase("channel knowledge search", (getDb) => {
     expect(onlyC.some((r) => elsewhere.includes(r[0]))).toBe(false);
   });
 
+  it("session_search's filters narrow the channels' candidates in every path", async () => {
+    const { scope, ids } = await seed();
+    const first = ids.get("CA")!.slice(0, 100);
+    // Channel A's first hundred messages were kept before this moment; every other message after it.
+    const before = new Date(Date.UTC(2026, 0, 1) + 100 * 1000);
+    const c: Ctx = { ...ctx(scope, ["CA", "CB"]), filter: { before } };
+    for (const [ranked, common] of [[false, false], [true, false], [true, true]] as const) {
+      const rows = await queries().lexical(c, ["deploy"], 400, ranked, common);
+      expect(rows.map((r) => r[0]).sort((a, b) => a - b), `ranked ${ranked}, common ${common}`).toEqual(first);
+    }
+    const inB = await queries().lexical({ ...ctx(scope, ["CA", "CB"]), filter: { channel: "CB" } }, ["rollback"], 400, false, false);
+    expect(inB.length).toBeGreaterThan(0);
+    for (const r of inB) expect(ids.get("CB")).toContain(r[0]);
+  });
+
   it("a search of common words finds the same twice, all in scope", async () => {
     const { scope, ids, elsewhere } = await seed();
     const readable = new Set([...ids.get("CA")!, ...ids.get("CB")!]);

@@ -9,6 +9,10 @@ import { forEachDatabase, inboundFor, place, uniqueId, type PlaceOptions } from 
 import { HistoryStore } from "../../src/history/store/store.ts";
 import { sessionSearchTool } from "../../src/tools/search.ts";
 import { ToolRegistry, type ToolContext } from "../../src/tools/registry.ts";
+import { postgresQueries } from "../../src/history/store/search-postgres.ts";
+import { sqliteQueries } from "../../src/history/store/search-sqlite.ts";
+import type { Ctx } from "../../src/history/store/search-queries.ts";
+import { analyzeQuery } from "../../src/history/query.ts";
 
 const DAY = 24 * 60 * 60_000;
 /** Ben's strong matches: more than a search reads as candidates (400) and than it used to rank before filtering (200). */
@@ -81,6 +85,18 @@ forEachDatabase("session_search filters inside the search", (getDb) => {
     const byChannel = await history.search(ctx.scope, "deploy", { limit: 10, filter: { channel: "COPS" } });
     expect(byIds.map((h) => h.messageId)).toHaveLength(3);
     expect(byChannel.map((h) => h.messageId)).toEqual(byIds.map((h) => h.messageId));
+  });
+
+  it("every statement that finds candidates takes the filters: unranked and ranked, rare and common words, CJK", async () => {
+    const queries = getDb().provider === "sqlite" ? sqliteQueries : postgresQueries;
+    const ana = (await history.browse.authorsNamed(ctx.scope, [], "Ana"))[0]!;
+    const c: Ctx = { database: getDb(), scope: ctx.scope, exclude: "", readable: "[]", filter: { authorIds: [ana], before: new Date(Date.now() - 30 * DAY) } };
+    for (const [ranked, common, fits] of [[false, false, false], [false, false, true], [true, false, false], [true, true, false]] as const) {
+      const rows = await queries.lexical(c, ["deploy"], 400, ranked, common, fits);
+      expect(rows.map((r) => r[2]), `ranked ${ranked}, common ${common}, fits ${fits}`).toEqual([ana, ana]);
+    }
+    // No CJK text here: the statements run with the filters' parameters, and find nothing.
+    expect(await queries.cjk(c, analyzeQuery("部署 部署计划"), 50)).toEqual([]);
   });
 
   it("filters together, and a full page when the filters let more through than asked", async () => {
