@@ -39,6 +39,8 @@ forEachDatabase("session_search filters inside the search", (getDb) => {
     await say({ ...ben, channel: "COPS" }, "deploy deploy noted", new Date(Date.now() - 40 * DAY + 30_000));
     // Ben's crowd: short, recent, "deploy" twice each. A search for "deploy" ranks these first.
     for (let i = 0; i < CROWD; i++) await say(ben, `deploy deploy checklist ${i}`, new Date(Date.now() - (CROWD - i) * 60_000));
+    // Stored last, written long ago (as a listened channel's backfill stores them): the newest id, the oldest date.
+    await say({ ...ben, channel: "CARCHIVE" }, "archived note: the first deploy of the year", new Date(Date.now() - 90 * DAY));
     const { scope } = await place(getDb(), { workspace: ws, user: "UASK", name: "Asker", channel: "CASK", isDm: false });
     tools = new ToolRegistry([sessionSearchTool(history)]);
     ctx = { scope, sourceMessageId: null, sessionId: "s-asker", speakerName: "Asker" };
@@ -66,10 +68,18 @@ forEachDatabase("session_search filters inside the search", (getDb) => {
 
   it("dates: the matches before a day, behind hundreds of newer ones", async () => {
     const texts = await found({ query: "deploy", before: "30 days ago", limit: 10 });
-    expect(texts.sort()).toEqual(["about the outage review we agreed the deploy freeze stays until the payments team signs off on the new runbook and the pager rota", "deploy deploy noted", "reminder for everyone reading later: the quarterly audit asked why the deploy happened on a friday evening without a second reviewer present"].sort());
+    expect(texts.sort()).toEqual([
+      "about the outage review we agreed the deploy freeze stays until the payments team signs off on the new runbook and the pager rota",
+      "archived note: the first deploy of the year",
+      "deploy deploy noted",
+      "reminder for everyone reading later: the quarterly audit asked why the deploy happened on a friday evening without a second reviewer present",
+    ]);
     const recent = await found({ query: "deploy", after: "30 days ago", limit: 20 });
     expect(recent).toHaveLength(20);
     expect(recent.every((t) => t.startsWith("deploy deploy checklist"))).toBe(true);
+    // Between two dates: the stored-last message is the only one of its month, found by both bounds at once.
+    expect(await found({ query: "deploy", after: "100 days ago", before: "60 days ago", limit: 10 })).toEqual(["archived note: the first deploy of the year"]);
+    expect(await found({ query: "deploy", after: "89 days ago", before: "60 days ago", limit: 10 })).toEqual([]);
   });
 
   it("channel: a quiet channel's matches behind a busy one's", async () => {
