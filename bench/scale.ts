@@ -147,19 +147,19 @@ function statementKind(sql: string): string {
 function timed(db: Database) {
   const spent: Record<string, number> = {};
   let recounted = false;
-  const timedBy = (run: DirectSql["rows"]): DirectSql["rows"] => async (sql, params) => {
+  const timedBy = (run: DirectSql["scan"]): DirectSql["scan"] => async (sql, params, opts) => {
     const kind = statementKind(sql);
     if (kind === "stats") recounted = true;
     const t0 = now();
     try {
-      return await run(sql, params);
+      return await run(sql, params, opts);
     } finally {
       spent[kind] = (spent[kind] ?? 0) + now() - t0;
     }
   };
   const direct: DirectSql = {
     rows: timedBy((sql, params) => db.direct.rows(sql, params)),
-    scan: timedBy((sql, params) => db.direct.scan(sql, params)),
+    scan: timedBy((sql, params, opts) => db.direct.scan(sql, params, opts)),
     exclusive: (key, sql, params) => db.direct.exclusive(key, sql, params),
     each: (sql, lists) => db.direct.each(sql, lists),
   };

@@ -28,6 +28,16 @@ import type { PgLanes } from "./pg-lanes.ts";
  */
 export type SqlParam = string | number | null | Uint8Array | readonly (string | number | null)[];
 
+export interface ScanOptions {
+  /**
+   * PostgreSQL: planned for its values each time it runs, not prepared. A prepared statement is
+   * planned for its values at first, then, after five runs, often once for any values: a statement
+   * whose best plan depends on them (a search narrowed by dates) then kept a plan that read every
+   * match for every date.
+   */
+  planEach?: boolean;
+}
+
 export interface DirectSql {
   /**
    * Runs one statement and returns its rows as arrays, columns in the order selected (RETURNING
@@ -41,7 +51,7 @@ export interface DirectSql {
    * hold up every statement queued behind it; `scan` takes a pooled connection of its own.
    * SQLite: the same as `rows`.
    */
-  scan(sql: string, params: readonly SqlParam[]): Promise<unknown[][]>;
+  scan(sql: string, params: readonly SqlParam[], opts?: ScanOptions): Promise<unknown[][]>;
   /**
    * Runs one statement as `rows` does, with no other `exclusive` call of the same `key` between the
    * moment it reads and the moment its writes are visible, in this process or any other sharing the
@@ -119,7 +129,7 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
 /**
  * PostgreSQL: `lanes` for `rows` (none: the pool for everything), the pool Prisma's adapter uses for
  * `scan` and `exclusive`; rows as arrays. Statements are prepared (named by
- * their text's hash) on each connection the first time it runs them: planning is a good part of a
+ * their text's hash; a `scan` asked to plan each time is not) on each connection the first time it runs them: planning is a good part of a
  * search statement's time on the server, and a prepared statement is planned again only when
  * PostgreSQL finds its plan should change. (A connection pooler in front of PostgreSQL must then
  * keep prepared statements per client, as PgBouncer does from 1.21 with max_prepared_statements
@@ -135,7 +145,8 @@ export function pgDirect(pool: pg.Pool, lanes: PgLanes | null = null): DirectSql
       if (!lanes) return pooled(sql, params);
       return (await lanes.query(config(sql, params))).rows as unknown[][];
     },
-    scan: pooled,
+    scan: async (sql, params, opts) =>
+      opts?.planEach ? ((await statement(pool, { text: sql, values: params as unknown[], rowMode: "array" })).rows as unknown[][]) : pooled(sql, params),
     exclusive: (key, sql, params) =>
       inTransaction(pool, async (client) => {
         // Held until COMMIT or ROLLBACK; 64-bit, so two keys rarely share a lock (and sharing one

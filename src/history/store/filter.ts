@@ -43,13 +43,8 @@ export interface FilterSql {
   params: SqlParam[];
 }
 
-/**
- * The filter on message `m`. PostgreSQL's placeholders are numbered from `from` (the statement's
- * parameters before these); SQLite's `?` take the params where the clause stands. A list is one
- * parameter (a JSON array on SQLite, an array on PostgreSQL): the statement's text stays the same
- * whatever its length, and so does its prepared plan.
- */
-export function filterSql(provider: Provider, f: HistoryFilter, scope: Scope, from = 1): FilterSql {
+/** Placeholders as a dialect writes them, numbered from `from` on PostgreSQL, and lists as one parameter. */
+function writer(provider: Provider, from: number) {
   const params: SqlParam[] = [];
   const p = (v: SqlParam): string => {
     params.push(v);
@@ -57,18 +52,79 @@ export function filterSql(provider: Provider, f: HistoryFilter, scope: Scope, fr
   };
   const among = (ids: readonly string[]): string =>
     provider === "sqlite" ? `IN (SELECT value FROM json_each(${p(JSON.stringify(ids))}))` : `= ANY(${p([...ids])}::text[])`;
+  const done = (parts: string[]): FilterSql => ({ sql: parts.map((s) => ` AND ${s}`).join(""), params });
+  return { p, among, done };
+}
+
+/** The channel part of the filter, on a conversation id `column`. */
+function channelPart(f: HistoryFilter, scope: Scope, column: string, w: ReturnType<typeof writer>): string[] {
+  const { p, among } = w;
+  if (f.channel === "dm") return [`${column} IN (SELECT d.id FROM "Conversation" d WHERE d."workspaceId" = ${p(scope.workspaceId)} AND d."isDm" AND d."ownerId" = ${p(scope.personId)})`];
+  if (byConversationIds(f)) return [`${column} ${among(f.conversationIds)}`];
+  if (f.channel !== undefined) return [`${column} IN (SELECT d.id FROM "Conversation" d WHERE d."workspaceId" = ${p(scope.workspaceId)} AND d."channelId" = ${p(f.channel)})`];
+  return [];
+}
+
+/**
+ * The filter on message `m`. PostgreSQL's placeholders are numbered from `from` (the statement's
+ * parameters before these); SQLite's `?` take the params where the clause stands. A list is one
+ * parameter (a JSON array on SQLite, an array on PostgreSQL): the statement's text stays the same
+ * whatever its length, and so does its prepared plan.
+ */
+export function filterSql(provider: Provider, f: HistoryFilter, scope: Scope, from = 1): FilterSql {
+  const w = writer(provider, from);
   const parts: string[] = [];
-  if (f.after) parts.push(`m."createdAt" >= ${p(sqlTime(provider, f.after))}`);
-  if (f.before) parts.push(`m."createdAt" < ${p(sqlTime(provider, f.before))}`);
-  if (f.authorIds) parts.push(`m."authorId" ${among(f.authorIds)}`);
-  if (f.channel === "dm") {
-    parts.push(`m."conversationId" IN (SELECT d.id FROM "Conversation" d WHERE d."workspaceId" = ${p(scope.workspaceId)} AND d."isDm" AND d."ownerId" = ${p(scope.personId)})`);
-  } else if (byConversationIds(f)) {
-    parts.push(`m."conversationId" ${among(f.conversationIds)}`);
-  } else if (f.channel !== undefined) {
-    parts.push(`m."conversationId" IN (SELECT d.id FROM "Conversation" d WHERE d."workspaceId" = ${p(scope.workspaceId)} AND d."channelId" = ${p(f.channel)})`);
-  }
-  return { sql: parts.map((s) => ` AND ${s}`).join(""), params };
+  if (f.after) parts.push(`m."createdAt" >= ${w.p(sqlTime(provider, f.after))}`);
+  if (f.before) parts.push(`m."createdAt" < ${w.p(sqlTime(provider, f.before))}`);
+  if (f.authorIds) parts.push(`m."authorId" ${w.among(f.authorIds)}`);
+  parts.push(...channelPart(f, scope, `m."conversationId"`, w));
+  return w.done(parts);
+}
+
+/**
+ * The channel part alone, on a conversation id `column`: a statement that reads conversation by
+ * conversation (channel knowledge on PostgreSQL) reads only the channel's, where the filter on each
+ * message made it read every other channel's matches to find none.
+ */
+export function conversationFilterSql(provider: Provider, f: HistoryFilter, scope: Scope, column: string, from = 1): FilterSql {
+  const w = writer(provider, from);
+  return w.done(channelPart(f, scope, column, w));
+}
+
+/**
+ * A date filter's side with more messages than this gets no id bound (it is broad: its matches come
+ * soon). Each costs at most about 2.5 ms to look at: SQLite reads the ids from the index itself,
+ * PostgreSQL from each row (its index on (workspaceId, createdAt) does not hold them).
+ */
+export const BOUND_SPAN: Record<Provider, number> = { sqlite: 50_000, postgresql: 10_000 };
+
+/** The message ids a filter's dates can reach (null: no bound on that side). */
+export interface IdBounds {
+  lo: number | null;
+  hi: number | null;
+}
+
+/**
+ * The statement that reads a date filter's id bounds (null when the filter has no date): every
+ * message since `after` has an id at least the smallest of theirs, every message before `before` at
+ * most the largest. Exact whatever order messages were stored in (a backfilled old message has a
+ * large id: it widens the bound, and is still inside it). Read from the (workspaceId, createdAt)
+ * index, at most BOUND_SPAN entries a side; a side with more gets none. A word's matches read
+ * newest first (a full-text index's rowids, a conversation's (conversationId, id) index) then skip
+ * what the dates rule out, where they read every match to find the few a narrow date lets through.
+ */
+export function idBoundsSql(provider: Provider, f: HistoryFilter, workspaceId: string): FilterSql | null {
+  if (!f.after && !f.before) return null;
+  const w = writer(provider, 1);
+  // In the index's order from the date outwards: PostgreSQL otherwise took a sequential scan for a
+  // broad date, which reads the table from its oldest rows until it has BOUND_SPAN newer ones.
+  const span = BOUND_SPAN[provider];
+  const side = (at: Date | undefined, op: ">=" | "<", agg: "min" | "max", order: "ASC" | "DESC"): string =>
+    at
+      ? `(SELECT CASE WHEN count(*) <= ${span} THEN coalesce(${agg}(id), 0) END FROM (SELECT id FROM "Message" WHERE "workspaceId" = ${w.p(workspaceId)} AND "createdAt" ${op} ${w.p(sqlTime(provider, at))} ORDER BY "createdAt" ${order} LIMIT ${span + 1}) b)`
+      : "NULL";
+  const sql = `SELECT ${side(f.after, ">=", "min", "ASC")}, ${side(f.before, "<", "max", "DESC")}`;
+  return { sql, params: w.done([]).params };
 }
 
 /**

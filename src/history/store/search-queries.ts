@@ -12,7 +12,7 @@ import type { SqlParam } from "../../db/direct.ts";
 import type { Scope } from "../../ground/types.ts";
 import type { AnalyzedQuery } from "../query.ts";
 import type { RankDoc, RankStats } from "../rank.ts";
-import type { HistoryFilter } from "./filter.ts";
+import { idBoundsSql, isFiltered, type HistoryFilter, type IdBounds } from "./filter.ts";
 
 /**
  * Channel knowledge's candidates are ranked among its newest this many matches in scope: a listened
@@ -113,6 +113,23 @@ export interface Queries {
   display(ctx: Ctx, show: Shown): Promise<Display>;
 }
 
+const boundsOf = new WeakMap<Ctx, Promise<IdBounds>>();
+const idOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+/**
+ * The message ids the search's dates can reach (filter.ts `idBoundsSql`), read once a search: its
+ * statements bound a word's matches by them, read newest first, and skip what the dates rule out.
+ */
+export function idBounds(ctx: Ctx): Promise<IdBounds> {
+  let bounds = boundsOf.get(ctx);
+  if (!bounds) {
+    const q = idBoundsSql(ctx.database.provider, ctx.filter, ctx.scope.workspaceId);
+    bounds = q ? run(ctx, q.sql, ...q.params).then((rows) => ({ lo: idOrNull(rows[0]?.[0]), hi: idOrNull(rows[0]?.[1]) })) : Promise.resolve({ lo: null, hi: null });
+    boundsOf.set(ctx, bounds);
+  }
+  return bounds;
+}
+
 /** The rows of a query that returns its result set as one JSON text (its first column). */
 export function parsed<T>(rows: unknown[][]): T[] {
   const j = rows[0]?.[0];
@@ -121,7 +138,8 @@ export function parsed<T>(rows: unknown[][]): T[] {
 
 /** One search statement, on the direct path (db/direct.ts, `scan`: a connection of its own): rows as arrays. */
 export function run(ctx: Ctx, sql: string, ...params: SqlParam[]): Promise<unknown[][]> {
-  return ctx.database.direct.scan(sql, params);
+  // A filtered search's best plan depends on its values (direct.ts `planEach`); it is rare enough to plan each time.
+  return ctx.database.direct.scan(sql, params, isFiltered(ctx.filter) ? { planEach: true } : undefined);
 }
 
 /** People from rows of (id, displayName). */

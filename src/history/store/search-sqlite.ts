@@ -3,9 +3,9 @@
  * (CJK runs of three or more characters), LIKE for two-character CJK words, and neighbours and
  * counts in scope.
  */
-import { sqlTime, type SqlParam } from "../../db/direct.ts";
+import type { SqlParam } from "../../db/direct.ts";
 import { filterSql } from "./filter.ts";
-import { chatParams, DF_CAP, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
+import { chatParams, DF_CAP, idBounds, RECENT_WINDOW, displayOf, knowledgeParams, n, parsed, peopleOf, readsKnowledge, run, scopeParams, type Ctx, type NeighbourRow, type Queries, type Row, type Shown } from "./search-queries.ts";
 
 /** CJK bigrams are matched with LIKE over this many of the workspace's latest messages. */
 const CJK_SCAN = 5000;
@@ -86,43 +86,6 @@ const fromMatches = (source: Source): string =>
 /** The search's filters on `m`, where the scope's clause ends (filter.ts). */
 const narrow = (ctx: Ctx) => filterSql("sqlite", ctx.filter, ctx.scope);
 
-/** A date filter's span with more messages than this gets no id bound (it is broad: its matches come soon). */
-const BOUND_SPAN = 50_000;
-
-/** The message ids a search's date filters can reach (null: no bound on that side). */
-interface IdBounds {
-  lo: number | null;
-  hi: number | null;
-}
-const boundsOf = new WeakMap<Ctx, Promise<IdBounds>>();
-
-/**
- * The ids a date filter can reach, for FTS5 to skip the rest of a word's matches: every message
- * since `after` has an id at least the smallest of theirs, every message before `before` at most
- * the largest. Exact whatever order messages were stored in (a backfilled old message has a large
- * id: it widens the bound, and is still inside it). Without it, a filter that lets few of a common
- * word's matches through read every match to find them: "the last 3 days" of 300,000 messages in
- * the bench's 150-word text, 28 ms for the word's matches against 3.6 with the bound (bench/README).
- * Read from the (workspaceId, createdAt) index, at most BOUND_SPAN entries a side; once a search.
- */
-function idBounds(ctx: Ctx): Promise<IdBounds> {
-  let bounds = boundsOf.get(ctx);
-  if (bounds) return bounds;
-  const { after, before } = ctx.filter;
-  const side = (op: ">=" | "<", agg: "min" | "max") =>
-    `(SELECT CASE WHEN count(*) <= ${BOUND_SPAN} THEN coalesce(${agg}(id), 0) END FROM (SELECT id FROM "Message" WHERE workspaceId = ? AND createdAt ${op} ? LIMIT ${BOUND_SPAN + 1}))`;
-  const params: SqlParam[] = [];
-  const cols: string[] = [];
-  for (const [at, op, agg] of [[after, ">=", "min"], [before, "<", "max"]] as const) {
-    cols.push(at ? side(op, agg) : "NULL");
-    if (at) params.push(ctx.scope.workspaceId, sqlTime("sqlite", at));
-  }
-  bounds = after || before ? run(ctx, `SELECT ${cols.join(", ")}`, ...params).then((rows) => ({ lo: num(rows[0]?.[0]), hi: num(rows[0]?.[1]) })) : Promise.resolve({ lo: null, hi: null });
-  boundsOf.set(ctx, bounds);
-  return bounds;
-}
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-
 const quoted = (words: string[]): string => words.map((w) => `"${w}"`).join(" OR ");
 
 /** Scoped candidates from one FTS5 index (words or trigrams), best bm25 first when `ranked`. */
@@ -133,6 +96,7 @@ async function sqliteMatch(ctx: Ctx, source: Source, terms: string[], limit: num
   // thousands of messages, and bm25 over all of them took seconds.
   const recent = source.recent === true;
   const filter = narrow(ctx);
+  // A date filter bounds the index's rowids (filter.ts `idBoundsSql`): FTS5 skips the rest of the word's matches.
   const { lo, hi } = await idBounds(ctx);
   const ids = `${lo !== null ? ` AND ${table}.rowid >= ?` : ""}${hi !== null ? ` AND ${table}.rowid <= ?` : ""}`;
   const inner = `SELECT ${SQLITE_ROW_COLS}${ranked ? `, bm25(${table}) AS rk` : ""}

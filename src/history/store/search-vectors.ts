@@ -95,7 +95,7 @@ async function nearestSqlite(ctx: Ctx, q: QueryVector, limit: number): Promise<R
 }
 
 async function nearestPostgres(ctx: Ctx, q: QueryVector, limit: number): Promise<Row[]> {
-  const filter = narrow(ctx, 7);
+  const filter = await narrow(ctx, 7);
   const scoped = await run(
     ctx,
     `SELECT v."messageId", v.vector, (true${filter.sql}) AS ok
