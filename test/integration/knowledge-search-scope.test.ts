@@ -105,6 +105,12 @@ forEachDatabase("channel knowledge search", (getDb) => {
     const inB = await queries().lexical({ ...ctx(scope, ["CA", "CB"]), filter: { channel: "CB" } }, ["rollback"], 400, false, false);
     expect(inB.length).toBeGreaterThan(0);
     for (const r of inB) expect(ids.get("CB")).toContain(r[0]);
+    // By the channel's conversation ids (session_search resolves them), ranked or not: the same messages.
+    const cb = await getDb().prisma.conversation.findFirstOrThrow({ where: { workspaceId: scope.workspaceId, channelId: "CB" } });
+    for (const ranked of [false, true]) {
+      const byIds = await queries().lexical({ ...ctx(scope, ["CA", "CB"]), filter: { channel: "CB", conversationIds: [cb.id] } }, ["rollback"], 400, ranked, false);
+      expect(byIds.map((r) => r[0]).sort((a, b) => a - b), `ranked ${ranked}`).toEqual(inB.map((r) => r[0]).sort((a, b) => a - b));
+    }
   });
 
   it("a search of common words finds the same twice, all in scope", async () => {
