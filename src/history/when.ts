@@ -80,6 +80,10 @@ function span(from: Ymd, to: Ymd, zone: string): When {
 }
 
 /** The span a unit `back` units before today covers (0: the current one). */
+/** Month `m` of year `y` (m may run past 12 or below 1: midnight() carries it into the year). */
+const monthSpan = (y: number, m: number, zone: string): When => span({ y, m, d: 1 }, { y, m: m + 1, d: 1 }, zone);
+const yearSpan = (y: number, zone: string): When => span({ y, m: 1, d: 1 }, { y: y + 1, m: 1, d: 1 }, zone);
+
 function unitSpan(unit: Unit, back: number, today: Ymd, zone: string): When {
   switch (unit) {
     case "day":
@@ -89,9 +93,9 @@ function unitSpan(unit: Unit, back: number, today: Ymd, zone: string): When {
       return span(monday, addDays(monday, 7), zone);
     }
     case "month":
-      return span({ y: today.y, m: today.m - back, d: 1 }, { y: today.y, m: today.m - back + 1, d: 1 }, zone);
+      return monthSpan(today.y, today.m - back, zone);
     case "year":
-      return span({ y: today.y - back, m: 1, d: 1 }, { y: today.y - back + 1, m: 1, d: 1 }, zone);
+      return yearSpan(today.y - back, zone);
   }
 }
 
@@ -120,7 +124,7 @@ function namedDate(t: string, today: Ymd, zone: string): When | null {
   const year = m[3] ? Number(m[3]) : null;
   if (day === undefined) {
     const y = year ?? (mo > today.m ? today.y - 1 : today.y);
-    return span({ y, m: mo, d: 1 }, { y, m: mo + 1, d: 1 }, zone);
+    return monthSpan(y, mo, zone);
   }
   let ymd = { y: year ?? today.y, m: mo, d: Number(day) };
   if (year === null && later(ymd, today)) ymd = { ...ymd, y: today.y - 1 };
@@ -133,15 +137,22 @@ function clockMs(word: string): number | null {
   return /^(hours?|hrs?)$/.test(word) ? CLOCK_MS.hour : null;
 }
 
-/** "2 hours ago" (an instant), "last 7 days", "past two weeks" (from that far back to the end of the current one). */
+/**
+ * "3 days ago", "two weeks ago" (that day or week), "2 hours ago" (an instant), "last 7 days",
+ * "past two weeks" (from that far back to the end of the current one).
+ */
 function countedSpan(t: string, now: Date, today: Ymd, zone: string): When | null {
   let m = /^(\S+) (\S+) ago$/.exec(t);
   if (m) {
     const n = countOf(m[1]!);
+    if (n === null) return null;
     const ms = clockMs(m[2]!);
-    if (n === null || ms === null) return null;
-    const at = new Date(now.getTime() - n * ms);
-    return { ok: true, span: { start: at, end: at } };
+    if (ms !== null) {
+      const at = new Date(now.getTime() - n * ms);
+      return { ok: true, span: { start: at, end: at } };
+    }
+    const unit = unitOf(m[2]!);
+    return unit ? unitSpan(unit, n, today, zone) : null;
   }
   m = /^(?:the )?(?:last|past|previous) (?:(\S+) )?(\S+)$/.exec(t);
   if (!m) return null;
@@ -188,9 +199,9 @@ export function parseWhen(text: string, now: Date, zone = "UTC"): When {
     const y = Number(m[1]);
     const mo = Number(m[2]);
     if (mo < 1 || mo > 12) return bad;
-    return span({ y, m: mo, d: 1 }, { y, m: mo + 1, d: 1 }, zone);
+    return monthSpan(y, mo, zone);
   }
-  if ((m = /^(\d{4})$/.exec(t))) return span({ y: Number(m[1]), m: 1, d: 1 }, { y: Number(m[1]) + 1, m: 1, d: 1 }, zone);
+  if ((m = /^(\d{4})$/.exec(t))) return yearSpan(Number(m[1]), zone);
   // "2026-11-03T14:00Z", and as result lines stamp messages: "2026-11-03 14:00 UTC".
   if ((m = /^(\d{4}-\d{2}-\d{2})[t ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) ?(z|utc|[+-]\d{2}:?\d{2})?$/.exec(t))) {
     // Without a zone of its own, a time is the workspace's wall time.
@@ -203,11 +214,6 @@ export function parseWhen(text: string, now: Date, zone = "UTC"): When {
   if (t === "today" || t === "now") return unitSpan("day", 0, today, zone);
   if (t === "yesterday") return unitSpan("day", 1, today, zone);
   if (t === "tomorrow") return unitSpan("day", -1, today, zone);
-  if ((m = /^(\S+) (days?|weeks?|months?|years?) ago$/.exec(t))) {
-    const unit = unitOf(m[2]!);
-    const count = countOf(m[1]!);
-    return unit && count !== null ? unitSpan(unit, count, today, zone) : bad;
-  }
   if ((m = /^(last|this|past|previous) (week|month|year)$/.exec(t))) {
     return unitSpan(unitOf(m[2]!)!, m[1] === "this" ? 0 : 1, today, zone);
   }

@@ -131,8 +131,13 @@ async function anyMatches(ctx: Ctx, source: Source, words: string[], limit: numb
 export async function narrow(ctx: Ctx, from: number): Promise<FilterSql> {
   const { sql, params } = filterSql("postgresql", ctx.filter, ctx.scope, from);
   const { lo, hi } = await idBounds(ctx);
-  const bounds = [lo !== null ? ["m.id >=", lo] : null, hi !== null ? ["m.id <=", hi] : null].filter((b): b is [string, number] => b !== null);
-  return { sql: sql + bounds.map(([op], i) => ` AND ${op} $${from + params.length + i}`).join(""), params: [...params, ...bounds.map(([, id]) => id)] };
+  let bounded = sql;
+  for (const [op, id] of [[">=", lo], ["<=", hi]] as const) {
+    if (id === null) continue;
+    params.push(id);
+    bounded += ` AND m.id ${op} $${from + params.length - 1}`;
+  }
+  return { sql: bounded, params };
 }
 
 /** A Row's values; createdAt is a timestamp without time zone holding UTC (Prisma's convention). */
