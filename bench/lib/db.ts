@@ -105,8 +105,15 @@ function counting<T extends object>(target: T, counter: { n: number }): T {
       if (prop === "queryRaw" || prop === "executeRaw" || prop === "executeScript" || prop === "rows" || prop === "scan") {
         return (...args: unknown[]) => {
           counter.n++;
-          if (process.env.BENCH_SQL_LOG) process.stderr.write(`SQL ${JSON.stringify(typeof args[0] === "string" ? args[0] : ((args[0] as { sql?: string }).sql ?? "")).slice(0, 160)}\n`);
-          return fn.apply(t, args);
+          if (!process.env.BENCH_SQL_LOG) return fn.apply(t, args);
+          // Each statement with when it was sent and how long it took: where a turn's time goes.
+          const sql = JSON.stringify(typeof args[0] === "string" ? args[0] : ((args[0] as { sql?: string }).sql ?? "")).slice(0, 160);
+          const t0 = performance.now();
+          const done = () => process.stderr.write(`SQL at ${t0.toFixed(2)} took ${(performance.now() - t0).toFixed(2)} ms ${sql}\n`);
+          const out = fn.apply(t, args);
+          if (out instanceof Promise) void out.then(done, done);
+          else done();
+          return out;
         };
       }
       if (prop === "each") {

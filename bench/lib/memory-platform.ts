@@ -18,6 +18,8 @@ export interface ShownMessage {
   author: string;
   fromCairn: boolean;
   text: string;
+  /** When it was shown (performance.now()): the cost benchmark times a reply to its post. */
+  at: number;
 }
 
 export interface SaidResult {
@@ -58,7 +60,7 @@ export class MemoryPlatform implements PlatformAdapter {
       channelId: channel,
       send: async (text) => {
         const id = this.nextId();
-        this.shown.push({ id, channel, thread, author: "cairn", fromCairn: true, text });
+        this.shown.push({ id, channel, thread, author: "cairn", fromCairn: true, text, at: performance.now() });
         return id;
       },
     };
@@ -82,7 +84,7 @@ export class MemoryPlatform implements PlatformAdapter {
     const isDm = channel === "dm";
     const where = isDm ? `D-${user}` : channel;
     const id = this.nextId();
-    const message: ShownMessage = { id, channel: where, thread, author: user, fromCairn: false, text };
+    const message: ShownMessage = { id, channel: where, thread, author: user, fromCairn: false, text, at: performance.now() };
     this.shown.push(message);
     const replyThread = isDm ? null : (thread ?? id);
     const before = this.shown.length;

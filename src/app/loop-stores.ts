@@ -25,7 +25,7 @@ export function loopStores(db: Db, database: Pick<Database, "provider" | "direct
     corrections: new CorrectionStore(db, o.now, o.correctionWindowMs),
     traces: new TraceStore(db, database),
     lessons: new LessonStore(db, o.memory),
-    reviews: new ReviewStore(db),
+    reviews: new ReviewStore(db, database),
     skillProposals: new SkillProposalStore(db, [o.skills]),
     shares: new ShareStore(db, o.memory, o.budgets),
     conflicts: new ConflictStore(db, o.memory),

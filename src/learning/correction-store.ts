@@ -38,6 +38,16 @@ export function openCorrectionColumn(provider: Provider, first: number | ((n: nu
   return `(SELECT id FROM ${q("Correction")} WHERE ${q("workspaceId")} = ${p(0)} AND ${q("conversationId")} = ${p(1)} AND ${q("reactorId")} = ${p(2)} AND status = 'asked' AND ${q("createdAt")} >= ${p(3)} ORDER BY ${q("createdAt")} DESC LIMIT 1) AS ${q("openCorrectionId")}`;
 }
 
+/**
+ * The id of the correction `receivedFor` finds, as a column of another statement (review-store.ts,
+ * `afterDelivered`): `ws` and `message` are that statement's expressions for the workspace and the
+ * person's message.
+ */
+export function receivedCorrectionColumn(provider: Provider, ws: string, message: string): string {
+  const q = (c: string): string => (provider === "postgresql" ? `"${c}"` : c);
+  return `(SELECT id FROM ${q("Correction")} WHERE ${q("workspaceId")} = ${ws} AND ${q("correctionMessageId")} = ${message} AND status = 'received' LIMIT 1)`;
+}
+
 function isUniqueViolation(err: unknown): boolean {
   return typeof err === "object" && err !== null && "code" in err && (err as { code?: unknown }).code === "P2002";
 }

@@ -21,7 +21,7 @@ import { lessonJob } from "./lesson-job.ts";
 import { reviewJob } from "./review.ts";
 import { remindJobs } from "./remind-job.ts";
 import { contradictionJob, modelNominator, queueContradictionCheck } from "./contradictions.ts";
-import { queueDueReview, type ReviewTriggerDeps } from "./review-triggers.ts";
+import { queueDueReview, queueReview, reviewDue, type ReviewTriggerDeps } from "./review-triggers.ts";
 import type { ReviewStore } from "./review-store.ts";
 import { errText } from "../ground/log.ts";
 import type { LearningContext, LearningDeps } from "./context.ts";
@@ -208,17 +208,16 @@ export class Learning {
    * messages, or enough tool calls, since the last), and the lesson of a correction it answered.
    */
   async afterDelivered(replyMessageId: number, conversationId: string): Promise<void> {
-    const { places, jobs } = this.ctx;
-    const delivered = await places.deliveredReply(conversationId, replyMessageId);
-    const replyToId = delivered?.reply.replyToId;
-    if (!delivered || !replyToId) return;
-    const { reply, scope } = delivered;
-    // This runs on the delivery path (the conversation's next answer waits for it): the reads go out together.
-    const [reviewed, correction] = await Promise.all([
-      queueDueReview(this.triggers, scope, { id: replyMessageId, replyToId }, false),
-      this.ctx.corrections.receivedFor(scope, replyToId),
+    const { jobs, reviews } = this.ctx;
+    // On the delivery path (the conversation's next answer waits for it): everything it reads, one statement.
+    const after = await reviews.afterDelivered(conversationId, replyMessageId, this.triggers.settings.skillReviewToolCalls > 0);
+    if (!after) return;
+    const { reply, scope, correctionId } = after;
+    const kind = reviewDue(this.triggers.settings, after.since, false);
+    const [reviewed, lesson] = await Promise.all([
+      kind ? queueReview(this.triggers, scope, reply, kind) : false,
+      correctionId ? jobs.enqueue("lesson", { correctionId, workspaceId: scope.workspaceId }, { uniqueKey: `lesson:${correctionId}` }).then((r) => r.created) : false,
     ]);
-    const lesson = correction ? (await jobs.enqueue("lesson", { correctionId: correction.id, workspaceId: reply.workspaceId }, { uniqueKey: `lesson:${correction.id}` })).created : false;
     if (reviewed || lesson) this.worker.kick();
   }
 

@@ -72,15 +72,6 @@ export class ReplyPlaceStore {
     return workspace && conversation ? { workspace, conversation } : null;
   }
 
-  /**
-   * A reply the core delivered, with its conversation's scope: null unless it is a sent assistant
-   * message of that conversation. The delivery reports the conversation only (a cuid, one workspace's).
-   */
-  async deliveredReply(conversationId: string, replyMessageId: number): Promise<{ reply: Message; scope: ConversationScope } | null> {
-    const reply = await this.db.message.findFirst({ where: { id: replyMessageId, conversationId, role: "assistant", status: "sent" } });
-    return reply && { reply, scope: conversationScope({ id: reply.conversationId, workspaceId: reply.workspaceId }) };
-  }
-
   /** The person messages of a conversation up to (and with) this one: its turns so far. */
   personMessagesThrough(scope: ConversationScope, messageId: number): Promise<number> {
     return this.db.message.count({ where: { conversationId: scope.conversationId, workspaceId: scope.workspaceId, role: "user", id: { lte: messageId } } });

@@ -4,9 +4,11 @@
  * done since, and which conversations went quiet.
  */
 import { typedCommand } from "../ground/typed-command.ts";
-import type { Db } from "../db/client.ts";
+import type { Database, Db } from "../db/client.ts";
+import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { ConversationScope } from "../ground/types.ts";
+import { receivedCorrectionColumn } from "./correction-store.ts";
 
 /** Replies looked at for the last answer: a few typed commands in a row are skipped. */
 const LAST_REPLIES = 5;
@@ -20,8 +22,78 @@ export interface ReviewedReply {
   replyToId: number;
 }
 
+/** What was said and done since each review's mark (0 where that review read past the reply). */
+export interface ReviewCounts {
+  /** Person messages since the memory review's mark, through the reply's message (`personMessages`). */
+  turns: number;
+  /** Tool calls of the turns since the skill review's mark, through the reply (`toolCalls`). */
+  calls: number;
+}
+
+/** What a posted reply triggers, read at once (`afterDelivered`). */
+export interface AfterDelivery {
+  reply: ReviewedReply;
+  scope: ConversationScope;
+  since: ReviewCounts;
+  /** The correction the reply's message was taken as (CorrectionStore.receivedFor), if any. */
+  correctionId: string | null;
+}
+
+/**
+ * `afterDelivered`'s statement: the reply, and beside it `lastReviewed`'s marks read into
+ * `personMessages` and `toolCalls` (each only where its review is before the reply, as
+ * review-triggers.ts asks) and the correction column. Placeholders, in the text's order (SQLite's
+ * `?` bind by place): whether tool calls count (1 or 0), the reply's id, its conversation.
+ */
+function afterDeliveredSql(provider: Provider): string {
+  const pg = provider === "postgresql";
+  const q = (c: string): string => (pg ? `"${c}"` : c);
+  const p = (n: number): string => (pg ? `$${n}` : "?");
+  const int = (e: string): string => (pg ? `CAST(${e} AS integer)` : e);
+  const r = (c: string): string => `r.${q(c)}`;
+  // `lastReviewed` reads a mark whose reply answered nothing as no mark.
+  const marked = (m: string): string => `${m}.${q("replyToId")} IS NOT NULL`;
+  const before = (m: string): string => `(NOT ${marked(m)} OR ${m}.id < r.id)`;
+  const turns = `(SELECT count(*) FROM ${q("Message")} p WHERE p.${q("conversationId")} = ${r("conversationId")} AND p.${q("workspaceId")} = ${r("workspaceId")} AND p.role = 'user' AND p.id > (CASE WHEN ${marked("mm")} THEN mm.${q("replyToId")} ELSE 0 END) AND p.id <= ${r("replyToId")})`;
+  const calls = `(SELECT COALESCE(SUM(t.${q("toolCalls")}), 0) FROM ${q("ReplyTrace")} t WHERE t.${q("conversationId")} = ${r("conversationId")} AND t.${q("workspaceId")} = ${r("workspaceId")} AND t.${q("messageId")} > (CASE WHEN ${marked("sm")} THEN sm.id ELSE 0 END) AND t.${q("messageId")} <= r.id)`;
+  const mark = (alias: string, column: string): string => `LEFT JOIN ${q("Message")} ${alias} ON ${alias}.id = k.${q(column)} AND ${alias}.${q("conversationId")} = ${r("conversationId")}`;
+  return (
+    `SELECT r.id, ${r("replyToId")}, ${r("workspaceId")}, ${r("conversationId")}, ` +
+    `CASE WHEN ${before("mm")} THEN ${int(turns)} ELSE 0 END, ` +
+    `CASE WHEN ${p(1)} > 0 AND ${before("sm")} THEN ${int(calls)} ELSE 0 END, ` +
+    `${receivedCorrectionColumn(provider, r("workspaceId"), r("replyToId"))} ` +
+    `FROM ${q("Message")} r LEFT JOIN ${q("Conversation")} k ON k.id = ${r("conversationId")} AND k.${q("workspaceId")} = ${r("workspaceId")} ` +
+    `${mark("mm", "reviewedMemoryThrough")} ${mark("sm", "reviewedSkillsThrough")} ` +
+    `WHERE r.id = ${p(2)} AND ${r("conversationId")} = ${p(3)} AND r.role = 'assistant' AND r.status = 'sent'`
+  );
+}
+
 export class ReviewStore {
-  constructor(private readonly db: Db) {}
+  private readonly afterDeliveredSql: string;
+
+  constructor(
+    private readonly db: Db,
+    private readonly database: Pick<Database, "provider" | "direct">,
+  ) {
+    this.afterDeliveredSql = afterDeliveredSql(database.provider);
+  }
+
+  /**
+   * What a reply posted in the conversation triggers (Learning.afterDelivered), in one statement: it
+   * runs on the delivery path, where the conversation's next message waits for it. Null when it is
+   * no sent answer of the conversation, or answered nothing. `calls`: whether tool calls are counted.
+   */
+  async afterDelivered(conversationId: string, replyId: number, calls: boolean): Promise<AfterDelivery | null> {
+    const [row] = await this.database.direct.rows(this.afterDeliveredSql, [calls ? 1 : 0, replyId, conversationId]);
+    if (!row || row[1] === null) return null;
+    const [id, replyToId, workspaceId, conversation, turns, toolCalls, correctionId] = row;
+    return {
+      reply: { id: Number(id), replyToId: Number(replyToId) },
+      scope: conversationScope({ id: String(conversation), workspaceId: String(workspaceId) }),
+      since: { turns: Number(turns), calls: Number(toolCalls) },
+      correctionId: correctionId === null || correctionId === undefined ? null : String(correctionId),
+    };
+  }
 
   /** The replies the conversation's latest memory and skill reviews read through; null where there was none. */
   async lastReviewed(scope: ConversationScope): Promise<{ memory: ReviewedReply | null; skills: ReviewedReply | null }> {

@@ -89,6 +89,14 @@ export interface HistorySql {
   rename: string;
   /** Placeholders: the time, the conversation's id. */
   touchConversation: string;
+  /**
+   * PostgreSQL only (null on SQLite, which has no data-modifying CTE; there it is a transaction of
+   * Prisma's, in-process): a posted reply's platform id set and its Delivery rows written, as one
+   * statement. Placeholders: the first part's platform id, the reply's id, its conversation, the
+   * channel, then arrays of the rows' ids and platform ids, and the time. Returns a row per
+   * delivery; none when the conversation has no such message.
+   */
+  recordDeliveries: string | null;
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
@@ -187,6 +195,11 @@ function sqlFor(provider: Provider): HistorySql {
     workspace: `SELECT ${select(WORKSPACE_COLUMNS)} FROM ${q("Workspace")} WHERE ${q("platform")} = ${p(1)} AND ${q("externalId")} = ${p(2)}`,
     rename: `UPDATE ${q("Person")} SET ${q("displayName")} = ${p(1)}, ${q("updatedAt")} = ${p(2)} WHERE id = ${p(3)}`,
     touchConversation: `UPDATE ${q("Conversation")} SET ${q("lastMessageAt")} = ${p(1)} WHERE id = ${p(2)}`,
+    recordDeliveries: pg
+      ? `WITH reply AS (UPDATE "Message" SET "platformId" = $1 WHERE id = $2 AND "conversationId" = $3 RETURNING id, "workspaceId", "conversationId") ` +
+        `INSERT INTO "Delivery" (id, "workspaceId", "conversationId", "messageId", "channelId", "platformId", "createdAt") ` +
+        `SELECT d.id, reply."workspaceId", reply."conversationId", reply.id, $4, d.pid, CAST($7 AS timestamp(3)) FROM reply CROSS JOIN unnest($5::text[], $6::text[]) AS d(id, pid) RETURNING "messageId"`
+      : null,
   };
 }
 

@@ -1,0 +1,116 @@
+/**
+ * What a posted reply triggers, read in one statement (ReviewStore.afterDelivered): the person
+ * messages since the memory review's mark, the tool calls since the skill review's, and the
+ * correction the reply's message was taken as. Each state is checked against the numbers it must
+ * give and against the store's separate reads (lastReviewed, personMessages, toolCalls,
+ * CorrectionStore.receivedFor), which the conversation-end trigger still uses.
+ */
+import { expect, it } from "vitest";
+import type { SqlParam } from "../../src/db/direct.ts";
+import { HistoryStore, scopeOf, type Message } from "../../src/history/store/store.ts";
+import { CorrectionStore } from "../../src/learning/correction-store.ts";
+import { ReviewStore, type ReviewedReply } from "../../src/learning/review-store.ts";
+import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
+
+forEachDatabase("what a posted reply triggers, read at once", (getDb) => {
+  async function setUp() {
+    const db = getDb();
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const reviews = new ReviewStore(db.prisma, { provider: db.provider, direct });
+    const corrections = new CorrectionStore(db.prisma, () => new Date(), 60_000);
+    const history = new HistoryStore(db);
+    const o: PlaceOptions = { workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false };
+    const place = await history.resolve(inboundFor(o, "q"));
+    const scope = scopeOf(place);
+    const session = await db.prisma.chatSession.create({ data: { conversationId: place.conversation.id } });
+    // Three turns; their traces made 2, 0 and 3 tool calls.
+    const turns: { q: Message; a: Message }[] = [];
+    for (const [i, calls] of [2, 0, 3].entries()) {
+      const q = (await history.recordInbound(place, inboundFor(o, `q${i}`), session.id))!;
+      const a = await history.recordReply(place, session.id, q.id, `a${i}`, "sent");
+      await db.prisma.replyTrace.create({ data: { messageId: a.id, workspaceId: scope.workspaceId, conversationId: scope.conversationId, toolCalls: calls } });
+      turns.push({ q, a });
+    }
+    const asReply = (t: { q: Message; a: Message }): ReviewedReply => ({ id: t.a.id, replyToId: t.q.id });
+    const setMarks = (memory: number | null, skills: number | null) =>
+      db.prisma.conversation.update({ where: { id: scope.conversationId }, data: { reviewedMemoryThrough: memory, reviewedSkillsThrough: skills } });
+    /** The same counts read the separate way (review-triggers.ts dueReview). */
+    const separately = async (reply: ReviewedReply) => {
+      const last = await reviews.lastReviewed(scope);
+      const fresh = (r: ReviewedReply | null) => r === null || r.id < reply.id;
+      return {
+        turns: fresh(last.memory) ? await reviews.personMessages(scope, last.memory?.replyToId ?? null, reply.replyToId) : 0,
+        calls: fresh(last.skills) ? await reviews.toolCalls(scope, last.skills?.id ?? null, reply.id) : 0,
+      };
+    };
+    return { db, reviews, corrections, history, place, scope, session, turns, asReply, setMarks, separately, statements: () => statements };
+  }
+
+  it("counts what was said and done since each review's mark, as the separate reads do, in one statement", async () => {
+    const t = await setUp();
+    const last = t.turns[2]!;
+    const cases: { marks: [number | null, number | null]; since: { turns: number; calls: number } }[] = [
+      { marks: [null, null], since: { turns: 3, calls: 5 } },
+      { marks: [t.turns[0]!.a.id, null], since: { turns: 2, calls: 5 } },
+      { marks: [null, t.turns[1]!.a.id], since: { turns: 3, calls: 3 } },
+      { marks: [t.turns[1]!.a.id, t.turns[0]!.a.id], since: { turns: 1, calls: 3 } },
+      // A review that read through this very reply, or past it: nothing is counted again.
+      { marks: [last.a.id, last.a.id], since: { turns: 0, calls: 0 } },
+    ];
+    for (const c of cases) {
+      await t.setMarks(...c.marks);
+      const before = t.statements();
+      const after = await t.reviews.afterDelivered(t.scope.conversationId, last.a.id, true);
+      expect(t.statements() - before).toBe(1);
+      expect(after).toEqual({ reply: t.asReply(last), scope: { workspaceId: t.scope.workspaceId, conversationId: t.scope.conversationId }, since: c.since, correctionId: null });
+      expect(after!.since).toEqual(await t.separately(t.asReply(last)));
+    }
+    // An earlier reply, with marks after it: counted as nothing new.
+    await t.setMarks(t.turns[1]!.a.id, t.turns[1]!.a.id);
+    expect((await t.reviews.afterDelivered(t.scope.conversationId, t.turns[0]!.a.id, true))?.since).toEqual({ turns: 0, calls: 0 });
+  });
+
+  it("reads a mark on a message that answered nothing, or of another conversation, as no mark", async () => {
+    const t = await setUp();
+    const last = t.turns[2]!;
+    const post = await t.history.recordPost(t.place.conversation, "cairn's own post");
+    const elsewhere = await t.history.resolve(inboundFor({ workspace: t.place.workspace.externalId, user: "U1", channel: "C2", isDm: false }, "x"));
+    const theirs = (await t.history.recordInbound(elsewhere, inboundFor({ workspace: t.place.workspace.externalId, user: "U1", channel: "C2", isDm: false }, "x")))!;
+    for (const mark of [post.id, theirs.id]) {
+      await t.setMarks(mark, mark);
+      const after = await t.reviews.afterDelivered(t.scope.conversationId, last.a.id, true);
+      expect(after?.since).toEqual({ turns: 3, calls: 5 });
+      expect(after!.since).toEqual(await t.separately(t.asReply(last)));
+    }
+  });
+
+  it("counts no tool calls when skill reviews are off", async () => {
+    const t = await setUp();
+    expect((await t.reviews.afterDelivered(t.scope.conversationId, t.turns[2]!.a.id, false))?.since).toEqual({ turns: 3, calls: 0 });
+  });
+
+  it("names the correction the reply's message was taken as, and only a received one", async () => {
+    const t = await setUp();
+    const [first, second] = [t.turns[0]!, t.turns[1]!];
+    const received = await t.db.prisma.correction.create({
+      data: { workspaceId: t.scope.workspaceId, conversationId: t.scope.conversationId, replyMessageId: first.a.id, reactorId: t.place.person.id, status: "received", correctionMessageId: second.q.id },
+    });
+    expect((await t.reviews.afterDelivered(t.scope.conversationId, second.a.id, true))?.correctionId).toBe(received.id);
+    expect((await t.corrections.receivedFor(t.scope, second.q.id))?.id).toBe(received.id);
+    await t.db.prisma.correction.update({ where: { id: received.id }, data: { status: "learned" } });
+    expect((await t.reviews.afterDelivered(t.scope.conversationId, second.a.id, true))?.correctionId).toBeNull();
+    expect(await t.corrections.receivedFor(t.scope, second.q.id)).toBeNull();
+  });
+
+  it("is null for anything but a sent answer of that conversation", async () => {
+    const t = await setUp();
+    const last = t.turns[2]!;
+    const failed = await t.history.recordReply(t.place, t.session.id, last.q.id, "sorry", "failed");
+    const other = await t.history.resolve(inboundFor({ workspace: t.place.workspace.externalId, user: "U1", channel: "C3", isDm: false }, "y"));
+    expect(await t.reviews.afterDelivered(other.conversation.id, last.a.id, true)).toBeNull();
+    expect(await t.reviews.afterDelivered(t.scope.conversationId, last.q.id, true)).toBeNull();
+    expect(await t.reviews.afterDelivered(t.scope.conversationId, failed.id, true)).toBeNull();
+    expect(await t.reviews.afterDelivered(t.scope.conversationId, 987_654_321, true)).toBeNull();
+  });
+});
