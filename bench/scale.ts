@@ -162,6 +162,7 @@ function timed(db: Database) {
     scan: timedBy((sql, params, opts) => db.direct.scan(sql, params, opts)),
     exclusive: (key, sql, params) => db.direct.exclusive(key, sql, params),
     each: (sql, lists) => db.direct.each(sql, lists),
+    chain: (statements) => db.direct.chain(statements),
   };
   return {
     database: { ...db, direct },

@@ -94,7 +94,7 @@ type Fn = (...args: unknown[]) => unknown;
 /**
  * Wraps a driver adapter factory so every statement is counted: the factory's connect(), the
  * adapter's startTransaction() and their queryRaw/executeRaw/executeScript; and the direct path's
- * rows() and scan(), and each() as the statements it runs.
+ * rows() and scan(), and each() and chain() as the statements they run.
  */
 function counting<T extends object>(target: T, counter: { n: number }): T {
   return new Proxy(target, {
@@ -116,9 +116,11 @@ function counting<T extends object>(target: T, counter: { n: number }): T {
           return out;
         };
       }
-      if (prop === "each") {
+      if (prop === "each" || prop === "chain") {
+        // As the statements it runs: one per parameter list (`each`), one per statement (`chain`).
+        const runs = prop === "each" ? 1 : 0;
         return (...args: unknown[]) => {
-          counter.n += Array.isArray(args[1]) ? args[1].length : 1;
+          counter.n += Array.isArray(args[runs]) ? (args[runs] as unknown[]).length : 1;
           return fn.apply(t, args);
         };
       }

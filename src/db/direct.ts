@@ -68,6 +68,12 @@ export interface DirectSql {
    * the full-text index's flush) costs more than the row.
    */
   each(sql: string, paramLists: readonly (readonly SqlParam[])[]): Promise<unknown[][][]>;
+  /**
+   * Runs each statement once, in order, all in one transaction: the rows of each, or an error and
+   * nothing written. For SQLite, which has no data-modifying CTE to write two tables in one
+   * statement; on PostgreSQL write that statement instead (this is BEGIN, each, COMMIT: round trips).
+   */
+  chain(statements: readonly (readonly [sql: string, params: readonly SqlParam[]])[]): Promise<unknown[][][]>;
 }
 
 /**
@@ -96,6 +102,13 @@ const MAX_STATEMENTS = 200;
  * SQLite: compiled statements are kept (by SQL text) and read integers as numbers (Prisma's
  * adapter reads them as bigint, its own statements unaffected: the setting is per statement).
  */
+/** A compiled SQLite statement run once: its rows when it returns any (RETURNING included), else none. */
+function run(stmt: BetterSqlite3.Statement<unknown[]>, params: readonly SqlParam[]): unknown[][] {
+  if (stmt.reader) return stmt.all(params) as unknown[][];
+  stmt.run(params);
+  return [];
+}
+
 export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: TransactionGate): DirectSql {
   const statement = memoize((sql: string): BetterSqlite3.Statement<unknown[]> => {
     // The prototype's prepare: the connection's own is the adapter's cache (sqlite-statements.ts).
@@ -107,12 +120,7 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
   const rows = async (sql: string, params: readonly SqlParam[]): Promise<unknown[][]> => {
     const wait = gate.pass();
     if (wait) await wait;
-    const stmt = statement(sql);
-    if (!stmt.reader) {
-      stmt.run(params);
-      return [];
-    }
-    return stmt.all(params) as unknown[][];
+    return run(statement(sql), params);
   };
   const each = async (sql: string, paramLists: readonly (readonly SqlParam[])[]): Promise<unknown[][][]> => {
     const wait = gate.pass();
@@ -120,10 +128,17 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
     // From here to COMMIT synchronously, as in `rows`: an await between the gate and the statement
     // would let a transaction of Prisma's begin first, and the statement would run inside it.
     const stmt = statement(sql);
-    const all = connection().transaction(() => paramLists.map((params) => (stmt.reader ? (stmt.all(params) as unknown[][]) : (stmt.run(params), []))));
+    const all = connection().transaction(() => paramLists.map((params) => run(stmt, params)));
     return all();
   };
-  return { rows, scan: rows, exclusive: (_key, sql, params) => rows(sql, params), each };
+  const chain = async (statements: readonly (readonly [string, readonly SqlParam[]])[]): Promise<unknown[][][]> => {
+    const wait = gate.pass();
+    if (wait) await wait;
+    // Synchronously from the gate to COMMIT, as in `each`.
+    const all = connection().transaction(() => statements.map(([sql, params]) => run(statement(sql), params)));
+    return all();
+  };
+  return { rows, scan: rows, exclusive: (_key, sql, params) => rows(sql, params), each, chain };
 }
 
 /**
@@ -159,6 +174,12 @@ export function pgDirect(pool: pg.Pool, lanes: PgLanes | null = null): DirectSql
       inTransaction(pool, async (client) => {
         const out: unknown[][][] = [];
         for (const params of paramLists) out.push((await client.query<unknown[]>(config(sql, params))).rows);
+        return out;
+      }),
+    chain: (statements) =>
+      inTransaction(pool, async (client) => {
+        const out: unknown[][][] = [];
+        for (const [sql, params] of statements) out.push((await client.query<unknown[]>(config(sql, params))).rows);
         return out;
       }),
   };

@@ -40,7 +40,7 @@ export interface IntakeDeps {
   limiter: RateLimiter;
   leases: TurnLeases;
   /** Other replicas' turns for earlier messages of a conversation come first. */
-  recovery: Pick<Recovery, "before">;
+  recovery: Pick<Recovery, "before" | "settle">;
   /** The turns, one at a time per conversation. */
   queue: KeyedQueue;
   runner: TurnRunner;
@@ -124,10 +124,12 @@ export class Intake {
         turn: queue.run(key, async () => {
           // Stopping: the message is stored under a lease already handed back; another replica answers it.
           if (opts.leased && leases.released) return null;
-          if (opts.leased) await recovery.before(scopeOf(place), stored);
+          // Other replicas' turns for earlier messages come first: looked for by the turn (turn.ts, `ahead`).
+          if (opts.leased) await recovery.settle(stored);
           const context = storable((await opts.context) ?? "");
           if (context.trim()) await history.recordContext(place, session.id, stored.id, context, stored.createdAt);
-          return runner.run(place, session.id, stored.id, hooks, known, lease(), early);
+          const ahead = opts.leased ? { owner: leases.owner, message: stored, wait: () => recovery.before(scopeOf(place), stored) } : null;
+          return runner.run(place, session.id, stored.id, hooks, known, lease(), early, ahead);
         }),
       };
     };

@@ -56,6 +56,20 @@ function sqlFor(provider: Provider): LeaseSql {
 
 const LEASE_SQL: Record<Provider, LeaseSql> = { sqlite: sqlFor("sqlite"), postgresql: sqlFor("postgresql") };
 
+/**
+ * 1 when `ahead` would find a row, else 0, as a column of another statement (the turn's first read,
+ * turn-start-store.ts), so the look costs no round trip of its own. `v(n)` writes that statement's
+ * expression for `ahead`'s n-th value: conversation, workspace, owner, time, the same time, message
+ * id. An owner of null finds nothing (a turn under no lease waits for nobody).
+ */
+export function aheadColumn(provider: Provider, v: (n: number) => string): string {
+  const pg = provider === "postgresql";
+  const q = (c: string): string => (pg ? `"${c}"` : c);
+  const workspace = pg ? q("workspaceId") : "+workspaceId";
+  const found = `SELECT 1 FROM ${q("Message")} WHERE ${q("conversationId")} = ${v(0)} AND ${workspace} = ${v(1)} AND ${q("leaseOwner")} IS NOT NULL AND ${q("leaseOwner")} <> ${v(2)} AND role = 'user' AND (${q("createdAt")} < ${v(3)} OR (${q("createdAt")} = ${v(4)} AND id < ${v(5)}))`;
+  return `CASE WHEN EXISTS (${found}) THEN 1 ELSE 0 END AS ${q("aheadSeen")}`;
+}
+
 export class LeaseStore {
   private readonly db: Db;
   private readonly direct: DirectSql;

@@ -114,15 +114,25 @@ export class Recovery {
   }
 
   /**
+   * `before`'s first part alone: waits until `m` is `orderWindowMs` old (no wait in one process), so
+   * that a message sent just before it and delivered to another replica is stored by now. The turn's
+   * first read then looks for the turns ahead (turn-start-store.ts), and `before` runs only when it
+   * saw one.
+   */
+  async settle(m: { createdAt: Date }): Promise<void> {
+    const window = this.deps.settings.orderWindowMs;
+    const young = window - (this.deps.now().getTime() - m.createdAt.getTime());
+    if (window > 0 && young > 0) await sleep(Math.min(young, window));
+  }
+
+  /**
    * Before the turn of message `m`: waits while other live processes work on its conversation's
    * earlier messages, and finishes those whose process is gone. Called in the conversation's queue.
    * With an order window, first waits until `m` is that old: a message sent just before it but
    * delivered to another replica has been stored by then, and is answered first.
    */
   async before(scope: ConversationScope, m: { id: number; createdAt: Date }): Promise<void> {
-    const window = this.deps.settings.orderWindowMs;
-    const young = window - (this.deps.now().getTime() - m.createdAt.getTime());
-    if (window > 0 && young > 0) await sleep(Math.min(young, window));
+    await this.settle(m);
     let wait = 20;
     // A process of this machine that is gone: its leases are ended once, not waited out.
     let deadChecked = false;

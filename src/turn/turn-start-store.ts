@@ -1,8 +1,11 @@
 /**
- * The reads a turn starts with, sent as one statement: the session's messages and whether the
- * speaker has a correction open in the conversation (correction-store.ts `claim`). Nearly every
- * turn has none, and then looking for one costs no round trip of its own; with one open, `claim`
- * takes it as before (its conditional update is what keeps two replicas from both taking it).
+ * The reads a turn starts with, sent as one statement: the session's messages, whether the
+ * speaker has a correction open in the conversation (correction-store.ts `claim`), and, under a
+ * lease, whether another process holds a turn for an earlier message of the conversation
+ * (lease-store.ts `ahead`). Nearly every turn has neither, and then looking costs no round trip of
+ * its own; with one open, `claim` takes it as before (its conditional update is what keeps two
+ * replicas from both taking it), and with a turn ahead the turn waits for it (recovery.ts) and reads
+ * its session again.
  *
  * On PostgreSQL the reads asked while one is under way go together as one statement
  * (db/read-batch.ts): in a burst every turn starts with this read, and each alone is a round trip;
@@ -16,6 +19,7 @@ import type { Scope } from "../ground/types.ts";
 import { HISTORY_SQL, MESSAGE_COLUMNS, messageOf } from "../history/store/rows.ts";
 import type { HistoryMessage, HistoryStore } from "../history/store/store.ts";
 import { openCorrectionColumn, type CorrectionStore } from "../learning/correction-store.ts";
+import { aheadColumn } from "./lease-store.ts";
 
 export interface TurnStart {
   /** The session's messages in turn order, as `HistoryStore.sessionMessages` reads them. */
@@ -24,21 +28,38 @@ export interface TurnStart {
   correctionOpen: boolean;
   /** True when nothing looked yet (`correctionOpen` true only because nobody could say). */
   unchecked?: boolean;
+  /**
+   * Asked with a lease (`read`'s `lease`): true unless the read found no earlier message of the
+   * conversation that another process holds a turn for. Then the turn waits for those, and reads again.
+   */
+  aheadSeen?: boolean;
 }
 
-/** One read's values: the session's (workspace, conversation, session, after, through), then the check's (person, since). */
-type ReadParams = [string, string, string, number, number, string, string];
+/** The turn's message and its process, for the look at turns ahead of it (lease-store.ts `ahead`). */
+export interface LeasedMessage {
+  owner: string;
+  message: { id: number; createdAt: Date };
+}
+
+/**
+ * One read's values: the session's (workspace, conversation, session, after, through), the
+ * correction check's (person, since), the lease check's (owner, time, message id; nulls without a lease).
+ */
+type ReadParams = [string, string, string, number, number, string, string, string | null, string | null, number | null];
 
 /**
  * A read's values for the single statement (rows.ts, `sessionMessagesWith`): PostgreSQL's session
- * placeholders, then the column's from $8; SQLite's `?` bound in the text's order, where the column
- * comes before the WHERE.
+ * placeholders, then the columns' from $8; SQLite's `?` bound in the text's order, where the columns
+ * come before the WHERE.
  */
-function singleParams(provider: Provider, [ws, conv, session, after, through, person, since]: ReadParams): SqlParam[] {
+function singleParams(provider: Provider, [ws, conv, session, after, through, person, since, owner, at, mid]: ReadParams): SqlParam[] {
   const sessionPart = [ws, conv, session, after, through, after, through];
-  const probe = [ws, conv, person, since];
-  return provider === "sqlite" ? [...probe, ...sessionPart] : [...sessionPart, ...probe];
+  const probes = [ws, conv, person, since, conv, ws, owner, at, at, mid];
+  return provider === "sqlite" ? [...probes, ...sessionPart] : [...sessionPart, ...probes];
 }
+
+/** The columns after the message's: the correction check's, then the lease check's. */
+const COLUMNS = { correction: MESSAGE_COLUMNS.length + 1, ahead: MESSAGE_COLUMNS.length + 2 };
 
 export class TurnStartStore {
   /** A read's rows: alone, or on PostgreSQL with the reads asked while one is under way. */
@@ -53,10 +74,14 @@ export class TurnStartStore {
   ) {
     const { provider, direct } = database;
     const sql = HISTORY_SQL[provider];
-    const single = sql.sessionMessagesWith(openCorrectionColumn(provider, 8));
+    const pg = provider === "postgresql";
+    const single = sql.sessionMessagesWith(`${openCorrectionColumn(provider, 8)}, ${aheadColumn(provider, (n) => (pg ? `$${12 + n}` : "?"))}`);
     const alone = (read: ReadParams): Promise<unknown[][]> => direct.rows(single, singleParams(provider, read));
     this.probeSql = `SELECT ${openCorrectionColumn(provider, 1)}`;
-    const many = sql.sessionMessagesMany?.(openCorrectionColumn(provider, (n) => ["r.ws", "r.conv", "r.person", "r.since"][n]!));
+    const overReads = (names: string[]) => (n: number) => names[n]!;
+    const many = sql.sessionMessagesMany?.(
+      `${openCorrectionColumn(provider, overReads(["r.ws", "r.conv", "r.person", "r.since"]))}, ${aheadColumn(provider, overReads(["r.conv", "r.ws", "r.owner", "r.at", "r.at", "r.mid"]))}`,
+    );
     this.rowsOf = many ? readBatch(direct, { one: alone, many, params: (read) => read }) : alone;
   }
 
@@ -67,13 +92,20 @@ export class TurnStartStore {
     return row !== undefined && row[0] !== null;
   }
 
-  /** The session's person messages with ids in (afterUserId, throughUserId], with their replies. */
-  async read(scope: Scope, sessionId: string, afterUserId: number | null, throughUserId: number): Promise<TurnStart> {
+  /**
+   * The session's person messages with ids in (afterUserId, throughUserId], with their replies.
+   * `lease`: the turn's message and process, to look for turns ahead of it (`TurnStart.aheadSeen`).
+   */
+  async read(scope: Scope, sessionId: string, afterUserId: number | null, throughUserId: number, lease: LeasedMessage | null = null): Promise<TurnStart> {
+    const { provider } = this.database;
     const after = afterUserId ?? 0;
-    const since = sqlTime(this.database.provider, this.corrections.openSince());
-    const rows = await this.rowsOf([scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, scope.personId, since]);
-    // The column rides on the rows: with none (a session of another conversation), nothing says none is open.
-    const correctionOpen = rows.length === 0 || rows[0]![MESSAGE_COLUMNS.length + 1] !== null;
-    return { messages: await this.history.withAuthors(scope, rows.map(messageOf)), correctionOpen };
+    const since = sqlTime(provider, this.corrections.openSince());
+    const at = lease ? sqlTime(provider, lease.message.createdAt) : null;
+    const rows = await this.rowsOf([scope.workspaceId, scope.conversationId, sessionId, after, throughUserId, scope.personId, since, lease?.owner ?? null, at, lease?.message.id ?? null]);
+    // The columns ride on the rows: with none (a session of another conversation), nothing says none is open, or none ahead.
+    const first = rows[0];
+    const correctionOpen = !first || first[COLUMNS.correction] !== null;
+    const start: TurnStart = { messages: await this.history.withAuthors(scope, rows.map(messageOf)), correctionOpen };
+    return lease ? { ...start, aheadSeen: !first || Number(first[COLUMNS.ahead]) !== 0 } : start;
   }
 }

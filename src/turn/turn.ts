@@ -34,7 +34,7 @@ import { withProviderItems } from "../providers/quoted.ts";
 import type { TurnLeases } from "./leases.ts";
 import { speakerName, type SnapshotReads, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
-import type { TurnStart, TurnStartStore } from "./turn-start-store.ts";
+import type { LeasedMessage, TurnStart, TurnStartStore } from "./turn-start-store.ts";
 import type { RecordedReply, TurnEndStore } from "./turn-end-store.ts";
 import type { Away, Slots } from "../ground/slots.ts";
 import type { ChatSession } from "../agent/session-store.ts";
@@ -48,6 +48,17 @@ interface Prepared {
   inPrompt: Pick<TurnDrew, "ruleIds" | "factIds">;
   shownLessons: string[];
 }
+
+/**
+ * A leased turn's look at the turns ahead of it: its message and process, and the wait for those
+ * turns (recovery.ts `before`). The look rides on the turn's first read (turn-start-store.ts).
+ */
+export interface TurnAhead extends LeasedMessage {
+  wait: () => Promise<void>;
+}
+
+/** `prepare` found another process's turns ahead of this one: it waits for them and starts again. */
+const AHEAD = Symbol("ahead");
 
 /** Earlier person messages of the session read with the message when lessons are picked. */
 const LESSON_CONTEXT_MESSAGES = 3;
@@ -97,12 +108,17 @@ export class TurnRunner {
 
   /**
    * `known`: the session's messages through this one, when the intake already holds them, and
-   * whether a correction may be open; `early`: the snapshot's reads, when the intake started them.
+   * whether a correction may be open; `early`: the snapshot's reads, when the intake started them;
+   * `ahead`: under a lease, other processes' turns for earlier messages of the conversation come
+   * first (looked for with the session's read where there is one, else before anything).
    */
-  async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null, early: SnapshotReads | null = null): Promise<Outbound | null> {
+  async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null, early: SnapshotReads | null = null, ahead: TurnAhead | null = null): Promise<Outbound | null> {
     const { settings: s, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);
+    // No session read for the look to ride on: the turns ahead are waited for first, as one statement of its own.
+    const folded = ahead && !known && this.deps.starts ? ahead : null;
+    if (ahead && !folded) await ahead.wait();
     // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
     const session = await sessions.get(scope, sessionId);
 
@@ -118,7 +134,7 @@ export class TurnRunner {
     const writes: Promise<void>[] = [];
     try {
       // A burst's turns are prepared a few at a time, in arrival order (TurnDeps.preparing).
-      const prep = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes, early));
+      const prep = await this.prepareInOrder(place, scope, session, messageId, known, writes, early, folded);
       const { request, asked, earlier, correction } = prep;
       ({ inPrompt, shownLessons } = prep);
       question = asked;
@@ -172,10 +188,27 @@ export class TurnRunner {
   }
 
   /**
-   * Everything before the model is called: the snapshot, the session's messages (compressed when
-   * long), the lessons that fit and the correction this message answers, and the request built from them.
+   * `prepare`, in the conversation's order across processes: when the session's read saw another
+   * process's turn for an earlier message (`ahead`), that turn is waited for and the turn prepared
+   * again from a fresh read of its session (the turn ahead may have summarized it).
    */
-  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[], early: SnapshotReads | null): Promise<Prepared> {
+  private async prepareInOrder(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, writes: Promise<void>[], early: SnapshotReads | null, ahead: TurnAhead | null): Promise<Prepared> {
+    const first = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes, early, ahead));
+    if (first !== AHEAD) return first;
+    await ahead!.wait();
+    const fresh = await this.deps.sessions.get(scope, session.id);
+    const again = await this.deps.preparing.run((away) => this.prepare(place, scope, fresh, messageId, known, away, writes, early, null));
+    // Without `ahead` nothing is looked for: `prepare` always prepares.
+    if (again === AHEAD) throw new Error("a turn prepared without a look ahead reported one");
+    return again;
+  }
+
+  /**
+   * Everything before the model is called: the snapshot, the session's messages (compressed when
+   * long), the lessons that fit and the correction this message answers, and the request built from
+   * them. AHEAD when `ahead` was given and the session's read saw another process's turn first.
+   */
+  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[], early: SnapshotReads | null, ahead: TurnAhead | null): Promise<Prepared | typeof AHEAD> {
     const { settings: s, history, memory, tools, learning } = this.deps;
     const { snapshot, saved } = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place, early);
     // A snapshot not saved is taken again by the next turn (the session store keeps only what was
@@ -185,7 +218,8 @@ export class TurnRunner {
     let summary = session.summary;
     // A new session's first message has no read for the correction check to ride on: it is asked
     // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
-    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId));
+    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId, ahead));
+    if (start.aheadSeen) return AHEAD;
     let messages = start.messages;
     // A summary is a model call: the slot is not held through it.
     const { compression } = this.deps;
@@ -235,10 +269,10 @@ export class TurnRunner {
     return this.deps.starts && start.unchecked ? this.deps.starts.correctionOpen(scope) : true;
   }
 
-  /** The session's messages; whether a correction may be open comes with them when the store can say. */
-  private readStart(scope: Scope, sessionId: string, afterUserId: number | null, throughUserId: number): Promise<TurnStart> {
+  /** The session's messages; whether a correction may be open, and turns ahead, come with them when the store can say. */
+  private readStart(scope: Scope, sessionId: string, afterUserId: number | null, throughUserId: number, ahead: TurnAhead | null): Promise<TurnStart> {
     const { starts, history } = this.deps;
-    if (starts) return starts.read(scope, sessionId, afterUserId, throughUserId);
+    if (starts) return starts.read(scope, sessionId, afterUserId, throughUserId, ahead);
     return history.sessionMessages(scope, sessionId, afterUserId, throughUserId).then((messages) => ({ messages, correctionOpen: true }));
   }
 

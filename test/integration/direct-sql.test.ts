@@ -160,6 +160,34 @@ forEachDatabase("direct SQL", (getDb) => {
     expect(await db.prisma.workspace.count({ where: { id: { startsWith: a } } })).toBe(2);
   });
 
+  it("runs several statements in order in one transaction: the rows of each, or nothing at all", async () => {
+    const db = getDb();
+    const pg = db.provider === "postgresql";
+    const insert = pg
+      ? `INSERT INTO "Workspace" (id, platform, "externalId") VALUES ($1, 'slack', $2) RETURNING "externalId"`
+      : `INSERT INTO Workspace (id, platform, externalId, createdAt) VALUES (?, 'slack', ?, '2026-01-01T00:00:00.000+00:00') RETURNING externalId`;
+    const rename = pg ? `UPDATE "Workspace" SET name = $1 WHERE id = $2` : `UPDATE Workspace SET name = ? WHERE id = ?`;
+    const a = uniqueId("chain");
+    const rows = await db.direct.chain([
+      [insert, [`${a}-1`, `${a}-x1`]],
+      [rename, ["the first", `${a}-1`]],
+      [insert, [`${a}-2`, `${a}-x2`]],
+    ]);
+    expect(rows).toEqual([[[`${a}-x1`]], [], [[`${a}-x2`]]]);
+    expect((await db.prisma.workspace.findUnique({ where: { id: `${a}-1` } }))?.name).toBe("the first");
+    // The last statement repeats a primary key: the insert and the rename before it go too.
+    const b = uniqueId("chain");
+    await expect(
+      db.direct.chain([
+        [insert, [`${b}-1`, `${b}-x1`]],
+        [rename, ["renamed, then rolled back", `${a}-2`]],
+        [insert, [`${a}-1`, `${b}-x2`]],
+      ]),
+    ).rejects.toThrow();
+    expect(await db.prisma.workspace.count({ where: { id: { startsWith: b } } })).toBe(0);
+    expect((await db.prisma.workspace.findUnique({ where: { id: `${a}-2` } }))?.name).toBeNull();
+  });
+
   it("writes times as Prisma does, so both kinds of row compare and sort alike", async () => {
     const db = getDb();
     const at = new Date(Date.UTC(2026, 10, 29, 23, 59, 59, 1));

@@ -8,7 +8,8 @@ import type { Database } from "../../src/db/client.ts";
 import type { SqlParam } from "../../src/db/direct.ts";
 import { HistoryStore, scopeOf, type Place } from "../../src/history/store/store.ts";
 import { CorrectionStore } from "../../src/learning/correction-store.ts";
-import { TurnStartStore, type TurnStart } from "../../src/turn/turn-start-store.ts";
+import { TurnStartStore, type LeasedMessage, type TurnStart } from "../../src/turn/turn-start-store.ts";
+import { LeaseStore } from "../../src/turn/lease-store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 const WINDOW_MS = 60_000;
@@ -29,7 +30,7 @@ forEachDatabase("a turn's first read", (getDb) => {
     let statements = 0;
     const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
     const starts = new TurnStartStore({ provider: db.provider, direct }, history, corrections);
-    const read = () => starts.read(scopeOf(place), session.id, null, q2!.id);
+    const read = (lease: LeasedMessage | null = null) => starts.read(scopeOf(place), session.id, null, q2!.id, lease);
     return { db, clock, history, corrections, o, place, session, q1: q1!, a1, q2: q2!, read, statements: () => statements };
   }
 
@@ -91,6 +92,39 @@ forEachDatabase("a turn's first read", (getDb) => {
     expect(start).toEqual({ messages: [], correctionOpen: true });
   });
 
+  it("under a lease, says whether another process holds a turn for an earlier message, in the same statement", async () => {
+    const t = await setUp();
+    const scope = scopeOf(t.place);
+    const mine = { owner: "this-process", message: { id: t.q2.id, createdAt: t.q2.createdAt } };
+    const hold = (id: number, owner: string | null) => t.db.prisma.message.update({ where: { id }, data: { leaseOwner: owner, leaseUntil: owner ? new Date(Date.now() + 60_000) : null } });
+    const aheadSeen = async (lease = mine) => {
+      const before = t.statements();
+      const start = await t.read(lease);
+      expect(start.messages.map((m) => m.text)).toEqual(["q1", "a1", "q2"]);
+      expect(t.statements()).toBe(before + 1);
+      return start.aheadSeen;
+    };
+    // Nothing leased, or the earlier message under this process's own lease: nothing ahead.
+    expect(await aheadSeen()).toBe(false);
+    await hold(t.q1.id, "this-process");
+    expect(await aheadSeen()).toBe(false);
+    // Another process's turn for the earlier message: ahead, as `ahead` finds it.
+    await hold(t.q1.id, "other-process");
+    expect(await aheadSeen()).toBe(true);
+    expect((await new LeaseStore(t.db).ahead(scope, "this-process", mine.message)).map((a) => a.id)).toEqual([t.q1.id]);
+    // Another process's turn for a later message is not ahead; nor is anything for a turn under no lease.
+    await hold(t.q1.id, null);
+    const q3 = (await t.history.recordInbound(t.place, inboundFor(t.o, "q3", uniqueId("msg"), new Date(t.q2.createdAt.getTime() + 1_000)), t.session.id))!;
+    await hold(q3.id, "other-process");
+    expect(await aheadSeen()).toBe(false);
+    expect((await t.read()).aheadSeen).toBeUndefined();
+    // The same time as this message: the lower id is ahead.
+    await hold(q3.id, null);
+    await t.db.prisma.message.update({ where: { id: t.q1.id }, data: { createdAt: t.q2.createdAt } });
+    await hold(t.q1.id, "other-process");
+    expect(await aheadSeen()).toBe(true);
+  });
+
   it("reads a burst of turns' starts at once as each would read alone; on PostgreSQL in fewer statements", async () => {
     const ts: Awaited<ReturnType<typeof setUp>>[] = [];
     for (let c = 0; c < 12; c++) ts.push(await setUp(`U${c}`));
@@ -101,8 +135,11 @@ forEachDatabase("a turn's first read", (getDb) => {
     let statements = 0;
     const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
     const starts = new TurnStartStore({ provider: db.provider, direct }, ts[0]!.history, ts[0]!.corrections);
+    // Under a lease: another process holds the turn of ts[4]'s first question.
+    await db.prisma.message.update({ where: { id: ts[4]!.q1.id }, data: { leaseOwner: "other-process", leaseUntil: new Date(Date.now() + 60_000) } });
+    const leased = (t: (typeof ts)[number]) => ({ owner: "this-process", message: { id: t.q2.id, createdAt: t.q2.createdAt } });
     const asks = [
-      ...ts.map((t) => () => starts.read(scopeOf(t.place), t.session.id, null, t.q2.id)),
+      ...ts.map((t) => () => starts.read(scopeOf(t.place), t.session.id, null, t.q2.id, leased(t))),
       () => starts.read(scopeOf(elsewhere), ts[5]!.session.id, null, ts[5]!.q2.id),
       // After the first answer: only the second question.
       () => starts.read(scopeOf(ts[7]!.place), ts[7]!.session.id, ts[7]!.q1.id, ts[7]!.q2.id),
@@ -113,6 +150,7 @@ forEachDatabase("a turn's first read", (getDb) => {
     const together = await Promise.all(asks.map((ask) => ask()));
     expect(together).toEqual(alone);
     expect(together.map((s) => s.correctionOpen)).toEqual([...ts.map((_, c) => c === 3), true, false]);
+    expect(together.map((s) => s.aheadSeen)).toEqual([...ts.map((_, c) => c === 4), undefined, undefined]);
     expect(together[0]!.messages.map((m) => m.text)).toEqual(["q1", "a1", "q2"]);
     expect(together[12]!.messages).toEqual([]);
     expect(together[13]!.messages.map((m) => m.text)).toEqual(["q2"]);

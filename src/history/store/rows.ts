@@ -51,10 +51,11 @@ export interface HistorySql {
   sessionMessagesWith: (column: string) => string;
   /**
    * PostgreSQL only: `sessionMessagesWith` for several reads in one statement, over arrays (workspace
-   * ids, conversation ids, session ids, afters, throughs, then the column's own: person ids, times)
-   * read as `r` (ws, conv, sess, lo, hi, person, since), each read's rows found as that read alone
-   * finds them (a LATERAL subquery). `column` is written over `r`. Each row ends with its read's
-   * number, from 1; rows in the reads' order, each read's by id.
+   * ids, conversation ids, session ids, afters, throughs, then the columns' own: person ids, times,
+   * lease owners, times, message ids) read as `r` (ws, conv, sess, lo, hi, person, since, owner, at,
+   * mid), each read's rows found as that read alone finds them (a LATERAL subquery). `column` is
+   * written over `r`. Each row ends with its read's number, from 1; rows in the reads' order, each
+   * read's by id.
    */
   sessionMessagesMany: ((column: string) => string) | null;
   /** Placeholders: workspace id, external id. */
@@ -90,13 +91,15 @@ export interface HistorySql {
   /** Placeholders: the time, the conversation's id. */
   touchConversation: string;
   /**
-   * PostgreSQL only (null on SQLite, which has no data-modifying CTE; there it is a transaction of
-   * Prisma's, in-process): a posted reply's platform id set and its Delivery rows written, as one
-   * statement. Placeholders: the first part's platform id, the reply's id, its conversation, the
-   * channel, then arrays of the rows' ids and platform ids, and the time. Returns a row per
-   * delivery; none when the conversation has no such message.
+   * A posted reply recorded: its platform id set and its Delivery rows written, all or nothing.
+   * PostgreSQL, `one` statement (a data-modifying CTE). Placeholders: the first part's platform id,
+   * the reply's id, its conversation, the channel, arrays of the rows' ids and platform ids, the
+   * time. SQLite has no such CTE: `update` (the platform id, the reply's id, its conversation), then
+   * `insert` (the channel, the time, a JSON array of [id, platform id] rows, the reply's id, its
+   * conversation) in one transaction (DirectSql.chain). Either returns a row per delivery written;
+   * none when the conversation has no such message.
    */
-  recordDeliveries: string | null;
+  recordDeliveries: { one: string } | { update: string; insert: string };
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
@@ -141,7 +144,7 @@ function sqlFor(provider: Provider): HistorySql {
     `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${at(1)} AND ${filter("conversationId")} = ${at(2)} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
   // A read's placeholders as the columns of `r`, its row among the reads (sessionMessagesMany).
   const ofRead = (n: number): string => ["r.ws", "r.conv", "r.sess", "r.lo", "r.hi", "r.lo", "r.hi"][n - 1]!;
-  const reads = `unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::text[], $7::timestamp(3)[]) WITH ORDINALITY AS r(ws, conv, sess, lo, hi, person, since, i)`;
+  const reads = `unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::text[], $7::timestamp(3)[], $8::text[], $9::timestamp(3)[], $10::integer[]) WITH ORDINALITY AS r(ws, conv, sess, lo, hi, person, since, owner, at, mid, i)`;
   const insertOf = (table: string, columns: readonly string[]): string => `INSERT INTO ${q(table)} (${columns.map(q).join(", ")}) VALUES (${columns.map((_, i) => p(i + 1)).join(", ")})`;
   // The find and the insert as one statement: the insert runs only when the find saw no row, and
   // does nothing when a concurrent insert won (then neither part returns a row).
@@ -196,10 +199,18 @@ function sqlFor(provider: Provider): HistorySql {
     rename: `UPDATE ${q("Person")} SET ${q("displayName")} = ${p(1)}, ${q("updatedAt")} = ${p(2)} WHERE id = ${p(3)}`,
     touchConversation: `UPDATE ${q("Conversation")} SET ${q("lastMessageAt")} = ${p(1)} WHERE id = ${p(2)}`,
     recordDeliveries: pg
-      ? `WITH reply AS (UPDATE "Message" SET "platformId" = $1 WHERE id = $2 AND "conversationId" = $3 RETURNING id, "workspaceId", "conversationId") ` +
-        `INSERT INTO "Delivery" (id, "workspaceId", "conversationId", "messageId", "channelId", "platformId", "createdAt") ` +
-        `SELECT d.id, reply."workspaceId", reply."conversationId", reply.id, $4, d.pid, CAST($7 AS timestamp(3)) FROM reply CROSS JOIN unnest($5::text[], $6::text[]) AS d(id, pid) RETURNING "messageId"`
-      : null,
+      ? {
+          one:
+            `WITH reply AS (UPDATE "Message" SET "platformId" = $1 WHERE id = $2 AND "conversationId" = $3 RETURNING id, "workspaceId", "conversationId") ` +
+            `INSERT INTO "Delivery" (id, "workspaceId", "conversationId", "messageId", "channelId", "platformId", "createdAt") ` +
+            `SELECT d.id, reply."workspaceId", reply."conversationId", reply.id, $4, d.pid, CAST($7 AS timestamp(3)) FROM reply CROSS JOIN unnest($5::text[], $6::text[]) AS d(id, pid) RETURNING "messageId"`,
+        }
+      : {
+          update: `UPDATE Message SET platformId = ? WHERE id = ? AND conversationId = ?`,
+          insert:
+            `INSERT INTO Delivery (id, workspaceId, conversationId, messageId, channelId, platformId, createdAt) ` +
+            `SELECT d.value ->> 0, m.workspaceId, m.conversationId, m.id, ?, d.value ->> 1, ? FROM Message m, json_each(?) d WHERE m.id = ? AND m.conversationId = ? ORDER BY d.key RETURNING messageId`,
+        },
   };
 }
 

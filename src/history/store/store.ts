@@ -291,31 +291,21 @@ export class HistoryStore {
    */
   async recordDeliveries(conversationId: string, replyId: number, channelId: string, platformIds: readonly string[]): Promise<void> {
     if (platformIds.length === 0) return;
-    // One transaction: setting the platform id ends the turn's lease (a trigger), so a crash between
-    // the two writes would leave a finished turn whose post reactions can never find. PostgreSQL:
-    // one statement (a transaction of Prisma's is four round trips, on the path of the
-    // conversation's next message).
-    const one = this.sql.recordDeliveries;
-    if (one) {
-      const at = sqlTime(this.provider, new Date());
-      const rows = await this.direct.rows(one, [platformIds[0]!, replyId, conversationId, channelId, platformIds.map(() => cuid()), [...platformIds], at]);
-      if (rows.length === 0) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
-      return;
-    }
-    await this.db.$transaction(async (tx) => {
-      // The first part doubles as the reply's own platform id; the row written says where the reply lives.
-      const [reply] = await tx.message.updateManyAndReturn({ where: { id: replyId, conversationId }, data: { platformId: platformIds[0] ?? null } });
-      if (!reply) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
-      await tx.delivery.createMany({
-        data: platformIds.map((platformId) => ({
-          workspaceId: reply.workspaceId,
-          conversationId: reply.conversationId,
-          messageId: reply.id,
-          channelId,
-          platformId,
-        })),
-      });
-    });
+    // All or nothing: setting the platform id ends the turn's lease (a trigger), so a crash between
+    // the two writes would leave a finished turn whose post reactions can never find. One statement
+    // on PostgreSQL, one in-process transaction on SQLite (Prisma's was four round trips there, on
+    // the path of the conversation's next message).
+    const sql = this.sql.recordDeliveries;
+    const ids = platformIds.map(() => cuid());
+    const at = sqlTime(this.provider, new Date());
+    const written =
+      "one" in sql
+        ? await this.direct.rows(sql.one, [platformIds[0]!, replyId, conversationId, channelId, ids, [...platformIds], at])
+        : (await this.direct.chain([
+            [sql.update, [platformIds[0]!, replyId, conversationId]],
+            [sql.insert, [channelId, at, JSON.stringify(ids.map((id, i) => [id, platformIds[i]])), replyId, conversationId]],
+          ]))[1]!;
+    if (written.length === 0) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
   }
 
   /**
