@@ -8,7 +8,14 @@ import { sqlTime } from "../../src/db/direct.ts";
 import { readSnapshot, SessionManager } from "../../src/agent/sessions.ts";
 import { SessionStore } from "../../src/agent/session-store.ts";
 import pg from "pg";
-import { ADMIN_URL, forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
+import { ADMIN_URL, forEachDatabase, inboundFor, uniqueId, type Database, type PlaceOptions } from "../support/db.ts";
+
+/** A workspace row written below Prisma (id, external id), returning its external id. */
+function workspaceInsert(db: Database): string {
+  return db.provider === "postgresql"
+    ? `INSERT INTO "Workspace" (id, platform, "externalId") VALUES ($1, 'slack', $2) RETURNING "externalId"`
+    : `INSERT INTO Workspace (id, platform, externalId, createdAt) VALUES (?, 'slack', ?, '2026-01-01T00:00:00.000+00:00') RETURNING externalId`;
+}
 
 forEachDatabase("direct SQL", (getDb) => {
   const opts = (): PlaceOptions => ({ workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false });
@@ -138,10 +145,7 @@ forEachDatabase("direct SQL", (getDb) => {
 
   it("runs a statement once per parameter list in one transaction: the rows of each, or nothing at all", async () => {
     const db = getDb();
-    const pg = db.provider === "postgresql";
-    const insert = pg
-      ? `INSERT INTO "Workspace" (id, platform, "externalId") VALUES ($1, 'slack', $2) RETURNING "externalId"`
-      : `INSERT INTO Workspace (id, platform, externalId, createdAt) VALUES (?, 'slack', ?, '2026-01-01T00:00:00.000+00:00') RETURNING externalId`;
+    const insert = workspaceInsert(db);
     const a = uniqueId("each");
     const rows = await db.direct.each(insert, [
       [`${a}-1`, `${a}-x1`],
@@ -162,11 +166,8 @@ forEachDatabase("direct SQL", (getDb) => {
 
   it("runs several statements in order in one transaction: the rows of each, or nothing at all", async () => {
     const db = getDb();
-    const pg = db.provider === "postgresql";
-    const insert = pg
-      ? `INSERT INTO "Workspace" (id, platform, "externalId") VALUES ($1, 'slack', $2) RETURNING "externalId"`
-      : `INSERT INTO Workspace (id, platform, externalId, createdAt) VALUES (?, 'slack', ?, '2026-01-01T00:00:00.000+00:00') RETURNING externalId`;
-    const rename = pg ? `UPDATE "Workspace" SET name = $1 WHERE id = $2` : `UPDATE Workspace SET name = ? WHERE id = ?`;
+    const insert = workspaceInsert(db);
+    const rename = db.provider === "postgresql" ? `UPDATE "Workspace" SET name = $1 WHERE id = $2` : `UPDATE Workspace SET name = ? WHERE id = ?`;
     const a = uniqueId("chain");
     const rows = await db.direct.chain([
       [insert, [`${a}-1`, `${a}-x1`]],
