@@ -22,6 +22,7 @@ import { countTurn } from "../ops/core-metrics.ts";
 import type { TurnLeases } from "./leases.ts";
 import type { Recovery } from "./recovery.ts";
 import type { TurnRunner } from "./turn.ts";
+import { ANY_ID, withStored } from "./turn-start-store.ts";
 import { notATurn } from "../delivery/delivery.ts";
 import { NotStoredError } from "../ground/errors.ts";
 import { didYouMean, typedCommand, type TypedCommand } from "../ground/typed-command.ts";
@@ -40,7 +41,7 @@ export interface IntakeDeps {
   limiter: RateLimiter;
   leases: TurnLeases;
   /** Other replicas' turns for earlier messages of a conversation come first. */
-  recovery: Pick<Recovery, "before" | "settle">;
+  recovery: Pick<Recovery, "before" | "settle" | "settled">;
   /** The turns, one at a time per conversation. */
   queue: KeyedQueue;
   runner: TurnRunner;
@@ -105,6 +106,12 @@ export class Intake {
       // A new session's first snapshot is read while its message is stored, not a round trip after:
       // only when nothing of this conversation is under way, whose turn could still write what it reads.
       const early = isNew && !queue.busy(key) ? runner.snapshotReads(place, session.id) : null;
+      // A continuing session's first read goes out with the message's insert, not a round trip
+      // after it: only when nothing can come between the two for this conversation (nothing of it
+      // under way, no context to store, no order window still to wait) and the rest is known: the
+      // read keeps what was before the message, and the message is added (turn-start-store.ts).
+      const idle = !isNew && !queue.busy(key) && !inbound.context?.trim() && !opts.context && (!opts.leased || recovery.settled(inbound.sentAt));
+      const beside = idle ? runner.startBeside(place, session, opts.leased ? { owner: leases.owner, message: { id: ANY_ID, createdAt: inbound.sentAt } } : null) : null;
       const stored = await history.recordInbound(place, inbound, session.id, lease());
       storedYet = true;
       if (!stored) return null;
@@ -120,6 +127,7 @@ export class Intake {
       // A new session's first message (without a context block) is all of its history so far; in a
       // conversation's first session nobody can have a correction open yet (no earlier reply).
       const known = isNew && !inbound.context?.trim() && !opts.context ? { messages: [{ ...stored, author: place.person }], correctionOpen: !sessions.inFirstSession(scopeOf(place)), unchecked: true } : null;
+      const read = beside?.then((start) => start && withStored(start, { ...stored, author: place.person }));
       return {
         turn: queue.run(key, async () => {
           // Stopping: the message is stored under a lease already handed back; another replica answers it.
@@ -129,7 +137,7 @@ export class Intake {
           const context = storable((await opts.context) ?? "");
           if (context.trim()) await history.recordContext(place, session.id, stored.id, context, stored.createdAt);
           const ahead = opts.leased ? { owner: leases.owner, message: stored, wait: () => recovery.before(scopeOf(place), stored) } : null;
-          return runner.run(place, session.id, stored.id, hooks, known, lease(), early, ahead);
+          return runner.run(place, session.id, stored.id, hooks, known ?? (await read) ?? null, lease(), early, ahead);
         }),
       };
     };

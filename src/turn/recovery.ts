@@ -120,9 +120,20 @@ export class Recovery {
    * saw one.
    */
   async settle(m: { createdAt: Date }): Promise<void> {
+    const young = this.youngFor(m.createdAt);
+    if (young > 0) await sleep(young);
+  }
+
+  /** Whether `settle` would not wait for a message sent at `sentAt`: no order window, or the message is past it. */
+  settled(sentAt: Date): boolean {
+    return this.youngFor(sentAt) <= 0;
+  }
+
+  /** How long a message sent at `sentAt` is still to wait for the order window (0 or less: none). */
+  private youngFor(sentAt: Date): number {
     const window = this.deps.settings.orderWindowMs;
-    const young = window - (this.deps.now().getTime() - m.createdAt.getTime());
-    if (window > 0 && young > 0) await sleep(Math.min(young, window));
+    if (window <= 0) return 0;
+    return Math.min(window, window - (this.deps.now().getTime() - sentAt.getTime()));
   }
 
   /**

@@ -58,6 +58,20 @@ function singleParams(provider: Provider, [ws, conv, session, after, through, pe
   return provider === "sqlite" ? [...probes, ...sessionPart] : [...sessionPart, ...probes];
 }
 
+/**
+ * A first read made while the turn's message was being stored (turn/intake.ts), made what `read`
+ * would have read once it was: what it found from before the message, then the message itself.
+ * Rows stored meanwhile with higher ids (a later message, another process's) are left out, as
+ * `read`'s bound would leave them.
+ */
+export function withStored(start: TurnStart, stored: HistoryMessage): TurnStart {
+  const before = start.messages.filter((m) => (m.role === "user" ? m.id : (m.replyToId ?? m.id)) < stored.id);
+  return { ...start, messages: [...before, stored] };
+}
+
+/** Read before the message's id is known (`withStored`): every id up to the largest an id can be. */
+export const ANY_ID = 2_147_483_647;
+
 /** The columns after the message's: the correction check's, then the lease check's. */
 const COLUMNS = { correction: MESSAGE_COLUMNS.length + 1, ahead: MESSAGE_COLUMNS.length + 2 };
 

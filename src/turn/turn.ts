@@ -34,7 +34,7 @@ import { withProviderItems } from "../providers/quoted.ts";
 import type { TurnLeases } from "./leases.ts";
 import { speakerName, type SnapshotReads, type Snapshots } from "./snapshot.ts";
 import type { Compression } from "./compression.ts";
-import type { LeasedMessage, TurnStart, TurnStartStore } from "./turn-start-store.ts";
+import { ANY_ID, type LeasedMessage, type TurnStart, type TurnStartStore } from "./turn-start-store.ts";
 import type { RecordedReply, TurnEndStore } from "./turn-end-store.ts";
 import type { Away, Slots } from "../ground/slots.ts";
 import type { ChatSession } from "../agent/session-store.ts";
@@ -107,17 +107,32 @@ export class TurnRunner {
   }
 
   /**
+   * A continuing session's first read, started while its message is stored (turn/intake.ts), for
+   * every id (turn-start-store.ts `withStored` keeps what was before the message); null without the
+   * store, or when the read failed (the turn then reads as usual). `lease`: the look at turns ahead.
+   */
+  startBeside(place: Place, session: Pick<ChatSession, "id" | "summaryThroughId">, lease: LeasedMessage | null): Promise<TurnStart | null> | null {
+    const { starts } = this.deps;
+    if (!starts) return null;
+    return starts.read(scopeOf(place), session.id, session.summaryThroughId, ANY_ID, lease).catch((err: unknown) => {
+      this.deps.log.warn({ err: errText(err), session: session.id }, "could not read a session beside its message; the turn reads it again");
+      return null;
+    });
+  }
+
+  /**
    * `known`: the session's messages through this one, when the intake already holds them, and
    * whether a correction may be open; `early`: the snapshot's reads, when the intake started them;
    * `ahead`: under a lease, other processes' turns for earlier messages of the conversation come
-   * first (looked for with the session's read where there is one, else before anything).
+   * first (looked for with the session's read where there is one, `known`'s included, else before
+   * anything).
    */
   async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null, early: SnapshotReads | null = null, ahead: TurnAhead | null = null): Promise<Outbound | null> {
     const { settings: s, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);
     // No session read for the look to ride on: the turns ahead are waited for first, as one statement of its own.
-    const folded = ahead && !known && this.deps.starts ? ahead : null;
+    const folded = ahead && this.deps.starts && (!known || known.aheadSeen !== undefined) ? ahead : null;
     if (ahead && !folded) await ahead.wait();
     // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
     const session = await sessions.get(scope, sessionId);
@@ -197,7 +212,8 @@ export class TurnRunner {
     if (first !== AHEAD) return first;
     await ahead!.wait();
     const fresh = await this.deps.sessions.get(scope, session.id);
-    const again = await this.deps.preparing.run((away) => this.prepare(place, scope, fresh, messageId, known, away, writes, early, null));
+    // `known` was read before the turns ahead ended: the session is read again.
+    const again = await this.deps.preparing.run((away) => this.prepare(place, scope, fresh, messageId, null, away, writes, early, null));
     // Without `ahead` nothing is looked for: `prepare` always prepares.
     if (again === AHEAD) throw new Error("a turn prepared without a look ahead reported one");
     return again;

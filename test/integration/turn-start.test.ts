@@ -8,7 +8,7 @@ import type { Database } from "../../src/db/client.ts";
 import type { SqlParam } from "../../src/db/direct.ts";
 import { HistoryStore, scopeOf, type Place } from "../../src/history/store/store.ts";
 import { CorrectionStore } from "../../src/learning/correction-store.ts";
-import { TurnStartStore, type LeasedMessage, type TurnStart } from "../../src/turn/turn-start-store.ts";
+import { ANY_ID, TurnStartStore, withStored, type LeasedMessage, type TurnStart } from "../../src/turn/turn-start-store.ts";
 import { LeaseStore } from "../../src/turn/lease-store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
@@ -31,7 +31,7 @@ forEachDatabase("a turn's first read", (getDb) => {
     const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
     const starts = new TurnStartStore({ provider: db.provider, direct }, history, corrections);
     const read = (lease: LeasedMessage | null = null) => starts.read(scopeOf(place), session.id, null, q2!.id, lease);
-    return { db, clock, history, corrections, o, place, session, q1: q1!, a1, q2: q2!, read, statements: () => statements };
+    return { db, clock, history, corrections, o, place, session, q1: q1!, a1, q2: q2!, starts, read, statements: () => statements };
   }
 
   const open = (c: CorrectionStore, place: Place, replyMessageId: number, reactorId: string) =>
@@ -123,6 +123,24 @@ forEachDatabase("a turn's first read", (getDb) => {
     await t.db.prisma.message.update({ where: { id: t.q1.id }, data: { createdAt: t.q2.createdAt } });
     await hold(t.q1.id, "other-process");
     expect(await aheadSeen()).toBe(true);
+  });
+
+  it("reads beside the message's insert what it reads after it: what was before the message, then the message", async () => {
+    const t = await setUp();
+    const scope = scopeOf(t.place);
+    const withAuthor = async (id: number) => (await t.history.sessionMessages(scope, t.session.id, null, id)).find((m) => m.id === id)!;
+    // Read before q2's id is known, for every id; stored meanwhile: a later message and its reply (another process's turn).
+    const q3 = (await t.history.recordInbound(t.place, inboundFor(t.o, "q3"), t.session.id))!;
+    await t.history.recordReply(t.place, t.session.id, q3.id, "a3", "sent");
+    const beside = await t.starts.read(scope, t.session.id, null, ANY_ID);
+    expect(beside.messages.map((m) => m.text)).toEqual(["q1", "a1", "q2", "q3", "a3"]);
+    // As the intake makes it for q2: what was before q2, then q2; what came after it is left out.
+    const made = withStored(beside, await withAuthor(t.q2.id));
+    expect(made.messages).toEqual((await t.read()).messages);
+    expect(made.messages.map((m) => m.text)).toEqual(["q1", "a1", "q2"]);
+    expect(made.correctionOpen).toBe(false);
+    // For q3 (the read found it already): everything before it, and q3 once.
+    expect(withStored(beside, await withAuthor(q3.id)).messages.map((m) => m.text)).toEqual(["q1", "a1", "q2", "q3"]);
   });
 
   it("reads a burst of turns' starts at once as each would read alone; on PostgreSQL in fewer statements", async () => {
