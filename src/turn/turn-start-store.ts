@@ -76,6 +76,12 @@ export const ANY_ID = 2_147_483_647;
 const COLUMNS = { correction: MESSAGE_COLUMNS.length + 1, ahead: MESSAGE_COLUMNS.length + 2 };
 
 export class TurnStartStore {
+  /**
+   * Whether a read sent beside a write costs less than one sent after it (turn/intake.ts): where a
+   * statement is a round trip (PostgreSQL). On SQLite a statement is a call in this process.
+   */
+  readonly overlaps: boolean;
+
   /** A read's rows: alone, or on PostgreSQL with the reads asked while one is under way. */
   private readonly rowsOf: (read: ReadParams) => Promise<unknown[][]>;
   /** The open-correction check alone, for a turn with no session read to ride on (a new session's first message). */
@@ -87,6 +93,7 @@ export class TurnStartStore {
     private readonly corrections: Pick<CorrectionStore, "openSince">,
   ) {
     const { provider, direct } = database;
+    this.overlaps = provider === "postgresql";
     const sql = HISTORY_SQL[provider];
     const pg = provider === "postgresql";
     const single = sql.sessionMessagesWith(`${openCorrectionColumn(provider, 8)}, ${aheadColumn(provider, (n) => (pg ? `$${12 + n}` : "?"))}`);

@@ -71,7 +71,7 @@ export interface TurnDeps {
   tools: ToolRegistry;
   history: HistoryStore;
   /** The session read with the open-correction check in one statement (without it: two reads). */
-  starts?: Pick<TurnStartStore, "read" | "correctionOpen">;
+  starts?: Pick<TurnStartStore, "read" | "correctionOpen" | "overlaps">;
   /** The reply stored with its trace in one statement where the database can (without it: two writes). */
   ends?: Pick<TurnEndStore, "record">;
   memory: MemoryStore;
@@ -109,11 +109,12 @@ export class TurnRunner {
   /**
    * A continuing session's first read, started while its message is stored (turn/intake.ts), for
    * every id (turn-start-store.ts `withStored` keeps what was before the message); null without the
-   * store, or when the read failed (the turn then reads as usual). `lease`: the look at turns ahead.
+   * store or where a read beside the insert saves nothing (SQLite), or when the read failed (the
+   * turn then reads as usual). `lease`: the look at turns ahead.
    */
   startBeside(place: Place, session: Pick<ChatSession, "id" | "summaryThroughId">, lease: LeasedMessage | null): Promise<TurnStart | null> | null {
     const { starts } = this.deps;
-    if (!starts) return null;
+    if (!starts?.overlaps) return null;
     return starts.read(scopeOf(place), session.id, session.summaryThroughId, ANY_ID, lease).catch((err: unknown) => {
       this.deps.log.warn({ err: errText(err), session: session.id }, "could not read a session beside its message; the turn reads it again");
       return null;
