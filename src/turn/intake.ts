@@ -107,9 +107,10 @@ export class Intake {
       // only when nothing of this conversation is under way, whose turn could still write what it reads.
       const early = isNew && !queue.busy(key) ? runner.snapshotReads(place, session.id) : null;
       // A continuing session's first read goes out with the message's insert, not a round trip
-      // after it (on PostgreSQL, where a statement is one: TurnRunner.startBeside): only when nothing can come between the two for this conversation (nothing of it
-      // under way, no context to store, no order window still to wait) and the rest is known: the
-      // read keeps what was before the message, and the message is added (turn-start-store.ts).
+      // after it (on PostgreSQL, where a statement is one: TurnRunner.startBeside). Only when
+      // nothing of this conversation can come between the two: nothing of it under way, no context
+      // to store, no order window still to wait. The read keeps what was before the message, and
+      // the message is added (turn-start-store.ts `withStored`).
       const idle = !isNew && !queue.busy(key) && !inbound.context?.trim() && !opts.context && (!opts.leased || recovery.settled(inbound.sentAt));
       const beside = idle ? runner.startBeside(place, session, opts.leased ? { owner: leases.owner, message: { id: ANY_ID, createdAt: inbound.sentAt } } : null) : null;
       const stored = await history.recordInbound(place, inbound, session.id, lease());
