@@ -45,7 +45,7 @@ export interface AfterDelivery {
  * review-triggers.ts asks) and the correction column. Placeholders, in the text's order (SQLite's
  * `?` bind by place): whether tool calls count (1 or 0), the reply's id, its conversation.
  */
-function afterDeliveredSql(provider: Provider): string {
+export function afterDeliveredSql(provider: Provider): string {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
   const p = (n: number): string => (pg ? `$${n}` : "?");

@@ -9,7 +9,7 @@ import { expect, it } from "vitest";
 import type { SqlParam } from "../../src/db/direct.ts";
 import { HistoryStore, scopeOf, type Message } from "../../src/history/store/store.ts";
 import { CorrectionStore } from "../../src/learning/correction-store.ts";
-import { ReviewStore, type ReviewedReply } from "../../src/learning/review-store.ts";
+import { afterDeliveredSql, ReviewStore, type ReviewedReply } from "../../src/learning/review-store.ts";
 import { forEachDatabase, inboundFor, uniqueId, type PlaceOptions } from "../support/db.ts";
 
 forEachDatabase("what a posted reply triggers, read at once", (getDb) => {
@@ -101,6 +101,37 @@ forEachDatabase("what a posted reply triggers, read at once", (getDb) => {
     await t.db.prisma.correction.update({ where: { id: received.id }, data: { status: "learned" } });
     expect((await t.reviews.afterDelivered(t.scope.conversationId, second.a.id, true))?.correctionId).toBeNull();
     expect(await t.corrections.receivedFor(t.scope, second.q.id)).toBeNull();
+  });
+
+  it("sums the tool calls from the conversation's own traces, not every conversation's in the id range", async () => {
+    const t = await setUp();
+    const pg = t.db.provider === "postgresql";
+    // Other conversations' traces below the reply's id: a busy workspace's history.
+    const others = pg
+      ? `INSERT INTO "ReplyTrace" ("messageId", "workspaceId", "conversationId", "toolCalls") SELECT 1000000 + g, 'ws-other', 'conv-' || (g % 300), 1 FROM generate_series(1, 3000) g`
+      : `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 3000) INSERT INTO ReplyTrace (messageId, workspaceId, conversationId, toolCalls, createdAt) SELECT 1000000 + n, 'ws-other', 'conv-' || (n % 300), 1, '2026-01-01T00:00:00.000+00:00' FROM g`;
+    await t.db.prisma.$executeRawUnsafe(others);
+    await t.db.prisma.$executeRawUnsafe(pg ? `ANALYZE "ReplyTrace"` : `ANALYZE`);
+    const sql = afterDeliveredSql(t.db.provider);
+    const values = [1, 2_000_000, t.scope.conversationId] as const;
+    let plan: string;
+    if (pg) {
+      plan = await t.db.prisma.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe(`SET LOCAL plan_cache_mode = force_generic_plan`);
+        await tx.$executeRawUnsafe(`PREPARE after_delivered(integer, integer, text) AS ${sql}`);
+        try {
+          const rows = await tx.$queryRawUnsafe<{ "QUERY PLAN": string }[]>(`EXPLAIN EXECUTE after_delivered(${values[0]}, ${values[1]}, '${values[2]}')`);
+          return rows.map((r) => r["QUERY PLAN"]).join("\n");
+        } finally {
+          await tx.$executeRawUnsafe(`DEALLOCATE after_delivered`);
+        }
+      });
+    } else {
+      const rows = await t.db.prisma.$queryRawUnsafe<{ detail: string }[]>(`EXPLAIN QUERY PLAN ${sql}`, ...values);
+      plan = rows.map((r) => r.detail).join("\n");
+    }
+    expect(plan).toContain("ReplyTrace_conversationId_messageId_idx");
+    expect((await t.reviews.afterDelivered(t.scope.conversationId, t.turns[2]!.a.id, true))?.since.calls).toBe(5);
   });
 
   it("is null for anything but a sent answer of that conversation", async () => {
