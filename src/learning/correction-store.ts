@@ -40,12 +40,14 @@ export function openCorrectionColumn(provider: Provider, first: number | ((n: nu
 
 /**
  * The id of the correction `receivedFor` finds, as a column of another statement (review-store.ts,
- * `afterDelivered`): `ws` and `message` are that statement's expressions for the workspace and the
- * person's message.
+ * `afterDelivered`): `ws`, `conversation` and `message` are that statement's expressions for the
+ * workspace, the conversation and the person's message. A correction is the reactor's message in
+ * the corrected reply's conversation, so naming the conversation finds the same row, from the
+ * conversation's corrections (an index) instead of the workspace's.
  */
-export function receivedCorrectionColumn(provider: Provider, ws: string, message: string): string {
+export function receivedCorrectionColumn(provider: Provider, ws: string, conversation: string, message: string): string {
   const q = (c: string): string => (provider === "postgresql" ? `"${c}"` : c);
-  return `(SELECT id FROM ${q("Correction")} WHERE ${q("workspaceId")} = ${ws} AND ${q("correctionMessageId")} = ${message} AND status = 'received' LIMIT 1)`;
+  return `(SELECT id FROM ${q("Correction")} WHERE ${q("conversationId")} = ${conversation} AND ${q("workspaceId")} = ${ws} AND ${q("correctionMessageId")} = ${message} AND status = 'received' LIMIT 1)`;
 }
 
 function isUniqueViolation(err: unknown): boolean {

@@ -61,7 +61,7 @@ export function afterDeliveredSql(provider: Provider): string {
     `SELECT r.id, ${r("replyToId")}, ${r("workspaceId")}, ${r("conversationId")}, ` +
     `CASE WHEN ${before("mm")} THEN ${int(turns)} ELSE 0 END, ` +
     `CASE WHEN ${p(1)} > 0 AND ${before("sm")} THEN ${int(calls)} ELSE 0 END, ` +
-    `${receivedCorrectionColumn(provider, r("workspaceId"), r("replyToId"))} ` +
+    `${receivedCorrectionColumn(provider, r("workspaceId"), r("conversationId"), r("replyToId"))} ` +
     `FROM ${q("Message")} r LEFT JOIN ${q("Conversation")} k ON k.id = ${r("conversationId")} AND k.${q("workspaceId")} = ${r("workspaceId")} ` +
     `${mark("mm", "reviewedMemoryThrough")} ${mark("sm", "reviewedSkillsThrough")} ` +
     `WHERE r.id = ${p(2)} AND ${r("conversationId")} = ${p(3)} AND r.role = 'assistant' AND r.status = 'sent'`
