@@ -28,7 +28,6 @@ interface TurnStats {
 
 const CONVERSATIONS = 30;
 const TURNS_EACH = 10;
-const WARMUP = 20;
 
 type Where = { ws: string; user: string; channel: string };
 /** One message of conversation `c` sent and answered; when the reply was shown, where a platform shows it. */
@@ -46,7 +45,9 @@ async function measure(model: FakeModel, queries: () => number, send: Send): Pro
     const modelMs = model.spentMs - m0;
     return { ms: t1 - t0 - modelMs, q: queries() - q0, ...(postedAt !== undefined ? { posted: postedAt - t0 - modelMs } : {}) };
   };
-  for (let i = 0; i < WARMUP; i++) await turn(CONVERSATIONS + i);
+  // Warm-up, not counted: one turn in each conversation, so that every measured turn continues a
+  // session (and, through the delivery path, a thread) rather than opening one.
+  for (let c = 0; c < CONVERSATIONS; c++) await turn(c);
   const samples: { ms: number; q: number; posted?: number }[] = [];
   // Round-robin over the conversations: each turn after the first continues a session.
   for (let t = 0; t < TURNS_EACH; t++) for (let c = 0; c < CONVERSATIONS; c++) samples.push(await turn(c));
