@@ -98,10 +98,6 @@ export function timeColumn(provider: Provider, column: string): string {
 /** Enough for every statement shape sent here; more would mean something builds SQL per call. */
 const MAX_STATEMENTS = 200;
 
-/**
- * SQLite: compiled statements are kept (by SQL text) and read integers as numbers (Prisma's
- * adapter reads them as bigint, its own statements unaffected: the setting is per statement).
- */
 /** A compiled SQLite statement run once: its rows when it returns any (RETURNING included), else none. */
 function run(stmt: BetterSqlite3.Statement<unknown[]>, params: readonly SqlParam[]): unknown[][] {
   if (stmt.reader) return stmt.all(params) as unknown[][];
@@ -109,6 +105,10 @@ function run(stmt: BetterSqlite3.Statement<unknown[]>, params: readonly SqlParam
   return [];
 }
 
+/**
+ * SQLite: compiled statements are kept (by SQL text) and read integers as numbers (Prisma's
+ * adapter reads them as bigint, its own statements unaffected: the setting is per statement).
+ */
 export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: TransactionGate): DirectSql {
   const statement = memoize((sql: string): BetterSqlite3.Statement<unknown[]> => {
     // The prototype's prepare: the connection's own is the adapter's cache (sqlite-statements.ts).
@@ -122,22 +122,15 @@ export function sqliteDirect(connection: () => BetterSqlite3.Database, gate: Tra
     if (wait) await wait;
     return run(statement(sql), params);
   };
-  const each = async (sql: string, paramLists: readonly (readonly SqlParam[])[]): Promise<unknown[][][]> => {
+  const chain = async (statements: readonly (readonly [string, readonly SqlParam[]])[]): Promise<unknown[][][]> => {
     const wait = gate.pass();
     if (wait) await wait;
     // From here to COMMIT synchronously, as in `rows`: an await between the gate and the statement
     // would let a transaction of Prisma's begin first, and the statement would run inside it.
-    const stmt = statement(sql);
-    const all = connection().transaction(() => paramLists.map((params) => run(stmt, params)));
-    return all();
-  };
-  const chain = async (statements: readonly (readonly [string, readonly SqlParam[]])[]): Promise<unknown[][][]> => {
-    const wait = gate.pass();
-    if (wait) await wait;
-    // Synchronously from the gate to COMMIT, as in `each`.
     const all = connection().transaction(() => statements.map(([sql, params]) => run(statement(sql), params)));
     return all();
   };
+  const each = (sql: string, paramLists: readonly (readonly SqlParam[])[]) => chain(paramLists.map((params) => [sql, params] as const));
   return { rows, scan: rows, exclusive: (_key, sql, params) => rows(sql, params), each, chain };
 }
 
@@ -155,6 +148,12 @@ export function pgDirect(pool: pg.Pool, lanes: PgLanes | null = null): DirectSql
   const config = (sql: string, params: readonly SqlParam[]): StatementConfig => ({ name: nameOf(sql), text: sql, values: params as unknown[], rowMode: "array" });
   // Not pool.query: see pg-pool.ts.
   const pooled = async (sql: string, params: readonly SqlParam[]): Promise<unknown[][]> => (await statement(pool, config(sql, params))).rows as unknown[][];
+  const chain = (statements: readonly (readonly [string, readonly SqlParam[]])[]): Promise<unknown[][][]> =>
+    inTransaction(pool, async (client) => {
+      const out: unknown[][][] = [];
+      for (const [sql, params] of statements) out.push((await client.query<unknown[]>(config(sql, params))).rows);
+      return out;
+    });
   return {
     async rows(sql, params) {
       if (!lanes) return pooled(sql, params);
@@ -170,18 +169,8 @@ export function pgDirect(pool: pg.Pool, lanes: PgLanes | null = null): DirectSql
         return (await client.query<unknown[]>(config(sql, params))).rows;
       }),
     // PostgreSQL's batches are one statement over arrays (`unnest`); this is for a caller that has none.
-    each: (sql, paramLists) =>
-      inTransaction(pool, async (client) => {
-        const out: unknown[][][] = [];
-        for (const params of paramLists) out.push((await client.query<unknown[]>(config(sql, params))).rows);
-        return out;
-      }),
-    chain: (statements) =>
-      inTransaction(pool, async (client) => {
-        const out: unknown[][][] = [];
-        for (const [sql, params] of statements) out.push((await client.query<unknown[]>(config(sql, params))).rows);
-        return out;
-      }),
+    each: (sql, paramLists) => chain(paramLists.map((params) => [sql, params] as const)),
+    chain,
   };
 }
 

@@ -79,11 +79,12 @@ function span(from: Ymd, to: Ymd, zone: string): When {
   return { ok: true, span: { start: midnight(from, zone), end: midnight(to, zone) } };
 }
 
-/** The span a unit `back` units before today covers (0: the current one). */
 /** Month `m` of year `y` (m may run past 12 or below 1: midnight() carries it into the year). */
 const monthSpan = (y: number, m: number, zone: string): When => span({ y, m, d: 1 }, { y, m: m + 1, d: 1 }, zone);
+/** Year `y`. */
 const yearSpan = (y: number, zone: string): When => span({ y, m: 1, d: 1 }, { y: y + 1, m: 1, d: 1 }, zone);
 
+/** The span a unit `back` units before today covers (0: the current one). */
 function unitSpan(unit: Unit, back: number, today: Ymd, zone: string): When {
   switch (unit) {
     case "day":
