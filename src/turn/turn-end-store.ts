@@ -7,8 +7,11 @@
  *
  * The reply is stored as `HistoryStore.recordReply` stores it (under a lease, only while the message
  * answered is still this process's), and the trace only with it: a turn taken over stores neither.
+ * PostgreSQL's commit of them does not wait for the disk (db/flush-later.ts): a turn's end is what
+ * recovery can redo, where the person's message it answers is not.
  */
 import type { Database } from "../db/client.ts";
+import { FLUSH_LATER } from "../db/flush-later.ts";
 import { assistantRow, HISTORY_SQL, messageParams } from "../history/store/rows.ts";
 import type { HistoryStore, Lease, Message, Place } from "../history/store/store.ts";
 import { traceParams, traceUpsertSql, type TurnDrew } from "../learning/trace-store.ts";
@@ -30,7 +33,7 @@ export class TurnEndStore {
   ) {
     const sql = HISTORY_SQL.postgresql;
     // The reply's insert takes $1..$14 ($15, $16: the message answered and the lease owner when held).
-    const withTrace = (insert: string, first: number): string => `WITH reply AS (${insert}), trace AS (${traceUpsertSql("postgresql", "reply.id", first, "FROM reply")}) SELECT id FROM reply`;
+    const withTrace = (insert: string, first: number): string => `WITH reply AS (${insert}), trace AS (${traceUpsertSql("postgresql", "reply.id", first, "FROM reply")}), ${FLUSH_LATER.cte} SELECT id FROM reply ${FLUSH_LATER.join}`;
     this.sql = database.provider === "postgresql" ? { plain: withTrace(sql.insertMessage, 15), held: withTrace(sql.insertHeldReply, 17) } : null;
   }
 

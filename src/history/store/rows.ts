@@ -10,6 +10,7 @@
  */
 import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { sqlTime, timeColumn, type SqlParam } from "../../db/direct.ts";
+import { FLUSH_LATER } from "../../db/flush-later.ts";
 import type { Provider } from "../../db/migrate.ts";
 
 export interface HistorySql {
@@ -97,7 +98,8 @@ export interface HistorySql {
    * time. SQLite has no such CTE: `update` (the platform id, the reply's id, its conversation), then
    * `insert` (the channel, the time, a JSON array of [id, platform id] rows, the reply's id, its
    * conversation) in one transaction (DirectSql.chain). Either returns a row per delivery written;
-   * none when the conversation has no such message.
+   * none when the conversation has no such message. PostgreSQL's commit of it does not wait for the
+   * disk (db/flush-later.ts): lost with the server, recovery finds the reply unposted.
    */
   recordDeliveries: { one: string } | { update: string; insert: string };
 }
@@ -201,9 +203,9 @@ function sqlFor(provider: Provider): HistorySql {
     recordDeliveries: pg
       ? {
           one:
-            `WITH reply AS (UPDATE "Message" SET "platformId" = $1 WHERE id = $2 AND "conversationId" = $3 RETURNING id, "workspaceId", "conversationId") ` +
+            `WITH reply AS (UPDATE "Message" SET "platformId" = $1 WHERE id = $2 AND "conversationId" = $3 RETURNING id, "workspaceId", "conversationId"), ${FLUSH_LATER.cte} ` +
             `INSERT INTO "Delivery" (id, "workspaceId", "conversationId", "messageId", "channelId", "platformId", "createdAt") ` +
-            `SELECT d.id, reply."workspaceId", reply."conversationId", reply.id, $4, d.pid, CAST($7 AS timestamp(3)) FROM reply CROSS JOIN unnest($5::text[], $6::text[]) AS d(id, pid) RETURNING "messageId"`,
+            `SELECT d.id, reply."workspaceId", reply."conversationId", reply.id, $4, d.pid, CAST($7 AS timestamp(3)) FROM reply ${FLUSH_LATER.join} CROSS JOIN unnest($5::text[], $6::text[]) AS d(id, pid) RETURNING "messageId"`,
         }
       : {
           update: `UPDATE Message SET platformId = ? WHERE id = ? AND conversationId = ?`,
