@@ -46,7 +46,8 @@ postgresSuite()("commits that do not wait for the disk", () => {
     return { direct: { ...db!.direct, rows }, seen };
   }
 
-  it("commits a turn's end and its post without waiting for the disk, and a person's message as the server does", async () => {
+  /** A conversation's stores whose statements are observed, and a session in it. */
+  async function setUp() {
     const base = db!;
     const { direct, seen } = observed();
     const history = new HistoryStore({ ...base, direct });
@@ -54,7 +55,13 @@ postgresSuite()("commits that do not wait for the disk", () => {
     const o: PlaceOptions = { workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false };
     const place = await history.resolve(inboundFor(o, "q1"));
     const session = await base.prisma.chatSession.create({ data: { conversationId: place.conversation.id } });
-    const lease = { owner: "this-process", until: new Date(Date.now() + 60_000) };
+    return { base, seen, history, ends, o, place, session };
+  }
+  const leaseOf = (owner: string) => ({ owner, until: new Date(Date.now() + 60_000) });
+
+  it("commits a turn's end and its post without waiting for the disk, and a person's message as the server does", async () => {
+    const { base, seen, history, ends, o, place, session } = await setUp();
+    const lease = leaseOf("this-process");
 
     seen.length = 0;
     const q1 = (await history.recordInbound(place, inboundFor(o, "how do we deploy?"), session.id, lease))!;
@@ -76,17 +83,11 @@ postgresSuite()("commits that do not wait for the disk", () => {
   });
 
   it("stores a reply refused under another process's lease as before: nothing, and the connection's setting untouched", async () => {
-    const base = db!;
-    const { direct, seen } = observed();
-    const history = new HistoryStore({ ...base, direct });
-    const ends = new TurnEndStore({ provider: base.provider, direct }, history);
-    const o: PlaceOptions = { workspace: uniqueId("ws"), user: "U1", channel: "C1", isDm: false };
-    const place = await history.resolve(inboundFor(o, "q1"));
-    const session = await base.prisma.chatSession.create({ data: { conversationId: place.conversation.id } });
-    const q1 = (await history.recordInbound(place, inboundFor(o, "q1"), session.id, { owner: "other-process", until: new Date(Date.now() + 60_000) }))!;
+    const { base, seen, history, ends, o, place, session } = await setUp();
+    const q1 = (await history.recordInbound(place, inboundFor(o, "q1"), session.id, leaseOf("other-process")))!;
 
     seen.length = 0;
-    const ended = await ends.record(place, session.id, q1.id, "late", "sent", { owner: "this-process", until: new Date(Date.now() + 60_000) }, { toolCalls: [], lessonIds: [] });
+    const ended = await ends.record(place, session.id, q1.id, "late", "sent", leaseOf("this-process"), { toolCalls: [], lessonIds: [] });
     expect(ended).toEqual({ reply: null, traced: false });
     expect(seen.map((s) => s.after)).toEqual(["on"]);
     expect(await base.prisma.message.count({ where: { replyToId: q1.id } })).toBe(0);
