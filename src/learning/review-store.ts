@@ -5,6 +5,7 @@
  */
 import { typedCommand } from "../ground/typed-command.ts";
 import type { Database, Db } from "../db/client.ts";
+import { readBatch } from "../db/read-batch.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { ConversationScope } from "../ground/types.ts";
@@ -43,12 +44,13 @@ export interface AfterDelivery {
  * `afterDelivered`'s statement: the reply, and beside it `lastReviewed`'s marks read into
  * `personMessages` and `toolCalls` (each only where its review is before the reply, as
  * review-triggers.ts asks) and the correction column. Placeholders, in the text's order (SQLite's
- * `?` bind by place): whether tool calls count (1 or 0), the reply's id, its conversation.
+ * `?` bind by place): whether tool calls count (1 or 0), the reply's id, its conversation. `at`
+ * writes them otherwise (the batch below: columns of its rows).
  */
-export function afterDeliveredSql(provider: Provider): string {
+export function afterDeliveredSql(provider: Provider, at?: (n: number) => string): string {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
-  const p = (n: number): string => (pg ? `$${n}` : "?");
+  const p = at ?? ((n: number): string => (pg ? `$${n}` : "?"));
   const int = (e: string): string => (pg ? `CAST(${e} AS integer)` : e);
   const r = (c: string): string => `r.${q(c)}`;
   // `lastReviewed` reads a mark whose reply answered nothing as no mark.
@@ -68,14 +70,27 @@ export function afterDeliveredSql(provider: Provider): string {
   );
 }
 
+/**
+ * `afterDeliveredSql` for many replies in one statement (PostgreSQL; db/read-batch.ts): a burst's
+ * replies are posted together, and one statement each queued the conversations' next reads behind
+ * them. Each row ends with its reply's number among the arrays'.
+ */
+const AFTER_DELIVERED_MANY =
+  `SELECT x.*, v.i FROM unnest($1::integer[], $2::integer[], $3::text[]) WITH ORDINALITY AS v(calls, reply, conv, i) ` +
+  `CROSS JOIN LATERAL (${afterDeliveredSql("postgresql", (n) => ["v.calls", "v.reply", "v.conv"][n - 1]!)} OFFSET 0) x`;
+
 export class ReviewStore {
   private readonly afterDeliveredSql: string;
+  /** `afterDeliveredSql`'s rows for (calls, reply, conversation): batched with others' on PostgreSQL. */
+  private readonly afterDeliveredRows: (params: [number, number, string]) => Promise<unknown[][]>;
 
   constructor(
     private readonly db: Db,
     private readonly database: Pick<Database, "provider" | "direct">,
   ) {
     this.afterDeliveredSql = afterDeliveredSql(database.provider);
+    const one = (params: [number, number, string]) => database.direct.rows(this.afterDeliveredSql, params);
+    this.afterDeliveredRows = database.provider === "postgresql" ? readBatch(database.direct, { one, many: AFTER_DELIVERED_MANY, params: (item) => item }) : one;
   }
 
   /**
@@ -84,7 +99,7 @@ export class ReviewStore {
    * no sent answer of the conversation, or answered nothing. `calls`: whether tool calls are counted.
    */
   async afterDelivered(conversationId: string, replyId: number, calls: boolean): Promise<AfterDelivery | null> {
-    const [row] = await this.database.direct.rows(this.afterDeliveredSql, [calls ? 1 : 0, replyId, conversationId]);
+    const [row] = await this.afterDeliveredRows([calls ? 1 : 0, replyId, conversationId]);
     if (!row || row[1] === null) return null;
     const [id, replyToId, workspaceId, conversation, turns, toolCalls, correctionId] = row;
     return {

@@ -41,7 +41,7 @@ export interface IntakeDeps {
   limiter: RateLimiter;
   leases: TurnLeases;
   /** Other replicas' turns for earlier messages of a conversation come first. */
-  recovery: Pick<Recovery, "before" | "settle" | "settled">;
+  recovery: Pick<Recovery, "before" | "settle" | "settled" | "anyAhead">;
   /** The turns, one at a time per conversation. */
   queue: KeyedQueue;
   runner: TurnRunner;
@@ -137,7 +137,7 @@ export class Intake {
           if (opts.leased) await recovery.settle(stored);
           const context = storable((await opts.context) ?? "");
           if (context.trim()) await history.recordContext(place, session.id, stored.id, context, stored.createdAt);
-          const ahead = opts.leased ? { owner: leases.owner, message: stored, wait: () => recovery.before(scopeOf(place), stored) } : null;
+          const ahead = opts.leased ? { owner: leases.owner, message: stored, wait: () => recovery.before(scopeOf(place), stored), look: () => recovery.anyAhead(scopeOf(place), stored) } : null;
           return runner.run(place, session.id, stored.id, hooks, known ?? (await read) ?? null, lease(), early, ahead);
         }),
       };

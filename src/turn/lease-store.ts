@@ -10,6 +10,7 @@
  */
 import type { Database, Db } from "../db/client.ts";
 import { sqlTime, timeColumn, type DirectSql } from "../db/direct.ts";
+import { readBatch } from "../db/read-batch.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
@@ -41,10 +42,10 @@ interface LeaseSql {
   expired: string;
 }
 
-function sqlFor(provider: Provider): LeaseSql {
+function sqlFor(provider: Provider, at?: (n: number) => string): LeaseSql {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
-  const p = (n: number): string => (pg ? `$${n}` : "?");
+  const p = at ?? ((n: number): string => (pg ? `$${n}` : "?"));
   const workspace = pg ? q("workspaceId") : "+workspaceId";
   const until = timeColumn(provider, q("leaseUntil"));
   const inConversation = `${q("conversationId")} = ${p(1)} AND ${workspace} = ${p(2)} AND ${q("leaseOwner")} IS NOT NULL`;
@@ -53,6 +54,15 @@ function sqlFor(provider: Provider): LeaseSql {
     expired: `SELECT id FROM ${q("Message")} WHERE ${inConversation} AND ${q("leaseUntil")} <= ${p(3)} ORDER BY ${q("createdAt")}, id`,
   };
 }
+
+/**
+ * `ahead` for many turns in one statement (PostgreSQL; db/read-batch.ts): in a burst every new
+ * conversation's first turn looks, and one statement each queued the turns' other reads behind
+ * them. Each row ends with its turn's number among the arrays'.
+ */
+const AHEAD_MANY =
+  `SELECT x.*, v.i FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamp(3)[], $5::integer[]) WITH ORDINALITY AS v(conv, ws, owner, at, mid, i) ` +
+  `CROSS JOIN LATERAL (${sqlFor("postgresql", (n) => ["v.conv", "v.ws", "v.owner", "v.at", "v.at", "v.mid"][n - 1]!).ahead} OFFSET 0) x`;
 
 const LEASE_SQL: Record<Provider, LeaseSql> = { sqlite: sqlFor("sqlite"), postgresql: sqlFor("postgresql") };
 
@@ -75,12 +85,16 @@ export class LeaseStore {
   private readonly direct: DirectSql;
   private readonly provider: Provider;
   private readonly sql: LeaseSql;
+  /** `ahead`'s rows for (conversation, workspace, owner, time, message id): batched with others' on PostgreSQL. */
+  private readonly aheadRows: (params: [string, string, string, string, number]) => Promise<unknown[][]>;
 
   constructor(database: Database) {
     this.db = database.prisma;
     this.direct = database.direct;
     this.provider = database.provider;
     this.sql = LEASE_SQL[database.provider];
+    const one = ([conv, ws, owner, at, id]: [string, string, string, string, number]) => this.direct.rows(this.sql.ahead, [conv, ws, owner, at, at, id]);
+    this.aheadRows = database.provider === "postgresql" ? readBatch(this.direct, { one, many: AHEAD_MANY, params: (item) => item }) : one;
   }
 
   /** Moves every lease of `owner` to `until` (renewal, or `new Date(0)`: handed back); how many. */
@@ -94,7 +108,7 @@ export class LeaseStore {
    */
   async ahead(scope: ConversationScope, owner: string, m: { id: number; createdAt: Date }): Promise<Ahead[]> {
     const at = sqlTime(this.provider, m.createdAt);
-    const rows = await this.direct.rows(this.sql.ahead, [scope.conversationId, scope.workspaceId, owner, at, at, m.id]);
+    const rows = await this.aheadRows([scope.conversationId, scope.workspaceId, owner, at, m.id]);
     return rows.map((r) => ({ id: Number(r[0]), owner: r[1] as string, until: r[2] === null ? new Date(0) : new Date(r[2] as string | number) }));
   }
 

@@ -137,6 +137,14 @@ export class Recovery {
   }
 
   /**
+   * One look, no wait: whether another process works on an earlier message of `m`'s conversation
+   * (`before` waits until none does). A turn that finds one waits with `before`.
+   */
+  async anyAhead(scope: ConversationScope, m: { id: number; createdAt: Date }): Promise<boolean> {
+    return (await this.deps.leases.ahead(scope, m)).length > 0;
+  }
+
+  /**
    * Before the turn of message `m`: waits while other live processes work on its conversation's
    * earlier messages, and finishes those whose process is gone. Called in the conversation's queue.
    * With an order window, first waits until `m` is that old: a message sent just before it but

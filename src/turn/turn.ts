@@ -51,10 +51,22 @@ interface Prepared {
 
 /**
  * A leased turn's look at the turns ahead of it: its message and process, and the wait for those
- * turns (recovery.ts `before`). The look rides on the turn's first read (turn-start-store.ts).
+ * turns (recovery.ts `before`). The look rides on the turn's first read (turn-start-store.ts);
+ * `look` is the same look alone (recovery.ts `anyAhead`), for a turn that has no read to carry it.
  */
 export interface TurnAhead extends LeasedMessage {
   wait: () => Promise<void>;
+  look: () => Promise<boolean>;
+}
+
+/**
+ * How a turn looks at the turns ahead of it: with its session's first read (`read`), or on its own
+ * (`seen`: sent when the turn starts, answered while it prepares, as the read's column would be).
+ */
+interface Look {
+  ahead: TurnAhead;
+  read: boolean;
+  seen: Promise<boolean> | null;
 }
 
 /** `prepare` found another process's turns ahead of this one: it waits for them and starts again. */
@@ -132,9 +144,9 @@ export class TurnRunner {
     const { settings: s, sessions, tools, learning } = this.deps;
     const log = this.deps.log.child({ conversation: place.conversation.key, message: messageId });
     const scope = scopeOf(place);
-    // No session read for the look to ride on: the turns ahead are waited for first, as one statement of its own.
-    const folded = ahead && this.deps.starts && (!known || known.aheadSeen !== undefined) ? ahead : null;
-    if (ahead && !folded) await ahead.wait();
+    // No session read for the look to ride on (a new session's first message, whose start the intake
+    // knows): the look goes out on its own now, beside the snapshot's reads, not before them.
+    const look = ahead ? lookOf(ahead, this.deps.starts !== undefined && (!known || known.aheadSeen !== undefined)) : null;
     // Read now, not at intake: turns queued ahead of this one may have frozen its snapshot since.
     const session = await sessions.get(scope, sessionId);
 
@@ -150,7 +162,7 @@ export class TurnRunner {
     const writes: Promise<void>[] = [];
     try {
       // A burst's turns are prepared a few at a time, in arrival order (TurnDeps.preparing).
-      const prep = await this.prepareInOrder(place, scope, session, messageId, known, writes, early, folded);
+      const prep = await this.prepareInOrder(place, scope, session, messageId, known, writes, early, look);
       const { request, asked, earlier, correction } = prep;
       ({ inPrompt, shownLessons } = prep);
       question = asked;
@@ -204,14 +216,14 @@ export class TurnRunner {
   }
 
   /**
-   * `prepare`, in the conversation's order across processes: when the session's read saw another
-   * process's turn for an earlier message (`ahead`), that turn is waited for and the turn prepared
-   * again from a fresh read of its session (the turn ahead may have summarized it).
+   * `prepare`, in the conversation's order across processes: when the look saw another process's
+   * turn for an earlier message, that turn is waited for and the turn prepared again from a fresh
+   * read of its session (the turn ahead may have summarized it).
    */
-  private async prepareInOrder(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, writes: Promise<void>[], early: SnapshotReads | null, ahead: TurnAhead | null): Promise<Prepared> {
-    const first = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes, early, ahead));
+  private async prepareInOrder(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, writes: Promise<void>[], early: SnapshotReads | null, look: Look | null): Promise<Prepared> {
+    const first = await this.deps.preparing.run((away) => this.prepare(place, scope, session, messageId, known, away, writes, early, look));
     if (first !== AHEAD) return first;
-    await ahead!.wait();
+    await look!.ahead.wait();
     const fresh = await this.deps.sessions.get(scope, session.id);
     // `known` was read before the turns ahead ended: the session is read again.
     const again = await this.deps.preparing.run((away) => this.prepare(place, scope, fresh, messageId, null, away, writes, early, null));
@@ -223,9 +235,9 @@ export class TurnRunner {
   /**
    * Everything before the model is called: the snapshot, the session's messages (compressed when
    * long), the lessons that fit and the correction this message answers, and the request built from
-   * them. AHEAD when `ahead` was given and the session's read saw another process's turn first.
+   * them. AHEAD when `look` saw another process's turn first.
    */
-  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[], early: SnapshotReads | null, ahead: TurnAhead | null): Promise<Prepared | typeof AHEAD> {
+  private async prepare(place: Place, scope: Scope, session: ChatSession, messageId: number, known: TurnStart | null, away: Away, writes: Promise<void>[], early: SnapshotReads | null, look: Look | null): Promise<Prepared | typeof AHEAD> {
     const { settings: s, history, memory, tools, learning } = this.deps;
     const { snapshot, saved } = await this.deps.snapshots.ensure(session.id, readSnapshot(session), scope, place, early);
     // A snapshot not saved is taken again by the next turn (the session store keeps only what was
@@ -235,8 +247,8 @@ export class TurnRunner {
     let summary = session.summary;
     // A new session's first message has no read for the correction check to ride on: it is asked
     // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
-    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId, ahead));
-    if (start.aheadSeen) return AHEAD;
+    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId, look?.read ? look.ahead : null));
+    if (start.aheadSeen || (look?.seen && (await look.seen))) return AHEAD;
     let messages = start.messages;
     // A summary is a model call: the slot is not held through it.
     const { compression } = this.deps;
@@ -315,4 +327,13 @@ export class TurnRunner {
 /** The team rules and the facts the prompt's snapshot holds for this speaker: shared ones and their own profile's. */
 function promptMemory(snapshot: Snapshot, personId: string): Pick<TurnDrew, "ruleIds" | "factIds"> {
   return { ruleIds: snapshot.rules ?? [], factIds: [...(snapshot.facts ?? []), ...(snapshot.profileFacts?.[personId] ?? [])] };
+}
+
+/** The look a turn makes: with its first read when it has one (`onRead`), else sent now on its own. */
+function lookOf(ahead: TurnAhead, onRead: boolean): Look {
+  if (onRead) return { ahead, read: true, seen: null };
+  const seen = ahead.look();
+  // Awaited by prepare; a turn that fails before it gets there must not leave its failure unhandled.
+  seen.catch(() => undefined);
+  return { ahead, read: false, seen };
 }

@@ -63,4 +63,47 @@ forEachDatabase("a posted reply recorded", (getDb) => {
     expect((await t.db.prisma.message.findUnique({ where: { id: t.reply.id } }))?.platformId).toBeNull();
     expect(await t.db.prisma.delivery.count({ where: { messageId: t.reply.id } })).toBe(0);
   });
+
+  it("records the replies of a burst, posted at once, as each alone; a refused one fails alone; on PostgreSQL in fewer statements", async () => {
+    const ts: Awaited<ReturnType<typeof setUp>>[] = [];
+    for (let c = 0; c < 6; c++) ts.push(await setUp());
+    const t = ts[0]!;
+    // ts[3]'s channel has one of the platform ids its reply would take: that post is refused.
+    const earlier = (await ts[3]!.history.recordReply(ts[3]!.place, ts[3]!.reply.sessionId!, ts[3]!.q1.id, "a0", "sent"))!;
+    await ts[3]!.history.recordDeliveries(ts[3]!.place.conversation.id, earlier.id, "C1", ["taken.2"]);
+    const parts = (i: number): string[] => (i === 3 ? ["taken.1", "taken.2"] : i === 1 ? [`p${i}.1`] : [`p${i}.1`, `p${i}.2`, `p${i}.3`]);
+    const before = t.statements();
+    const outcomes = await Promise.allSettled([
+      ...ts.map((x, i) => t.history.recordDeliveries(x.place.conversation.id, x.reply.id, "C1", parts(i))),
+      // A reply of another conversation than the one named: nothing is written for it.
+      t.history.recordDeliveries(ts[4]!.place.conversation.id, ts[5]!.q1.id, "C1", ["stray.1"]),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "fulfilled", "fulfilled", "rejected"]);
+    for (const [i, x] of ts.entries()) {
+      const stored = await t.db.prisma.message.findUnique({ where: { id: x.reply.id } });
+      const rows = await t.db.prisma.delivery.findMany({ where: { messageId: x.reply.id }, orderBy: { platformId: "asc" } });
+      if (i === 3) {
+        expect(stored?.platformId).toBeNull();
+        expect(rows).toEqual([]);
+        continue;
+      }
+      expect(stored?.platformId).toBe(`p${i}.1`);
+      expect(rows.map((d) => [d.platformId, d.conversationId, d.workspaceId, d.channelId])).toEqual(parts(i).map((p) => [p, x.place.conversation.id, x.place.workspace.id, "C1"]));
+      expect(await t.db.prisma.message.findUnique({ where: { id: x.q1.id } })).toMatchObject({ leaseOwner: null, leaseUntil: null });
+    }
+    expect(await t.db.prisma.delivery.count({ where: { platformId: "stray.1" } })).toBe(0);
+    // PostgreSQL: the first alone, the rest together, and the batch that held a refused post again one by one.
+    if (t.db.provider === "postgresql") expect(t.statements() - before).toBe(2 + 6);
+    else expect(t.statements() - before).toBe(7);
+  });
+
+  it("records a burst's posts in two statements on PostgreSQL: the first alone, the rest together", async () => {
+    const ts: Awaited<ReturnType<typeof setUp>>[] = [];
+    for (let c = 0; c < 6; c++) ts.push(await setUp());
+    const t = ts[0]!;
+    const before = t.statements();
+    await Promise.all(ts.map((x, i) => t.history.recordDeliveries(x.place.conversation.id, x.reply.id, "C1", [`b${i}.1`, `b${i}.2`])));
+    expect(t.statements() - before).toBe(t.db.provider === "postgresql" ? 2 : 6);
+    for (const [i, x] of ts.entries()) expect((await t.db.prisma.delivery.findMany({ where: { messageId: x.reply.id }, orderBy: { platformId: "asc" } })).map((d) => d.platformId)).toEqual([`b${i}.1`, `b${i}.2`]);
+  });
 });

@@ -144,4 +144,37 @@ forEachDatabase("what a posted reply triggers, read at once", (getDb) => {
     expect(await t.reviews.afterDelivered(t.scope.conversationId, failed.id, true)).toBeNull();
     expect(await t.reviews.afterDelivered(t.scope.conversationId, 987_654_321, true)).toBeNull();
   });
+
+  it("reads the replies of a burst, posted at once, as each alone; on PostgreSQL in fewer statements", async () => {
+    const ts: Awaited<ReturnType<typeof setUp>>[] = [];
+    for (let c = 0; c < 6; c++) ts.push(await setUp());
+    // Each conversation with its own marks; one asks for a reply of another conversation (null).
+    await ts[1]!.setMarks(ts[1]!.turns[0]!.a.id, null);
+    await ts[2]!.setMarks(null, ts[2]!.turns[1]!.a.id);
+    await ts[3]!.setMarks(ts[3]!.turns[2]!.a.id, ts[3]!.turns[2]!.a.id);
+    const reviews = ts[0]!.reviews;
+    const asks = [
+      ...ts.map((t) => () => reviews.afterDelivered(t.scope.conversationId, t.turns[2]!.a.id, true)),
+      () => reviews.afterDelivered(ts[4]!.scope.conversationId, ts[5]!.turns[2]!.a.id, true),
+      () => reviews.afterDelivered(ts[5]!.scope.conversationId, ts[5]!.turns[1]!.a.id, false),
+    ];
+    const alone = [];
+    for (const ask of asks) alone.push(await ask());
+    const before = ts[0]!.statements();
+    const together = await Promise.all(asks.map((ask) => ask()));
+    expect(together).toEqual(alone);
+    expect(together.map((a) => a?.since ?? null)).toEqual([
+      { turns: 3, calls: 5 },
+      { turns: 2, calls: 5 },
+      { turns: 3, calls: 3 },
+      { turns: 0, calls: 0 },
+      { turns: 3, calls: 5 },
+      { turns: 3, calls: 5 },
+      null,
+      { turns: 2, calls: 0 },
+    ]);
+    expect(together.map((a) => a?.scope.conversationId ?? null)).toEqual([...ts.map((t) => t.scope.conversationId), null, ts[5]!.scope.conversationId]);
+    if (ts[0]!.db.provider === "postgresql") expect(ts[0]!.statements() - before).toBeLessThanOrEqual(2);
+    else expect(ts[0]!.statements() - before).toBe(asks.length);
+  });
 });

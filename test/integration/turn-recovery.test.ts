@@ -242,26 +242,42 @@ forEachDatabase("turn recovery", (getDb) => {
     expect(adapter.sent.map((s) => s.text)).toEqual(["answer to q4", "answer to q5", "answer to q6"]);
   });
 
-  it("waits for another live process's earlier turn, and answers after it", async () => {
+  /**
+   * Another live process holds the turn of an earlier message; this process gets `later`: its turn
+   * waits, then answers after the other's reply. `between` runs before it arrives (on the session).
+   */
+  async function waitsForOther(earlier: string, later: string, between?: (sessionId: string) => Promise<unknown>) {
     const db = getDb();
     const opts = where();
     const other = { owner: "other-host:2:11111111", until: new Date(Date.now() + 60_000) };
-    const { history, place, session, stored } = await lostMessage(db, opts, "q7 earlier");
+    const { history, place, session, stored } = await lostMessage(db, opts, earlier);
     await db.prisma.message.update({ where: { id: stored.id }, data: { leaseOwner: other.owner, leaseUntil: other.until } });
+    await between?.(session.id);
     const { core, adapter } = live();
-    const done = core.attach(adapter).receive(inboundFor(opts, "q8 later", uniqueId("ts")), adapter.target("C1"));
+    const done = core.attach(adapter).receive(inboundFor(opts, later, uniqueId("ts")), adapter.target("C1"));
+    await until("the later message stored", async () => (await db.prisma.message.count({ where: { text: later } })) === 1);
     await new Promise((r) => setTimeout(r, 300));
     expect(adapter.sent).toHaveLength(0);
     expect(fake.requests).toHaveLength(0);
     // The other process answers and posts its reply: the waiting turn goes on.
     const theirs = await history.recordReply(place, session.id, stored.id, "their answer", "sent", other);
-    await history.recordDeliveries(place.conversation.id, theirs!.id, "C1", ["other-post-1"]);
+    await history.recordDeliveries(place.conversation.id, theirs!.id, "C1", [uniqueId("other-post")]);
     await done;
-    expect(adapter.sent.map((s) => s.text)).toEqual(["answer to q8"]);
+    expect(adapter.sent.map((s) => s.text)).toEqual([`answer to ${later.split(" ")[0]}`]);
+    return { db, session, request: JSON.stringify(fake.requests[0]!.body.messages) };
+  }
+
+  it("waits for another live process's earlier turn, and answers after it", async () => {
+    const { request } = await waitsForOther("q7 earlier", "q8 later");
     // The model saw the earlier exchange before the later question.
-    const sent = JSON.stringify(fake.requests[0]!.body.messages);
-    expect(sent.indexOf("q7 earlier")).toBeLessThan(sent.indexOf("their answer"));
-    expect(sent.indexOf("their answer")).toBeLessThan(sent.indexOf("q8 later"));
+    expect(request.indexOf("q7 earlier")).toBeLessThan(request.indexOf("their answer"));
+    expect(request.indexOf("their answer")).toBeLessThan(request.indexOf("q8 later"));
+  });
+
+  it("waits for another live process's earlier turn when its own message opens a new session", async () => {
+    // The session ended (an idle gap, /new): the next message opens one, whose start the intake knows without a read.
+    const { db, session } = await waitsForOther("q9 earlier", "q12 later", (id) => getDb().prisma.chatSession.update({ where: { id }, data: { endedAt: new Date() } }));
+    expect((await db.prisma.message.findFirst({ where: { text: "q12 later" } }))?.sessionId).not.toBe(session.id);
   });
 
   it("answers, with an order window, a message that reached another replica late before the one sent after it", async () => {

@@ -175,4 +175,32 @@ forEachDatabase("a turn's first read", (getDb) => {
     if (db.provider === "postgresql") expect(statements).toBeLessThanOrEqual(3);
     else expect(statements).toBe(asks.length);
   });
+
+  it("looks at a burst's turns ahead at once as each would alone (LeaseStore.ahead); on PostgreSQL in fewer statements", async () => {
+    const ts: Awaited<ReturnType<typeof setUp>>[] = [];
+    for (let c = 0; c < 8; c++) ts.push(await setUp(`U${c}`));
+    const db = ts[0]!.db;
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const leases = new LeaseStore({ ...db, direct });
+    const until = new Date(Date.now() + 60_000);
+    // Another process holds ts[2]'s first question and ts[5]'s; this process holds ts[6]'s (not ahead of its own).
+    for (const [i, owner] of [[2, "other-a"], [5, "other-b"], [6, "this-process"]] as const) {
+      await db.prisma.message.update({ where: { id: ts[i]!.q1.id }, data: { leaseOwner: owner, leaseUntil: until } });
+    }
+    const asks = [
+      ...ts.map((t) => () => leases.ahead(scopeOf(t.place), "this-process", t.q2)),
+      // The first question itself: nothing stands before it.
+      () => leases.ahead(scopeOf(ts[2]!.place), "this-process", ts[2]!.q1),
+    ];
+    const alone = [];
+    for (const ask of asks) alone.push(await ask());
+    statements = 0;
+    const together = await Promise.all(asks.map((ask) => ask()));
+    expect(together).toEqual(alone);
+    expect(together.map((a) => a.map((x) => [x.id, x.owner]))).toEqual([...ts.map((t, i) => (i === 2 ? [[t.q1.id, "other-a"]] : i === 5 ? [[t.q1.id, "other-b"]] : [])), []]);
+    expect(together[2]![0]!.until.getTime()).toBe(until.getTime());
+    if (db.provider === "postgresql") expect(statements).toBeLessThanOrEqual(2);
+    else expect(statements).toBe(asks.length);
+  });
 });

@@ -100,8 +100,12 @@ export interface HistorySql {
    * conversation) in one transaction (DirectSql.chain). Either returns a row per delivery written;
    * none when the conversation has no such message. PostgreSQL's commit of it does not wait for the
    * disk (db/flush-later.ts): lost with the server, recovery finds the reply unposted.
+   *
+   * PostgreSQL's `many`: several replies' posts in one statement (delivery-batch.ts), over arrays of
+   * their parts: reply id, conversation, channel, delivery id, platform id, time, the part's number
+   * (0: the reply's own platform id). Returns the reply's id per delivery written.
    */
-  recordDeliveries: { one: string } | { update: string; insert: string };
+  recordDeliveries: { one: string; many: string } | { update: string; insert: string };
 }
 
 /** Written by HistoryStore's insertMessage in this order: every Message field but id. */
@@ -206,6 +210,11 @@ function sqlFor(provider: Provider): HistorySql {
             `WITH reply AS (UPDATE "Message" SET "platformId" = $1 WHERE id = $2 AND "conversationId" = $3 RETURNING id, "workspaceId", "conversationId"), ${FLUSH_LATER.cte} ` +
             `INSERT INTO "Delivery" (id, "workspaceId", "conversationId", "messageId", "channelId", "platformId", "createdAt") ` +
             `SELECT d.id, reply."workspaceId", reply."conversationId", reply.id, $4, d.pid, CAST($7 AS timestamp(3)) FROM reply ${FLUSH_LATER.join} CROSS JOIN unnest($5::text[], $6::text[]) AS d(id, pid) RETURNING "messageId"`,
+          many:
+            `WITH v AS (SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamp(3)[], $7::integer[]) AS v(reply, conv, channel, id, pid, at, part)), ` +
+            `reply AS (UPDATE "Message" m SET "platformId" = v.pid FROM v WHERE v.part = 0 AND m.id = v.reply AND m."conversationId" = v.conv RETURNING m.id, m."workspaceId", m."conversationId"), ${FLUSH_LATER.cte} ` +
+            `INSERT INTO "Delivery" (id, "workspaceId", "conversationId", "messageId", "channelId", "platformId", "createdAt") ` +
+            `SELECT v.id, reply."workspaceId", reply."conversationId", reply.id, v.channel, v.pid, v.at FROM v JOIN reply ON reply.id = v.reply AND reply."conversationId" = v.conv ${FLUSH_LATER.join} ORDER BY v.reply, v.part RETURNING "messageId"`,
         }
       : {
           update: `UPDATE Message SET platformId = ? WHERE id = ? AND conversationId = ?`,

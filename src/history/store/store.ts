@@ -21,6 +21,7 @@ import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts"
 import { citedMessages, type CitedMessage } from "./cited.ts";
 import { historyBrowse, type HistoryBrowse } from "./browse.ts";
 import { messageBatches, type MessageBatches } from "./message-batch.ts";
+import { deliveryWrites, type DeliveryWrite } from "./delivery-batch.ts";
 import { placeBatches, placeInserts, type FindOrMake, type Insert, type PlaceBatches } from "./place-batch.ts";
 
 export type { Conversation, Delivery, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
@@ -61,6 +62,8 @@ export class HistoryStore {
   private readonly sql: HistorySql;
   /** Messages and replies that arrive together are stored together (message-batch.ts). */
   private readonly batches: MessageBatches;
+  /** Replies' posts recorded; on PostgreSQL, those posted together in one statement (delivery-batch.ts). */
+  private readonly deliveries: DeliveryWrite;
   /** PostgreSQL: people and conversations new at the same moment are found or made together. */
   private readonly placeBatches: PlaceBatches | null;
   /** Their inserts after a find (SQLite: in one transaction with those made at the same moment). */
@@ -79,6 +82,7 @@ export class HistoryStore {
     this.provider = database.provider;
     this.sql = HISTORY_SQL[database.provider];
     this.batches = messageBatches(this.direct, this.sql, this.provider);
+    this.deliveries = deliveryWrites(this.direct, this.sql.recordDeliveries, this.provider);
     this.placeBatches = placeBatches(this.direct, this.sql);
     this.placeInserts = placeInserts(this.direct, this.sql);
   }
@@ -293,20 +297,11 @@ export class HistoryStore {
     if (platformIds.length === 0) return;
     // All or nothing: setting the platform id ends the turn's lease (a trigger), so a crash between
     // the two writes would leave a finished turn whose post reactions can never find. One statement
-    // on PostgreSQL, one in-process transaction on SQLite (Prisma's was four round trips there, on
-    // the path of the conversation's next message).
-    const sql = this.sql.recordDeliveries;
-    const ids = platformIds.map(() => cuid());
-    const at = sqlTime(this.provider, new Date());
-    const written =
-      "one" in sql
-        ? await this.direct.rows(sql.one, [platformIds[0]!, replyId, conversationId, channelId, ids, [...platformIds], at])
-        : (await this.direct.chain([
-            [sql.update, [platformIds[0]!, replyId, conversationId]],
-            [sql.insert, [channelId, at, JSON.stringify(ids.map((id, i) => [id, platformIds[i]])), replyId, conversationId]],
-          ]))[1]!;
-    if (written.length === 0) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
+    // on PostgreSQL (with the other replies posted meanwhile), one in-process transaction on SQLite
+    // (delivery-batch.ts): the conversation's next message waits for it.
+    if (!(await this.deliveries({ conversationId, replyId, channelId, platformIds }))) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
   }
+
 
   /**
    * A reply none of whose parts reached the platform: marked failed, and the turn of the message
