@@ -33,6 +33,8 @@ export class MemoryPlatform implements PlatformAdapter {
   readonly platform = "slack" as const;
   readonly capabilities = { edits: false, reactions: true, ephemeral: false, threads: true, maxMessageLength: 40_000, maxMessageLines: Infinity, minEditIntervalMs: 0 };
   readonly shown: ShownMessage[] = [];
+  /** Each shown message by its id: a reply's parts are found by the ids the core says it posted. */
+  private readonly byId = new Map<string, ShownMessage>();
   private port: CorePort | null = null;
   private seq = 0;
 
@@ -60,7 +62,7 @@ export class MemoryPlatform implements PlatformAdapter {
       channelId: channel,
       send: async (text) => {
         const id = this.nextId();
-        this.shown.push({ id, channel, thread, author: "cairn", fromCairn: true, text, at: performance.now() });
+        this.show({ id, channel, thread, author: "cairn", fromCairn: true, text, at: performance.now() });
         return id;
       },
     };
@@ -85,9 +87,8 @@ export class MemoryPlatform implements PlatformAdapter {
     const where = isDm ? `D-${user}` : channel;
     const id = this.nextId();
     const message: ShownMessage = { id, channel: where, thread, author: user, fromCairn: false, text, at: performance.now() };
-    this.shown.push(message);
+    this.show(message);
     const replyThread = isDm ? null : (thread ?? id);
-    const before = this.shown.length;
     const received = await this.core.receive(
       {
         platform: this.platform,
@@ -104,8 +105,14 @@ export class MemoryPlatform implements PlatformAdapter {
       },
       this.target(where, replyThread),
     );
-    const posted = received.kind === "replied" ? new Set(received.posted) : new Set<string>();
-    return { message, received, replies: this.shown.slice(before).filter((m) => posted.has(m.id)) };
+    // By id, not by what was shown since: in a burst, other conversations' posts come in between.
+    const replies = received.kind === "replied" ? received.posted.flatMap((p) => this.byId.get(p) ?? []) : [];
+    return { message, received, replies };
+  }
+
+  private show(m: ShownMessage): void {
+    this.shown.push(m);
+    this.byId.set(m.id, m);
   }
 
   /** `user` reacts with `emoji` (a Slack name) to message `id`: the core gets its character, as from the Slack adapter. */
