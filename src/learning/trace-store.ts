@@ -73,11 +73,28 @@ const PG_TYPES: Partial<Record<(typeof TRACE_COLUMNS)[number], string>> = { tool
  */
 export function traceUpsertSql(provider: Provider, id: string, first: number, from = ""): string {
   const pg = provider === "postgresql";
-  const q = (c: string): string => `"${c}"`;
   const p = (i: number): string => (pg ? `$${first + i}` : "?");
   const values = TRACE_COLUMNS.map((c, i) => (pg && PG_TYPES[c] ? `CAST(${p(i)} AS ${PG_TYPES[c]})` : p(i))).join(", ");
+  return upsertOf(from ? `SELECT ${id}, ${values} ${from}` : `VALUES (${id}, ${values})`);
+}
+
+/**
+ * `traceUpsertSql` for many replies in one statement (PostgreSQL): the traces' values as arrays in
+ * placeholders from `first` on (`traceParams` of each, one array per value), then an array of the
+ * message each reply answers, which joins a trace to its reply: `replies` (a WITH query of the
+ * same statement) returns each reply's `id` and `replyToId`.
+ */
+export function traceUpsertManySql(replies: string, first: number): string {
+  const columns = TRACE_COLUMNS.map((c, i) => `$${first + i}::${PG_TYPES[c] ?? "text"}[]`);
+  const answers = `$${first + TRACE_COLUMNS.length}::integer[]`;
+  const t = TRACE_COLUMNS.map((_, i) => `c${i}`);
+  return upsertOf(`SELECT ${replies}.id, ${t.map((c) => `t.${c}`).join(", ")} FROM ${replies} JOIN unnest(${[...columns, answers].join(", ")}) AS t(${[...t, "answers"].join(", ")}) ON t.answers = ${replies}."replyToId"`);
+}
+
+/** The upsert of the trace rows `body` selects (the reply's id, then TRACE_COLUMNS' values). */
+function upsertOf(body: string): string {
+  const q = (c: string): string => `"${c}"`;
   const updates = TRACE_COLUMNS.filter((c) => c !== "createdAt").map((c) => `${q(c)} = excluded.${q(c)}`).join(", ");
-  const body = from ? `SELECT ${id}, ${values} ${from}` : `VALUES (${id}, ${values})`;
   return `INSERT INTO ${q("ReplyTrace")} (${q("messageId")}, ${TRACE_COLUMNS.map(q).join(", ")}) ${body} ON CONFLICT (${q("messageId")}) DO UPDATE SET ${updates}`;
 }
 

@@ -1,9 +1,13 @@
 /**
  * The writes a turn ends with: its reply, and what the turn drew on (trace-store.ts). On PostgreSQL
  * they are one statement, a data-modifying CTE whose trace insert reads the reply's new id: one
- * round trip a turn less. On SQLite a statement is a call into the same process, not a round trip:
- * the reply is stored alone and the turn records its trace after it (Learning.recordTurn), as
- * PostgreSQL does when the turn drew on nothing or failed.
+ * round trip a turn less. Replies that end their turns together go as one statement of the same
+ * kind over arrays (group commit, db/insert-batch.ts; one batch per lease owner, as
+ * history/store/message-batch.ts batches replies without a trace): in a burst in a workspace with
+ * memory every turn has a trace, and one statement each queued the next turns' reads behind them.
+ * On SQLite a statement is a call into the same process, not a round trip: the reply is stored
+ * alone and the turn records its trace after it (Learning.recordTurn), as PostgreSQL does when the
+ * turn drew on nothing or failed.
  *
  * The reply is stored as `HistoryStore.recordReply` stores it (under a lease, only while the message
  * answered is still this process's), and the trace only with it: a turn taken over stores neither.
@@ -11,10 +15,12 @@
  * recovery can redo, where the person's message it answers is not.
  */
 import type { Database } from "../db/client.ts";
+import type { SqlParam } from "../db/direct.ts";
 import { FLUSH_LATER } from "../db/flush-later.ts";
-import { assistantRow, HISTORY_SQL, messageParams } from "../history/store/rows.ts";
+import { columnArrays, insertBatch } from "../db/insert-batch.ts";
+import { assistantRow, HISTORY_SQL, MESSAGE_COLUMNS, messageParams } from "../history/store/rows.ts";
 import type { HistoryStore, Lease, Message, Place } from "../history/store/store.ts";
-import { traceParams, traceUpsertSql, type TurnDrew } from "../learning/trace-store.ts";
+import { traceParams, traceUpsertManySql, traceUpsertSql, type TurnDrew } from "../learning/trace-store.ts";
 
 export interface RecordedReply {
   /** The reply stored, or null when another process took the turn over. */
@@ -23,31 +29,76 @@ export interface RecordedReply {
   traced: boolean;
 }
 
+/** A reply with its trace, to be stored: its row's values, its trace's, and the message it answers. */
+interface Ending {
+  row: SqlParam[];
+  trace: SqlParam[];
+  replyToId: number;
+}
+
+type EndingWrite = (e: Ending) => Promise<unknown[] | null>;
+
 export class TurnEndStore {
-  /** PostgreSQL's statements: the reply alone, or held under a lease, each followed by its trace. */
-  private readonly sql: { plain: string; held: string } | null;
+  /** PostgreSQL: the reply alone, and the reply held under a lease (one batch per lease owner). */
+  private readonly writes: { plain: EndingWrite; held: (owner: string) => EndingWrite } | null;
 
   constructor(
     private readonly database: Pick<Database, "provider" | "direct">,
     private readonly history: Pick<HistoryStore, "recordReply">,
   ) {
-    const sql = HISTORY_SQL.postgresql;
-    // The reply's insert takes $1..$14 ($15, $16: the message answered and the lease owner when held).
-    const withTrace = (insert: string, first: number): string => `WITH reply AS (${insert}), trace AS (${traceUpsertSql("postgresql", "reply.id", first, "FROM reply")}), ${FLUSH_LATER.cte} SELECT id FROM reply ${FLUSH_LATER.join}`;
-    this.sql = database.provider === "postgresql" ? { plain: withTrace(sql.insertMessage, 15), held: withTrace(sql.insertHeldReply, 17) } : null;
+    this.writes = database.provider === "postgresql" ? pgWrites(database.direct) : null;
   }
 
   /** A reply with what its turn drew on (`drew` null: a failed turn, which leaves no trace). */
   async record(place: Place, sessionId: string, replyToId: number, text: string, status: "sent" | "failed", lease: Lease | null, drew: TurnDrew | null): Promise<RecordedReply> {
     const at = { workspaceId: place.conversation.workspaceId, conversationId: place.conversation.id };
     const trace = drew && traceParams(this.database.provider, { ...drew, ...at });
-    if (!this.sql || !trace) {
+    if (!this.writes || !trace) {
       const reply = lease ? await this.history.recordReply(place, sessionId, replyToId, text, status, lease) : await this.history.recordReply(place, sessionId, replyToId, text, status);
       return { reply, traced: false };
     }
     const m = assistantRow(place.conversation, sessionId, text, status, replyToId);
-    const params = messageParams(this.database.provider, m);
-    const rows = lease ? await this.database.direct.rows(this.sql.held, [...params, replyToId, lease.owner, ...trace]) : await this.database.direct.rows(this.sql.plain, [...params, ...trace]);
-    return rows[0] ? { reply: { id: Number(rows[0][0]), ...m }, traced: true } : { reply: null, traced: false };
+    const ending = { row: messageParams(this.database.provider, m), trace, replyToId };
+    const row = await (lease ? this.writes.held(lease.owner) : this.writes.plain)(ending);
+    return row ? { reply: { id: Number(row[0]), ...m }, traced: true } : { reply: null, traced: false };
   }
+}
+
+/**
+ * PostgreSQL's statements, alone and over arrays. The reply's insert takes $1..$14 (then $15, $16:
+ * the message answered and the lease owner when held; the batch's owner is its $15), its trace the
+ * placeholders after those.
+ */
+function pgWrites(direct: Database["direct"]): { plain: EndingWrite; held: (owner: string) => EndingWrite } {
+  const sql = HISTORY_SQL.postgresql;
+  const n = MESSAGE_COLUMNS.length;
+  const one = (insert: string, first: number): string => `WITH reply AS (${insert}), trace AS (${traceUpsertSql("postgresql", "reply.id", first, "FROM reply")}), ${FLUSH_LATER.cte} SELECT id FROM reply ${FLUSH_LATER.join}`;
+  const many = (insert: string, first: number): string => `WITH reply AS (${insert}), trace AS (${traceUpsertManySql("reply", first)}), ${FLUSH_LATER.cte} SELECT id, "replyToId" FROM reply ${FLUSH_LATER.join}`;
+  const plain = { one: one(sql.insertMessage, n + 1), many: many(sql.insertReplyMany, n + 1) };
+  const held = { one: one(sql.insertHeldReply, n + 3), many: many(sql.insertHeldReplyMany, n + 2) };
+  // Rows are matched to replies by the message each answers: a batch's rows return it after the id.
+  const byAnswer = { rowKey: (row: readonly unknown[]) => String(row[1]), itemKey: (e: Ending) => String(e.replyToId) };
+  const arrays = (items: readonly Ending[]): SqlParam[] => [...columnArrays(items.map((e) => e.row)), ...columnArrays(items.map((e) => e.trace)), items.map((e) => e.replyToId)];
+  const plainWrite = insertBatch<Ending>({
+    one: async (e) => (await direct.rows(plain.one, [...e.row, ...e.trace])).map((r) => [r[0], e.replyToId]),
+    many: (items) => direct.rows(plain.many, arrays(items)),
+    ...byAnswer,
+  });
+  const heldWrites = new Map<string, EndingWrite>();
+  const heldBy = (owner: string): EndingWrite => {
+    let write = heldWrites.get(owner);
+    if (!write) {
+      write = insertBatch<Ending>({
+        one: async (e) => (await direct.rows(held.one, [...e.row, e.replyToId, owner, ...e.trace])).map((r) => [r[0], e.replyToId]),
+        many: (items) => {
+          const [rows, traces, answers] = [columnArrays(items.map((e) => e.row)), columnArrays(items.map((e) => e.trace)), items.map((e) => e.replyToId)];
+          return direct.rows(held.many, [...rows, owner, ...traces, answers]);
+        },
+        ...byAnswer,
+      });
+      heldWrites.set(owner, write);
+    }
+    return write;
+  };
+  return { plain: plainWrite, held: heldBy };
 }

@@ -93,4 +93,33 @@ forEachDatabase("a turn's last writes", (getDb) => {
     await t.traces.record({ ...DREW, replyMessageId: reply!.id, workspaceId: t.place.workspace.id, conversationId: t.place.conversation.id });
     expect(await t.traces.get(scopeOf(t.place), reply!.id)).toMatchObject({ positive: 1, negative: 0, lessons: ["lesson-1"], skills: ["deploys"] });
   });
+
+  it("stores a burst's replies and traces as each alone; on PostgreSQL a batch per lease owner; a turn taken over stores nothing", async () => {
+    const ts: Awaited<ReturnType<typeof setUp>>[] = [];
+    for (let c = 0; c < 8; c++) ts.push(await setUp());
+    const db = ts[0]!.db;
+    let statements = 0;
+    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (statements++, db.direct.rows(sql, params)) };
+    const ends = new TurnEndStore({ provider: db.provider, direct }, new HistoryStore({ ...db, direct }));
+    const until = new Date(Date.now() + 60_000);
+    // The last four under this process's lease, but ts[6]'s turn was taken over by another process.
+    for (const [i, t] of ts.entries()) if (i >= 4) await db.prisma.message.update({ where: { id: t.q1.id }, data: { leaseOwner: i === 6 ? "other-process" : "this-process", leaseUntil: until } });
+    const drew = (i: number): TurnDrew => ({ ...DREW, lessonIds: [`lesson-${i}`], factIds: [`fact-${i}`] });
+    const ended = await Promise.all(ts.map((t, i) => ends.record(t.place, t.session.id, t.q1.id, `a${i}`, "sent", i >= 4 ? { owner: "this-process", until } : null, drew(i))));
+    for (const [i, t] of ts.entries()) {
+      if (i === 6) {
+        expect(ended[i]).toEqual({ reply: null, traced: false });
+        expect(await db.prisma.message.count({ where: { replyToId: t.q1.id } })).toBe(0);
+        continue;
+      }
+      const { reply, traced } = ended[i]!;
+      if (!reply?.id) throw new Error(`no reply for ${i}`);
+      expect(traced).toBe(db.provider === "postgresql");
+      if (!traced) await t.traces.record({ ...drew(i), replyMessageId: reply.id, workspaceId: t.place.workspace.id, conversationId: t.place.conversation.id });
+      expect(await db.prisma.message.findUnique({ where: { id: reply.id } })).toMatchObject({ text: `a${i}`, replyToId: t.q1.id, sessionId: t.session.id, conversationId: t.place.conversation.id, role: "assistant" });
+      expect(await t.traces.get(scopeOf(t.place), reply.id)).toMatchObject({ lessons: [`lesson-${i}`], facts: [`fact-${i}`], rules: ["rule-1", "rule-2"], skills: ["deploys"], searches: [{ query: "freeze", messageIds: [7, 3] }] });
+    }
+    // PostgreSQL: per kind (no lease, this process's lease), the first alone and the rest as one.
+    if (db.provider === "postgresql") expect(statements).toBeLessThanOrEqual(4);
+  });
 });

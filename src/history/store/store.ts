@@ -302,7 +302,6 @@ export class HistoryStore {
     if (!(await this.deliveries({ conversationId, replyId, channelId, platformIds }))) throw new Error(`no stored reply ${replyId} in conversation ${conversationId}`);
   }
 
-
   /**
    * A reply none of whose parts reached the platform: marked failed, and the turn of the message
    * it answers is over (its lease ends: nothing will be posted for it).
