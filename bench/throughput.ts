@@ -155,7 +155,7 @@ export async function run(): Promise<BenchOutcome> {
   const defaults = benchSettings();
   const wide = await inChild(256, 3, false);
   const warm = await inChild(256, 3, true);
-  // As Slack and Discord messages come: the goal holds there too.
+  // As Slack and Discord messages come in: the goal is theirs as much as the console's.
   const viaDelivery = await inChild(256, 3, false, [], "delivery");
   // V8 trading speed for memory (a smaller heap growth factor): what a small machine may prefer.
   const lean = await inChild(256, 3, false, ["--optimize-for-size"]);
