@@ -3,13 +3,14 @@
  * Delivery row written per posted part, all or nothing per reply. On PostgreSQL the posts of
  * replies that arrive together go as one statement (group commit, db/insert-batch.ts): in a burst
  * every conversation's reply is posted at once, and one statement each queued the conversations'
- * next reads behind them on the shared connections. A batch that fails (one reply refused) is
- * recorded again reply by reply, each with its own outcome. On SQLite, one transaction of two
- * statements per reply (DirectSql.chain): a statement there is a call, not a round trip.
+ * next reads behind them on the shared connections. On SQLite, two statements per reply (the
+ * platform id, then the rows), the replies posted over one turn of the event loop in one
+ * transaction (DirectSql.chain): a statement there is a call, but each commit writes the WAL. A
+ * batch that fails (one reply refused) is recorded again reply by reply, each with its own outcome.
  */
 import { cuid } from "../../db/cuid.ts";
 import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
-import { insertBatch } from "../../db/insert-batch.ts";
+import { insertBatch, SQLITE_BATCHING } from "../../db/insert-batch.ts";
 import type { Provider } from "../../db/migrate.ts";
 import type { HistorySql } from "./rows.ts";
 
@@ -31,17 +32,23 @@ interface Rows {
 
 export function deliveryWrites(direct: DirectSql, sql: HistorySql["recordDeliveries"], provider: Provider): DeliveryWrite {
   const rowsOf = (p: PostedReply): Rows => ({ ids: p.platformIds.map(() => cuid()), at: sqlTime(provider, new Date()) });
-  if (!("one" in sql)) {
-    return async (p) => {
-      const { ids, at } = rowsOf(p);
-      const [, written] = await direct.chain([
-        [sql.update, [p.platformIds[0]!, p.replyId, p.conversationId]],
-        [sql.insert, [p.channelId, at, JSON.stringify(ids.map((id, i) => [id, p.platformIds[i]])), p.replyId, p.conversationId]],
-      ]);
-      return (written ?? []).length > 0;
-    };
-  }
   type Item = PostedReply & Rows;
+  if (!("one" in sql)) {
+    const statements = (p: Item): (readonly [string, SqlParam[]])[] => [
+      [sql.update, [p.platformIds[0]!, p.replyId, p.conversationId]],
+      [sql.insert, [p.channelId, p.at, JSON.stringify(p.ids.map((id, i) => [id, p.platformIds[i]])), p.replyId, p.conversationId]],
+    ];
+    // The inserts' rows (every second statement's): a row per delivery written, its reply's id.
+    const written = (results: unknown[][][]): unknown[][] => results.filter((_, i) => i % 2 === 1).flat();
+    const write = insertBatch<Item>({
+      one: async (p) => written(await direct.chain(statements(p))),
+      many: async (items) => written(await direct.chain(items.flatMap(statements))),
+      rowKey: (row) => String(row[0]),
+      itemKey: (p) => String(p.replyId),
+      ...SQLITE_BATCHING,
+    });
+    return async (p) => (await write({ ...p, ...rowsOf(p) })) !== null;
+  }
   const one = (p: Item): Promise<unknown[][]> => direct.rows(sql.one, [p.platformIds[0]!, p.replyId, p.conversationId, p.channelId, p.ids, [...p.platformIds], p.at]);
   // One row of the arrays per part of each reply (part 0 sets the reply's platform id).
   const many = (items: readonly Item[]): Promise<unknown[][]> => {
