@@ -4,8 +4,9 @@
  * inside the statement, so it costs no round trip. The rows are visible to every connection the
  * moment it commits, as always; only their durability comes later (PostgreSQL's WAL writer flushes
  * within three `wal_writer_delay`s, 600 ms by default, and so does any synchronous commit after it).
- * What is lost is lost only if the database server or its machine stops in that window, never when
- * cairn does.
+ * What is lost is lost only if the database server or its machine stops in that window (or it
+ * fails over to a standby that had not received them: the commit does not wait for a synchronous
+ * standby either), never when cairn does.
  *
  * For the writes a turn ends with, which cairn can redo: its reply with its trace, and the reply's
  * post recorded. Lost, the message looks unanswered or its reply unposted after the server's
