@@ -22,6 +22,18 @@ export interface ReadBatchSpec<I> {
   params: (item: I) => SqlParam[];
 }
 
+/**
+ * `many` for a read written once for one item: the items' values as arrays (`values`: each one's
+ * name and PostgreSQL type, in `params` order), and `single` that item's statement with each value
+ * written as `v(name)`. Each item's rows are found as alone (a LATERAL subquery; OFFSET 0 keeps it
+ * its own, planned by its indexes) and end with the item's number.
+ */
+export function lateralMany(values: readonly (readonly [name: string, type: string])[], single: (v: (name: string) => string) => string): string {
+  const arrays = values.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ");
+  const names = values.map(([name]) => name).join(", ");
+  return `SELECT x.*, v.i FROM unnest(${arrays}) WITH ORDINALITY AS v(${names}, i) CROSS JOIN LATERAL (${single((name) => `v.${name}`)} OFFSET 0) x`;
+}
+
 /** An item's rows: alone when nothing is under way, else with the items that wait behind it. */
 export function readBatch<I>(direct: Pick<DirectSql, "rows">, spec: ReadBatchSpec<I>): (item: I) => Promise<unknown[][]> {
   const batch = new GroupBatch<I, unknown[][]>(

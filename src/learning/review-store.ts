@@ -5,7 +5,7 @@
  */
 import { typedCommand } from "../ground/typed-command.ts";
 import type { Database, Db } from "../db/client.ts";
-import { readBatch } from "../db/read-batch.ts";
+import { lateralMany, readBatch } from "../db/read-batch.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { ConversationScope } from "../ground/types.ts";
@@ -73,11 +73,11 @@ export function afterDeliveredSql(provider: Provider, at?: (n: number) => string
 /**
  * `afterDeliveredSql` for many replies in one statement (PostgreSQL; db/read-batch.ts): a burst's
  * replies are posted together, and one statement each queued the conversations' next reads behind
- * them. Each row ends with its reply's number among the arrays'.
+ * them.
  */
-const AFTER_DELIVERED_MANY =
-  `SELECT x.*, v.i FROM unnest($1::integer[], $2::integer[], $3::text[]) WITH ORDINALITY AS v(calls, reply, conv, i) ` +
-  `CROSS JOIN LATERAL (${afterDeliveredSql("postgresql", (n) => ["v.calls", "v.reply", "v.conv"][n - 1]!)} OFFSET 0) x`;
+const AFTER_DELIVERED_MANY = lateralMany([["calls", "integer"], ["reply", "integer"], ["conv", "text"]], (v) =>
+  afterDeliveredSql("postgresql", (n) => v(["calls", "reply", "conv"][n - 1]!)),
+);
 
 export class ReviewStore {
   private readonly afterDeliveredSql: string;

@@ -10,7 +10,7 @@
  */
 import type { Database, Db } from "../db/client.ts";
 import { sqlTime, timeColumn, type DirectSql } from "../db/direct.ts";
-import { readBatch } from "../db/read-batch.ts";
+import { lateralMany, readBatch } from "../db/read-batch.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
@@ -58,11 +58,13 @@ function sqlFor(provider: Provider, at?: (n: number) => string): LeaseSql {
 /**
  * `ahead` for many turns in one statement (PostgreSQL; db/read-batch.ts): in a burst every new
  * conversation's first turn looks, and one statement each queued the turns' other reads behind
- * them. Each row ends with its turn's number among the arrays'.
+ * them.
  */
-const AHEAD_MANY =
-  `SELECT x.*, v.i FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamp(3)[], $5::integer[]) WITH ORDINALITY AS v(conv, ws, owner, at, mid, i) ` +
-  `CROSS JOIN LATERAL (${sqlFor("postgresql", (n) => ["v.conv", "v.ws", "v.owner", "v.at", "v.at", "v.mid"][n - 1]!).ahead} OFFSET 0) x`;
+const AHEAD_MANY = lateralMany(
+  [["conv", "text"], ["ws", "text"], ["owner", "text"], ["at", "timestamp(3)"], ["mid", "integer"]],
+  // `ahead`'s placeholders: the time is its fourth and fifth.
+  (v) => sqlFor("postgresql", (n) => v(["conv", "ws", "owner", "at", "at", "mid"][n - 1]!)).ahead,
+);
 
 const LEASE_SQL: Record<Provider, LeaseSql> = { sqlite: sqlFor("sqlite"), postgresql: sqlFor("postgresql") };
 

@@ -76,29 +76,20 @@ function pgWrites(direct: Database["direct"]): { plain: EndingWrite; held: (owne
   const many = (insert: string, first: number): string => `WITH reply AS (${insert}), trace AS (${traceUpsertManySql("reply", first)}), ${FLUSH_LATER.cte} SELECT id, "replyToId" FROM reply ${FLUSH_LATER.join}`;
   const plain = { one: one(sql.insertMessage, n + 1), many: many(sql.insertReplyMany, n + 1) };
   const held = { one: one(sql.insertHeldReply, n + 3), many: many(sql.insertHeldReplyMany, n + 2) };
-  // Rows are matched to replies by the message each answers: a batch's rows return it after the id.
-  const byAnswer = { rowKey: (row: readonly unknown[]) => String(row[1]), itemKey: (e: Ending) => String(e.replyToId) };
-  const arrays = (items: readonly Ending[]): SqlParam[] => [...columnArrays(items.map((e) => e.row)), ...columnArrays(items.map((e) => e.trace)), items.map((e) => e.replyToId)];
-  const plainWrite = insertBatch<Ending>({
-    one: async (e) => (await direct.rows(plain.one, [...e.row, ...e.trace])).map((r) => [r[0], e.replyToId]),
-    many: (items) => direct.rows(plain.many, arrays(items)),
-    ...byAnswer,
-  });
+  /** One kind's batch: `owner` null for the reply alone, else the lease owner it is held under. */
+  const batch = (sqls: { one: string; many: string }, owner: string | null): EndingWrite =>
+    insertBatch<Ending>({
+      one: async (e) => (await direct.rows(sqls.one, [...e.row, ...(owner === null ? [] : [e.replyToId, owner]), ...e.trace])).map((r) => [r[0], e.replyToId]),
+      many: (items) => direct.rows(sqls.many, [...columnArrays(items.map((e) => e.row)), ...(owner === null ? [] : [owner]), ...columnArrays(items.map((e) => e.trace)), items.map((e) => e.replyToId)]),
+      // Rows are matched to replies by the message each answers: a batch's rows return it after the id.
+      rowKey: (row) => String(row[1]),
+      itemKey: (e) => String(e.replyToId),
+    });
   const heldWrites = new Map<string, EndingWrite>();
   const heldBy = (owner: string): EndingWrite => {
-    let write = heldWrites.get(owner);
-    if (!write) {
-      write = insertBatch<Ending>({
-        one: async (e) => (await direct.rows(held.one, [...e.row, e.replyToId, owner, ...e.trace])).map((r) => [r[0], e.replyToId]),
-        many: (items) => {
-          const [rows, traces, answers] = [columnArrays(items.map((e) => e.row)), columnArrays(items.map((e) => e.trace)), items.map((e) => e.replyToId)];
-          return direct.rows(held.many, [...rows, owner, ...traces, answers]);
-        },
-        ...byAnswer,
-      });
-      heldWrites.set(owner, write);
-    }
+    const write = heldWrites.get(owner) ?? batch(held, owner);
+    heldWrites.set(owner, write);
     return write;
   };
-  return { plain: plainWrite, held: heldBy };
+  return { plain: batch(plain, null), held: heldBy };
 }

@@ -60,12 +60,12 @@ export interface TurnAhead extends LeasedMessage {
 }
 
 /**
- * How a turn looks at the turns ahead of it: with its session's first read (`read`), or on its own
- * (`seen`: sent when the turn starts, answered while it prepares, as the read's column would be).
+ * How a turn looks at the turns ahead of it: on its own (`seen`: sent when the turn starts,
+ * answered while it prepares, as the read's column would be), or, `seen` null, with its session's
+ * first read.
  */
 interface Look {
   ahead: TurnAhead;
-  read: boolean;
   seen: Promise<boolean> | null;
 }
 
@@ -137,8 +137,8 @@ export class TurnRunner {
    * `known`: the session's messages through this one, when the intake already holds them, and
    * whether a correction may be open; `early`: the snapshot's reads, when the intake started them;
    * `ahead`: under a lease, other processes' turns for earlier messages of the conversation come
-   * first (looked for with the session's read where there is one, `known`'s included, else before
-   * anything).
+   * first (looked for with the session's read where there is one, `known`'s included, else on its
+   * own while the turn prepares).
    */
   async run(place: Place, sessionId: string, messageId: number, hooks: TurnHooks, known: TurnStart | null, lease: Lease | null, early: SnapshotReads | null = null, ahead: TurnAhead | null = null): Promise<Outbound | null> {
     const { settings: s, sessions, tools, learning } = this.deps;
@@ -247,7 +247,7 @@ export class TurnRunner {
     let summary = session.summary;
     // A new session's first message has no read for the correction check to ride on: it is asked
     // alone (`mayBeOpen`), unless the intake knows none can be open (the conversation's first session).
-    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId, look?.read ? look.ahead : null));
+    const start = known ?? (await this.readStart(scope, session.id, session.summaryThroughId, messageId, look && !look.seen ? look.ahead : null));
     if (start.aheadSeen || (look?.seen && (await look.seen))) return AHEAD;
     let messages = start.messages;
     // A summary is a model call: the slot is not held through it.
@@ -331,9 +331,9 @@ function promptMemory(snapshot: Snapshot, personId: string): Pick<TurnDrew, "rul
 
 /** The look a turn makes: with its first read when it has one (`onRead`), else sent now on its own. */
 function lookOf(ahead: TurnAhead, onRead: boolean): Look {
-  if (onRead) return { ahead, read: true, seen: null };
+  if (onRead) return { ahead, seen: null };
   const seen = ahead.look();
   // Awaited by prepare; a turn that fails before it gets there must not leave its failure unhandled.
   seen.catch(() => undefined);
-  return { ahead, read: false, seen };
+  return { ahead, seen };
 }

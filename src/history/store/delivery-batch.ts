@@ -10,7 +10,7 @@
  */
 import { cuid } from "../../db/cuid.ts";
 import { sqlTime, type DirectSql, type SqlParam } from "../../db/direct.ts";
-import { insertBatch, SQLITE_BATCHING } from "../../db/insert-batch.ts";
+import { insertBatch, SQLITE_BATCHING, type InsertBatchSpec } from "../../db/insert-batch.ts";
 import type { Provider } from "../../db/migrate.ts";
 import type { HistorySql } from "./rows.ts";
 
@@ -32,23 +32,31 @@ interface Rows {
 
 export function deliveryWrites(direct: DirectSql, sql: HistorySql["recordDeliveries"], provider: Provider): DeliveryWrite {
   const rowsOf = (p: PostedReply): Rows => ({ ids: p.platformIds.map(() => cuid()), at: sqlTime(provider, new Date()) });
-  type Item = PostedReply & Rows;
-  if (!("one" in sql)) {
-    const statements = (p: Item): (readonly [string, SqlParam[]])[] => [
-      [sql.update, [p.platformIds[0]!, p.replyId, p.conversationId]],
-      [sql.insert, [p.channelId, p.at, JSON.stringify(p.ids.map((id, i) => [id, p.platformIds[i]])), p.replyId, p.conversationId]],
-    ];
-    // The inserts' rows (every second statement's): a row per delivery written, its reply's id.
-    const written = (results: unknown[][][]): unknown[][] => results.filter((_, i) => i % 2 === 1).flat();
-    const write = insertBatch<Item>({
-      one: async (p) => written(await direct.chain(statements(p))),
-      many: async (items) => written(await direct.chain(items.flatMap(statements))),
-      rowKey: (row) => String(row[0]),
-      itemKey: (p) => String(p.replyId),
-      ...SQLITE_BATCHING,
-    });
-    return async (p) => (await write({ ...p, ...rowsOf(p) })) !== null;
-  }
+  // Either way a row per delivery written, its reply's id first.
+  const write = insertBatch<Item>({ ...("one" in sql ? pgSpec(direct, sql) : sqliteSpec(direct, sql)), rowKey: (row) => String(row[0]), itemKey: (p) => String(p.replyId) });
+  return async (p) => (await write({ ...p, ...rowsOf(p) })) !== null;
+}
+
+type Item = PostedReply & Rows;
+type Spec = Pick<InsertBatchSpec<Item>, "one" | "many" | "gather" | "lost">;
+
+/** SQLite: each reply's two statements, the replies gathered over a turn of the event loop in one transaction. */
+function sqliteSpec(direct: DirectSql, sql: { update: string; insert: string }): Spec {
+  const statements = (p: Item): (readonly [string, SqlParam[]])[] => [
+    [sql.update, [p.platformIds[0]!, p.replyId, p.conversationId]],
+    [sql.insert, [p.channelId, p.at, JSON.stringify(p.ids.map((id, i) => [id, p.platformIds[i]])), p.replyId, p.conversationId]],
+  ];
+  // The inserts' rows (every second statement's).
+  const written = (results: unknown[][][]): unknown[][] => results.filter((_, i) => i % 2 === 1).flat();
+  return {
+    one: async (p) => written(await direct.chain(statements(p))),
+    many: async (items) => written(await direct.chain(items.flatMap(statements))),
+    ...SQLITE_BATCHING,
+  };
+}
+
+/** PostgreSQL: a reply alone as `one`, those waiting behind it as `many` over their parts. */
+function pgSpec(direct: DirectSql, sql: { one: string; many: string }): Spec {
   const one = (p: Item): Promise<unknown[][]> => direct.rows(sql.one, [p.platformIds[0]!, p.replyId, p.conversationId, p.channelId, p.ids, [...p.platformIds], p.at]);
   // One row of the arrays per part of each reply (part 0 sets the reply's platform id).
   const many = (items: readonly Item[]): Promise<unknown[][]> => {
@@ -62,6 +70,5 @@ export function deliveryWrites(direct: DirectSql, sql: HistorySql["recordDeliver
     const params: SqlParam[] = columns;
     return direct.rows(sql.many, params);
   };
-  const write = insertBatch<Item>({ one, many, rowKey: (row) => String(row[0]), itemKey: (p) => String(p.replyId) });
-  return async (p) => (await write({ ...p, ...rowsOf(p) })) !== null;
+  return { one, many };
 }
