@@ -6,6 +6,7 @@
 import BetterSqlite3 from "better-sqlite3";
 import pg from "pg";
 import { sqlitePath } from "../../src/db/client.ts";
+import { HISTORY_INDEX_CATCH_UP } from "../../src/history/store/history-index-sqlite.ts";
 import type { Provider } from "../../src/db/migrate.ts";
 import { checkedMark, RULES_VERSION, scanStored } from "../../src/safety/scanner.ts";
 import { prng } from "../../test/support/scope-fuzz.ts";
@@ -160,6 +161,8 @@ export async function seed(provider: Provider, url: string, plan: SeedPlan, prog
     insert("MemoryEntry", MEM_COLS, memoryRows(plan, base.personIds));
     insert("Skill", SKILL_COLS, skillRows(plan));
     insert("Message", MSG_COLS, messageRows(plan, base.convIds, base.personIds));
+    // Indexed now, as cairn would have indexed them while they arrived: not in the first search measured.
+    db.transaction(() => HISTORY_INDEX_CATCH_UP.forEach((sql) => db.exec(sql)))();
     db.exec("ANALYZE");
     // Cairn's own connection is open, so closing this one does not checkpoint: without this, the
     // first write measured after seeding would copy the seeding's whole WAL into the database.

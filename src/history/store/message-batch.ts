@@ -35,7 +35,8 @@ export interface MessageBatches {
 
 type BatchSql = Pick<HistorySql, "insertInbound" | "insertInboundMany" | "insertMessage" | "insertReplyMany" | "insertHeldReply" | "insertHeldReplyMany">;
 
-export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provider): MessageBatches {
+/** `onStored`: told after each message stored (SQLite indexes history soon after: history-index-sqlite.ts). */
+export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provider, onStored: () => void = () => {}): MessageBatches {
   const params = (m: Row): SqlParam[] => messageParams(provider, m);
   /**
    * One kind of insert, batched (db/insert-batch.ts): `single` alone with `singleParams`; a batch as
@@ -54,7 +55,9 @@ export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provi
     });
     return async (m) => {
       const row = await insert(m);
-      return row ? { id: Number(row[0]), ...m } : null;
+      if (!row) return null;
+      onStored();
+      return { id: Number(row[0]), ...m };
     };
   };
   // The key a duplicate is skipped on: two of one batch with the same key, the first is stored.

@@ -17,6 +17,7 @@ import { countTerms, DEFAULT_RANKING, rank, type Neighbour, type RankDoc, type R
 import { postgresQueries } from "./search-postgres.ts";
 import { DF_CAP, readsKnowledge, type Ctx, type Person, type Row, type Shown } from "./search-queries.ts";
 import { sqliteQueries } from "./search-sqlite.ts";
+import { historyIndex } from "./history-index-sqlite.ts";
 import { nearestMessages, type QueryVector } from "./search-vectors.ts";
 import { collectionStats, documentFrequencies, keptDocs } from "./collection-stats.ts";
 import { fuseRanks } from "../../ground/vector.ts";
@@ -83,6 +84,8 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
   if (q.terms.length === 0 && q.grams.length === 0 && !vector) return [];
   const options: RankingOptions = { ...DEFAULT_RANKING, ...opts.ranking };
   const sql = db.provider === "sqlite" ? sqliteQueries : postgresQueries;
+  // SQLite indexes history in batches: what was stored before the search is indexed first.
+  if (db.provider === "sqlite") await historyIndex(db.direct).ready();
   const filter = opts.filter ?? {};
   const narrow = isFiltered(filter);
   const ctx: Ctx = { database: db, scope, exclude: opts.excludeSessionId ?? "", readable: JSON.stringify(opts.readable ?? []), filter };

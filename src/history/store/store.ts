@@ -21,6 +21,7 @@ import { searchMessages, type SearchHit, type SearchOptions } from "./search.ts"
 import { citedMessages, type CitedMessage } from "./cited.ts";
 import { historyBrowse, type HistoryBrowse } from "./browse.ts";
 import { messageBatches, type MessageBatches } from "./message-batch.ts";
+import { historyIndex, type HistoryIndex } from "./history-index-sqlite.ts";
 import { deliveryWrites, type DeliveryWrite } from "./delivery-batch.ts";
 import { placeBatches, placeInserts, type FindOrMake, type Insert, type PlaceBatches } from "./place-batch.ts";
 
@@ -60,6 +61,8 @@ export class HistoryStore {
   private readonly direct: DirectSql;
   private readonly provider: Provider;
   private readonly sql: HistorySql;
+  /** SQLite: the history index, told of messages stored; null on PostgreSQL (a generated column). */
+  private readonly index: HistoryIndex | null;
   /** Messages and replies that arrive together are stored together (message-batch.ts). */
   private readonly batches: MessageBatches;
   /** Replies' posts recorded; on PostgreSQL, those posted together in one statement (delivery-batch.ts). */
@@ -81,7 +84,10 @@ export class HistoryStore {
     this.direct = database.direct;
     this.provider = database.provider;
     this.sql = HISTORY_SQL[database.provider];
-    this.batches = messageBatches(this.direct, this.sql, this.provider);
+    // SQLite's history index is written in batches (history-index-sqlite.ts): stored messages wait a moment for it.
+    this.index = database.provider === "sqlite" ? historyIndex(this.direct) : null;
+    const index = this.index;
+    this.batches = messageBatches(this.direct, this.sql, this.provider, index ? () => index.stored() : undefined);
     this.deliveries = deliveryWrites(this.direct, this.sql.recordDeliveries, this.provider);
     this.placeBatches = placeBatches(this.direct, this.sql);
     this.placeInserts = placeInserts(this.direct, this.sql);
@@ -213,6 +219,7 @@ export class HistoryStore {
     await this.db.message.create({
       data: { workspaceId: place.workspace.id, conversationId: place.conversation.id, sessionId, role: "context", text, replyToId: messageId, createdAt: at },
     });
+    this.index?.stored();
   }
 
   /**
