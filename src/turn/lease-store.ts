@@ -77,8 +77,13 @@ const LEASE_SQL: Record<Provider, LeaseSql> = { sqlite: sqlFor("sqlite"), postgr
 export function aheadColumn(provider: Provider, v: (n: number) => string): string {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
+  // SQLite: found through the partial index of leased rows, named, with the other columns checked on
+  // the rows it holds: a plan no statistics can change, nor have planned again at every run (rows.ts,
+  // the session read this column rides on).
+  const from = pg ? q("Message") : "Message INDEXED BY Message_leaseOwner_idx";
+  const conversation = pg ? q("conversationId") : "+conversationId";
   const workspace = pg ? q("workspaceId") : "+workspaceId";
-  const found = `SELECT 1 FROM ${q("Message")} WHERE ${q("conversationId")} = ${v(0)} AND ${workspace} = ${v(1)} AND ${q("leaseOwner")} IS NOT NULL AND ${q("leaseOwner")} <> ${v(2)} AND role = 'user' AND (${q("createdAt")} < ${v(3)} OR (${q("createdAt")} = ${v(4)} AND id < ${v(5)}))`;
+  const found = `SELECT 1 FROM ${from} WHERE ${conversation} = ${v(0)} AND ${workspace} = ${v(1)} AND ${q("leaseOwner")} IS NOT NULL AND ${q("leaseOwner")} <> ${v(2)} AND role = 'user' AND (${q("createdAt")} < ${v(3)} OR (${q("createdAt")} = ${v(4)} AND id < ${v(5)}))`;
   return `CASE WHEN EXISTS (${found}) THEN 1 ELSE 0 END AS ${q("aheadSeen")}`;
 }
 

@@ -96,7 +96,7 @@ export class TurnStartStore {
     this.overlaps = provider === "postgresql";
     const sql = HISTORY_SQL[provider];
     const pg = provider === "postgresql";
-    const single = sql.sessionMessagesWith(`${openCorrectionColumn(provider, 8)}, ${aheadColumn(provider, (n) => (pg ? `$${12 + n}` : "?"))}`);
+    const single = sql.sessionMessagesWith(`${openCorrectionColumn(provider, 8)}, ${aheadColumn(provider, (n) => (pg ? `$${12 + n}` : "(SELECT ?)"))}`);
     const alone = (read: ReadParams): Promise<unknown[][]> => direct.rows(single, singleParams(provider, read));
     this.probeSql = `SELECT ${openCorrectionColumn(provider, 1)}`;
     const overReads = (names: string[]) => (n: number) => names[n]!;

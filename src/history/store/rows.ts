@@ -146,8 +146,16 @@ function sqlFor(provider: Provider): HistorySql {
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (TIMES.has(c) ? timeColumn(provider, q(c)) : q(c))).join(", ");
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
-  const sessionRead = (extra: string, at = p): string =>
-    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${q("Message")} WHERE ${filter("workspaceId")} = ${at(1)} AND ${filter("conversationId")} = ${at(2)} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
+  // SQLite: the session read, on every turn, names its index, and its values reach the planner as
+  // (SELECT ?), which it does not look into. better-sqlite3's SQLite is built with STAT4: once the
+  // database has statistics (ANALYZE), a statement whose plan could turn on a bound value is planned
+  // again at every run (about 25 us here, a third of reading a session's rows), and planned from
+  // statistics without the values it read every message of the range (1.3 ms; bench/README.md,
+  // "2026-12-07").
+  const sessionFrom = pg ? q("Message") : `Message INDEXED BY Message_sessionId_id_idx`;
+  const opaque = (n: number): string => (pg ? p(n) : "(SELECT ?)");
+  const sessionRead = (extra: string, at = opaque): string =>
+    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${sessionFrom} WHERE ${filter("workspaceId")} = ${at(1)} AND ${filter("conversationId")} = ${at(2)} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
   // A read's placeholders as the columns of `r`, its row among the reads (sessionMessagesMany).
   const ofRead = (n: number): string => ["r.ws", "r.conv", "r.sess", "r.lo", "r.hi", "r.lo", "r.hi"][n - 1]!;
   const reads = `unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::text[], $7::timestamp(3)[], $8::text[], $9::timestamp(3)[], $10::integer[]) WITH ORDINALITY AS r(ws, conv, sess, lo, hi, person, since, owner, at, mid, i)`;
