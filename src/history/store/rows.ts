@@ -151,7 +151,7 @@ function sqlFor(provider: Provider): HistorySql {
   // database has statistics (ANALYZE), a statement whose plan could turn on a bound value is planned
   // again at every run (about 25 us here, a third of reading a session's rows), and planned from
   // statistics without the values it read every message of the range (1.3 ms; bench/README.md,
-  // "2026-12-07").
+  // "2026-12-07 (2)").
   const sessionFrom = pg ? q("Message") : `Message INDEXED BY Message_sessionId_id_idx`;
   const opaque = (n: number): string => (pg ? p(n) : "(SELECT ?)");
   const sessionRead = (extra: string, at = opaque): string =>
