@@ -7,6 +7,7 @@
 import { z } from "zod";
 import type { ConversationScope } from "../ground/types.ts";
 import type { ChatSession, SessionStore } from "./session-store.ts";
+import { memoize } from "../ground/cache/memoize.ts";
 
 /**
  * The frozen part of the system prompt. `shared` (team/channel memory, skills index) is the same
@@ -24,10 +25,22 @@ export const snapshotSchema = z.object({
 });
 export type Snapshot = z.infer<typeof snapshotSchema>;
 
+/**
+ * A session's snapshot, parsed once per text: every turn of the session reads it, and its text
+ * changes only when a new speaker's profile is added or compression refreshes it (parsing and
+ * checking it was about 4% of a quiet SQLite turn's time). Frozen, since turns share it: a snapshot
+ * is changed by making a new one (turn/snapshot.ts).
+ */
+const parsedSnapshot = memoize((text: string): Snapshot | null => {
+  const parsed = snapshotSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) return null;
+  const s = parsed.data;
+  for (const part of [s.profiles, s.rules, s.facts, s.profileFacts, ...Object.values(s.profileFacts ?? {})]) if (part) Object.freeze(part);
+  return Object.freeze(s);
+}, 1_000);
+
 export function readSnapshot(session: ChatSession): Snapshot | null {
-  if (!session.snapshot) return null;
-  const parsed = snapshotSchema.safeParse(JSON.parse(session.snapshot));
-  return parsed.success ? parsed.data : null;
+  return session.snapshot ? parsedSnapshot(session.snapshot) : null;
 }
 
 /**

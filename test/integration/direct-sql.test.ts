@@ -85,6 +85,16 @@ forEachDatabase("direct SQL", (getDb) => {
     const stored = await db.prisma.chatSession.findFirst({ where: { id: session.id } });
     expect(stored && readSnapshot(stored)).toEqual(snapshot);
     expect(readSnapshot(await sessions.get(scopeOf(place), session.id))).toEqual(snapshot);
+    // Parsed once per text and shared by the session's turns: a new text reads as itself, and what
+    // one turn read cannot be changed under another.
+    const read = readSnapshot(stored!)!;
+    expect(() => {
+      read.profiles["someone-else"] = "leaked";
+    }).toThrow(TypeError);
+    const grown = { ...snapshot, profiles: { ...snapshot.profiles, "person-2": "prefers bullet points" } };
+    await sessions.saveSnapshot(session.id, grown);
+    expect(readSnapshot((await db.prisma.chatSession.findFirst({ where: { id: session.id } }))!)).toEqual(grown);
+    expect(readSnapshot(stored!)).toEqual(snapshot);
   });
 
   it("reports a platform message stored twice as a retry (null), not an error", async () => {
