@@ -20,6 +20,8 @@ import { FLUSH_LATER } from "../db/flush-later.ts";
 import { columnArrays, insertBatch } from "../db/insert-batch.ts";
 import { assistantRow, HISTORY_SQL, MESSAGE_COLUMNS, messageParams } from "../history/store/rows.ts";
 import type { HistoryStore, Lease, Message, Place } from "../history/store/store.ts";
+import { LEASE_OWNERS } from "../history/store/message-batch.ts";
+import { memoize } from "../ground/cache/memoize.ts";
 import { traceParams, traceUpsertManySql, traceUpsertSql, type TurnDrew } from "../learning/trace-store.ts";
 
 export interface RecordedReply {
@@ -85,11 +87,5 @@ function pgWrites(direct: Database["direct"]): { plain: EndingWrite; held: (owne
       rowKey: (row) => String(row[1]),
       itemKey: (e) => String(e.replyToId),
     });
-  const heldWrites = new Map<string, EndingWrite>();
-  const heldBy = (owner: string): EndingWrite => {
-    const write = heldWrites.get(owner) ?? batch(held, owner);
-    heldWrites.set(owner, write);
-    return write;
-  };
-  return { plain: batch(plain, null), held: heldBy };
+  return { plain: batch(plain, null), held: memoize((owner: string) => batch(held, owner), LEASE_OWNERS) };
 }

@@ -18,6 +18,10 @@ import { insertBatch, manyParams, SQLITE_BATCHING } from "../../db/insert-batch.
 import type { Provider } from "../../db/migrate.ts";
 import type { Message } from "../../db/generated/sqlite/client.ts";
 import { messageParams, type HistorySql } from "./rows.ts";
+import { memoize } from "../../ground/cache/memoize.ts";
+
+/** Lease owners a process batches for: its own (a test's stores may play several). */
+export const LEASE_OWNERS = 16;
 
 type Row = Omit<Message, "id">;
 
@@ -36,7 +40,7 @@ export interface MessageBatches {
 type BatchSql = Pick<HistorySql, "insertInbound" | "insertInboundMany" | "insertMessage" | "insertReplyMany" | "insertHeldReply" | "insertHeldReplyMany">;
 
 /** `onStored`: told after each message stored (SQLite indexes history soon after: history-index-sqlite.ts). */
-export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provider, onStored: () => void = () => {}): MessageBatches {
+export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provider, onStored: () => void): MessageBatches {
   const params = (m: Row): SqlParam[] => messageParams(provider, m);
   /**
    * One kind of insert, batched (db/insert-batch.ts): `single` alone with `singleParams`; a batch as
@@ -73,15 +77,10 @@ export function messageBatches(direct: DirectSql, sql: BatchSql, provider: Provi
   const replyKey = (m: Row): unknown[] => [m.replyToId];
   const plain = kind(sql.insertMessage, params, sql.insertReplyMany, [], byReplyTo, replyKey);
   // One batch per lease owner (a process has one): the statement checks every row's lease against it.
-  const held = new Map<string, MessageInsert>();
-  const heldBy = (owner: string): MessageInsert => {
-    let insert = held.get(owner);
-    if (!insert) {
-      insert = kind(sql.insertHeldReply, (m) => [...params(m), m.replyToId, owner], sql.insertHeldReplyMany, [owner], byReplyTo, replyKey);
-      held.set(owner, insert);
-    }
-    return insert;
-  };
+  const heldBy = memoize(
+    (owner: string): MessageInsert => kind(sql.insertHeldReply, (m) => [...params(m), m.replyToId, owner], sql.insertHeldReplyMany, [owner], byReplyTo, replyKey),
+    LEASE_OWNERS,
+  );
   return {
     inbound,
     reply: async (m) => {

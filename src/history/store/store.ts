@@ -86,8 +86,7 @@ export class HistoryStore {
     this.sql = HISTORY_SQL[database.provider];
     // SQLite's history index is written in batches (history-index-sqlite.ts): stored messages wait a moment for it.
     this.index = database.provider === "sqlite" ? historyIndex(this.direct) : null;
-    const index = this.index;
-    this.batches = messageBatches(this.direct, this.sql, this.provider, index ? () => index.stored() : undefined);
+    this.batches = messageBatches(this.direct, this.sql, this.provider, () => this.index?.stored());
     this.deliveries = deliveryWrites(this.direct, this.sql.recordDeliveries, this.provider);
     this.placeBatches = placeBatches(this.direct, this.sql);
     this.placeInserts = placeInserts(this.direct, this.sql);
