@@ -11,6 +11,7 @@
 import type { Database, Db } from "../db/client.ts";
 import { sqlTime, timeColumn, type DirectSql } from "../db/direct.ts";
 import { lateralMany, readBatch } from "../db/read-batch.ts";
+import { checkedOnRows } from "../db/checked-on-rows.ts";
 import type { Provider } from "../db/migrate.ts";
 import { conversationScope } from "../db/scopes.ts";
 import type { Conversation, Message, Person, Workspace } from "../db/generated/sqlite/client.ts";
@@ -46,9 +47,9 @@ function sqlFor(provider: Provider, at?: (n: number) => string): LeaseSql {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
   const p = at ?? ((n: number): string => (pg ? `$${n}` : "?"));
-  const workspace = pg ? q("workspaceId") : "+workspaceId";
   const until = timeColumn(provider, q("leaseUntil"));
-  const inConversation = `${q("conversationId")} = ${p(1)} AND ${workspace} = ${p(2)} AND ${q("leaseOwner")} IS NOT NULL`;
+  // Found through the index of the conversation's leased messages, the workspace checked on them.
+  const inConversation = `${q("conversationId")} = ${p(1)} AND ${checkedOnRows(provider, "workspaceId", p(2))} AND ${q("leaseOwner")} IS NOT NULL`;
   return {
     ahead: `SELECT id, ${q("leaseOwner")}, ${until} FROM ${q("Message")} WHERE ${inConversation} AND ${q("leaseOwner")} <> ${p(3)} AND role = 'user' AND (${q("createdAt")} < ${p(4)} OR (${q("createdAt")} = ${p(5)} AND id < ${p(6)})) ORDER BY ${q("createdAt")}, id`,
     expired: `SELECT id FROM ${q("Message")} WHERE ${inConversation} AND ${q("leaseUntil")} <= ${p(3)} ORDER BY ${q("createdAt")}, id`,
@@ -77,13 +78,12 @@ const LEASE_SQL: Record<Provider, LeaseSql> = { sqlite: sqlFor("sqlite"), postgr
 export function aheadColumn(provider: Provider, v: (n: number) => string): string {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
-  // SQLite: found through the partial index of leased rows, named, with the other columns checked on
-  // the rows it holds: a plan no statistics can change, nor have planned again at every run (rows.ts,
-  // the session read this column rides on).
-  const from = pg ? q("Message") : "Message INDEXED BY Message_leaseOwner_idx";
-  const conversation = pg ? q("conversationId") : "+conversationId";
-  const workspace = pg ? q("workspaceId") : "+workspaceId";
-  const found = `SELECT 1 FROM ${from} WHERE ${conversation} = ${v(0)} AND ${workspace} = ${v(1)} AND ${q("leaseOwner")} IS NOT NULL AND ${q("leaseOwner")} <> ${v(2)} AND role = 'user' AND (${q("createdAt")} < ${v(3)} OR (${q("createdAt")} = ${v(4)} AND id < ${v(5)}))`;
+  // Found through the partial index of the conversation's leased messages, the workspace checked on
+  // the rows it holds (db/checked-on-rows.ts): a handful of rows whatever the statistics say. SQLite
+  // names the index, so the statement is not planned again at every run either (rows.ts, the session
+  // read this column rides on).
+  const from = pg ? q("Message") : "Message INDEXED BY Message_leaseConversation_idx";
+  const found = `SELECT 1 FROM ${from} WHERE ${q("conversationId")} = ${v(0)} AND ${checkedOnRows(provider, "workspaceId", v(1))} AND ${q("leaseOwner")} IS NOT NULL AND ${q("leaseOwner")} <> ${v(2)} AND role = 'user' AND (${q("createdAt")} < ${v(3)} OR (${q("createdAt")} = ${v(4)} AND id < ${v(5)}))`;
   return `CASE WHEN EXISTS (${found}) THEN 1 ELSE 0 END AS ${q("aheadSeen")}`;
 }
 

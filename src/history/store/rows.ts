@@ -10,6 +10,7 @@
  */
 import type { Conversation, Message, Person, Workspace } from "../../db/generated/sqlite/client.ts";
 import { sqlTime, timeColumn, type SqlParam } from "../../db/direct.ts";
+import { checkedOnRows } from "../../db/checked-on-rows.ts";
 import { FLUSH_LATER } from "../../db/flush-later.ts";
 import type { Provider } from "../../db/migrate.ts";
 
@@ -139,10 +140,11 @@ function sqlFor(provider: Provider): HistorySql {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
   const p = (n: number): string => (pg ? `$${n}` : "?");
-  // SQLite: a column under unary + is checked on the rows found, never used to find them, so the
-  // scope's columns cannot draw the planner off the index a statement is written for (given
-  // statistics, it took the (conversationId, id) index for a session id of no row).
-  const filter = (c: string): string => (pg ? q(c) : `+${c}`);
+  // The scope's columns checked on the rows found, never used to find them (db/checked-on-rows.ts):
+  // they cannot draw the planner off the index a statement is written for (SQLite, given statistics,
+  // took the (conversationId, id) index for a session id of no row; PostgreSQL, without statistics,
+  // the workspace's index and the conversation's together).
+  const scoped = (c: string, value: string): string => checkedOnRows(provider, c, value);
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (TIMES.has(c) ? timeColumn(provider, q(c)) : q(c))).join(", ");
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
@@ -155,7 +157,7 @@ function sqlFor(provider: Provider): HistorySql {
   const sessionFrom = pg ? q("Message") : `Message INDEXED BY Message_sessionId_id_idx`;
   const opaque = (n: number): string => (pg ? p(n) : "(SELECT ?)");
   const sessionRead = (extra: string, at = opaque): string =>
-    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${sessionFrom} WHERE ${filter("workspaceId")} = ${at(1)} AND ${filter("conversationId")} = ${at(2)} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
+    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${sessionFrom} WHERE ${scoped("workspaceId", at(1))} AND ${scoped("conversationId", at(2))} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
   // A read's placeholders as the columns of `r`, its row among the reads (sessionMessagesMany).
   const ofRead = (n: number): string => ["r.ws", "r.conv", "r.sess", "r.lo", "r.hi", "r.lo", "r.hi"][n - 1]!;
   const reads = `unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::text[], $7::timestamp(3)[], $8::text[], $9::timestamp(3)[], $10::integer[]) WITH ORDINALITY AS r(ws, conv, sess, lo, hi, person, since, owner, at, mid, i)`;
