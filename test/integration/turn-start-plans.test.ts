@@ -20,6 +20,14 @@ const QUESTIONS = 8;
 /** Indexes that hold the whole workspace: reading a turn's rows through them reads every conversation's. */
 const WORKSPACE_WIDE = ["Message_workspaceId_role_idx", "Message_workspaceId_createdAt_idx"];
 
+type Sent = { sql: string; params: readonly SqlParam[] };
+
+/** `db`'s direct path, recording each statement it is sent (the store's own text and values). */
+function recording(db: Database): { direct: Database["direct"]; sent: Sent[] } {
+  const sent: Sent[] = [];
+  return { sent, direct: { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (sent.push({ sql, params }), db.direct.rows(sql, params)) } };
+}
+
 forEachDatabase("a turn's first read, planned", (getDb) => {
   /** One workspace of many conversations, some turns under way (leased), and the statements a few turns start with. */
   async function burst(db: Database) {
@@ -38,8 +46,7 @@ forEachDatabase("a turn's first read, planned", (getDb) => {
     const leased = await db.prisma.message.findMany({ where: { workspaceId: places[0]!.place.workspace.id, text: "question 0" }, select: { id: true }, orderBy: { id: "asc" }, take: CONVERSATIONS / 3 });
     await db.prisma.message.updateMany({ where: { id: { in: leased.map((m) => m.id) } }, data: { leaseOwner: "other-process", leaseUntil: new Date(Date.now() + 60_000) } });
 
-    const sent: { sql: string; params: readonly SqlParam[] }[] = [];
-    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (sent.push({ sql, params }), db.direct.rows(sql, params)) };
+    const { direct, sent } = recording(db);
     const starts = new TurnStartStore({ provider: db.provider, direct }, history, new CorrectionStore(db.prisma, () => new Date(), 60_000));
     // Turns at once, each under a lease: on PostgreSQL the first goes alone, the others together.
     const lasts = await Promise.all(places.slice(0, 4).map(({ session }) => db.prisma.message.findFirstOrThrow({ where: { sessionId: session.id }, orderBy: { id: "desc" } })));
@@ -51,7 +58,7 @@ forEachDatabase("a turn's first read, planned", (getDb) => {
     return { sent, places };
   }
 
-  async function plan(db: Database, { sql, params }: { sql: string; params: readonly SqlParam[] }): Promise<string> {
+  async function plan(db: Database, { sql, params }: Sent): Promise<string> {
     const rows = await db.direct.rows(`${db.provider === "sqlite" ? "EXPLAIN QUERY PLAN" : "EXPLAIN"} ${sql}`, params);
     return rows.map((r) => String(r[r.length - 1])).join("\n");
   }
@@ -74,8 +81,7 @@ forEachDatabase("a turn's first read, planned", (getDb) => {
   it("looks for a conversation's expired leases and turns ahead through the conversation's leased rows", async () => {
     const db = getDb();
     const { places } = await burst(db);
-    const sent: { sql: string; params: readonly SqlParam[] }[] = [];
-    const direct = { ...db.direct, rows: (sql: string, params: readonly SqlParam[]) => (sent.push({ sql, params }), db.direct.rows(sql, params)) };
+    const { direct, sent } = recording(db);
     const leases = new LeaseStore({ ...db, direct });
     const scope = scopeOf(places[0]!.place);
     const leased = await db.prisma.message.findFirstOrThrow({ where: { conversationId: scope.conversationId, leaseOwner: "other-process" } });
