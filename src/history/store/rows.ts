@@ -140,11 +140,6 @@ function sqlFor(provider: Provider): HistorySql {
   const pg = provider === "postgresql";
   const q = (c: string): string => (pg ? `"${c}"` : c);
   const p = (n: number): string => (pg ? `$${n}` : "?");
-  // The scope's columns checked on the rows found, never used to find them (db/checked-on-rows.ts):
-  // they cannot draw the planner off the index a statement is written for (SQLite, given statistics,
-  // took the (conversationId, id) index for a session id of no row; PostgreSQL, without statistics,
-  // the workspace's index and the conversation's together).
-  const scoped = (c: string, value: string): string => checkedOnRows(provider, c, value);
   const select = (columns: readonly string[]): string =>
     columns.map((c) => (TIMES.has(c) ? timeColumn(provider, q(c)) : q(c))).join(", ");
   const cast = (c: string, param: string): string => (pg && PG_TYPES[c] ? `CAST(${param} AS ${PG_TYPES[c]})` : param);
@@ -156,8 +151,12 @@ function sqlFor(provider: Provider): HistorySql {
   // "2026-12-07 (2)").
   const sessionFrom = pg ? q("Message") : `Message INDEXED BY Message_sessionId_id_idx`;
   const opaque = (n: number): string => (pg ? p(n) : "(SELECT ?)");
+  // The scope's columns checked on the rows found, never used to find them (db/checked-on-rows.ts):
+  // they cannot draw the planner off the session's index (SQLite, given statistics, took the
+  // (conversationId, id) index for a session id of no row; PostgreSQL, without statistics, the
+  // workspace's index and the conversation's together).
   const sessionRead = (extra: string, at = opaque): string =>
-    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${sessionFrom} WHERE ${scoped("workspaceId", at(1))} AND ${scoped("conversationId", at(2))} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
+    `SELECT id, ${select(MESSAGE_COLUMNS)}${extra} FROM ${sessionFrom} WHERE ${checkedOnRows(provider, "workspaceId", at(1))} AND ${checkedOnRows(provider, "conversationId", at(2))} AND ${q("sessionId")} = ${at(3)} AND (${sessionWhere(at, q)}) ORDER BY id`;
   // A read's placeholders as the columns of `r`, its row among the reads (sessionMessagesMany).
   const ofRead = (n: number): string => ["r.ws", "r.conv", "r.sess", "r.lo", "r.hi", "r.lo", "r.hi"][n - 1]!;
   const reads = `unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::text[], $7::timestamp(3)[], $8::text[], $9::timestamp(3)[], $10::integer[]) WITH ORDINALITY AS r(ws, conv, sess, lo, hi, person, since, owner, at, mid, i)`;
