@@ -4,19 +4,22 @@
  * (`DirectSql.exclusive`), and find when the window has room again.
  *
  * Both take the direct path (db/direct.ts): they run for every person message. The person's
- * workspace is checked on the rows found by author (SQLite: under unary +, so the planner keeps to
- * the (authorId, createdAt) index and cannot take a workspace index instead).
+ * workspace is checked on the rows found by author (db/checked-on-rows.ts), so the planner keeps to
+ * the (authorId, createdAt) index and cannot take a workspace index instead.
  */
 import { sqlTime, timeColumn } from "../db/direct.ts";
+import { checkedOnRows } from "../db/checked-on-rows.ts";
 import type { Database } from "../db/client.ts";
 import type { Provider } from "../db/migrate.ts";
 import type { PersonScope } from "../ground/types.ts";
 
 /** The person's messages in the window that spent an answer. Placeholders (from `n`): author, workspace, window start. */
-const spent = (provider: Provider, n: number): string =>
-  provider === "postgresql"
-    ? `"authorId" = $${n} AND "workspaceId" = $${n + 1} AND "createdAt" > $${n + 2} AND role = 'user' AND status <> 'failed' AND (admitted OR status = 'answered')`
-    : `authorId = ? AND +workspaceId = ? AND createdAt > ? AND role = 'user' AND status <> 'failed' AND (admitted OR status = 'answered')`;
+function spent(provider: Provider, n: number): string {
+  const pg = provider === "postgresql";
+  const q = (c: string): string => (pg ? `"${c}"` : c);
+  const p = (i: number): string => (pg ? `$${n + i}` : "?");
+  return `${q("authorId")} = ${p(0)} AND ${checkedOnRows(provider, "workspaceId", p(1))} AND ${q("createdAt")} > ${p(2)} AND role = 'user' AND status <> 'failed' AND (admitted OR status = 'answered')`;
+}
 
 /**
  * Marks the message admitted if fewer than the limit spent an answer; returns its id if it did.

@@ -21,6 +21,7 @@ import { historyIndex } from "./history-index-sqlite.ts";
 import { nearestMessages, type QueryVector } from "./search-vectors.ts";
 import { collectionStats, documentFrequencies, keptDocs } from "./collection-stats.ts";
 import { fuseRanks } from "../../ground/vector.ts";
+import { checkedOnRows } from "../../db/checked-on-rows.ts";
 import { docKeys, fold, makeSnippet } from "../text.ts";
 import { isFiltered, passes, type HistoryFilter } from "./filter.ts";
 
@@ -200,16 +201,16 @@ export async function searchMessages(db: Database, scope: Scope, query: string, 
 }
 
 /**
- * The links of the hits that are channel knowledge, read by id in the asker's workspace (SQLite:
- * `+workspaceId` is checked on the rows found by id, never used to find them).
+ * The links of the hits that are channel knowledge, read by id in the asker's workspace (checked on
+ * the rows found by id, never used to find them: db/checked-on-rows.ts).
  */
 async function withLinks(db: Database, scope: Scope, hits: SearchHit[]): Promise<SearchHit[]> {
   const ids = hits.filter((h) => h.role === "channel").map((h) => h.messageId);
   if (ids.length === 0) return hits;
   const sql =
     db.provider === "sqlite"
-      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?)) AND +"workspaceId" = ?`
-      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int) AND "workspaceId" = $2`;
+      ? `SELECT id, link FROM "Message" WHERE id IN (SELECT value FROM json_each(?)) AND ${checkedOnRows("sqlite", "workspaceId", "?")}`
+      : `SELECT id, link FROM "Message" WHERE id IN (SELECT json_array_elements_text($1::json)::int) AND ${checkedOnRows("postgresql", "workspaceId", "$2")}`;
   const links = new Map((await db.direct.rows(sql, [JSON.stringify(ids), scope.workspaceId])).map((r) => [Number(r[0]), r[1] as string | null]));
   return hits.map((h) => (h.role === "channel" ? { ...h, link: links.get(h.messageId) ?? null } : h));
 }
